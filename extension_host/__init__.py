@@ -1,0 +1,41 @@
+"""The extension host: discovers extensions, launches them, registers their tools, routes calls.
+
+::
+
+    from extension_host import ExtensionHost
+
+    async with ExtensionHost(project_root) as host:
+        print([e.id for e in host.extensions])
+        result = await host.call_tool("add", {"a": 1, "b": 2})
+"""
+
+from __future__ import annotations
+
+from sdk_extension.results import ToolResult
+
+from .errors import (
+    ExtensionHostError,
+    ExtensionLoadError,
+    ScaffoldError,
+    ToolCollisionError,
+    UnknownExtensionError,
+    UnknownToolError,
+)
+from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
+from .info import ExtensionInfo, ExtensionStatus, ToolInfo
+
+__all__ = [
+    "DEFAULT_READINESS_TIMEOUT",
+    "DEFAULT_TOOL_TIMEOUT",
+    "ExtensionHost",
+    "ExtensionHostError",
+    "ExtensionInfo",
+    "ExtensionLoadError",
+    "ExtensionStatus",
+    "ScaffoldError",
+    "ToolCollisionError",
+    "ToolInfo",
+    "ToolResult",
+    "UnknownExtensionError",
+    "UnknownToolError",
+]

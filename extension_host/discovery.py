@@ -1,0 +1,97 @@
+"""Discovery: which extension folders exist, in which order, and which ones cannot start.
+
+Project extensions (``<root>/.github/extensions/<name>/extension.py``) come first, then user
+ones (``<home>/extensions/<name>/extension.py``), each source sorted by name. A project
+extension shadows a user one of the same name; a folder whose name breaks the naming rule is
+reported, not started. Nothing here starts processes or reads extension code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from .paths import PROJECT_EXTENSIONS_DIR, extensions_dir
+
+__all__ = [
+    "ENTRY_FILE",
+    "NAME_PATTERN",
+    "NAME_RULE",
+    "Discovered",
+    "ExtensionSpec",
+    "Source",
+    "check_name",
+    "discover",
+]
+
+Source = Literal["project", "user"]
+ENTRY_FILE: Final = "extension.py"
+NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+NAME_RULE: Final = (
+    "an extension name starts with a letter or digit and has at most 64 letters, digits, "
+    "'.', '_' or '-'"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionSpec:
+    """One extension folder found on disk."""
+
+    name: str
+    source: Source
+    folder: Path
+
+    @property
+    def id(self) -> str:
+        """``<source>:<name>``, e.g. ``project:lint``."""
+        return f"{self.source}:{self.name}"
+
+    @property
+    def entry(self) -> Path:
+        """The file the host runs."""
+        return self.folder / ENTRY_FILE
+
+
+@dataclass(frozen=True, slots=True)
+class Discovered:
+    """A spec in load order, with why it will not start (if it will not)."""
+
+    spec: ExtensionSpec
+    problem: str | None = None
+    shadowed_by: str | None = None
+
+
+def check_name(name: str) -> str | None:
+    """``None`` if ``name`` is a valid extension name, else the reason it is not."""
+    if NAME_PATTERN.match(name):
+        return None
+    return f"invalid extension name {name!r}: {NAME_RULE}"
+
+
+def _scan(folder: Path, source: Source) -> list[ExtensionSpec]:
+    try:
+        children = sorted(folder.iterdir(), key=lambda child: child.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [
+        ExtensionSpec(child.name, source, child)
+        for child in children
+        if child.is_dir() and (child / ENTRY_FILE).is_file()
+    ]
+
+
+def discover(project_root: Path, home: Path) -> list[Discovered]:
+    """Every extension folder under the project and the user home, in load order."""
+    project = _scan(project_root / PROJECT_EXTENSIONS_DIR, "project")
+    user = _scan(extensions_dir(home), "user")
+    project_names = {spec.name for spec in project if check_name(spec.name) is None}
+    found: list[Discovered] = []
+    for spec in (*project, *user):
+        problem = check_name(spec.name)
+        if problem is None and spec.source == "user" and spec.name in project_names:
+            found.append(Discovered(spec, shadowed_by=f"project:{spec.name}"))
+        else:
+            found.append(Discovered(spec, problem=problem))
+    return found

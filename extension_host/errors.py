@@ -1,0 +1,84 @@
+"""Errors of the host, as one small tree.
+
+::
+
+    ExtensionHostError                 anything the host raises on purpose
+    ├── ExtensionLoadError             an extension could not be loaded (.extension)
+    │   └── ToolCollisionError         its tool name is taken (.tool, .owner)
+    ├── UnknownToolError               no tool of that name is offered (.tool)
+    ├── UnknownExtensionError          no extension of that name or id (.extension)
+    └── ScaffoldError                  a new extension cannot be created there (.path)
+
+An extension that fails to load does not raise out of the host: its
+:class:`~extension_host.ExtensionInfo` has status ``failed`` and the error's message. The
+classes exist so that the message is built in one place and carries data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "ExtensionHostError",
+    "ExtensionLoadError",
+    "ScaffoldError",
+    "ToolCollisionError",
+    "UnknownExtensionError",
+    "UnknownToolError",
+]
+
+
+class ExtensionHostError(Exception):
+    """Root of every error the host raises on purpose."""
+
+
+class ExtensionLoadError(ExtensionHostError):
+    """Extension ``extension`` (an id such as ``project:lint``) could not be loaded."""
+
+    def __init__(self, extension: str, message: str) -> None:
+        super().__init__(message)
+        self.extension = extension
+
+
+class ToolCollisionError(ExtensionLoadError):
+    """``extension`` offers ``tool``, which ``owner`` (an extension id or ``builtin``) already has."""
+
+    def __init__(self, extension: str, tool: str, owner: str) -> None:
+        owner_text = "a built-in tool of the host" if owner == "builtin" else f"extension {owner}"
+        super().__init__(
+            extension,
+            f"tool {tool!r} is already provided by {owner_text}; rename the tool in {extension} "
+            "(tool names are unique across all extensions)",
+        )
+        self.tool = tool
+        self.owner = owner
+
+
+class UnknownToolError(ExtensionHostError):
+    """No tool named ``tool`` is offered; ``available`` lists what is."""
+
+    def __init__(self, tool: str, available: list[str], reason: str | None = None) -> None:
+        text = reason or (
+            f"no tool named {tool!r}; available: {', '.join(sorted(available)) or 'none'}"
+        )
+        super().__init__(text)
+        self.tool = tool
+        self.available = available
+
+
+class UnknownExtensionError(ExtensionHostError):
+    """No discovered extension has this name or id."""
+
+    def __init__(self, extension: str, known: list[str]) -> None:
+        super().__init__(
+            f"no extension named {extension!r}; discovered: {', '.join(known) or 'none'}"
+        )
+        self.extension = extension
+
+
+class ScaffoldError(ExtensionHostError):
+    """A new extension cannot be created at ``path`` (bad name, folder exists, unknown template)."""
+
+    def __init__(self, path: Path | str, message: str) -> None:
+        super().__init__(message)
+        self.path = Path(path)

@@ -1,0 +1,79 @@
+"""The session's event log: the envelope every event has, the history, and who hears of it.
+
+Events look as in the Copilot session-events schema: ``{id, timestamp, parentId, type, data}``
+plus ``ephemeral`` when the event is not persisted. ``parentId`` links each event to the
+previous persistent one. Listeners are plain callables; one that raises is reported on stderr
+and never stops the others. This module does not know extensions or the wire.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections import deque
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any, Final
+
+from sdk_extension.protocol import Event
+
+__all__ = ["HISTORY_LIMIT", "EventListener", "EventLog", "make_event"]
+
+HISTORY_LIMIT: Final = 10_000
+"""Events kept in memory; a long-running host forgets the oldest beyond this."""
+
+EventListener = Callable[[Event], None]
+
+
+def make_event(
+    event_type: str, data: dict[str, Any], *, parent_id: str | None = None, ephemeral: bool = False
+) -> Event:
+    """Build one event envelope with a fresh id and the current time."""
+    event: Event = {
+        "id": str(uuid.uuid4()),
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        "parentId": parent_id,
+        "type": event_type,
+        "data": data,
+    }
+    if ephemeral:
+        event["ephemeral"] = True
+    return event
+
+
+class EventLog:
+    """Ordered session events with listeners."""
+
+    def __init__(self, history_limit: int = HISTORY_LIMIT) -> None:
+        self._history: deque[Event] = deque(maxlen=history_limit)
+        self._listeners: list[EventListener] = []
+        self._last_persistent: str | None = None
+
+    def emit(self, event_type: str, data: dict[str, Any], *, ephemeral: bool = False) -> Event:
+        """Record an event, tell every listener, and return it."""
+        event = make_event(event_type, data, parent_id=self._last_persistent, ephemeral=ephemeral)
+        if not ephemeral:
+            self._last_persistent = event["id"]
+        self._history.append(event)
+        for listener in tuple(self._listeners):
+            try:
+                listener(event)
+            except Exception as exc:
+                print(f"event listener {listener!r} failed on {event_type}: {exc}", file=sys.stderr)
+        return event
+
+    def subscribe(self, listener: EventListener) -> Callable[[], None]:
+        """Call ``listener(event)`` for every later event; returns a function that stops it."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def history(self, event_type: str | None = None) -> list[Event]:
+        """Recorded events, oldest first, optionally only one type."""
+        if event_type is None:
+            return list(self._history)
+        return [event for event in self._history if event["type"] == event_type]

@@ -1,0 +1,372 @@
+"""One running extension: its process, its connection, its join, its pending tool calls.
+
+An :class:`ExtensionInstance` starts the process, answers what the extension asks of the host
+(``connect``, ``session.resume``, ``session.log``, ``session.send``,
+``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest``), registers its
+tools when it joins, and turns every way it can go wrong (crash, protocol error, collision,
+no join in time) into status ``failed`` with a one-line reason. Whatever happens to it, its
+pending calls end at once and its tools leave the registry. It knows nothing of other
+extensions beyond the shared registry and event log it is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from sdk_extension import protocol as p
+from sdk_extension.connection import Connection, RpcError
+from sdk_extension.framing import FramingError
+from sdk_extension.hooks import HOOK_NAMES, hook_point
+from sdk_extension.results import ToolResult, result_from_wire
+
+from .discovery import ExtensionSpec
+from .errors import ExtensionLoadError
+from .events import EventLog, make_event
+from .info import ExtensionInfo, ExtensionStatus
+from .process import ExtensionProcess, LaunchSpec, extension_environment, python_argv, spawn
+from .registry import ToolEntry, ToolRegistry
+from .wire import validate
+
+__all__ = ["ExtensionInstance", "SendHandler", "SessionContext"]
+
+SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
+"""What the embedding application does with ``session.send``: ``(prompt, attachments, extension_id)``."""
+
+_ALL_EVENTS: Final = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    """What every extension of one host shares."""
+
+    session_id: str
+    project_root: Path
+    logs_dir: Path
+    registry: ToolRegistry
+    events: EventLog
+    environment: Mapping[str, str]
+    readiness_timeout: float
+    tool_timeout: float
+    stop_grace: float
+    on_send: SendHandler | None = None
+
+
+class ExtensionInstance:
+    """One extension process and everything the host knows about it."""
+
+    def __init__(
+        self, spec: ExtensionSpec, context: SessionContext, *, after: asyncio.Event | None = None
+    ) -> None:
+        self.spec = spec
+        self._context = context
+        self._after = after
+        self.status: ExtensionStatus = "starting"
+        self.error: str | None = None
+        self.hooks: tuple[str, ...] = ()
+        self.lost_tools: tuple[str, ...] = ()
+        """The tools it had when it failed (so a call to one can say why it is gone)."""
+        self.settled = asyncio.Event()
+        """Set once the extension is running or has failed (its registration is decided)."""
+        self._interests: set[str] = set()
+        self._process: ExtensionProcess | None = None
+        self._connection: Connection | None = None
+        self._pending: dict[str, tuple[asyncio.Future[ToolResult], str]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._stopping = False
+
+    @property
+    def id(self) -> str:
+        """``<source>:<name>``."""
+        return self.spec.id
+
+    @property
+    def log_path(self) -> Path:
+        """The extension's log file (its stderr, and whatever it prints)."""
+        return self._context.logs_dir / f"{self.spec.source}-{self.spec.name}.log"
+
+    @property
+    def process(self) -> ExtensionProcess | None:
+        """The process, once started."""
+        return self._process
+
+    def info(self) -> ExtensionInfo:
+        """A snapshot for the API and the CLI."""
+        return ExtensionInfo(
+            id=self.id,
+            name=self.spec.name,
+            source=self.spec.source,
+            path=self.spec.folder,
+            status=self.status,
+            pid=self._process.pid if self._process else None,
+            tools=tuple(self._context.registry.owned_by(self.id)),
+            hooks=self.hooks,
+            error=self.error,
+            log_path=self.log_path,
+        )
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Launch the process and wait until it has joined or failed (bounded by the readiness timeout)."""
+        context = self._context
+        env = extension_environment(
+            context.environment,
+            session_id=context.session_id,
+            extension_id=self.id,
+            parent_pid=os.getpid(),
+        )
+        launch = LaunchSpec(self.id, python_argv(self.spec.entry), context.project_root, env, self.log_path)
+        try:
+            self._process = await spawn(launch)
+        except OSError as exc:
+            self._fail(f"could not start: {exc}")
+            return
+        self._connection = Connection(
+            self._process.stdout,
+            self._process.stdin,
+            handlers={
+                p.METHOD_CONNECT: self._on_connect,
+                p.METHOD_PING: self._on_ping,
+                p.METHOD_SESSION_RESUME: self._on_resume,
+                p.METHOD_SESSION_LOG: self._on_log,
+                p.METHOD_SESSION_SEND: self._on_send,
+                p.METHOD_HANDLE_PENDING_TOOL_CALL: self._on_tool_result,
+                p.METHOD_REGISTER_INTEREST: self._on_register_interest,
+            },
+        )
+        self._spawn(self._serve(self._connection))
+        self._spawn(self._watch_exit(self._process))
+        try:
+            async with asyncio.timeout(context.readiness_timeout):
+                await self.settled.wait()
+        except TimeoutError:
+            self._fail(f"did not join within {context.readiness_timeout:g} s (join_session() was not called or did not finish)")
+
+    async def stop(self) -> None:
+        """Stop the process (stop ladder) and release its tools; safe to call in any state."""
+        self._stopping = True
+        self._context.registry.unregister(self.id)
+        self._end_pending("the extension is stopping")
+        if self._process is not None:
+            await self._process.stop(self._context.stop_grace)
+        if self._connection is not None:
+            self._connection.close("the extension was stopped")
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=self._context.stop_grace)
+
+    def kill(self) -> None:
+        """Kill the process group at once (used when the host itself is going down hard)."""
+        if self._process is not None:
+            self._process.kill()
+
+    def _fail(self, reason: str) -> None:
+        if self.status == "failed":
+            return
+        was_running = self.status == "running"
+        self.status = "failed"
+        self.error = reason
+        removed = self._context.registry.unregister(self.id)
+        self.lost_tools = tuple(removed)
+        self._end_pending(f"extension {self.id} failed: {reason}")
+        self.settled.set()
+        if was_running:
+            self._context.events.emit(
+                "session.warning", {"message": f"extension {self.id} failed: {reason}", "extensionId": self.id}
+            )
+            if removed:
+                self._context.events.emit("session.tools_updated", {"removed": removed, "extensionId": self.id})
+        if self._process is not None and self._process.returncode is None and not self._stopping:
+            self._spawn(self._process.stop(self._context.stop_grace))
+
+    def _end_pending(self, reason: str) -> None:
+        for future, tool_name in self._pending.values():
+            if not future.done():
+                text = f"tool {tool_name!r} could not finish: {reason}"
+                future.set_result(ToolResult(text, "failure", error=text))
+        self._pending.clear()
+
+    async def _serve(self, connection: Connection) -> None:
+        try:
+            await connection.serve()
+        except FramingError as exc:
+            self._fail(f"protocol error: {exc}")
+
+    async def _watch_exit(self, process: ExtensionProcess) -> None:
+        code = await process.wait()
+        if self._stopping or self.status == "failed":
+            return
+        reason = process.failure_reason()
+        when = "before joining" if self.status == "starting" else "while running"
+        text = f"exited with code {code} {when}"
+        self._fail(f"{text}: {reason}" if reason else text)
+
+    def _spawn(self, coroutine: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- tool calls ---------------------------------------------------------------------
+
+    async def invoke_tool(self, tool_name: str, arguments: Any, tool_call_id: str) -> ToolResult:
+        """Ask the extension to run ``tool_name``; always returns a result, never hangs.
+
+        The result is ``timeout`` after the host's tool timeout, and ``failure`` at once if the
+        extension dies or is stopped meanwhile.
+        """
+        connection = self._connection
+        if self.status != "running" or connection is None or connection.closed:
+            text = f"tool {tool_name!r} is unavailable: extension {self.id} is {self.status}"
+            return ToolResult(text, "failure", error=text)
+        request_id = uuid.uuid4().hex
+        future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = (future, tool_name)
+        data: p.ToolRequestedData = {
+            "requestId": request_id,
+            "sessionId": self._context.session_id,
+            "toolCallId": tool_call_id,
+            "toolName": tool_name,
+            "arguments": arguments,
+        }
+        event = make_event("external_tool.requested", dict(data), ephemeral=True)
+        try:
+            connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._context.session_id, "event": event})
+            async with asyncio.timeout(self._context.tool_timeout):
+                return await future
+        except TimeoutError:
+            text = f"tool {tool_name!r} of {self.id} did not answer within {self._context.tool_timeout:g} s"
+            return ToolResult(text, "timeout", error=text)
+        except Exception as exc:  # the pipe broke under us: the exit watcher will say why
+            text = f"tool {tool_name!r} could not be sent to {self.id}: {exc}"
+            return ToolResult(text, "failure", error=text)
+        finally:
+            self._pending.pop(request_id, None)
+
+    def _on_tool_result(self, params: Any) -> dict[str, Any]:
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        pending = self._pending.get(request_id) if isinstance(request_id, str) else None
+        if pending is None:
+            raise RpcError(
+                p.INVALID_PARAMS,
+                f"no pending tool call with requestId {request_id!r} (it finished, timed out, or never existed)",
+            )
+        future, tool_name = pending
+        try:
+            result = result_from_wire(params.get("result"), params.get("error"))
+        except (TypeError, ValueError) as exc:
+            text = f"extension {self.id} returned an invalid result for tool {tool_name!r}: {exc}"
+            if not future.done():
+                future.set_result(ToolResult(text, "failure", error=text))
+            raise RpcError(p.INVALID_PARAMS, text) from None
+        if not future.done():
+            future.set_result(result)
+        return {"success": True}
+
+    # -- events -------------------------------------------------------------------------
+
+    def deliver(self, event: p.Event) -> None:
+        """Forward a session event if this extension asked for its type."""
+        if self.status != "running" or self._connection is None:
+            return
+        if event["type"] in self._interests or _ALL_EVENTS in self._interests:
+            try:
+                self._connection.notify(
+                    p.METHOD_SESSION_EVENT, {"sessionId": self._context.session_id, "event": event}
+                )
+            except Exception:
+                pass  # a dying extension misses events; its exit watcher reports it
+
+    # -- requests from the extension ------------------------------------------------------
+
+    def _on_connect(self, params: Any) -> p.ConnectResult:
+        return {"protocolVersion": p.PROTOCOL_VERSION}
+
+    def _on_ping(self, params: Any) -> dict[str, Any]:
+        return {"message": "pong", "timestamp": int(time.time() * 1000), "protocolVersion": p.PROTOCOL_VERSION}
+
+    async def _on_resume(self, params: Any) -> p.ResumeResult:
+        if self.status != "starting":
+            raise RpcError(p.INVALID_REQUEST, f"extension {self.id} has already joined (status {self.status})")
+        resume = validate(p.METHOD_SESSION_RESUME, p.ResumeParams, params)
+        if resume["sessionId"] != self._context.session_id:
+            raise RpcError(
+                p.INVALID_PARAMS,
+                f"session.resume: sessionId {resume['sessionId']!r} is not this host's session "
+                f"(use the SESSION_ID environment variable)",
+            )
+        hooks = self._declared_hooks(resume)
+        if self._after is not None:
+            # Registration follows load order even though processes start in parallel, so a
+            # collision always fails the later extension.
+            await self._after.wait()
+        if self.status != "starting":
+            raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is {self.status}: {self.error}")
+        entries = [
+            ToolEntry(
+                name=tool["name"],
+                description=tool.get("description", ""),
+                parameters=tool.get("parameters"),
+                owner=self.id,
+                invoke=functools.partial(self.invoke_tool, tool["name"]),
+                overrides_built_in_tool=tool.get("overridesBuiltInTool", False),
+            )
+            for tool in resume.get("tools", [])
+        ]
+        try:
+            self._context.registry.register(self.id, entries)
+        except ExtensionLoadError as exc:
+            self._fail(str(exc))
+            raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"tool": getattr(exc, "tool", None)}) from None
+        self.hooks = hooks
+        self._interests = set(resume["eventTypes"]) if "eventTypes" in resume else {_ALL_EVENTS}
+        self.status = "running"
+        self.settled.set()
+        return {"sessionId": self._context.session_id, "capabilities": {}}
+
+    def _declared_hooks(self, resume: p.ResumeParams) -> tuple[str, ...]:
+        if "hookTypes" not in resume:
+            return HOOK_NAMES if resume.get("hooks") else ()
+        names: list[str] = []
+        for hook_type in resume["hookTypes"]:
+            point = hook_point(hook_type)
+            if point is None:
+                raise RpcError(p.INVALID_PARAMS, f"session.resume: unknown hook type {hook_type!r}")
+            names.append(point.name)
+        return tuple(names)
+
+    def _on_log(self, params: Any) -> dict[str, Any]:
+        log = validate(p.METHOD_SESSION_LOG, p.LogParams, params)
+        level = log.get("level", "info")
+        event = self._context.events.emit(
+            f"session.{level}",
+            {"message": log["message"], "extensionId": self.id},
+            ephemeral=log.get("ephemeral", False),
+        )
+        return {"eventId": event["id"]}
+
+    async def _on_send(self, params: Any) -> dict[str, Any]:
+        send = validate(p.METHOD_SESSION_SEND, p.SendParams, params)
+        attachments = send.get("attachments", [])
+        event = self._context.events.emit(
+            "user.message", {"content": send["prompt"], "attachments": attachments, "source": self.id}
+        )
+        if self._context.on_send is not None:
+            await self._context.on_send(send["prompt"], attachments, self.id)
+        else:
+            # No agent is attached: the turn is over as soon as it starts.
+            self._context.events.emit("session.idle", {}, ephemeral=True)
+        return {"messageId": event["id"]}
+
+    def _on_register_interest(self, params: Any) -> dict[str, Any]:
+        interest = validate(p.METHOD_REGISTER_INTEREST, p.RegisterInterestParams, params)
+        self._interests.add(interest["eventType"])
+        return {}

@@ -1,0 +1,176 @@
+"""Extension processes: spawn one with the contract's environment, and stop it for sure.
+
+Each extension runs as ``<host python> -P -m sdk_extension <extension.py>`` in its own process
+group, with stdin/stdout as pipes for the protocol and stderr appended to its log file. The
+stop ladder is: close stdin (the SDK exits on end of stream), SIGTERM the group, SIGKILL the
+group, each step bounded. This module knows processes and files; it does not speak the protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import site
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Final
+
+import sdk_extension
+
+__all__ = [
+    "STOP_GRACE_SECONDS",
+    "ExtensionProcess",
+    "LaunchSpec",
+    "extension_environment",
+    "python_argv",
+    "spawn",
+]
+
+STOP_GRACE_SECONDS: Final = 5.0
+"""How long each step of the stop ladder waits before the next, harsher one (contract §3)."""
+
+_TAIL_BYTES: Final = 64 * 1024
+"""How much of the end of a log is read to find the reason a process failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSpec:
+    """Everything needed to start one extension process."""
+
+    extension_id: str
+    argv: tuple[str, ...]
+    cwd: Path
+    env: Mapping[str, str]
+    log_path: Path
+
+
+def _sdk_search_path() -> str | None:
+    """The folder that makes ``sdk_extension`` importable, if the interpreter would not find it."""
+    root = Path(sdk_extension.__file__).resolve().parent.parent
+    known = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
+    return None if root in known else str(root)
+
+
+def extension_environment(
+    base: Mapping[str, str], *, session_id: str, extension_id: str, parent_pid: int
+) -> dict[str, str]:
+    """The environment of an extension process: ``base`` plus what the protocol needs."""
+    env = dict(base)
+    env["SESSION_ID"] = session_id
+    env["EXTENSION_ID"] = extension_id
+    env["EXTENSION_HOST_PARENT_PID"] = str(parent_pid)
+    env["COPILOT_EXTENSION_PARENT_PID"] = str(parent_pid)
+    sdk_path = _sdk_search_path()
+    if sdk_path is not None:
+        existing = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = sdk_path + (os.pathsep + existing if existing else "")
+    return env
+
+
+def python_argv(entry: Path) -> tuple[str, ...]:
+    """The command line that runs a Python extension file under the SDK launcher."""
+    # -P keeps the project root off sys.path while the launcher imports sdk_extension.
+    return (sys.executable, "-P", "-m", "sdk_extension", str(entry))
+
+
+class ExtensionProcess:
+    """A started extension process: its pipes, its log, and how to stop it."""
+
+    def __init__(self, spec: LaunchSpec, process: asyncio.subprocess.Process, log_offset: int) -> None:
+        self.spec = spec
+        self._process = process
+        self._log_offset = log_offset
+        assert process.stdin is not None and process.stdout is not None
+        self.stdin: asyncio.StreamWriter = process.stdin
+        self.stdout: asyncio.StreamReader = process.stdout
+
+    @property
+    def pid(self) -> int:
+        """The process id (also its process group id)."""
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code once it has exited (negative: killed by that signal), else ``None``."""
+        return self._process.returncode
+
+    async def wait(self) -> int:
+        """Wait for the process to exit and return its exit code."""
+        return await self._process.wait()
+
+    async def stop(self, grace: float = STOP_GRACE_SECONDS) -> int:
+        """Stop the process and everything in its group; return its exit code.
+
+        Close stdin, wait ``grace`` seconds, SIGTERM the group, wait ``grace`` more, SIGKILL.
+        """
+        if self._process.returncode is None:
+            if not self.stdin.is_closing():
+                self.stdin.close()
+            for next_signal in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    async with asyncio.timeout(grace):
+                        await self._process.wait()
+                    break
+                except TimeoutError:
+                    self._signal_group(next_signal)
+            await self._process.wait()
+        # The extension is gone; whatever it started in its group must not outlive it.
+        self._signal_group(signal.SIGKILL)
+        return self._process.returncode  # type: ignore[return-value]
+
+    def kill(self) -> None:
+        """SIGKILL the whole group at once, without waiting (for emergencies and crashes)."""
+        self._signal_group(signal.SIGKILL)
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        try:
+            os.killpg(self._process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def log_tail(self, max_lines: int = 20) -> list[str]:
+        """The last lines this process wrote to its log (not earlier runs')."""
+        try:
+            with open(self.spec.log_path, "rb") as log:
+                log.seek(max(self._log_offset, log.seek(0, os.SEEK_END) - _TAIL_BYTES))
+                text = log.read().decode("utf-8", "replace")
+        except OSError:
+            return []
+        lines = [line for line in text.splitlines() if line.strip()]
+        return lines[-max_lines:]
+
+    def failure_reason(self) -> str | None:
+        """The line of its log that best says why it failed (a traceback's last line), if any."""
+        lines = self.log_tail(200)
+        for line in reversed(lines):
+            if line and not line.startswith((" ", "\t", "Traceback", "===")):
+                return line.strip()
+        return None
+
+
+async def spawn(spec: LaunchSpec) -> ExtensionProcess:
+    """Start an extension process in its own process group.
+
+    Raises:
+        OSError: the interpreter or the working directory cannot be used.
+    """
+    spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(spec.log_path, "ab") as log:
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        log.write(f"=== {started} starting {spec.extension_id}: {' '.join(spec.argv)}\n".encode())
+        log.flush()
+        offset = log.tell()
+        process = await asyncio.create_subprocess_exec(
+            *spec.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=log,
+            cwd=spec.cwd,
+            env=dict(spec.env),
+            start_new_session=True,
+        )
+    return ExtensionProcess(spec, process, offset)

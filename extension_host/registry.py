@@ -1,0 +1,103 @@
+"""The tool registry: which tool name belongs to whom, with no silent winners.
+
+An extension's tools are registered all at once or not at all. A name that is already taken
+(by an earlier extension or a built-in tool of the host) is refused with a
+:class:`~extension_host.errors.ToolCollisionError` naming the tool and its owner; the earlier
+owner keeps it. The one exception is Copilot's ``overridesBuiltInTool``: an extension may
+replace a *built-in* tool when it says so, and the built-in comes back when it leaves.
+
+This module stores entries; how a tool is actually called is the caller's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from sdk_extension.results import ToolResult
+from sdk_extension.tools import TOOL_NAME_PATTERN
+
+from .errors import ExtensionLoadError, ToolCollisionError
+
+__all__ = ["BUILTIN_OWNER", "ToolEntry", "ToolInvoker", "ToolRegistry"]
+
+BUILTIN_OWNER: Final = "builtin"
+"""The owner recorded for tools the embedding application registers."""
+
+ToolInvoker = Callable[[Any, str], Awaitable[ToolResult]]
+"""Runs one call: ``(arguments, tool_call_id) -> ToolResult``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEntry:
+    """One registered tool."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] | None
+    owner: str
+    invoke: ToolInvoker
+    overrides_built_in_tool: bool = False
+
+
+class ToolRegistry:
+    """Tool name → :class:`ToolEntry`, unique across extensions and built-ins."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolEntry] = {}
+        self._overridden: dict[str, ToolEntry] = {}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> ToolEntry | None:
+        """The entry for ``name``, or ``None``."""
+        return self._tools.get(name)
+
+    def entries(self) -> list[ToolEntry]:
+        """All registered tools, in registration order."""
+        return list(self._tools.values())
+
+    def owned_by(self, owner: str) -> list[str]:
+        """Names of the tools ``owner`` has registered."""
+        return [entry.name for entry in self._tools.values() if entry.owner == owner]
+
+    def register(self, owner: str, entries: Iterable[ToolEntry]) -> None:
+        """Register every entry of ``owner``, or none of them.
+
+        Raises:
+            ToolCollisionError: a name is taken by another owner.
+            ExtensionLoadError: a name is invalid or declared twice.
+        """
+        batch = list(entries)
+        seen: set[str] = set()
+        for entry in batch:
+            if not TOOL_NAME_PATTERN.match(entry.name):
+                raise ExtensionLoadError(
+                    owner,
+                    f"tool name {entry.name!r} is invalid: use 1-64 letters, digits, '_' or '-'",
+                )
+            if entry.name in seen:
+                raise ExtensionLoadError(owner, f"tool {entry.name!r} is declared twice by {owner}")
+            seen.add(entry.name)
+            current = self._tools.get(entry.name)
+            if current is not None and not (
+                current.owner == BUILTIN_OWNER and entry.overrides_built_in_tool
+            ):
+                raise ToolCollisionError(owner, entry.name, current.owner)
+        for entry in batch:
+            current = self._tools.get(entry.name)
+            if current is not None:
+                self._overridden[entry.name] = current
+            self._tools[entry.name] = entry
+
+    def unregister(self, owner: str) -> list[str]:
+        """Remove every tool of ``owner`` (restoring built-ins it overrode); return their names."""
+        removed = self.owned_by(owner)
+        for name in removed:
+            del self._tools[name]
+            restored = self._overridden.pop(name, None)
+            if restored is not None:
+                self._tools[name] = restored
+        return removed

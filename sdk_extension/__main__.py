@@ -1,0 +1,47 @@
+"""The launcher: ``python -m sdk_extension PATH`` runs an extension file as ``__main__``.
+
+The host starts every Python extension this way so that stdout belongs to the protocol from the
+first byte (a ``print()`` at import time lands in the log, not on the wire) and so that an
+extension whose host died exits by itself even if it never joins. The file then runs exactly as
+``python PATH`` would run it: same ``sys.argv[0]``, same ``sys.path[0]``.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import threading
+
+from ._stdio import claim_protocol_stdio, flush_std_streams
+
+_PARENT_POLL_SECONDS = 0.5
+"""How often the orphan check looks at the parent pid; bounds how long an orphan lingers."""
+
+
+def _exit_when_orphaned(parent_pid: int) -> None:
+    stop = threading.Event()
+    while not stop.wait(_PARENT_POLL_SECONDS):
+        if os.getppid() != parent_pid:
+            flush_std_streams()
+            os._exit(0)
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        print("usage: python -m sdk_extension PATH/extension.py", file=sys.stderr)
+        raise SystemExit(2)
+    path = os.path.abspath(sys.argv[1])
+    claim_protocol_stdio()
+    parent = os.environ.get("EXTENSION_HOST_PARENT_PID", "")
+    if parent.isdigit():
+        threading.Thread(
+            target=_exit_when_orphaned, args=(int(parent),), name="sdk-extension-lifeline", daemon=True
+        ).start()
+    sys.argv = [path]
+    sys.path[0] = os.path.dirname(path)
+    runpy.run_path(path, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+"""The JSON-RPC 2.0 connection: request ids, pending answers, the inbound method table.
+
+A :class:`Connection` turns a framed byte stream pair into ``request``/``notify`` going out and
+handler calls coming in. It owns id correlation, the receive loop and the single place where a
+handler's exception becomes a wire error (:func:`error_to_wire`). It treats methods as strings
+and params as plain JSON values: it knows nothing of sessions, tools or hooks, and nothing of
+processes (the caller hands it a reader and a writer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any, Final, Protocol
+
+from .framing import MAX_MESSAGE_BYTES, FramingError, encode_message, read_message
+from .protocol import ERROR_CODES, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND
+
+__all__ = [
+    "Connection",
+    "ConnectionClosed",
+    "Handler",
+    "RpcError",
+    "Writer",
+    "error_to_wire",
+]
+
+Handler = Callable[[Any], Any]
+"""An inbound method handler: takes the params, returns the result (plain or awaitable).
+
+A plain function runs inline in the receive loop (for cheap bookkeeping on the hot path); a
+coroutine function runs as its own task so a slow handler never stalls the loop.
+"""
+
+
+class Writer(Protocol):
+    """The part of :class:`asyncio.StreamWriter` a connection needs."""
+
+    def write(self, data: bytes) -> None: ...
+    async def drain(self) -> None: ...
+    def close(self) -> None: ...
+    def is_closing(self) -> bool: ...
+
+
+class RpcError(Exception):
+    """A JSON-RPC error: raised by a handler to answer with it, or by ``request`` on receiving one."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code: Final = code
+        self.message: Final = message
+        self.data: Final = data
+
+    def __str__(self) -> str:
+        name = ERROR_CODES.get(self.code)
+        return f"{self.message} ({name or 'error'} {self.code})"
+
+
+class ConnectionClosed(Exception):
+    """The connection ended before an answer came, or was used after it ended."""
+
+
+def error_to_wire(exc: BaseException) -> dict[str, Any]:
+    """Map any exception from a handler to a JSON-RPC error object (the only such mapping)."""
+    if isinstance(exc, RpcError):
+        error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+        if exc.data is not None:
+            error["data"] = exc.data
+        return error
+    return {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}
+
+
+class Connection:
+    """One JSON-RPC peer over a framed stream pair.
+
+    Call :meth:`serve` (usually as a task) to receive; it returns at a clean end of stream and
+    raises :class:`~sdk_extension.framing.FramingError` when the peer breaks framing. Either
+    way every pending request fails with :class:`ConnectionClosed` carrying the reason.
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: Writer,
+        *,
+        handlers: dict[str, Handler] | None = None,
+        notification_handlers: dict[str, Handler] | None = None,
+        id_generator: Iterator[int | str] | None = None,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._handlers: dict[str, tuple[Handler, bool]] = {}
+        self._notification_handlers: dict[str, tuple[Handler, bool]] = {}
+        for method, handler in (handlers or {}).items():
+            self.on_request(method, handler)
+        for method, handler in (notification_handlers or {}).items():
+            self.on_notification(method, handler)
+        self._ids = id_generator if id_generator is not None else itertools.count(1)
+        self._max_bytes = max_message_bytes
+        self._pending: dict[int | str, asyncio.Future[Any]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._close_reason: str | None = None
+
+    # -- registration -----------------------------------------------------------------
+
+    def on_request(self, method: str, handler: Handler) -> None:
+        """Answer requests for ``method`` with ``handler`` (replacing any earlier one)."""
+        self._handlers[method] = (handler, inspect.iscoroutinefunction(handler))
+
+    def on_notification(self, method: str, handler: Handler) -> None:
+        """Pass notifications for ``method`` to ``handler`` (replacing any earlier one)."""
+        self._notification_handlers[method] = (handler, inspect.iscoroutinefunction(handler))
+
+    # -- outbound ---------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once the stream ended or :meth:`close` was called."""
+        return self._close_reason is not None
+
+    def send_request(self, method: str, params: Any = None) -> asyncio.Future[Any]:
+        """Write a request now and return the future of its result.
+
+        The write happens before this returns, so requests keep the order they were made in.
+
+        Raises:
+            ConnectionClosed: the connection has ended.
+        """
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self._write(message)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        future.add_done_callback(lambda _: self._pending.pop(request_id, None))
+        return future
+
+    async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
+        """Send a request and return its result.
+
+        Raises:
+            RpcError: the peer answered with an error.
+            ConnectionClosed: the connection ended before the answer.
+            TimeoutError: no answer within ``timeout`` seconds (the request is forgotten).
+        """
+        future = self.send_request(method, params)
+        await self._writer.drain()
+        async with asyncio.timeout(timeout):
+            return await future
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification; it is queued on the stream at once and never answered.
+
+        Raises:
+            ConnectionClosed: the connection has ended.
+        """
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self._write(message)
+
+    def _write(self, message: dict[str, Any]) -> None:
+        if self._close_reason is not None:
+            raise ConnectionClosed(self._close_reason)
+        if self._writer.is_closing():
+            raise ConnectionClosed("the stream to the peer is closed")
+        self._writer.write(encode_message(message))
+
+    # -- inbound ----------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        """Receive until the stream ends; dispatch each message.
+
+        Raises:
+            FramingError: the peer sent an invalid frame; the connection is closed.
+        """
+        try:
+            while True:
+                message = await read_message(self._reader, self._max_bytes)
+                if message is None:
+                    self._shutdown("the peer closed the connection")
+                    return
+                self._dispatch(message)
+        except FramingError as exc:
+            self._shutdown(f"protocol error: {exc}")
+            raise
+        except (ConnectionError, OSError) as exc:
+            self._shutdown(f"the stream failed: {exc}")
+        except asyncio.CancelledError:
+            self._shutdown("the connection was closed")
+            raise
+
+    def close(self, reason: str = "the connection was closed") -> None:
+        """End the connection: fail pending requests and close the outbound stream."""
+        self._shutdown(reason)
+
+    def _shutdown(self, reason: str) -> None:
+        if self._close_reason is None:
+            self._close_reason = reason
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionClosed(self._close_reason))
+        self._pending.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        if not self._writer.is_closing():
+            self._writer.close()
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if method is None:
+            self._resolve(message)
+            return
+        request_id = message.get("id")
+        is_request = "id" in message
+        if not isinstance(method, str) or message.get("jsonrpc") != "2.0":
+            if is_request:
+                self._answer_error(request_id, {"code": INVALID_REQUEST, "message": "not a JSON-RPC 2.0 request"})
+            return
+        table = self._handlers if is_request else self._notification_handlers
+        entry = table.get(method)
+        if entry is None:
+            if is_request:
+                self._answer_error(
+                    request_id, {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}
+                )
+            return
+        handler, is_async = entry
+        params = message.get("params")
+        if is_async:
+            task = asyncio.ensure_future(self._run(handler, params, request_id, is_request))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        try:
+            result = handler(params)
+        except Exception as exc:
+            if is_request:
+                self._answer_error(request_id, error_to_wire(exc))
+            return
+        if is_request:
+            # Whatever the handler woke up runs first; the answer is written right after.
+            # An inline handler is usually the peer telling us a result we are waiting for.
+            asyncio.get_running_loop().call_soon(self._answer, request_id, result)
+
+    async def _run(self, handler: Handler, params: Any, request_id: Any, is_request: bool) -> None:
+        try:
+            result = await handler(params)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if is_request:
+                self._answer_error(request_id, error_to_wire(exc))
+            return
+        if is_request:
+            self._answer(request_id, result)
+
+    def _answer(self, request_id: Any, result: Any) -> None:
+        self._try_write({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def _answer_error(self, request_id: Any, error: dict[str, Any]) -> None:
+        self._try_write({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def _try_write(self, message: dict[str, Any]) -> None:
+        # An answer to a peer that has gone away has nowhere to go; that is not our error.
+        try:
+            self._write(message)
+        except (ConnectionClosed, ConnectionError, OSError):
+            pass
+
+    def _resolve(self, message: dict[str, Any]) -> None:
+        future = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+        if future is None or future.done():
+            return  # an answer nobody waits for any more (timed out or unknown)
+        error = message.get("error")
+        if error is not None:
+            if isinstance(error, dict):
+                code, text = error.get("code"), error.get("message")
+                future.set_exception(
+                    RpcError(code if isinstance(code, int) else INTERNAL_ERROR, str(text), error.get("data"))
+                )
+            else:
+                future.set_exception(RpcError(INTERNAL_ERROR, f"malformed error object: {error!r}"))
+        else:
+            future.set_result(message.get("result"))

@@ -1,0 +1,91 @@
+"""Framing: bytes ↔ JSON messages, as in the Language Server Protocol base protocol.
+
+A frame is a header block (``Content-Length: N``, optionally ``Content-Type``, each line ending
+in ``\\r\\n``), an empty line, then N bytes of UTF-8 JSON. This module owns that and nothing
+more: it does not know request ids, methods, tools or hooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Final
+
+__all__ = ["MAX_MESSAGE_BYTES", "FramingError", "encode_message", "read_message"]
+
+MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
+"""Largest body accepted. A larger announced length is a protocol error, not an allocation."""
+
+_HEADER_END: Final = b"\r\n\r\n"
+
+
+class FramingError(Exception):
+    """The peer sent bytes that are not a valid frame (bad header, bad JSON, oversize, cut short)."""
+
+
+def encode_message(message: dict[str, Any]) -> bytes:
+    """Return one complete frame for ``message``."""
+    body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def _content_length(header_block: bytes) -> int:
+    length: int | None = None
+    for raw_line in header_block.split(b"\r\n"):
+        if not raw_line:
+            continue
+        name, sep, value = raw_line.partition(b":")
+        if not sep:
+            raise FramingError(f"malformed header line {_preview(raw_line)}: expected 'Name: value'")
+        if name.strip().lower() == b"content-length":
+            try:
+                length = int(value.strip())
+            except ValueError:
+                raise FramingError(f"Content-Length is not a number: {_preview(value.strip())}") from None
+            if length < 0:
+                raise FramingError(f"Content-Length is negative: {length}")
+    if length is None:
+        raise FramingError(f"header block has no Content-Length: {_preview(header_block)}")
+    return length
+
+
+async def read_message(
+    reader: asyncio.StreamReader, max_bytes: int = MAX_MESSAGE_BYTES
+) -> dict[str, Any] | None:
+    """Read one frame and return its JSON object, or ``None`` at a clean end of stream.
+
+    Raises:
+        FramingError: the bytes are not a frame, the body is not a JSON object, the announced
+            length exceeds ``max_bytes``, or the stream ends inside a frame.
+    """
+    try:
+        header = await reader.readuntil(_HEADER_END)
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial:
+            return None
+        raise FramingError(
+            f"stream ended inside a header: {_preview(exc.partial)}"
+        ) from None
+    except asyncio.LimitOverrunError:
+        raise FramingError("header block is too long (no empty line after the headers)") from None
+    length = _content_length(header[: -len(_HEADER_END)])
+    if length > max_bytes:
+        raise FramingError(f"message of {length} bytes exceeds the limit of {max_bytes} bytes")
+    try:
+        body = await reader.readexactly(length)
+    except asyncio.IncompleteReadError as exc:
+        raise FramingError(
+            f"stream ended after {len(exc.partial)} of {length} body bytes"
+        ) from None
+    try:
+        message = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FramingError(f"body is not valid JSON: {exc}") from None
+    if not isinstance(message, dict):
+        raise FramingError(f"body is JSON but not an object: {_preview(body)}")
+    return message
+
+
+def _preview(data: bytes, limit: int = 60) -> str:
+    text = data[:limit].decode("utf-8", "replace")
+    return repr(text + ("…" if len(data) > limit else ""))

@@ -1,0 +1,233 @@
+"""The wire protocol: method names, error codes and message shapes, defined once for both sides.
+
+This is the Copilot SDK extension protocol, version 3, plus two additive fields of this project
+(``hookTypes`` and ``eventTypes`` in ``session.resume``). Shapes are ``TypedDict``s so that an
+extension pays no validation-library import; the host validates the same definitions at its
+trust boundary. Keys are camelCase as they travel.
+
+This module owns names and shapes only. Framing lives in :mod:`sdk_extension.framing`, request
+correlation in :mod:`sdk_extension.connection`; neither knows what a tool or a hook is.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, NotRequired, TypedDict
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "METHOD_CONNECT",
+    "METHOD_PING",
+    "METHOD_SESSION_RESUME",
+    "METHOD_SESSION_EVENT",
+    "METHOD_SESSION_LOG",
+    "METHOD_SESSION_SEND",
+    "METHOD_HANDLE_PENDING_TOOL_CALL",
+    "METHOD_HOOKS_INVOKE",
+    "METHOD_REGISTER_INTEREST",
+    "PARSE_ERROR",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "INVALID_PARAMS",
+    "INTERNAL_ERROR",
+    "TOOL_REGISTRATION_FAILED",
+    "NOT_SUPPORTED",
+    "HOOK_FAILED",
+    "ERROR_CODES",
+    "RESULT_TYPES",
+    "LOG_LEVELS",
+    "HOOK_WIRE_NAMES",
+    "ResultType",
+    "LogLevel",
+    "ToolDefinition",
+    "ConnectResult",
+    "ResumeParams",
+    "ResumeResult",
+    "SessionEventParams",
+    "Event",
+    "ToolRequestedData",
+    "WireToolResult",
+    "HandlePendingToolCallParams",
+    "HooksInvokeParams",
+    "LogParams",
+    "SendParams",
+    "RegisterInterestParams",
+]
+
+PROTOCOL_VERSION: Final = 3
+"""The only protocol version this project speaks (the Copilot SDK accepts exactly 3 too)."""
+
+# Methods, named as the Copilot SDK names them.
+METHOD_CONNECT: Final = "connect"
+METHOD_PING: Final = "ping"
+METHOD_SESSION_RESUME: Final = "session.resume"
+METHOD_SESSION_EVENT: Final = "session.event"
+METHOD_SESSION_LOG: Final = "session.log"
+METHOD_SESSION_SEND: Final = "session.send"
+METHOD_HANDLE_PENDING_TOOL_CALL: Final = "session.tools.handlePendingToolCall"
+METHOD_HOOKS_INVOKE: Final = "hooks.invoke"
+METHOD_REGISTER_INTEREST: Final = "session.eventLog.registerInterest"
+
+PARSE_ERROR: Final = -32700
+"""Standard JSON-RPC: the bytes of a frame were not valid JSON."""
+INVALID_REQUEST: Final = -32600
+"""Standard JSON-RPC: the JSON was not a valid request object."""
+METHOD_NOT_FOUND: Final = -32601
+"""Standard JSON-RPC: nobody on this side handles the method."""
+INVALID_PARAMS: Final = -32602
+"""Standard JSON-RPC: the params do not have the documented shape."""
+INTERNAL_ERROR: Final = -32603
+"""Standard JSON-RPC: the handler failed for a reason of its own."""
+TOOL_REGISTRATION_FAILED: Final = -32001
+"""``session.resume`` refused: a tool name is taken or invalid; the extension is not loaded."""
+NOT_SUPPORTED: Final = -32002
+"""The method exists in the Copilot protocol but this side does not implement it."""
+HOOK_FAILED: Final = -32003
+"""A hook handler raised, or returned an output the protocol cannot carry (``data`` names the key)."""
+
+ERROR_CODES: Final[dict[int, str]] = {
+    PARSE_ERROR: "parse error",
+    INVALID_REQUEST: "invalid request",
+    METHOD_NOT_FOUND: "method not found",
+    INVALID_PARAMS: "invalid params",
+    INTERNAL_ERROR: "internal error",
+    TOOL_REGISTRATION_FAILED: "tool registration failed",
+    NOT_SUPPORTED: "not supported",
+    HOOK_FAILED: "hook failed",
+}
+"""Every error code this project sends, with a short name for messages."""
+
+ResultType = Literal["success", "failure", "rejected", "denied", "timeout"]
+RESULT_TYPES: Final[tuple[ResultType, ...]] = ("success", "failure", "rejected", "denied", "timeout")
+
+LogLevel = Literal["info", "warning", "error"]
+LOG_LEVELS: Final[tuple[LogLevel, ...]] = ("info", "warning", "error")
+
+HOOK_WIRE_NAMES: Final[dict[str, str]] = {
+    "on_user_prompt_submitted": "userPromptSubmitted",
+    "on_pre_tool_use": "preToolUse",
+    "on_post_tool_use": "postToolUse",
+    "on_session_start": "sessionStart",
+    "on_session_end": "sessionEnd",
+    "on_error_occurred": "errorOccurred",
+}
+"""The six hook points: Python name → ``hookType`` on the wire."""
+
+
+class ToolDefinition(TypedDict):
+    """One tool as an extension declares it in ``session.resume``."""
+
+    name: str
+    description: NotRequired[str]
+    parameters: NotRequired[dict[str, Any] | None]
+    overridesBuiltInTool: NotRequired[bool]
+
+
+class ConnectResult(TypedDict):
+    """Answer to ``connect`` and ``ping``."""
+
+    protocolVersion: int
+
+
+class ResumeParams(TypedDict):
+    """``session.resume``: the extension joins the session and declares what it offers.
+
+    The real SDK sends many more session options; they are accepted and ignored.
+    """
+
+    sessionId: str
+    tools: NotRequired[list[ToolDefinition]]
+    hooks: NotRequired[bool]
+    hookTypes: NotRequired[list[str]]
+    eventTypes: NotRequired[list[str]]
+    commands: NotRequired[list[dict[str, Any]]]
+    requestedEnvironmentVariables: NotRequired[list[str]]
+    disableResume: NotRequired[bool]
+
+
+class ResumeResult(TypedDict):
+    """Answer to ``session.resume``."""
+
+    sessionId: str
+    workspacePath: NotRequired[str | None]
+    capabilities: NotRequired[dict[str, Any]]
+
+
+class Event(TypedDict):
+    """The session event envelope, as in the Copilot session-events schema."""
+
+    id: str
+    timestamp: str
+    parentId: str | None
+    type: str
+    data: dict[str, Any]
+    ephemeral: NotRequired[bool]
+    agentId: NotRequired[str]
+
+
+class SessionEventParams(TypedDict):
+    """``session.event`` notification, host → extension."""
+
+    sessionId: str
+    event: Event
+
+
+class ToolRequestedData(TypedDict):
+    """``data`` of an ``external_tool.requested`` event: run this tool and answer by ``requestId``."""
+
+    requestId: str
+    sessionId: str
+    toolCallId: str
+    toolName: str
+    arguments: Any
+
+
+class WireToolResult(TypedDict):
+    """The object form of a tool result (a plain string is the other form)."""
+
+    textResultForLlm: str
+    resultType: NotRequired[ResultType]
+    error: NotRequired[str]
+    sessionLog: NotRequired[str]
+    toolTelemetry: NotRequired[dict[str, Any]]
+    binaryResultsForLlm: NotRequired[list[dict[str, Any]]]
+
+
+class HandlePendingToolCallParams(TypedDict):
+    """``session.tools.handlePendingToolCall``: the answer to one ``external_tool.requested``."""
+
+    sessionId: str
+    requestId: str
+    result: NotRequired[str | WireToolResult]
+    error: NotRequired[str]
+
+
+class HooksInvokeParams(TypedDict):
+    """``hooks.invoke``, host → extension; answered with ``{"output": {...} | None}``."""
+
+    sessionId: str
+    hookType: str
+    input: dict[str, Any]
+
+
+class LogParams(TypedDict):
+    """``session.log``: a message for the session timeline; answered with ``{"eventId"}``."""
+
+    sessionId: str
+    message: str
+    level: NotRequired[LogLevel]
+    ephemeral: NotRequired[bool]
+
+
+class SendParams(TypedDict):
+    """``session.send``: a prompt into the session; answered with ``{"messageId"}``."""
+
+    sessionId: str
+    prompt: str
+    attachments: NotRequired[list[dict[str, Any]]]
+
+
+class RegisterInterestParams(TypedDict):
+    """``session.eventLog.registerInterest``: forward events of this type (``*`` for all)."""
+
+    sessionId: str
+    eventType: str

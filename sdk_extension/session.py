@@ -1,0 +1,438 @@
+"""Joining the host's session, and the :class:`Session` an extension talks to afterwards.
+
+``join_session`` (a plain script's form) runs the protocol on a background thread and returns
+once joined; ``join_session_async`` runs it on the caller's event loop. Both claim stdio for the
+protocol first (:mod:`sdk_extension._stdio`), send ``connect`` and ``session.resume`` with the
+extension's tools and hook types, then answer ``external_tool.requested`` events and
+``hooks.invoke`` requests until the host closes the connection.
+
+This module maps protocol messages to tools, hooks and event handlers; framing and request
+correlation are :mod:`~sdk_extension.connection`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from . import protocol as p
+from ._stdio import claim_protocol_stdio, flush_std_streams
+from ._workers import run_in_worker
+from .connection import Connection, ConnectionClosed, RpcError
+from .errors import ExtensionError, HookOutputError, JoinError, NotUnderHostError
+from .hooks import HookInvocation, hook_point, resolve_hooks
+from .tools import Tool, ToolInvocation, run_tool
+
+__all__ = ["DEFAULT_JOIN_TIMEOUT", "Session", "join_session", "join_session_async"]
+
+DEFAULT_JOIN_TIMEOUT: Final = 30.0
+"""Seconds to wait for the host to accept the join; the host's own readiness timeout is the same."""
+
+EventHandler = Callable[[dict[str, Any]], Any]
+
+
+class Session:
+    """The joined session, as one extension sees it.
+
+    Safe to use from any thread: tool handlers run on worker threads and may call
+    :meth:`log` or :meth:`send`. Inside ``async`` code use the ``*_async`` forms.
+    """
+
+    def __init__(self, client: _Client, result: Mapping[str, Any]) -> None:
+        self._client = client
+        self.session_id: str = str(result.get("sessionId") or client.session_id)
+        """The id of the session this extension joined."""
+        self.workspace_path: str | None = result.get("workspacePath")
+        """The session's workspace folder, when the host has one."""
+        self.capabilities: dict[str, Any] = dict(result.get("capabilities") or {})
+        """What the host said it supports."""
+
+    @property
+    def closed(self) -> bool:
+        """True once the host closed the connection."""
+        return self._client.connection.closed
+
+    async def wait_closed(self) -> None:
+        """Wait until the host closes the connection (the async form's way to stay alive)."""
+        await asyncio.shield(self._client.closed)
+
+    def log(self, message: str, level: p.LogLevel = "info", ephemeral: bool = False) -> None:
+        """Add ``message`` to the session timeline; returns at once and never blocks.
+
+        Raises:
+            ValueError: ``level`` is not info, warning or error.
+        """
+        if level not in p.LOG_LEVELS:
+            raise ValueError(f"log level {level!r} is not one of {', '.join(p.LOG_LEVELS)}")
+        params: p.LogParams = {"sessionId": self.session_id, "message": str(message), "level": level}
+        if ephemeral:
+            params["ephemeral"] = True
+        self._client.call_soon(self._client.request_in_background, p.METHOD_SESSION_LOG, params)
+
+    async def send_async(self, prompt: str, attachments: list[dict[str, Any]] | None = None) -> str:
+        """Send a prompt into the session; returns the new message's id."""
+        params: p.SendParams = {"sessionId": self.session_id, "prompt": prompt}
+        if attachments:
+            params["attachments"] = attachments
+        result = await self._client.connection.request(p.METHOD_SESSION_SEND, params)
+        return str((result or {}).get("messageId", ""))
+
+    def send(self, prompt: str, attachments: list[dict[str, Any]] | None = None) -> str:
+        """Blocking form of :meth:`send_async` (not for use inside async handlers)."""
+        return str(self._client.run_blocking(self.send_async(prompt, attachments), "send", None))
+
+    async def send_and_wait_async(
+        self, prompt: str, attachments: list[dict[str, Any]] | None = None, timeout: float = 60.0
+    ) -> dict[str, Any] | None:
+        """Send a prompt and wait for the session to go idle.
+
+        Returns the last ``assistant.message`` event that arrived meanwhile, or ``None``.
+
+        Raises:
+            TimeoutError: the session did not go idle within ``timeout`` seconds.
+        """
+        idle = asyncio.get_running_loop().create_future()
+        last: list[dict[str, Any]] = []
+
+        def watch(event: dict[str, Any]) -> None:
+            if event.get("type") == "assistant.message":
+                last.append(event)
+            elif event.get("type") == "session.idle" and not idle.done():
+                idle.set_result(None)
+
+        unsubscribe = [self.on("assistant.message", watch), self.on("session.idle", watch)]
+        try:
+            await self.send_async(prompt, attachments)
+            async with asyncio.timeout(timeout):
+                await idle
+        finally:
+            for stop in unsubscribe:
+                stop()
+        return last[-1] if last else None
+
+    def send_and_wait(
+        self, prompt: str, attachments: list[dict[str, Any]] | None = None, timeout: float = 60.0
+    ) -> dict[str, Any] | None:
+        """Blocking form of :meth:`send_and_wait_async` (not for use inside async handlers)."""
+        event: dict[str, Any] | None = self._client.run_blocking(
+            self.send_and_wait_async(prompt, attachments, timeout), "send_and_wait", timeout + 5
+        )
+        return event
+
+    def on(self, event_type: str, handler: EventHandler) -> Callable[[], None]:
+        """Call ``handler(event)`` for each session event of ``event_type`` (``"*"`` for all).
+
+        The handler runs on the protocol loop: keep it quick, or make it ``async``. Its
+        exceptions are written to the extension's log. Returns a function that unsubscribes.
+        """
+        return self._client.subscribe(event_type, handler)
+
+
+class _Client:
+    """The protocol side of one joined extension."""
+
+    def __init__(
+        self,
+        session_id: str,
+        tools: Iterable[Tool],
+        hooks: dict[str, Callable[..., Any]],
+        connection: Connection,
+    ) -> None:
+        self.session_id = session_id
+        self.tools = {t.name: t for t in tools}
+        self.hooks = hooks
+        self.connection = connection
+        self.loop = asyncio.get_running_loop()
+        self.loop_thread = threading.get_ident()
+        self.closed: asyncio.Future[None] = self.loop.create_future()
+        self.subscribers: dict[str, list[EventHandler]] = {}
+        self.interests: set[str] = set()
+        self.background: set[asyncio.Task[Any]] = set()
+        connection.on_notification(p.METHOD_SESSION_EVENT, self.on_session_event)
+        connection.on_request(p.METHOD_HOOKS_INVOKE, self.on_hooks_invoke)
+
+    async def join(self, timeout: float) -> Session:
+        serving = self.loop.create_task(self._serve())
+        self.background.add(serving)
+        try:
+            async with asyncio.timeout(timeout):
+                answer = await self.connection.request(p.METHOD_CONNECT, {})
+                version = (answer or {}).get("protocolVersion")
+                if version != p.PROTOCOL_VERSION:
+                    raise JoinError(
+                        f"the host speaks protocol version {version!r}; this SDK speaks {p.PROTOCOL_VERSION}"
+                    )
+                resume: p.ResumeParams = {
+                    "sessionId": self.session_id,
+                    "tools": [t.to_wire() for t in self.tools.values()],
+                    "hooks": bool(self.hooks),
+                    "hookTypes": [hook_point(name).wire_name for name in self.hooks],  # type: ignore[union-attr]
+                    "eventTypes": [],
+                    "disableResume": True,
+                }
+                result = await self.connection.request(p.METHOD_SESSION_RESUME, resume)
+        except RpcError as exc:
+            self.connection.close()
+            raise JoinError(f"the host refused to load this extension: {exc.message}", exc.code) from None
+        except ConnectionClosed as exc:
+            raise JoinError(f"the connection to the host ended while joining: {exc}") from None
+        except TimeoutError:
+            self.connection.close()
+            raise JoinError(f"the host did not accept the join within {timeout:g} s") from None
+        return Session(self, result or {})
+
+    async def _serve(self) -> None:
+        try:
+            await self.connection.serve()
+        except Exception as exc:
+            print(f"extension protocol stopped: {exc}", file=sys.stderr)
+        finally:
+            if not self.closed.done():
+                self.closed.set_result(None)
+
+    # -- thread plumbing ---------------------------------------------------------------
+
+    def call_soon(self, function: Callable[..., Any], *args: Any) -> None:
+        if threading.get_ident() == self.loop_thread:
+            function(*args)
+        else:
+            self.loop.call_soon_threadsafe(function, *args)
+
+    def run_blocking(self, coroutine: Any, name: str, timeout: float | None) -> Any:
+        if threading.get_ident() == self.loop_thread:
+            coroutine.close()
+            raise ExtensionError(
+                f"session.{name}() would block the protocol loop; in async code use "
+                f"'await session.{name}_async(...)'"
+            )
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def request_in_background(self, method: str, params: Any) -> None:
+        """Write a request now (keeping order); report a failed answer in the log."""
+        try:
+            future = self.connection.send_request(method, params)
+        except ConnectionClosed:
+            return
+        future.add_done_callback(functools.partial(_report_failure, method))
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = self.loop.create_task(coroutine)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    # -- events ------------------------------------------------------------------------
+
+    def subscribe(self, event_type: str, handler: EventHandler) -> Callable[[], None]:
+        def add() -> None:
+            self.subscribers.setdefault(event_type, []).append(handler)
+            if event_type not in self.interests:
+                self.interests.add(event_type)
+                params: p.RegisterInterestParams = {"sessionId": self.session_id, "eventType": event_type}
+                self.request_in_background(p.METHOD_REGISTER_INTEREST, params)
+
+        def remove() -> None:
+            handlers = self.subscribers.get(event_type, [])
+            if handler in handlers:
+                handlers.remove(handler)
+
+        self.call_soon(add)
+        return lambda: self.call_soon(remove)
+
+    def on_session_event(self, params: Any) -> None:
+        event = params.get("event") if isinstance(params, dict) else None
+        if not isinstance(event, dict):
+            return
+        event_type = event.get("type")
+        if event_type == "external_tool.requested":
+            data = event.get("data") or {}
+            selected = self.tools.get(str(data.get("toolName")))
+            if selected is not None:
+                self._spawn(self._run_tool(selected, data))
+        for handler in (*self.subscribers.get(str(event_type), ()), *self.subscribers.get("*", ())):
+            try:
+                outcome = handler(event)
+                if asyncio.iscoroutine(outcome):
+                    self._spawn(self._guard_handler(outcome, event_type))
+            except Exception:
+                print(f"handler for {event_type} events failed:", file=sys.stderr)
+                traceback.print_exc()
+
+    async def _guard_handler(self, outcome: Any, event_type: Any) -> None:
+        try:
+            await outcome
+        except Exception:
+            print(f"handler for {event_type} events failed:", file=sys.stderr)
+            traceback.print_exc()
+
+    async def _run_tool(self, selected: Tool, data: dict[str, Any]) -> None:
+        invocation = ToolInvocation(
+            session_id=str(data.get("sessionId", self.session_id)),
+            tool_call_id=str(data.get("toolCallId", "")),
+            tool_name=selected.name,
+            arguments=data.get("arguments"),
+        )
+        result = await run_tool(selected, data.get("arguments"), invocation)
+        params: p.HandlePendingToolCallParams = {
+            "sessionId": self.session_id,
+            "requestId": str(data.get("requestId")),
+            "result": result.to_wire(),
+        }
+        self.request_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
+
+    # -- hooks -------------------------------------------------------------------------
+
+    async def on_hooks_invoke(self, params: Any) -> dict[str, Any]:
+        hook_type = params.get("hookType") if isinstance(params, dict) else None
+        point = hook_point(hook_type) if isinstance(hook_type, str) else None
+        handler = self.hooks.get(point.name) if point is not None else None
+        if point is None or handler is None:
+            return {"output": None}
+        try:
+            value = point.input_from_wire(params.get("input") or {})
+        except ValueError as exc:
+            raise RpcError(p.INVALID_PARAMS, str(exc)) from None
+        invocation = HookInvocation(session_id=str(params.get("sessionId", self.session_id)))
+        try:
+            if asyncio.iscoroutinefunction(handler):
+                output = await handler(value, invocation)
+            else:
+                output = await run_in_worker(handler, value, invocation)
+        except Exception as exc:
+            raise RpcError(
+                p.HOOK_FAILED,
+                f"hook {point.name} raised {type(exc).__name__}: {exc}",
+                {"hook": point.name},
+            ) from None
+        try:
+            return {"output": point.output_to_wire(output)}
+        except HookOutputError as exc:
+            raise RpcError(p.HOOK_FAILED, str(exc), {"hook": exc.hook, "key": exc.key}) from None
+
+
+def _report_failure(method: str, future: asyncio.Future[Any]) -> None:
+    if future.cancelled():
+        return
+    error = future.exception()
+    if error is not None and not isinstance(error, ConnectionClosed):
+        print(f"{method} failed: {error}", file=sys.stderr)
+
+
+def _session_id() -> str:
+    session_id = os.environ.get("SESSION_ID")
+    if not session_id:
+        raise NotUnderHostError(
+            "join_session() must run in an extension started by the extension host "
+            "(SESSION_ID is not set). Put the file at .github/extensions/<name>/extension.py "
+            "and run 'extensions list' or 'extensions dev'."
+        )
+    return session_id
+
+
+async def _open_streams(read_fd: int, write_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
+    )
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", buffering=0)
+    )
+    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+
+
+async def join_session_async(
+    tools: Iterable[Tool] = (),
+    hooks: Mapping[str, Callable[..., Any]] | None = None,
+    *,
+    join_timeout: float = DEFAULT_JOIN_TIMEOUT,
+) -> Session:
+    """Join the host's session on the running event loop and return the :class:`Session`.
+
+    Keep the loop running afterwards (``await session.wait_closed()``); the host ends the
+    extension by closing the connection.
+
+    Raises:
+        NotUnderHostError: not started by an extension host.
+        InvalidToolError, InvalidHookError: a tool or hook definition is unusable.
+        JoinError: the host refused the join (e.g. a tool name is taken) or did not answer.
+    """
+    tool_list, hook_map = _prepare(tools, hooks)
+    session_id = _session_id()
+    read_fd, write_fd = claim_protocol_stdio()
+    reader, writer = await _open_streams(read_fd, write_fd)
+    client = _Client(session_id, tool_list, hook_map, Connection(reader, writer))
+    return await client.join(join_timeout)
+
+
+def join_session(
+    tools: Iterable[Tool] = (),
+    hooks: Mapping[str, Callable[..., Any]] | None = None,
+    *,
+    join_timeout: float = DEFAULT_JOIN_TIMEOUT,
+) -> Session:
+    """Join the host's session and return the :class:`Session` once joined.
+
+    The protocol runs on a background thread, so a plain script needs nothing more: the
+    process lives until the host closes the connection, then exits.
+
+    Raises:
+        NotUnderHostError: not started by an extension host.
+        InvalidToolError, InvalidHookError: a tool or hook definition is unusable.
+        JoinError: the host refused the join (e.g. a tool name is taken) or did not answer.
+    """
+    tool_list, hook_map = _prepare(tools, hooks)
+    session_id = _session_id()
+    read_fd, write_fd = claim_protocol_stdio()
+    joined = threading.Event()
+    outcome: list[Session | BaseException] = []
+
+    async def serve() -> None:
+        try:
+            reader, writer = await _open_streams(read_fd, write_fd)
+            client = _Client(session_id, tool_list, hook_map, Connection(reader, writer))
+            session = await client.join(join_timeout)
+        except BaseException as exc:
+            outcome.append(exc)
+            joined.set()
+            return
+        outcome.append(session)
+        joined.set()
+        await session.wait_closed()
+
+    def run() -> None:
+        asyncio.run(serve())
+        if threading.main_thread().is_alive() and isinstance(outcome[0], Session):
+            # The host ended the session while the script's main thread is still busy:
+            # the contract is a prompt, clean exit on end of stream.
+            flush_std_streams()
+            os._exit(0)
+
+    threading.Thread(target=run, name="sdk-extension-protocol").start()
+    if not joined.wait(join_timeout + 5):
+        raise JoinError(f"the host did not accept the join within {join_timeout:g} s")
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _prepare(
+    tools: Iterable[Tool], hooks: Mapping[str, Callable[..., Any]] | None
+) -> tuple[list[Tool], dict[str, Callable[..., Any]]]:
+    tool_list = list(tools)
+    seen: set[str] = set()
+    for item in tool_list:
+        if not isinstance(item, Tool):
+            raise TypeError(
+                f"tools must be Tool objects (use @tool or Tool(...)), got {type(item).__name__}"
+            )
+        if item.name in seen:
+            raise ExtensionError(f"tool {item.name!r} is given twice")
+        seen.add(item.name)
+    return tool_list, resolve_hooks(hooks)
