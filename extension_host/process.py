@@ -28,6 +28,7 @@ __all__ = [
     "extension_environment",
     "python_argv",
     "spawn",
+    "tail_lines",
 ]
 
 STOP_GRACE_SECONDS: Final = 5.0
@@ -134,14 +135,7 @@ class ExtensionProcess:
 
     def log_tail(self, max_lines: int = 20) -> list[str]:
         """The last lines this process wrote to its log (not earlier runs')."""
-        try:
-            with open(self.spec.log_path, "rb") as log:
-                log.seek(max(self._log_offset, log.seek(0, os.SEEK_END) - _TAIL_BYTES))
-                text = log.read().decode("utf-8", "replace")
-        except OSError:
-            return []
-        lines = [line for line in text.splitlines() if line.strip()]
-        return lines[-max_lines:]
+        return tail_lines(self.spec.log_path, max_lines, start=self._log_offset)
 
     def failure_reason(self) -> str | None:
         """The line of its log that best says why it failed (a traceback's last line), if any."""
@@ -150,6 +144,17 @@ class ExtensionProcess:
             if line and not line.startswith((" ", "\t", "Traceback", "===")):
                 return line.strip()
         return None
+
+
+def tail_lines(path: Path, max_lines: int = 20, *, start: int = 0) -> list[str]:
+    """The last non-blank lines of a text file from byte ``start`` on; ``[]`` if unreadable."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(max(start, log.seek(0, os.SEEK_END) - _TAIL_BYTES))
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()][-max_lines:]
 
 
 async def spawn(spec: LaunchSpec) -> ExtensionProcess:

@@ -1,0 +1,237 @@
+"""The ``extensions`` command: parse, call the host or the scaffolder, print. No logic of its own.
+
+Exit codes: 0 success; 1 the operation failed (an extension failed to load, a tool call did
+not succeed); 2 bad usage (unknown option, bad name, bad JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from . import render
+from .errors import ExtensionHostError, ScaffoldError, UnknownExtensionError, UnknownToolError
+from .host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
+from .paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
+from .process import tail_lines
+from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
+
+__all__ = ["main"]
+
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2
+_PROGRESS_AFTER_SECONDS: Final = 1.0
+"""Loading that takes longer than this gets a line on stderr, so a slow start never looks hung."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``extensions`` command line; returns the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        code: int = args.run(args)
+        return code
+    except ScaffoldError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ExtensionHostError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="extensions", description="Discover, run and call extensions of an AI coding agent."
+    )
+    parser.add_argument("--root", type=Path, help="project folder (default: the git root of the working directory)")
+    parser.add_argument("--home", type=Path, help="user folder for extensions and logs (default: $EXTENSION_HOST_HOME or the platform's config folder)")
+    parser.add_argument(
+        "--readiness-timeout",
+        type=float,
+        default=DEFAULT_READINESS_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long each extension has to join (default: {DEFAULT_READINESS_TIMEOUT:g})",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def command(name: str, run: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(run=run)
+        return sub
+
+    sub = command("scaffold", _scaffold, "create a new extension from a template")
+    sub.add_argument("name", help="the extension's name (its folder name)")
+    sub.add_argument("--user", action="store_true", help="create it in the user folder instead of the project")
+    sub.add_argument(
+        "--template",
+        default=DEFAULT_TEMPLATE,
+        help=f"template: {', '.join(available_templates())} (default: {DEFAULT_TEMPLATE})",
+    )
+    sub.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    sub = command("list", _list, "start every extension once and report how each one fared")
+    sub.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+    sub = command("inspect", _inspect, "show one extension in full: status, tools with schemas, hooks, log tail")
+    sub.add_argument("name", help="extension name or id (project:NAME, user:NAME)")
+    sub.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+    sub = command("call", _call, "call one tool through the host and print its result")
+    sub.add_argument("tool", help="tool name")
+    sub.add_argument("arguments", nargs="?", default="{}", help="arguments as a JSON object (default: {})")
+    sub.add_argument("--json", action="store_true", help="print the whole result as JSON")
+
+    command("demo", _demo, "scaffold an extension into a temporary project and call its tool")
+    return parser
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
+def _scaffold(args: argparse.Namespace) -> int:
+    if args.user:
+        root = extensions_dir(user_home(args.home))
+    else:
+        root = find_project_root(args.root) / PROJECT_EXTENSIONS_DIR
+    folder = scaffold(args.name, root, args.template)
+    entry = folder / "extension.py"
+    if args.json:
+        _print_json({"name": args.name, "path": str(folder), "entry": str(entry), "template": args.template})
+    else:
+        print(f"created {entry}")
+        print(f"try it:  extensions call {tool_prefix(args.name)}_count_lines '{{\"path\": \"README.md\"}}'"
+              if args.template == "basic" else "try it:  extensions list")
+    return EXIT_OK
+
+
+def _list(args: argparse.Namespace) -> int:
+    async def run(host: ExtensionHost) -> int:
+        infos = host.extensions
+        if args.json:
+            _print_json({"root": str(host.project_root), "extensions": [info.to_json() for info in infos]})
+        else:
+            print(render.extensions_table(infos))
+        return EXIT_FAILED if any(info.status == "failed" for info in infos) else EXIT_OK
+
+    return asyncio.run(_with_host(args, run))
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    async def run(host: ExtensionHost) -> int:
+        info = host.extension(args.name)
+        tools = [tool for tool in host.tools.values() if tool.owner == info.id]
+        log = tail_lines(info.log_path, 20) if info.log_path else []
+        if args.json:
+            _print_json({**info.to_json(), "tools": [tool.to_json() for tool in tools], "log_tail": log})
+        else:
+            print(render.extension_detail(info, tools, log))
+        return EXIT_FAILED if info.status == "failed" else EXIT_OK
+
+    return asyncio.run(_with_host(args, run))
+
+
+def _call(args: argparse.Namespace) -> int:
+    try:
+        arguments = json.loads(args.arguments)
+    except json.JSONDecodeError as exc:
+        print(f"error: ARGUMENTS is not valid JSON ({exc}); pass an object such as '{{\"a\": 1}}'", file=sys.stderr)
+        return EXIT_USAGE
+    if not isinstance(arguments, dict):
+        print("error: ARGUMENTS must be a JSON object, such as '{\"a\": 1}'", file=sys.stderr)
+        return EXIT_USAGE
+
+    async def run(host: ExtensionHost) -> int:
+        tool = host.tools.get(args.tool)
+        result = await host.call_tool(args.tool, arguments)
+        if args.json:
+            _print_json(
+                {
+                    "tool": args.tool,
+                    "owner": tool.owner if tool else None,
+                    "result_type": result.result_type,
+                    "text_result_for_llm": result.text_result_for_llm,
+                    "error": result.error,
+                }
+            )
+        else:
+            print(render.tool_result(result))
+        return EXIT_OK if result.success else EXIT_FAILED
+
+    return asyncio.run(_with_host(args, run))
+
+
+def _demo(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="extension-host-demo-") as temp:
+        project = Path(temp) / "project"
+        (project / ".git").mkdir(parents=True)
+        (project / "README.md").write_text("# A demo project\n\nIt is here so that the demo tool has a file to read.\n", encoding="utf-8")
+        folder = scaffold("hello", project / PROJECT_EXTENSIONS_DIR)
+        print(f"1. scaffolded {folder.relative_to(project)}/extension.py into a temporary project")
+        demo_args = argparse.Namespace(**{**vars(args), "root": project, "home": Path(temp) / "home"})
+
+        async def run(host: ExtensionHost) -> int:
+            print("2. started the host; the extensions it found:\n")
+            print(_indent(render.extensions_table(host.extensions)))
+            tool = f"{tool_prefix('hello')}_count_lines"
+            print(f"\n3. called {tool} {{\"path\": \"README.md\"}} through the host:\n")
+            result = await host.call_tool(tool, {"path": "README.md"})
+            print(_indent(render.tool_result(result)))
+            logs = [e["data"]["message"] for e in host.events.history("session.info")]
+            print("\n4. what the extension logged to the session:\n")
+            print(_indent("\n".join(logs) or "(nothing)"))
+            ok = result.success and all(info.status == "running" for info in host.extensions)
+            print("\nEverything worked." if ok else "\nSomething failed; see above.")
+            return EXIT_OK if ok else EXIT_FAILED
+
+        return asyncio.run(_with_host(demo_args, run))
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+async def _with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any]) -> int:
+    host = ExtensionHost(args.root, args.home, readiness_timeout=args.readiness_timeout)
+    async with _progress_note(f"starting extensions of {host.project_root} ..."):
+        await host.start()
+    try:
+        code: int = await run(host)
+        return code
+    except (UnknownToolError, UnknownExtensionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        await host.stop()
+
+
+@contextlib.asynccontextmanager
+async def _progress_note(message: str) -> AsyncIterator[None]:
+    async def note() -> None:
+        await asyncio.sleep(_PROGRESS_AFTER_SECONDS)
+        print(message, file=sys.stderr, flush=True)
+
+    task = asyncio.create_task(note())
+    try:
+        yield
+    finally:
+        task.cancel()
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"   {line}" if line else "" for line in text.splitlines())

@@ -1,0 +1,70 @@
+"""Human-readable output of the CLI: tables and detail views. Text in, text out; no I/O."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from sdk_extension.results import ToolResult
+
+from .info import ExtensionInfo, ToolInfo
+
+__all__ = ["extension_detail", "extensions_table", "table", "tool_result"]
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Left-aligned columns separated by two spaces; the last column is not padded."""
+    widths = [max(len(str(row[i])) for row in (headers, *rows)) for i in range(len(headers))]
+    lines = []
+    for row in (headers, *rows):
+        cells = [str(cell).ljust(width) for cell, width in zip(row[:-1], widths)]
+        lines.append("  ".join([*cells, str(row[-1])]).rstrip())
+    return "\n".join(lines)
+
+
+def extensions_table(extensions: Sequence[ExtensionInfo]) -> str:
+    """One line per extension: id, status, pid, tools, hooks, and the error or shadowing."""
+    if not extensions:
+        return "no extensions found"
+    rows = [
+        (
+            info.id,
+            info.status,
+            str(info.pid) if info.pid and info.status in ("running", "starting") else "-",
+            ", ".join(info.tools) or "-",
+            ", ".join(info.hooks) or "-",
+            info.error or (f"shadowed by {info.shadowed_by}" if info.shadowed_by else ""),
+        )
+        for info in extensions
+    ]
+    return table(("ID", "STATUS", "PID", "TOOLS", "HOOKS", "NOTE"), rows)
+
+
+def extension_detail(info: ExtensionInfo, tools: Sequence[ToolInfo], log_tail: Sequence[str]) -> str:
+    """Everything about one extension, for ``extensions inspect``."""
+    lines = [
+        f"{info.id}",
+        f"  path:    {info.path}",
+        f"  status:  {info.status}",
+        f"  pid:     {info.pid if info.pid else '-'}",
+    ]
+    if info.error:
+        lines.append(f"  error:   {info.error}")
+    if info.shadowed_by:
+        lines.append(f"  shadowed by {info.shadowed_by}: it is not started")
+    lines.append(f"  hooks:   {', '.join(info.hooks) or '-'}")
+    lines.append(f"  tools:   {'-' if not tools else ''}")
+    for tool in tools:
+        lines.append(f"    {tool.name}: {tool.description}")
+        schema = json.dumps(tool.parameters, indent=2) if tool.parameters else "(no parameters)"
+        lines.extend(f"      {line}" for line in schema.splitlines())
+    lines.append(f"  log:     {info.log_path or '-'}")
+    lines.extend(f"    | {line}" for line in log_tail)
+    return "\n".join(lines)
+
+
+def tool_result(result: ToolResult) -> str:
+    """The text of a result, with its type when it is not a success."""
+    if result.success:
+        return result.text_result_for_llm
+    return f"[{result.result_type}] {result.text_result_for_llm}"

@@ -1,0 +1,44 @@
+"""Shared fixtures: an isolated project and home per test, and no process left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import Project
+
+import extension_host.instance
+from extension_host.process import ExtensionProcess, LaunchSpec
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    """An empty project and home; EXTENSION_HOST_HOME points at the home."""
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("EXTENSION_HOST_HOME", str(home))
+    return Project(root, home)
+
+
+@pytest.fixture(autouse=True)
+def reap_extension_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """Record every extension process the host spawns and SIGKILL its group after the test."""
+    spawned: list[int] = []
+    real_spawn = extension_host.instance.spawn
+
+    async def recording_spawn(spec: LaunchSpec) -> ExtensionProcess:
+        process = await real_spawn(spec)
+        spawned.append(process.pid)
+        return process
+
+    monkeypatch.setattr(extension_host.instance, "spawn", recording_spawn)
+    yield spawned
+    for pid in spawned:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

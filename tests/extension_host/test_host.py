@@ -1,0 +1,381 @@
+"""The host with real extension processes: joining, calling tools, and every way it goes wrong."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from helpers import Project, is_log, run, wait_for_event
+
+from extension_host import ExtensionHost, UnknownToolError
+from sdk_extension import tool
+
+pytestmark = pytest.mark.subprocess
+
+CALC = """
+    from sdk_extension import join_session, tool
+
+    @tool(description="Add two integers")
+    def add(a: int, b: int) -> str:
+        return str(a + b)
+
+    @tool
+    async def divide(a: float, b: float) -> float:
+        '''Divide a by b.'''
+        return a / b
+
+    session = join_session(tools=[add, divide])
+    session.log("calc ready")
+"""
+
+
+def host_for(project: Project, **options: Any) -> ExtensionHost:
+    options.setdefault("stop_grace", 2.0)
+    return ExtensionHost(project.root, project.home, **options)
+
+
+def test_an_extension_joins_and_its_tool_answers_through_the_host(project: Project) -> None:
+    """A Python extension is running with its tools, and a call returns the handler's text."""
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            (info,) = host.extensions
+            assert (info.id, info.status, info.tools) == ("project:calc", "running", ("add", "divide"))
+            assert info.pid is not None and info.error is None
+            result = await host.call_tool("add", {"a": 2, "b": 40})
+            assert (result.result_type, result.text_result_for_llm) == ("success", "42")
+            assert host.tools["divide"].owner == "project:calc"
+
+    run(scenario())
+
+
+def test_tool_calls_are_announced_as_start_and_complete_events(project: Project) -> None:
+    """Each call emits tool.execution_start and tool.execution_complete with one toolCallId."""
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            await wait_for_event(host, is_log("calc ready"))  # so that nothing comes in between
+            await host.call_tool("add", {"a": 1, "b": 1}, tool_call_id="call-1")
+            start = host.events.history("tool.execution_start")[-1]
+            complete = host.events.history("tool.execution_complete")[-1]
+            assert start["data"] == {"toolCallId": "call-1", "toolName": "add", "arguments": {"a": 1, "b": 1}}
+            assert complete["data"]["toolCallId"] == "call-1"
+            assert complete["data"]["success"] is True
+            assert complete["data"]["result"]["content"] == "2"
+            assert complete["parentId"] == start["id"]
+
+    run(scenario())
+
+
+def test_session_log_becomes_a_session_info_event(project: Project) -> None:
+    """session.log("calc ready") reaches the event log as session.info naming the extension."""
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            info = await wait_for_event(host, is_log("calc ready"))
+            assert info["data"]["extensionId"] == "project:calc"
+            loaded = host.events.history("session.extensions_loaded")
+            assert loaded and loaded[0]["data"]["extensions"][0]["status"] == "running"
+
+    run(scenario())
+
+
+def test_a_failing_handler_gives_a_failure_result_with_its_message(project: Project) -> None:
+    """ZeroDivisionError in a tool becomes result type failure carrying the message."""
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            result = await host.call_tool("divide", {"a": 1, "b": 0})
+            assert result.result_type == "failure"
+            assert "division by zero" in result.text_result_for_llm
+            assert result.error is not None and "ZeroDivisionError" in result.error
+            assert (await host.call_tool("divide", {"a": 1, "b": 4})).text_result_for_llm == "0.25"
+
+    run(scenario())
+
+
+def test_invalid_arguments_give_a_failure_naming_the_field(project: Project) -> None:
+    """A string where an integer belongs, or a missing argument, is a failure naming the field."""
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            wrong_type = await host.call_tool("add", {"a": 1, "b": "two"})
+            missing = await host.call_tool("add", {"a": 1})
+            extra = await host.call_tool("add", {"a": 1, "b": 2, "c": 3})
+            for result, field in ((wrong_type, "'b'"), (missing, "'b'"), (extra, "'c'")):
+                assert result.result_type == "failure"
+                assert field in result.text_result_for_llm
+
+    run(scenario())
+
+
+def test_an_unknown_tool_raises_an_error_listing_the_available_ones(project: Project) -> None:
+    """call_tool of a name nobody offers raises UnknownToolError that lists the tools."""
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            with pytest.raises(UnknownToolError) as caught:
+                await host.call_tool("multiply", {})
+            assert caught.value.tool == "multiply"
+            assert "add" in str(caught.value) and "divide" in str(caught.value)
+
+    run(scenario())
+
+
+def test_built_in_tools_are_called_in_process_and_count_for_collisions(project: Project) -> None:
+    """A tool of the embedding application answers; an extension offering its name fails."""
+
+    @tool(description="The host's own clock")
+    def add(a: int, b: int) -> str:
+        return f"builtin {a + b}"
+
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        async with host_for(project, builtin_tools=[add]) as host:
+            (info,) = host.extensions
+            assert info.status == "failed"
+            assert info.error is not None and "'add'" in info.error and "built-in" in info.error
+            assert (await host.call_tool("add", {"a": 1, "b": 2})).text_result_for_llm == "builtin 3"
+            assert "divide" not in host.tools
+
+    run(scenario())
+
+
+def test_two_extensions_with_one_tool_name_fail_the_later_one_in_load_order(project: Project) -> None:
+    """The first extension (by name) keeps the tool; the second is failed naming tool and owner.
+
+    The first one is made slower to join, so the outcome cannot come from timing.
+    """
+    project.add_extension(
+        "alpha",
+        """
+        import time
+        from sdk_extension import join_session, tool
+        time.sleep(0.5)
+
+        @tool(description="Greet")
+        def greet() -> str:
+            return "alpha"
+
+        join_session(tools=[greet])
+        """,
+    )
+    project.add_extension(
+        "beta",
+        """
+        from sdk_extension import join_session, tool
+
+        @tool(description="Greet")
+        def greet() -> str:
+            return "beta"
+
+        @tool(description="Only beta has this")
+        def wave() -> str:
+            return "beta waves"
+
+        join_session(tools=[wave, greet])
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            alpha, beta = host.extensions
+            assert alpha.status == "running"
+            assert beta.status == "failed"
+            assert beta.error is not None
+            assert "'greet'" in beta.error and "project:alpha" in beta.error
+            assert "wave" not in host.tools  # all or nothing
+            assert (await host.call_tool("greet")).text_result_for_llm == "alpha"
+
+    run(scenario())
+
+
+def test_an_extension_that_raises_at_import_fails_with_the_exception_line(project: Project) -> None:
+    """The error is the last line of the traceback; the other extension keeps working."""
+    project.add_extension("broken", "raise RuntimeError('missing API key for broken')\n")
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            broken = host.extension("broken")
+            assert broken.status == "failed"
+            assert broken.error is not None
+            assert "exited with code 1 before joining" in broken.error
+            assert "RuntimeError: missing API key for broken" in broken.error
+            assert (await host.call_tool("add", {"a": 1, "b": 2})).success
+
+    run(scenario())
+
+
+def test_an_extension_that_exits_early_fails_with_its_exit_code(project: Project) -> None:
+    """sys.exit(3) before joining gives 'exited with code 3'."""
+    project.add_extension("quitter", "import sys\nsys.exit(3)\n")
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            (info,) = host.extensions
+            assert info.status == "failed"
+            assert info.error is not None and "exited with code 3 before joining" in info.error
+
+    run(scenario())
+
+
+def test_an_extension_that_never_joins_fails_after_the_readiness_timeout(project: Project) -> None:
+    """A script that never calls join_session is failed with 'did not join within N s'."""
+    project.add_extension("sleeper", "import threading\nthreading.Event().wait(600)\n")
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        async with host_for(project, readiness_timeout=1.5) as host:
+            sleeper = host.extension("sleeper")
+            assert sleeper.status == "failed"
+            assert sleeper.error is not None and "did not join within 1.5 s" in sleeper.error
+            assert host.extension("calc").status == "running"
+
+    run(scenario())
+
+
+def test_an_unknown_hook_name_fails_the_extension_with_the_valid_names(project: Project) -> None:
+    """join_session(hooks={"on_pre_tool": f}) raises; the error lists the six hook points."""
+    project.add_extension(
+        "typo",
+        """
+        from sdk_extension import join_session
+        join_session(hooks={"on_pre_tool": lambda i, inv: None})
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            (info,) = host.extensions
+            assert info.status == "failed"
+            assert info.error is not None
+            assert "unknown hook 'on_pre_tool'" in info.error
+            assert "on_pre_tool_use" in info.error
+
+    run(scenario())
+
+
+def test_declared_hooks_are_reported_by_their_python_names(project: Project) -> None:
+    """Hooks given in either spelling are listed in snake_case on the extension."""
+    project.add_extension(
+        "hooked",
+        """
+        from sdk_extension import join_session
+        join_session(hooks={"onPreToolUse": lambda i, inv: None, "on_session_end": lambda i, inv: None})
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            (info,) = host.extensions
+            assert info.status == "running"
+            assert set(info.hooks) == {"on_pre_tool_use", "on_session_end"}
+
+    run(scenario())
+
+
+def test_stdout_writes_never_corrupt_the_protocol_and_land_in_the_log(project: Project) -> None:
+    """print, sys.stdout.write and os.write(1) at import and in a handler all go to the log."""
+    project.add_extension(
+        "noisy",
+        """
+        import os, sys
+        from sdk_extension import join_session, tool
+        print("printed at import")
+        sys.stdout.write("written at import\\n")
+        os.write(1, b"raw fd write at import\\n")
+
+        @tool(description="Talk a lot")
+        def chatter(word: str) -> str:
+            print("printed in handler", word)
+            sys.stdout.write("Content-Length: 9999\\r\\n\\r\\n")
+            os.write(1, b"raw fd write in handler\\n")
+            return word.upper()
+
+        join_session(tools=[chatter])
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            for word in ("one", "two"):
+                result = await host.call_tool("chatter", {"word": word})
+                assert result.text_result_for_llm == word.upper()
+            log_path = host.extension("noisy").log_path
+        assert log_path is not None
+        log = log_path.read_text()
+        for text in (
+            "printed at import",
+            "written at import",
+            "raw fd write at import",
+            "printed in handler two",
+            "raw fd write in handler",
+        ):
+            assert text in log
+
+    run(scenario())
+
+
+def test_session_send_is_recorded_as_a_user_message(project: Project) -> None:
+    """session.send returns a message id; the host records user.message from the extension."""
+    project.add_extension(
+        "sender",
+        """
+        from sdk_extension import join_session, tool
+
+        @tool(description="Ask the agent something")
+        def ask(prompt: str) -> str:
+            return session.send(prompt)
+
+        session = join_session(tools=[ask])
+        """,
+    )
+    sent: list[tuple[str, str]] = []
+
+    async def on_send(prompt: str, attachments: list[dict[str, Any]], extension: str) -> None:
+        sent.append((prompt, extension))
+
+    async def scenario() -> None:
+        async with host_for(project, on_send=on_send) as host:
+            result = await host.call_tool("ask", {"prompt": "run the tests"})
+            (message,) = host.events.history("user.message")
+            assert result.text_result_for_llm == message["id"]
+            assert message["data"]["content"] == "run the tests"
+            assert sent == [("run the tests", "project:sender")]
+
+    run(scenario())
+
+
+def test_session_on_delivers_the_event_types_an_extension_subscribed_to(project: Project) -> None:
+    """An extension subscribed to tool.execution_complete hears of calls and can log about them."""
+    project.add_extension(
+        "watcher",
+        """
+        from sdk_extension import join_session, tool
+
+        @tool(description="Do nothing")
+        def noop() -> None:
+            return None
+
+        session = join_session(tools=[noop])
+        session.on("tool.execution_complete", lambda e: session.log("saw " + e["data"]["toolName"]))
+        session.log("subscribed")
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            await wait_for_event(host, is_log("subscribed"))
+            result = await host.call_tool("noop")
+            assert (result.result_type, result.text_result_for_llm) == ("success", "")
+            await wait_for_event(host, is_log("saw noop"))
+
+    run(scenario())

@@ -1,0 +1,239 @@
+"""Process boundaries: crashes mid-call, broken frames, stopping, and no process left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from helpers import Project, is_log, process_exists, run, wait_for_event, wait_for_exit
+
+from extension_host import ExtensionHost
+
+pytestmark = pytest.mark.subprocess
+
+SLOW = """
+    import os, threading
+    from sdk_extension import join_session, tool
+
+    @tool(description="Never answers until killed")
+    def hang() -> str:
+        session.log(f"hanging in {os.getpid()}")
+        threading.Event().wait(600)
+        return "unreachable"
+
+    @tool(description="Answers at once")
+    def ping() -> str:
+        return "pong"
+
+    session = join_session(tools=[hang, ping])
+"""
+
+CALC = """
+    from sdk_extension import join_session, tool
+
+    @tool(description="Add")
+    def add(a: int, b: int) -> str:
+        return str(a + b)
+
+    join_session(tools=[add])
+"""
+
+
+def test_an_extension_killed_mid_call_fails_the_pending_call_at_once(project: Project) -> None:
+    """SIGKILL during a call: the call returns a failure saying the extension exited; no hang."""
+    project.add_extension("slow", SLOW)
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, stop_grace=2) as host:
+            pid = host.extension("slow").pid
+            assert pid is not None
+            call = asyncio.ensure_future(host.call_tool("hang"))
+            await wait_for_event(host, is_log(f"hanging in {pid}"))
+            os.kill(pid, signal.SIGKILL)
+            async with asyncio.timeout(10):
+                result = await call
+            assert result.result_type == "failure"
+            assert "project:slow" in result.text_result_for_llm
+            assert "exited with code -9" in result.text_result_for_llm
+            info = host.extension("slow")
+            assert info.status == "failed" and info.tools == ()
+            later = await host.call_tool("ping")
+            assert later.result_type == "failure"
+            assert "unavailable" in later.text_result_for_llm and "project:slow failed" in later.text_result_for_llm
+            assert any("project:slow failed" in e["data"]["message"] for e in host.events.history("session.warning"))
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("frame", "reason"),
+    [
+        (b"this is not a header\r\n\r\n", "malformed header line"),
+        (b"Content-Length: 7\r\n\r\n{oops!}", "not valid JSON"),
+        (b"Content-Length: 999999999999\r\n\r\n", "exceeds the limit"),
+        (b"Content-Length: 2\r\n\r\n[]", "not an object"),
+    ],
+    ids=["bad-header", "bad-json", "oversize", "not-an-object"],
+)
+def test_a_malformed_frame_fails_only_that_extension_with_a_protocol_error(
+    project: Project, frame: bytes, reason: str
+) -> None:
+    """Garbage on the protocol stream fails its extension; the other one keeps serving."""
+    project.add_extension(
+        "garbler",
+        f"""
+        import os
+        from sdk_extension import join_session, tool
+        from sdk_extension._stdio import claim_protocol_stdio
+
+        @tool(description="Break the protocol")
+        def garble() -> str:
+            os.write(claim_protocol_stdio()[1], {frame!r})
+            return "sent"
+
+        join_session(tools=[garble])
+        """,
+    )
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, stop_grace=2) as host:
+            result = await host.call_tool("garble")
+            assert result.result_type == "failure"
+            info = host.extension("garbler")
+            assert info.status == "failed"
+            assert info.error is not None and "protocol error" in info.error and reason in info.error
+            assert (await host.call_tool("add", {"a": 2, "b": 2})).text_result_for_llm == "4"
+
+    run(scenario())
+
+
+def test_stopping_the_host_ends_extensions_by_end_of_stream_with_exit_code_zero(project: Project) -> None:
+    """Closing stdin is enough: the SDK exits 0 long before SIGTERM would be sent."""
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        host = ExtensionHost(project.root, project.home, stop_grace=30)
+        await host.start()
+        instance = host._instances[0]
+        process = instance.process
+        assert process is not None
+        await host.stop()
+        assert process.returncode == 0
+        assert not process_exists(process.pid)
+
+    run(scenario())
+
+
+def test_stopping_the_host_also_ends_what_an_extension_started(project: Project) -> None:
+    """A grandchild that ignores SIGTERM is killed with its extension's process group."""
+    project.add_extension(
+        "parent",
+        """
+        import subprocess, sys
+        from sdk_extension import join_session
+        child = subprocess.Popen([sys.executable, "-c",
+            "import signal, threading; signal.signal(signal.SIGTERM, signal.SIG_IGN); threading.Event().wait(600)"])
+        session = join_session()
+        session.log(f"grandchild {child.pid}")
+        """,
+    )
+
+    async def scenario() -> int:
+        async with ExtensionHost(project.root, project.home, stop_grace=1) as host:
+            event = await wait_for_event(host, lambda e: e["data"].get("message", "").startswith("grandchild "))
+            grandchild = int(event["data"]["message"].split()[1])
+            assert process_exists(grandchild)
+        return grandchild
+
+    grandchild = run(scenario())
+    assert wait_for_exit(grandchild, timeout=15)
+
+
+HOST_SCRIPT = """
+import asyncio, json, sys
+from extension_host import ExtensionHost
+
+async def main():
+    async with ExtensionHost(sys.argv[1], sys.argv[2]) as host:
+        print(json.dumps([e.pid for e in host.extensions]), flush=True)
+        await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+def test_no_extension_survives_a_host_killed_with_sigkill(project: Project) -> None:
+    """After SIGKILL of the host process, every extension exits by itself (joined or not)."""
+    project.add_extension("calc", CALC)
+    project.add_extension(
+        "joiner",
+        """
+        from sdk_extension import join_session
+        join_session()
+        """,
+    )
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST_SCRIPT, str(project.root), str(project.home)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert host.stdout is not None
+        pids = json.loads(host.stdout.readline())
+        assert len(pids) == 2 and all(process_exists(pid) for pid in pids)
+        host.kill()
+        host.wait(timeout=10)
+        for pid in pids:
+            assert wait_for_exit(pid, timeout=15), f"extension {pid} outlived its host"
+    finally:
+        host.kill()
+        host.wait(timeout=10)
+        if host.stdout:
+            host.stdout.close()
+
+
+def test_an_extension_that_never_joins_exits_when_its_host_dies(project: Project) -> None:
+    """The launcher's lifeline ends an orphan even if it never calls join_session."""
+    project.add_extension("sleeper", "import threading\nthreading.Event().wait(600)\n")
+    script = textwrap.dedent(
+        """
+        import asyncio, sys
+        import extension_host.instance
+        from extension_host import ExtensionHost
+
+        real_spawn = extension_host.instance.spawn
+
+        async def announcing_spawn(spec):
+            process = await real_spawn(spec)
+            print(process.pid, flush=True)
+            return process
+
+        extension_host.instance.spawn = announcing_spawn
+
+        async def main():
+            await ExtensionHost(sys.argv[1], sys.argv[2], readiness_timeout=600).start()
+
+        asyncio.run(main())
+        """
+    )
+    host = subprocess.Popen(
+        [sys.executable, "-c", script, str(project.root), str(project.home)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert host.stdout is not None
+        pid = int(host.stdout.readline())
+        host.kill()
+        host.wait(timeout=10)
+        assert wait_for_exit(pid, timeout=15), "an orphaned extension kept running"
+    finally:
+        host.kill()
+        host.wait(timeout=10)
+        if host.stdout:
+            host.stdout.close()

@@ -1,0 +1,93 @@
+"""Helpers shared by the tests (import as ``helpers``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import textwrap
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = REPO_ROOT / "sample_extensions"
+
+
+@dataclass
+class Project:
+    """A temporary project (with a .git folder) and a temporary user home."""
+
+    root: Path
+    home: Path
+
+    def add_extension(self, name: str, code: str, *, source: str = "project") -> Path:
+        """Write ``code`` (dedented) as the extension.py of a new extension; return its folder."""
+        base = self.root / ".github" / "extensions" if source == "project" else self.home / "extensions"
+        folder = base / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "extension.py").write_text(textwrap.dedent(code), encoding="utf-8")
+        return folder
+
+
+def run(coroutine: Coroutine[Any, Any, T], timeout: float = 60) -> T:
+    """Run a coroutine on a fresh loop, bounded so a hang fails the test instead of the suite."""
+
+    async def bounded() -> T:
+        async with asyncio.timeout(timeout):
+            return await coroutine
+
+    return asyncio.run(bounded())
+
+
+def wait_for_exit(pid: int, timeout: float = 15) -> bool:
+    """Wait (bounded) until process ``pid`` no longer exists; True if it is gone.
+
+    Uses a pidfd, so the wait is an event, not a polling loop; works for processes that are
+    not our children.
+    """
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        readable, _, _ = select.select([fd], [], [], timeout)
+        return bool(readable)
+    finally:
+        os.close(fd)
+
+
+def process_exists(pid: int) -> bool:
+    """True if a process with this pid exists (zombies included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def wait_for_event(host: Any, predicate: Any, timeout: float = 10) -> dict[str, Any]:
+    """Return the first event (past or future) of ``host`` matching ``predicate``; bounded."""
+    for event in host.events.history():
+        if predicate(event):
+            return dict(event)
+    found: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+    def listen(event: Any) -> None:
+        if not found.done() and predicate(event):
+            found.set_result(dict(event))
+
+    unsubscribe = host.on_event(listen)
+    try:
+        async with asyncio.timeout(timeout):
+            return await found
+    finally:
+        unsubscribe()
+
+
+def is_log(message: str) -> Any:
+    """A predicate matching a session.info event with this message."""
+    return lambda event: event["type"] == "session.info" and event["data"].get("message") == message

@@ -1,0 +1,244 @@
+"""Unit tests for sdk_extension.framing: Content-Length framed JSON over a StreamReader."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from sdk_extension.framing import MAX_MESSAGE_BYTES, FramingError, encode_message, read_message
+
+
+async def _read(data: bytes, *, eof: bool = True, max_bytes: int = MAX_MESSAGE_BYTES, limit: int | None = None) -> Any:
+    """Feed ``data`` (then EOF unless told otherwise) to a fresh reader and read one frame."""
+    reader = asyncio.StreamReader(limit=limit) if limit is not None else asyncio.StreamReader()
+    reader.feed_data(data)
+    if eof:
+        reader.feed_eof()
+    async with asyncio.timeout(5):
+        return await read_message(reader, max_bytes)
+
+
+def read_one(data: bytes, **kwargs: Any) -> Any:
+    """Synchronously read one frame from ``data``."""
+    return asyncio.run(_read(data, **kwargs))
+
+
+def frame(body: bytes, *headers: bytes) -> bytes:
+    """A frame with the right Content-Length for ``body`` and any extra header lines."""
+    lines = [b"Content-Length: %d" % len(body), *headers]
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+# -- encode_message ----------------------------------------------------------------------
+
+
+def test_encode_message_writes_content_length_header_then_compact_json_body() -> None:
+    """encode_message produces exactly one header, an empty line and the compact body."""
+    assert encode_message({"jsonrpc": "2.0", "id": 1}) == (
+        b'Content-Length: 24\r\n\r\n{"jsonrpc":"2.0","id":1}'
+    )
+
+
+def test_encode_message_counts_bytes_not_characters_for_non_ascii_text() -> None:
+    """The announced length is the UTF-8 byte count, and the text is not \\u-escaped."""
+    data = encode_message({"text": "héllo ✓ 日本"})
+    header, _, body = data.partition(b"\r\n\r\n")
+    assert body == '{"text":"héllo ✓ 日本"}'.encode()
+    assert header == b"Content-Length: %d" % len(body)
+    assert len(body) > len('{"text":"héllo ✓ 日本"}')
+
+
+def test_round_trip_preserves_a_message_with_non_ascii_text() -> None:
+    """read_message returns exactly what encode_message was given, including non-ASCII text."""
+    message = {"jsonrpc": "2.0", "id": "x", "params": {"text": "ünïcødé — 日本語 🎉", "n": [1, 2.5, None, True]}}
+    assert read_one(encode_message(message)) == message
+
+
+def test_consecutive_frames_are_read_one_at_a_time_then_eof_gives_none() -> None:
+    """Two frames in one buffer come out as two messages, then a clean EOF returns None."""
+
+    async def main() -> list[Any]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(encode_message({"n": 1}) + encode_message({"n": 2}))
+        reader.feed_eof()
+        async with asyncio.timeout(5):
+            return [await read_message(reader) for _ in range(3)]
+
+    assert asyncio.run(main()) == [{"n": 1}, {"n": 2}, None]
+
+
+def test_a_frame_split_across_several_feeds_is_reassembled() -> None:
+    """Bytes arriving in small pieces, interleaved with the reader, still make one message."""
+
+    async def main() -> tuple[Any, int]:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        data = encode_message({"split": "across feeds", "k": 42})
+        pieces = [data[i : i + 3] for i in range(0, len(data), 3)]
+        fed = 0
+
+        def feed_next() -> None:
+            nonlocal fed
+            reader.feed_data(pieces[fed])
+            fed += 1
+            if fed < len(pieces):
+                loop.call_soon(feed_next)
+
+        task = asyncio.ensure_future(read_message(reader))
+        loop.call_soon(feed_next)
+        async with asyncio.timeout(5):
+            return await task, fed
+
+    message, fed = asyncio.run(main())
+    assert message == {"split": "across feeds", "k": 42}
+    assert fed > 10
+
+
+# -- clean end of stream ----------------------------------------------------------------
+
+
+def test_clean_eof_before_any_byte_returns_none() -> None:
+    """An empty stream that ends is a clean end, not an error."""
+    assert read_one(b"") is None
+
+
+# -- headers -----------------------------------------------------------------------------
+
+
+def test_content_type_and_other_extra_headers_are_accepted() -> None:
+    """Headers besides Content-Length (e.g. Content-Type) are allowed and ignored."""
+    body = b'{"ok":true}'
+    data = frame(body, b"Content-Type: application/vscode-jsonrpc; charset=utf-8", b"X-Extra: 1")
+    assert read_one(data) == {"ok": True}
+
+
+def test_content_length_may_come_after_other_headers_and_in_any_case() -> None:
+    """The Content-Length header name is matched case-insensitively and in any position."""
+    body = b'{"a":1}'
+    data = b"Content-Type: application/json\r\ncontent-LENGTH:   %d  \r\n\r\n%s" % (len(body), body)
+    assert read_one(data) == {"a": 1}
+
+
+def test_a_header_line_without_colon_is_a_framing_error() -> None:
+    """A header line that is not 'Name: value' is rejected with a message saying so."""
+    with pytest.raises(FramingError, match="malformed header line"):
+        read_one(b"Content-Length 2\r\n\r\n{}")
+
+
+def test_non_numeric_content_length_is_a_framing_error() -> None:
+    """A Content-Length value that is not a number is rejected."""
+    with pytest.raises(FramingError, match="not a number"):
+        read_one(b"Content-Length: twelve\r\n\r\n{}")
+
+
+def test_negative_content_length_is_a_framing_error() -> None:
+    """A negative Content-Length is rejected."""
+    with pytest.raises(FramingError, match="negative"):
+        read_one(b"Content-Length: -5\r\n\r\n{}")
+
+
+def test_header_block_without_content_length_is_a_framing_error() -> None:
+    """A header block that lacks Content-Length is rejected."""
+    with pytest.raises(FramingError, match="no Content-Length"):
+        read_one(b"Content-Type: application/json\r\n\r\n{}")
+
+
+def test_a_header_block_longer_than_the_reader_limit_is_a_framing_error() -> None:
+    """Header bytes without the terminating empty line beyond the reader's limit are rejected."""
+    with pytest.raises(FramingError, match="too long"):
+        read_one(b"X-Padding: " + b"a" * 200, eof=False, limit=64)
+
+
+# -- size --------------------------------------------------------------------------------
+
+
+def test_announced_length_over_max_bytes_is_rejected_without_waiting_for_the_body() -> None:
+    """An oversize Content-Length fails at once, even though the body never arrives."""
+    with pytest.raises(FramingError, match="exceeds the limit of 10 bytes"):
+        read_one(b"Content-Length: 11\r\n\r\n", eof=False, max_bytes=10)
+
+
+def test_announced_length_equal_to_max_bytes_is_accepted() -> None:
+    """The limit is inclusive: a body of exactly max_bytes is read."""
+    body = b'{"k":"abc"}'
+    assert read_one(frame(body), max_bytes=len(body)) == {"k": "abc"}
+
+
+def test_default_limit_is_64_mebibytes() -> None:
+    """MAX_MESSAGE_BYTES is the documented 64 MiB, and read_message applies it by default."""
+    assert MAX_MESSAGE_BYTES == 64 * 1024 * 1024
+    with pytest.raises(FramingError, match="exceeds the limit"):
+        read_one(b"Content-Length: %d\r\n\r\n" % (MAX_MESSAGE_BYTES + 1), eof=False)
+
+
+# -- cut short ---------------------------------------------------------------------------
+
+
+def test_stream_ending_inside_the_header_is_a_framing_error() -> None:
+    """EOF after some header bytes but before the empty line is an error, not a clean end."""
+    with pytest.raises(FramingError, match="inside a header"):
+        read_one(b"Content-Length: 5\r\n")
+
+
+def test_stream_ending_inside_the_body_is_a_framing_error() -> None:
+    """EOF before Content-Length body bytes arrived reports how many came."""
+    with pytest.raises(FramingError, match="after 3 of 10 body bytes"):
+        read_one(b"Content-Length: 10\r\n\r\n{\"a")
+
+
+# -- body --------------------------------------------------------------------------------
+
+
+def test_body_that_is_not_json_is_a_framing_error() -> None:
+    """A body that does not parse as JSON is rejected."""
+    with pytest.raises(FramingError, match="not valid JSON"):
+        read_one(frame(b"{not json"))
+
+
+def test_body_that_is_not_utf8_is_a_framing_error() -> None:
+    """A body with invalid UTF-8 bytes is rejected as invalid JSON, not a crash."""
+    with pytest.raises(FramingError, match="not valid JSON"):
+        read_one(frame(b'{"a":"\xff\xfe"}'))
+
+
+@pytest.mark.parametrize("body", [b"[1,2,3]", b'"text"', b"42", b"null", b"true"])
+def test_json_body_that_is_not_an_object_is_a_framing_error(body: bytes) -> None:
+    """Arrays, strings, numbers, null and booleans are not messages."""
+    with pytest.raises(FramingError, match="not an object"):
+        read_one(frame(body))
+
+
+def test_zero_length_body_is_a_framing_error() -> None:
+    """Content-Length: 0 gives an empty body, which is not JSON."""
+    with pytest.raises(FramingError, match="not valid JSON"):
+        read_one(b"Content-Length: 0\r\n\r\n")
+
+
+def test_a_bad_frame_after_a_good_one_still_yields_the_good_one_first() -> None:
+    """Messages before a broken frame are delivered; the error comes on the next read."""
+
+    async def main() -> tuple[Any, BaseException | None]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(encode_message({"first": 1}) + b"Content-Length: x\r\n\r\n")
+        reader.feed_eof()
+        async with asyncio.timeout(5):
+            first = await read_message(reader)
+            try:
+                await read_message(reader)
+            except FramingError as exc:
+                return first, exc
+        return first, None
+
+    first, error = asyncio.run(main())
+    assert first == {"first": 1}
+    assert isinstance(error, FramingError)
+
+
+def test_encoded_body_is_valid_json_of_the_message() -> None:
+    """The body of an encoded frame parses back to the message with the standard json module."""
+    message = {"a": [1, {"b": None}], "c": "d"}
+    _, _, body = encode_message(message).partition(b"\r\n\r\n")
+    assert json.loads(body) == message
