@@ -1,0 +1,149 @@
+"""The extensions command: output, --json, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from helpers import Project
+
+from extension_host.cli import main
+
+pytestmark = pytest.mark.subprocess
+
+CALC = """
+    from sdk_extension import join_session, tool
+
+    @tool(description="Add two integers")
+    def add(a: int, b: int) -> str:
+        return str(a + b)
+
+    join_session(tools=[add])
+"""
+
+
+def cli(project: Project, *args: str) -> int:
+    return main(["--root", str(project.root), "--home", str(project.home), *args])
+
+
+def test_scaffold_creates_a_project_extension_that_list_shows_running(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scaffold then list --json: the new extension runs with its tool and hook."""
+    assert cli(project, "scaffold", "notes") == 0
+    assert (project.root / ".github/extensions/notes/extension.py").is_file()
+    capsys.readouterr()
+    assert cli(project, "list", "--json") == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert listing["root"] == str(project.root.resolve())
+    (extension,) = listing["extensions"]
+    assert extension["id"] == "project:notes"
+    assert extension["status"] == "running"
+    assert extension["tools"] == ["notes_count_lines"]
+    assert extension["hooks"] == ["on_pre_tool_use"]
+    assert set(extension) >= {"id", "name", "source", "path", "status", "pid", "tools", "hooks", "error"}
+
+
+def test_scaffold_user_puts_the_extension_in_the_user_home(project: Project) -> None:
+    """--user writes under <home>/extensions."""
+    assert cli(project, "scaffold", "mine", "--user", "--template", "tool-only") == 0
+    assert (project.home / "extensions/mine/extension.py").is_file()
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", ""])
+def test_scaffold_refuses_bad_names_with_exit_code_2(
+    project: Project, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """A bad name is bad usage: exit 2 and the rule on stderr."""
+    assert cli(project, "scaffold", name) == 2
+    assert "starts with a letter or digit" in capsys.readouterr().err
+
+
+def test_scaffold_refuses_an_existing_folder_with_exit_code_2(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The second scaffold of one name fails without touching the first."""
+    assert cli(project, "scaffold", "dup") == 0
+    assert cli(project, "scaffold", "dup") == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_list_prints_a_table_and_exits_1_when_an_extension_failed(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failed extension shows its reason in the table, and the exit code says so."""
+    project.add_extension("calc", CALC)
+    project.add_extension("broken", "raise ImportError('no module named yaml')\n")
+    assert cli(project, "list") == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split() == ["ID", "STATUS", "PID", "TOOLS", "HOOKS", "NOTE"]
+    assert any(line.startswith("project:calc") and "running" in line and "add" in line for line in lines)
+    assert any("project:broken" in line and "ImportError: no module named yaml" in line for line in lines)
+
+
+def test_call_prints_the_result_text_and_exits_0(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """extensions call add '{"a": 2, "b": 3}' prints 5."""
+    project.add_extension("calc", CALC)
+    assert cli(project, "call", "add", '{"a": 2, "b": 3}') == 0
+    assert capsys.readouterr().out.strip() == "5"
+
+
+def test_call_json_reports_a_failure_and_exits_1(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """A failed call exits 1; --json carries result type, owner and the text naming the field."""
+    project.add_extension("calc", CALC)
+    assert cli(project, "call", "add", '{"a": "x", "b": 1}', "--json") == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["result_type"] == "failure"
+    assert result["owner"] == "project:calc"
+    assert "'a'" in result["text_result_for_llm"]
+
+
+def test_call_with_bad_json_or_unknown_tool_fails_clearly(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bad JSON is usage (2); an unknown tool is a failure (1) listing what exists."""
+    project.add_extension("calc", CALC)
+    assert cli(project, "call", "add", "{a: 1}") == 2
+    assert "not valid JSON" in capsys.readouterr().err
+    assert cli(project, "call", "add", "[1, 2]") == 2
+    assert cli(project, "call", "mul", "{}") == 1
+    assert "no tool named 'mul'; available: add" in capsys.readouterr().err
+
+
+def test_inspect_shows_tools_with_schemas_and_the_log_tail(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """inspect --json has the tool schema and the log; an unknown name exits 1."""
+    project.add_extension("calc", CALC.replace("    join_session(", "    print('hello log')\n    join_session("))
+    assert cli(project, "inspect", "calc", "--json") == 0
+    detail = json.loads(capsys.readouterr().out)
+    assert detail["status"] == "running"
+    (tool,) = detail["tools"]
+    assert tool["parameters"]["required"] == ["a", "b"]
+    assert "hello log" in detail["log_tail"]
+    assert cli(project, "inspect", "calc") == 0
+    text = capsys.readouterr().out
+    assert "add: Add two integers" in text and "| hello log" in text
+    assert cli(project, "inspect", "nope") == 1
+    assert "no extension named 'nope'" in capsys.readouterr().err
+
+
+def test_the_command_runs_as_a_module_and_the_demo_succeeds(tmp_path: object) -> None:
+    """python -m extension_host demo scaffolds, starts, calls, and exits 0."""
+    env = {**os.environ, "EXTENSION_HOST_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "extension_host", "demo"], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "README.md: 3 lines" in done.stdout
+    assert "Everything worked." in done.stdout
+
+
+def test_no_command_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """Bare 'extensions' is bad usage."""
+    assert main([]) == 2
+    assert "scaffold" in capsys.readouterr().out
