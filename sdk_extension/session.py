@@ -364,6 +364,7 @@ async def join_session_async(
     """
     tool_list, hook_map = _prepare(tools, hooks)
     session_id = _session_id()
+    _claim_join()
     read_fd, write_fd = claim_protocol_stdio()
     reader, writer = await _open_streams(read_fd, write_fd)
     client = _Client(session_id, tool_list, hook_map, Connection(reader, writer))
@@ -388,6 +389,7 @@ def join_session(
     """
     tool_list, hook_map = _prepare(tools, hooks)
     session_id = _session_id()
+    _claim_join()
     read_fd, write_fd = claim_protocol_stdio()
     joined = threading.Event()
     outcome: list[Session | BaseException] = []
@@ -420,6 +422,15 @@ def join_session(
     if isinstance(result, BaseException):
         raise result
     return result
+
+
+_joined_once = threading.Lock()
+
+
+def _claim_join() -> None:
+    # The protocol streams exist once per process; a second join would fight over them.
+    if not _joined_once.acquire(blocking=False):
+        raise ExtensionError("join_session() was already called in this process; call it once")
 
 
 def _prepare(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -377,5 +378,67 @@ def test_session_on_delivers_the_event_types_an_extension_subscribed_to(project:
             result = await host.call_tool("noop")
             assert (result.result_type, result.text_result_for_llm) == ("success", "")
             await wait_for_event(host, is_log("saw noop"))
+
+    run(scenario())
+
+
+def test_the_asyncio_form_joins_and_serves_until_the_host_closes(project: Project) -> None:
+    """join_session_async + wait_closed: async tools answer, and the process exits 0 on stop."""
+    project.add_extension(
+        "asyncy",
+        """
+        import asyncio
+        from sdk_extension import join_session_async, tool
+
+        @tool(description="Wait a moment, then answer")
+        async def later(text: str) -> str:
+            await asyncio.sleep(0)
+            return text[::-1]
+
+        async def main() -> None:
+            session = await join_session_async(tools=[later])
+            session.log("async ready")
+            await session.wait_closed()
+
+        asyncio.run(main())
+        """,
+    )
+
+    async def scenario() -> None:
+        host = host_for(project)
+        await host.start()
+        try:
+            assert host.extension("asyncy").status == "running"
+            results = await asyncio.gather(*(host.call_tool("later", {"text": f"ab{i}"}) for i in range(8)))
+            assert [r.text_result_for_llm for r in results] == [f"{i}ba" for i in range(8)]
+            await wait_for_event(host, is_log("async ready"))
+            process = host._instances[0].process
+        finally:
+            await host.stop()
+        assert process is not None and process.returncode == 0
+
+    run(scenario())
+
+
+def test_a_blocking_session_call_inside_async_code_fails_with_advice(project: Project) -> None:
+    """session.send() in an async handler would deadlock; it fails naming send_async instead."""
+    project.add_extension(
+        "misuse",
+        """
+        from sdk_extension import join_session, tool
+
+        @tool(description="Misuse the blocking API")
+        async def misuse() -> str:
+            return session.send("hello")
+
+        session = join_session(tools=[misuse])
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            result = await host.call_tool("misuse")
+            assert result.result_type == "failure"
+            assert "await session.send_async" in result.text_result_for_llm
 
     run(scenario())
