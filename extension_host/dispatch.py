@@ -9,7 +9,6 @@ pipeline around the call lives here too once hooks run. Processes are not this m
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +16,7 @@ from sdk_extension.results import ToolResult
 from sdk_extension.tools import Tool, ToolInvocation, run_tool
 
 from .errors import UnknownToolError
-from .events import EventLog
+from .events import EventLog, unique_ids
 from .registry import BUILTIN_OWNER, ToolEntry, ToolRegistry
 
 __all__ = ["Dispatcher", "builtin_entry"]
@@ -45,6 +44,7 @@ class Dispatcher:
         self._registry = registry
         self._events = events
         self._unavailable_reason = unavailable_reason
+        self._call_ids = unique_ids()
 
     async def call_tool(
         self, name: str, arguments: Any = None, *, tool_call_id: str | None = None
@@ -60,7 +60,7 @@ class Dispatcher:
             if reason is None:
                 raise UnknownToolError(name, [e.name for e in self._registry.entries()])
             return ToolResult(reason, "failure", error=reason)
-        call_id = tool_call_id or f"call_{uuid.uuid4().hex[:24]}"
+        call_id = tool_call_id or f"call_{next(self._call_ids)}"
         arguments = {} if arguments is None else arguments
         self._events.emit(
             "tool.execution_start", {"toolCallId": call_id, "toolName": name, "arguments": arguments}

@@ -8,16 +8,17 @@ and never stops the others. This module does not know extensions or the wire.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from typing import Any, Final
 
 from sdk_extension.protocol import Event
 
-__all__ = ["HISTORY_LIMIT", "EventListener", "EventLog", "make_event"]
+__all__ = ["HISTORY_LIMIT", "EventListener", "EventLog", "make_event", "unique_ids"]
 
 HISTORY_LIMIT: Final = 10_000
 """Events kept in memory; a long-running host forgets the oldest beyond this."""
@@ -25,12 +26,25 @@ HISTORY_LIMIT: Final = 10_000
 EventListener = Callable[[Event], None]
 
 
+def unique_ids() -> Iterator[str]:
+    """UUID-shaped ids that are unique across processes and cheap to make.
+
+    A random prefix (from one ``uuid4``) per generator, then a counter: one ``uuid4`` for many ids
+    instead of one per event (tool calls make several events each).
+    """
+    prefix = str(uuid.uuid4())[:24]
+    return (f"{prefix}{n:012x}" for n in itertools.count())
+
+
+_event_ids = unique_ids()
+
+
 def make_event(
     event_type: str, data: dict[str, Any], *, parent_id: str | None = None, ephemeral: bool = False
 ) -> Event:
     """Build one event envelope with a fresh id and the current time."""
     event: Event = {
-        "id": str(uuid.uuid4()),
+        "id": next(_event_ids),
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
         "parentId": parent_id,
         "type": event_type,

@@ -15,7 +15,6 @@ import asyncio
 import functools
 import os
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from sdk_extension.results import ToolResult, result_from_wire
 
 from .discovery import ExtensionSpec
 from .errors import ExtensionLoadError
-from .events import EventLog, make_event
+from .events import EventLog, make_event, unique_ids
 from .info import ExtensionInfo, ExtensionStatus
 from .process import ExtensionProcess, LaunchSpec, extension_environment, python_argv, spawn
 from .registry import ToolEntry, ToolRegistry
@@ -81,6 +80,7 @@ class ExtensionInstance:
         self._pending: dict[str, tuple[asyncio.Future[ToolResult], str]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
+        self._request_ids = unique_ids()
 
     @property
     def id(self) -> str:
@@ -227,7 +227,7 @@ class ExtensionInstance:
         if self.status != "running" or connection is None or connection.closed:
             text = f"tool {tool_name!r} is unavailable: extension {self.id} is {self.status}"
             return ToolResult(text, "failure", error=text)
-        request_id = uuid.uuid4().hex
+        request_id = next(self._request_ids)
         future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = (future, tool_name)
         data: p.ToolRequestedData = {

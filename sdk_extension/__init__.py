@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .errors import (
     ExtensionError,
     HookOutputError,
@@ -23,25 +25,54 @@ from .errors import (
     NotUnderHostError,
     ToolArgumentsError,
 )
-from .hooks import (
-    HOOK_NAMES,
-    ErrorOccurredInput,
-    ErrorOccurredOutput,
-    HookInvocation,
-    PostToolUseInput,
-    PostToolUseOutput,
-    PreToolUseInput,
-    PreToolUseOutput,
-    SessionEndInput,
-    SessionEndOutput,
-    SessionStartInput,
-    SessionStartOutput,
-    UserPromptSubmittedInput,
-    UserPromptSubmittedOutput,
-)
+from .protocol import HOOK_NAMES
 from .results import ToolResult
 from .session import Session, join_session, join_session_async
 from .tools import Tool, ToolInvocation, tool
+
+if TYPE_CHECKING:
+    from .hooks import (
+        ErrorOccurredInput,
+        ErrorOccurredOutput,
+        HookInvocation,
+        PostToolUseInput,
+        PostToolUseOutput,
+        PreToolUseInput,
+        PreToolUseOutput,
+        SessionEndInput,
+        SessionEndOutput,
+        SessionStartInput,
+        SessionStartOutput,
+        UserPromptSubmittedInput,
+        UserPromptSubmittedOutput,
+    )
+
+_HOOK_TYPES = frozenset(
+    {
+        "ErrorOccurredInput",
+        "ErrorOccurredOutput",
+        "HookInvocation",
+        "PostToolUseInput",
+        "PostToolUseOutput",
+        "PreToolUseInput",
+        "PreToolUseOutput",
+        "SessionEndInput",
+        "SessionEndOutput",
+        "SessionStartInput",
+        "SessionStartOutput",
+        "UserPromptSubmittedInput",
+        "UserPromptSubmittedOutput",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    # The hook input and output classes load on first use; most extensions start without them.
+    if name in _HOOK_TYPES:
+        from . import hooks
+
+        return getattr(hooks, name)
+    raise AttributeError(f"module 'sdk_extension' has no attribute {name!r}")
 
 __all__ = [
     "HOOK_NAMES",

@@ -7,6 +7,7 @@ milliseconds. Output checking is strict: an unknown key or a value of the wrong 
 error naming the hook and the key, never silently dropped.
 
 This module is shared by both sides. It does not run hooks and does not know the connection.
+An extension imports it only when the host first invokes one of its hooks.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Final, Literal
 
-from .errors import HookOutputError, InvalidHookError
-from .protocol import HOOK_WIRE_NAMES
+from .errors import HookOutputError
+from .protocol import HOOK_NAMES, HOOK_WIRE_NAMES, camel_case, hook_name
 from .results import ToolResult, normalize_result, result_from_wire
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
     "ErrorOccurredInput",
     "ErrorOccurredOutput",
     "hook_point",
-    "resolve_hooks",
 ]
 
 PermissionDecision = Literal["allow", "deny", "ask"]
@@ -211,11 +211,6 @@ def _tool_result(value: Any) -> Any:
         raise ValueError(f"expected a tool result: {exc}") from None
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
 @dataclass(frozen=True, slots=True)
 class HookPoint:
     """One of the six hook points and everything needed to carry its data."""
@@ -233,7 +228,7 @@ class HookPoint:
     @property
     def copilot_name(self) -> str:
         """The Copilot SDK spelling, e.g. ``onPreToolUse``."""
-        return _camel(self.name)
+        return camel_case(self.name)
 
     def input_to_wire(self, value: _Input) -> dict[str, Any]:
         """The camelCase input object, ``timestamp`` in epoch milliseconds."""
@@ -245,7 +240,7 @@ class HookPoint:
             elif isinstance(field_value, ToolResult):
                 field_value = field_value.to_wire()
             if field_value is not None:
-                wire[_camel(item.name)] = field_value
+                wire[camel_case(item.name)] = field_value
         return wire
 
     def input_from_wire(self, data: Mapping[str, Any]) -> Any:
@@ -256,7 +251,7 @@ class HookPoint:
         """
         kwargs: dict[str, Any] = {}
         for item in dataclasses.fields(self.input_type):
-            key = _camel(item.name)
+            key = camel_case(item.name)
             if key == "cwd" and key not in data and "workingDirectory" in data:
                 key = "workingDirectory"
             if key not in data:
@@ -289,7 +284,7 @@ class HookPoint:
         for name, item in fields.items():
             if isinstance(item, ToolResult):
                 item = item.to_wire()
-            wire[_camel(name)] = item
+            wire[camel_case(name)] = item
         return wire
 
     def output_from_wire(self, value: Any) -> Any:
@@ -312,7 +307,7 @@ class HookPoint:
                 None,
                 f"returned {type(value).__name__}; return None, a dict or {self.output_type.__name__}",
             )
-        by_camel = {_camel(name): name for name in self.checks}
+        by_camel = {camel_case(name): name for name in self.checks}
         fields: dict[str, Any] = {}
         for key, item in value.items():
             name = key if key in self.checks else by_camel.get(key) if isinstance(key, str) else None
@@ -375,35 +370,8 @@ HOOK_POINTS: Final[dict[str, HookPoint]] = {
 }
 """The six hook points by Python name, in the order the contract lists them."""
 
-HOOK_NAMES: Final = tuple(HOOK_POINTS)
-_BY_ANY_NAME: Final = {
-    alias: point
-    for point in HOOK_POINTS.values()
-    for alias in (point.name, point.copilot_name, point.wire_name)
-}
-
 
 def hook_point(name: str) -> HookPoint | None:
     """The hook point for a Python, Copilot or wire name, or ``None``."""
-    return _BY_ANY_NAME.get(name)
-
-
-def resolve_hooks(hooks: Mapping[str, Any] | None) -> dict[str, Callable[..., Any]]:
-    """Check an author's hook mapping and key it by Python name.
-
-    Raises:
-        InvalidHookError: a name is not one of the six (the message lists them), a handler is
-            not callable, or two spellings name the same hook.
-    """
-    resolved: dict[str, Callable[..., Any]] = {}
-    for name, handler in (hooks or {}).items():
-        point = hook_point(name) if isinstance(name, str) else None
-        if point is None or name == point.wire_name:
-            valid = ", ".join(HOOK_NAMES)
-            raise InvalidHookError(str(name), f"unknown hook {name!r}; the hook points are: {valid}")
-        if not callable(handler):
-            raise InvalidHookError(point.name, f"hook {name!r} maps to {type(handler).__name__}, not a function")
-        if point.name in resolved:
-            raise InvalidHookError(point.name, f"hook {point.name} is given twice (as two spellings)")
-        resolved[point.name] = handler
-    return resolved
+    python_name = hook_name(name)
+    return HOOK_POINTS[python_name] if python_name is not None else None

@@ -35,7 +35,10 @@ __all__ = [
     "ERROR_CODES",
     "RESULT_TYPES",
     "LOG_LEVELS",
+    "HOOK_NAMES",
     "HOOK_WIRE_NAMES",
+    "camel_case",
+    "hook_name",
     "ResultType",
     "LogLevel",
     "ToolDefinition",
@@ -111,6 +114,28 @@ HOOK_WIRE_NAMES: Final[dict[str, str]] = {
     "on_error_occurred": "errorOccurred",
 }
 """The six hook points: Python name → ``hookType`` on the wire."""
+
+HOOK_NAMES: Final = tuple(HOOK_WIRE_NAMES)
+"""The six hook points by Python name, in the order the contract lists them."""
+
+
+def camel_case(name: str) -> str:
+    """``on_pre_tool_use`` → ``onPreToolUse``: how keys and hook names are spelled on the wire."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+_HOOK_ALIASES: Final = {
+    alias: name
+    for name, wire in HOOK_WIRE_NAMES.items()
+    for alias in (name, camel_case(name), wire)
+}
+
+
+def hook_name(alias: str) -> str | None:
+    """The Python name of a hook point given any spelling (``on_pre_tool_use``,
+    ``onPreToolUse`` or the wire's ``preToolUse``), or ``None``."""
+    return _HOOK_ALIASES.get(alias)
 
 
 class ToolDefinition(TypedDict):

@@ -25,11 +25,10 @@ from . import protocol as p
 from ._stdio import claim_protocol_stdio, flush_std_streams
 from ._workers import run_in_worker
 from .connection import Connection, ConnectionClosed, RpcError
-from .errors import ExtensionError, HookOutputError, JoinError, NotUnderHostError
-from .hooks import HookInvocation, hook_point, resolve_hooks
+from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
 from .tools import Tool, ToolInvocation, run_tool
 
-__all__ = ["DEFAULT_JOIN_TIMEOUT", "Session", "join_session", "join_session_async"]
+__all__ = ["DEFAULT_JOIN_TIMEOUT", "Session", "join_session", "join_session_async", "resolve_hooks"]
 
 DEFAULT_JOIN_TIMEOUT: Final = 30.0
 """Seconds to wait for the host to accept the join; the host's own readiness timeout is the same."""
@@ -151,6 +150,8 @@ class _Client:
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
         self.closed: asyncio.Future[None] = self.loop.create_future()
+        self.released = asyncio.Event()
+        """Set once join_session has returned: calls wait for it, so handlers can use ``session``."""
         self.subscribers: dict[str, list[EventHandler]] = {}
         self.interests: set[str] = set()
         self.background: set[asyncio.Task[Any]] = set()
@@ -172,7 +173,7 @@ class _Client:
                     "sessionId": self.session_id,
                     "tools": [t.to_wire() for t in self.tools.values()],
                     "hooks": bool(self.hooks),
-                    "hookTypes": [hook_point(name).wire_name for name in self.hooks],  # type: ignore[union-attr]
+                    "hookTypes": [p.HOOK_WIRE_NAMES[name] for name in self.hooks],
                     "eventTypes": [],
                     "disableResume": True,
                 }
@@ -271,6 +272,7 @@ class _Client:
             traceback.print_exc()
 
     async def _run_tool(self, selected: Tool, data: dict[str, Any]) -> None:
+        await self.released.wait()
         invocation = ToolInvocation(
             session_id=str(data.get("sessionId", self.session_id)),
             tool_call_id=str(data.get("toolCallId", "")),
@@ -289,10 +291,16 @@ class _Client:
 
     async def on_hooks_invoke(self, params: Any) -> dict[str, Any]:
         hook_type = params.get("hookType") if isinstance(params, dict) else None
-        point = hook_point(hook_type) if isinstance(hook_type, str) else None
-        handler = self.hooks.get(point.name) if point is not None else None
-        if point is None or handler is None:
+        name = p.hook_name(hook_type) if isinstance(hook_type, str) else None
+        handler = self.hooks.get(name) if name is not None else None
+        if name is None or handler is None:
             return {"output": None}
+        await self.released.wait()
+        # Loaded on first use: the typed inputs and outputs cost start-up time otherwise.
+        from .errors import HookOutputError
+        from .hooks import HOOK_POINTS, HookInvocation
+
+        point = HOOK_POINTS[name]
         try:
             value = point.input_from_wire(params.get("input") or {})
         except ValueError as exc:
@@ -306,8 +314,8 @@ class _Client:
         except Exception as exc:
             raise RpcError(
                 p.HOOK_FAILED,
-                f"hook {point.name} raised {type(exc).__name__}: {exc}",
-                {"hook": point.name},
+                f"hook {name} raised {type(exc).__name__}: {exc}",
+                {"hook": name},
             ) from None
         try:
             return {"output": point.output_to_wire(output)}
@@ -368,7 +376,9 @@ async def join_session_async(
     read_fd, write_fd = claim_protocol_stdio()
     reader, writer = await _open_streams(read_fd, write_fd)
     client = _Client(session_id, tool_list, hook_map, Connection(reader, writer))
-    return await client.join(join_timeout)
+    session = await client.join(join_timeout)
+    client.released.set()  # waiting calls run after the caller has stored the session
+    return session
 
 
 def join_session(
@@ -421,6 +431,7 @@ def join_session(
     result = outcome[0]
     if isinstance(result, BaseException):
         raise result
+    result._client.loop.call_soon_threadsafe(result._client.released.set)
     return result
 
 
@@ -447,3 +458,24 @@ def _prepare(
             raise ExtensionError(f"tool {item.name!r} is given twice")
         seen.add(item.name)
     return tool_list, resolve_hooks(hooks)
+
+
+def resolve_hooks(hooks: Mapping[str, Any] | None) -> dict[str, Callable[..., Any]]:
+    """Check an author's hook mapping and key it by Python name.
+
+    Raises:
+        InvalidHookError: a name is not one of the six (the message lists them), a handler is
+            not callable, or two spellings name the same hook.
+    """
+    resolved: dict[str, Callable[..., Any]] = {}
+    for alias, handler in (hooks or {}).items():
+        name = p.hook_name(alias) if isinstance(alias, str) else None
+        if name is None or alias == p.HOOK_WIRE_NAMES[name]:
+            valid = ", ".join(p.HOOK_NAMES)
+            raise InvalidHookError(str(alias), f"unknown hook {alias!r}; the hook points are: {valid}")
+        if not callable(handler):
+            raise InvalidHookError(name, f"hook {alias!r} maps to {type(handler).__name__}, not a function")
+        if name in resolved:
+            raise InvalidHookError(name, f"hook {name} is given twice (as two spellings)")
+        resolved[name] = handler
+    return resolved

@@ -442,3 +442,26 @@ def test_a_blocking_session_call_inside_async_code_fails_with_advice(project: Pr
             assert "await session.send_async" in result.text_result_for_llm
 
     run(scenario())
+
+
+def test_calls_made_the_moment_an_extension_joins_can_use_the_returned_session(project: Project) -> None:
+    """Calls that arrive while join_session is returning wait for it, so `session` is defined."""
+    project.add_extension(
+        "eager",
+        """
+        from sdk_extension import join_session, tool
+
+        @tool(description="Use the session global")
+        def whoami() -> str:
+            return session.session_id
+
+        session = join_session(tools=[whoami])
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            results = await asyncio.gather(*(host.call_tool("whoami") for _ in range(8)))
+            assert [r.text_result_for_llm for r in results] == [host.session_id] * 8
+
+    run(scenario())
