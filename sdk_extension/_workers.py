@@ -40,8 +40,6 @@ def _work() -> None:
     global _idle
     while True:
         function, args, loop, future = _jobs.get()
-        with _lock:
-            _idle -= 1
         try:
             value, error = function(*args), None
         except BaseException as exc:
@@ -60,9 +58,12 @@ def run_in_worker(function: Callable[..., Any], *args: Any) -> asyncio.Future[An
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
     with _lock:
+        # Each job reserves an idle worker when it is queued, so jobs queued together never
+        # wait for one another while the pool may still grow.
         if _idle == 0 and _workers < _MAX_WORKERS:
             _workers += 1
-            _idle += 1
             threading.Thread(target=_work, name=f"sdk-extension-worker-{_workers}", daemon=True).start()
+        else:
+            _idle -= 1
     _jobs.put((function, args, loop, future))
     return future

@@ -273,7 +273,10 @@ class Connection:
             pass
 
     def _resolve(self, message: dict[str, Any]) -> None:
-        future = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+        request_id = message.get("id")
+        if not isinstance(request_id, (int, str)):
+            return  # not an answer to anything we sent
+        future = self._pending.pop(request_id, None)
         if future is None or future.done():
             return  # an answer nobody waits for any more (timed out or unknown)
         error = message.get("error")

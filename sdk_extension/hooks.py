@@ -236,7 +236,7 @@ class HookPoint:
         for item in dataclasses.fields(value):
             field_value = getattr(value, item.name)
             if item.name == "timestamp":
-                field_value = int(field_value.timestamp() * 1000)
+                field_value = round(field_value.timestamp() * 1000)
             elif isinstance(field_value, ToolResult):
                 field_value = field_value.to_wire()
             if field_value is not None:

@@ -11,7 +11,9 @@ import pytest
 from sdk_extension.framing import MAX_MESSAGE_BYTES, FramingError, encode_message, read_message
 
 
-async def _read(data: bytes, *, eof: bool = True, max_bytes: int = MAX_MESSAGE_BYTES, limit: int | None = None) -> Any:
+async def _read(
+    data: bytes, *, eof: bool = True, max_bytes: int = MAX_MESSAGE_BYTES, limit: int | None = None
+) -> Any:
     """Feed ``data`` (then EOF unless told otherwise) to a fresh reader and read one frame."""
     reader = asyncio.StreamReader(limit=limit) if limit is not None else asyncio.StreamReader()
     reader.feed_data(data)
@@ -53,7 +55,8 @@ def test_encode_message_counts_bytes_not_characters_for_non_ascii_text() -> None
 
 def test_round_trip_preserves_a_message_with_non_ascii_text() -> None:
     """read_message returns exactly what encode_message was given, including non-ASCII text."""
-    message = {"jsonrpc": "2.0", "id": "x", "params": {"text": "ünïcødé — 日本語 🎉", "n": [1, 2.5, None, True]}}
+    params = {"text": "ünïcødé — 日本語 🎉", "n": [1, 2.5, None, True]}
+    message = {"jsonrpc": "2.0", "id": "x", "params": params}
     assert read_one(encode_message(message)) == message
 
 
