@@ -105,7 +105,7 @@ def signature_of(function: Callable[..., Any]) -> Signature:
         TypeError: a parameter is positional-only or ``*args``, which JSON arguments cannot fill.
         NameError: a type hint names something that does not exist.
     """
-    hints = typing.get_type_hints(function, include_extras=True)
+    hints = _parameter_hints(function)
     parameters: list[Parameter] = []
     wants_invocation = False
     accepts_extra = False
@@ -137,6 +137,21 @@ def signature_of(function: Callable[..., Any]) -> Signature:
             )
         )
     return Signature(tuple(parameters), wants_invocation, accepts_extra)
+
+
+def _parameter_hints(function: Callable[..., Any]) -> dict[str, Any]:
+    """Evaluate the parameters' annotations only: the return type is no business of the schema
+    (and may name something imported only for type checkers)."""
+    target = inspect.unwrap(function)
+    namespace = getattr(target, "__globals__", {})
+    hints: dict[str, Any] = {}
+    for name, annotation in inspect.get_annotations(target).items():
+        if name == "return":
+            continue
+        if isinstance(annotation, str):
+            annotation = eval(annotation, namespace)  # what typing.get_type_hints does, per name
+        hints[name] = annotation
+    return hints
 
 
 # -- JSON Schema ---------------------------------------------------------------------------

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import select
+import sys
 import textwrap
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -91,3 +94,14 @@ async def wait_for_event(host: Any, predicate: Any, timeout: float = 10) -> dict
 def is_log(message: str) -> Any:
     """A predicate matching a session.info event with this message."""
     return lambda event: event["type"] == "session.info" and event["data"].get("message") == message
+
+
+def load_module(name: str, path: Path) -> ModuleType:
+    """Import a file that is not part of a package (the logic modules of the samples)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses look their module up in sys.modules while the class is being built.
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -465,3 +465,14 @@ def test_pydantic_argument_that_is_not_an_object_names_the_parameter() -> None:
     """A non-object for a model parameter fails at the parameter itself."""
     error = bind_error(signature_of(with_model), {"point": 5})
     assert error.field == "point"
+
+
+def test_the_return_annotation_is_never_evaluated() -> None:
+    """A return type known only to type checkers does not stop a tool from being declared."""
+
+    def handler(count: int) -> OnlyForTypeCheckers:  # type: ignore[name-defined]  # noqa: F821
+        raise AssertionError
+
+    signature = signature_of(handler)
+    assert [p.name for p in signature.parameters] == ["count"]
+    assert signature.json_schema()["properties"] == {"count": {"type": "integer"}}
