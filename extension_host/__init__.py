@@ -21,12 +21,24 @@ from .errors import (
     UnknownExtensionError,
     UnknownToolError,
 )
+from .hooks import DEFAULT_HOOK_TIMEOUT, GUARD_HOOKS, HookRecord
+from .hookspecs import hookimpl
 from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
 from .info import ExtensionInfo, ExtensionStatus, ToolInfo
+from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
 
 __all__ = [
+    "DEFAULT_HOOK_TIMEOUT",
     "DEFAULT_READINESS_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
+    "GUARD_HOOKS",
+    "ErrorDecision",
+    "HookRecord",
+    "PromptResult",
+    "SessionEndResult",
+    "SessionStartResult",
+    "ToolCallResult",
+    "hookimpl",
     "ExtensionHost",
     "ExtensionHostError",
     "ExtensionInfo",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import sys
 import tempfile
@@ -93,6 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("tool", help="tool name")
     sub.add_argument("arguments", nargs="?", default="{}", help="arguments as a JSON object (default: {})")
     sub.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    sub.add_argument("--verbose", "-v", action="store_true", help="also show which hooks decided what (on stderr)")
+
+    sub = command("prompt", _prompt, "run the prompt hooks on TEXT and print the resulting prompt and context")
+    sub.add_argument("text", help="the prompt")
+    sub.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     command("demo", _demo, "scaffold an extension into a temporary project and call its tool")
     return parser
@@ -134,10 +140,18 @@ def _inspect(args: argparse.Namespace) -> int:
         info = host.extension(args.name)
         tools = [tool for tool in host.tools.values() if tool.owner == info.id]
         log = tail_lines(info.log_path, 20) if info.log_path else []
+        calls = host.recent_hook_calls(info.id)
         if args.json:
-            _print_json({**info.to_json(), "tools": [tool.to_json() for tool in tools], "log_tail": log})
+            _print_json(
+                {
+                    **info.to_json(),
+                    "tools": [tool.to_json() for tool in tools],
+                    "recent_hook_calls": [dataclasses.asdict(call) for call in calls],
+                    "log_tail": log,
+                }
+            )
         else:
-            print(render.extension_detail(info, tools, log))
+            print(render.extension_detail(info, tools, log, calls))
         return EXIT_FAILED if info.status == "failed" else EXIT_OK
 
     return asyncio.run(_with_host(args, run))
@@ -164,11 +178,43 @@ def _call(args: argparse.Namespace) -> int:
                     "result_type": result.result_type,
                     "text_result_for_llm": result.text_result_for_llm,
                     "error": result.error,
+                    "decision": result.decision,
+                    "decided_by": result.decided_by,
+                    "additional_context": result.additional_context,
                 }
             )
         else:
-            print(render.tool_result(result))
+            print(render.tool_result(result.result))
+        if args.verbose:
+            for event in host.events.history("hook.end"):
+                print(render.hook_end(event["data"]), file=sys.stderr)
+            if result.additional_context:
+                print(f"additional context:\n{result.additional_context}", file=sys.stderr)
         return EXIT_OK if result.success else EXIT_FAILED
+
+    return asyncio.run(_with_host(args, run))
+
+
+def _prompt(args: argparse.Namespace) -> int:
+    async def run(host: ExtensionHost) -> int:
+        outcome = await host.submit_prompt(args.text)
+        if args.json:
+            _print_json(
+                {
+                    "prompt": outcome.prompt,
+                    "additional_context": outcome.additional_context,
+                    "rejected": outcome.rejected,
+                    "reason": outcome.reason,
+                    "rejected_by": outcome.rejected_by,
+                }
+            )
+        elif outcome.rejected:
+            print(f"rejected by {outcome.rejected_by}: {outcome.reason}")
+        else:
+            print(outcome.prompt)
+            if outcome.additional_context:
+                print(f"\nadditional context:\n{outcome.additional_context}")
+        return EXIT_FAILED if outcome.rejected else EXIT_OK
 
     return asyncio.run(_with_host(args, run))
 
@@ -188,7 +234,7 @@ def _demo(args: argparse.Namespace) -> int:
             tool = f"{tool_prefix('hello')}_count_lines"
             print(f"\n3. called {tool} {{\"path\": \"README.md\"}} through the host:\n")
             result = await host.call_tool(tool, {"path": "README.md"})
-            print(_indent(render.tool_result(result)))
+            print(_indent(render.tool_result(result.result)))
             logs = [e["data"]["message"] for e in host.events.history("session.info")]
             print("\n4. what the extension logged to the session:\n")
             print(_indent("\n".join(logs) or "(nothing)"))
@@ -203,7 +249,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 async def _with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any]) -> int:
-    host = ExtensionHost(args.root, args.home, readiness_timeout=args.readiness_timeout)
+    # A one-shot command is not a session: the session hooks are for the agents that embed the host.
+    host = ExtensionHost(args.root, args.home, readiness_timeout=args.readiness_timeout, session_hooks=False)
     async with _progress_note(f"starting extensions of {host.project_root} ..."):
         await host.start()
     try:

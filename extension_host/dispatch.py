@@ -1,25 +1,32 @@
-"""Dispatch: one tool call from name to result, with the events that announce it.
+"""Dispatch: one tool call from name to result, through the hook pipeline.
 
-``call_tool`` finds the tool's owner in the registry, emits ``tool.execution_start``, runs
-the call through the owner's invoker and emits ``tool.execution_complete``. A tool that is
-gone because its extension failed gives a ``failure`` result at once that says so; a name
-nobody ever offered raises :class:`~extension_host.errors.UnknownToolError`. The hook
-pipeline around the call lives here too once hooks run. Processes are not this module's concern.
+``call_tool`` is the single choke point every tool call passes, built-in or extension:
+``on_pre_tool_use`` (which may rewrite the arguments, or deny, or ask) → the owner's invoker,
+announced by ``tool.execution_start``/``tool.execution_complete`` → ``on_post_tool_use`` (which
+may replace the result). A tool that is gone because its extension failed gives a ``failure``
+at once that says so; a name nobody ever offered raises
+:class:`~extension_host.errors.UnknownToolError`. Processes are not this module's concern.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timezone
 from typing import Any
 
+from sdk_extension.hooks import PostToolUseInput, PreToolUseInput
 from sdk_extension.results import ToolResult
 from sdk_extension.tools import Tool, ToolInvocation, run_tool
 
+from .composition import Composition, join_context
 from .errors import UnknownToolError
 from .events import EventLog, unique_ids
-from .registry import BUILTIN_OWNER, ToolEntry, ToolRegistry
+from .hooks import HookRunner
+from .outcomes import ToolCallResult
+from .registry import BUILTIN_OWNER, ToolEntry, ToolInvoker, ToolRegistry
 
-__all__ = ["Dispatcher", "builtin_entry"]
+__all__ = ["AskHandler", "Dispatcher", "builtin_entry"]
 
 
 def builtin_entry(tool: Tool, session_id: str) -> ToolEntry:
@@ -32,24 +39,35 @@ def builtin_entry(tool: Tool, session_id: str) -> ToolEntry:
     return ToolEntry(tool.name, tool.description, tool.parameters, BUILTIN_OWNER, invoke)
 
 
+AskHandler = Callable[[str, Any, "str | None"], "Awaitable[bool] | bool"]
+"""Answers a hook's ``ask``: ``(tool_name, arguments, reason) -> allowed``."""
+
+
 class Dispatcher:
-    """Routes tool calls to their owners and reports them as session events."""
+    """Runs tool calls through the pipeline and reports them as session events."""
 
     def __init__(
         self,
         registry: ToolRegistry,
         events: EventLog,
+        hooks: HookRunner,
         unavailable_reason: Callable[[str], str | None],
+        on_ask: AskHandler | None = None,
     ) -> None:
         self._registry = registry
         self._events = events
+        self._hooks = hooks
         self._unavailable_reason = unavailable_reason
+        self._on_ask = on_ask
         self._call_ids = unique_ids()
 
     async def call_tool(
         self, name: str, arguments: Any = None, *, tool_call_id: str | None = None
-    ) -> ToolResult:
-        """Run tool ``name`` with ``arguments`` and return its result.
+    ) -> ToolCallResult:
+        """Run tool ``name`` through ``on_pre_tool_use`` → the tool → ``on_post_tool_use``.
+
+        A ``deny`` (or an ``ask`` nobody approves) returns result type ``denied`` and the tool
+        does not run.
 
         Raises:
             UnknownToolError: no extension or built-in offers ``name``, and none did.
@@ -59,13 +77,56 @@ class Dispatcher:
             reason = self._unavailable_reason(name)
             if reason is None:
                 raise UnknownToolError(name, [e.name for e in self._registry.entries()])
-            return ToolResult(reason, "failure", error=reason)
+            return ToolCallResult(ToolResult(reason, "failure", error=reason))
         call_id = tool_call_id or f"call_{next(self._call_ids)}"
         arguments = {} if arguments is None else arguments
+        now = datetime.now(timezone.utc)
+        pre = await self._hooks.run(
+            "on_pre_tool_use", PreToolUseInput(timestamp=now, cwd=self._hooks.cwd, tool_name=name, tool_args=arguments)
+        )
+        if pre.decision == "ask":
+            await self._resolve_ask(pre, name)
+        if pre.decision == "deny":
+            text = f"The call to {name} was denied" + (f": {pre.reason}" if pre.reason else "")
+            return ToolCallResult(
+                ToolResult(text, "denied", error=text), pre.additional_context, "deny", pre.decided_by
+            )
+        result = await self._run(entry.invoke, name, pre.args, call_id)
+        post = await self._hooks.run(
+            "on_post_tool_use",
+            PostToolUseInput(
+                timestamp=datetime.now(timezone.utc),
+                cwd=self._hooks.cwd,
+                tool_name=name,
+                tool_args=pre.args,
+                tool_result=result,
+            ),
+        )
+        assert post.result is not None
+        return ToolCallResult(post.result, join_context(pre.contexts + post.contexts), pre.decision, pre.decided_by)
+
+    async def _resolve_ask(self, pre: Composition, name: str) -> None:
+        if self._on_ask is None:
+            pre.decide(
+                "deny",
+                f"{pre.decided_by} asked for confirmation ({pre.reason or 'no reason given'}) and "
+                "nobody can answer here: without an ask handler, ask counts as deny",
+                pre.decided_by or "host",
+            )
+            return
+        answer = self._on_ask(name, pre.args, pre.reason)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer:
+            pre.decision = "allow"
+        else:
+            pre.decide("deny", f"the user declined ({pre.reason or 'asked by ' + str(pre.decided_by)})", "user")
+
+    async def _run(self, invoke: ToolInvoker, name: str, arguments: Any, call_id: str) -> ToolResult:
         self._events.emit(
             "tool.execution_start", {"toolCallId": call_id, "toolName": name, "arguments": arguments}
         )
-        result = await entry.invoke(arguments, call_id)
+        result = await invoke(arguments, call_id)
         complete: dict[str, Any] = {
             "toolCallId": call_id,
             "toolName": name,

@@ -11,20 +11,29 @@ import asyncio
 import os
 import uuid
 from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from sdk_extension.hooks import (
+    ErrorOccurredInput,
+    SessionEndInput,
+    SessionStartInput,
+    UserPromptSubmittedInput,
+)
 from sdk_extension.protocol import Event
-from sdk_extension.results import ToolResult
 from sdk_extension.tools import Tool
 
 from .discovery import discover
-from .dispatch import Dispatcher, builtin_entry
+from .composition import join_context
+from .dispatch import AskHandler, Dispatcher, builtin_entry
 from .errors import ExtensionHostError, UnknownExtensionError
 from .events import EventListener, EventLog
+from .hooks import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .info import ExtensionInfo, ToolInfo
 from .instance import ExtensionInstance, SendHandler, SessionContext
+from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
 from .paths import find_project_root, logs_dir
 from .paths import user_home as resolve_user_home
 from .process import STOP_GRACE_SECONDS
@@ -53,6 +62,12 @@ class ExtensionHost:
         builtin_tools: tools of the embedding application; extensions cannot take their names.
         readiness_timeout: seconds each extension has to join.
         tool_timeout: seconds a tool call may take before it yields a ``timeout`` result.
+        hook_timeout: seconds each hook implementation may take (default 30).
+        hook_timeouts: per hook point overrides, e.g. ``{"on_session_end": 5}``.
+        on_ask: answers a pre-tool hook's ``ask`` (``(tool, args, reason) -> bool``, may be
+            async); without it ``ask`` counts as ``deny``.
+        session_hooks: run ``on_session_start("startup")`` when started and
+            ``on_session_end("complete")`` when stopped.
         stop_grace: seconds each step of the stop ladder waits.
         environment: the base environment of extension processes (default: this process's).
         on_send: called for ``session.send`` from an extension (the agent's turn); without it
@@ -67,6 +82,10 @@ class ExtensionHost:
         builtin_tools: Iterable[Tool] = (),
         readiness_timeout: float = DEFAULT_READINESS_TIMEOUT,
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
+        hook_timeouts: Mapping[str, float] | None = None,
+        on_ask: AskHandler | None = None,
+        session_hooks: bool = True,
         stop_grace: float = STOP_GRACE_SECONDS,
         environment: Mapping[str, str] | None = None,
         on_send: SendHandler | None = None,
@@ -76,6 +95,15 @@ class ExtensionHost:
         self.session_id: Final = str(uuid.uuid4())
         self.events: Final = EventLog()
         self._registry = ToolRegistry()
+        self._hooks = HookRunner(
+            self.events,
+            session_id=self.session_id,
+            cwd=str(self.project_root),
+            timeout=hook_timeout,
+            timeouts=hook_timeouts,
+        )
+        self._session_hooks = session_hooks
+        self._session_ended = False
         self._builtin_tools = list(builtin_tools)
         self._context = SessionContext(
             session_id=self.session_id,
@@ -83,13 +111,16 @@ class ExtensionHost:
             logs_dir=logs_dir(self.user_home),
             registry=self._registry,
             events=self.events,
+            hooks=self._hooks,
             environment=dict(os.environ if environment is None else environment),
             readiness_timeout=readiness_timeout,
             tool_timeout=tool_timeout,
             stop_grace=stop_grace,
             on_send=on_send,
         )
-        self._dispatcher = Dispatcher(self._registry, self.events, self._unavailable_reason)
+        self._dispatcher = Dispatcher(
+            self._registry, self.events, self._hooks, self._unavailable_reason, on_ask
+        )
         self._instances: list[ExtensionInstance] = []
         self._not_started: list[ExtensionInfo] = []
         self._order: list[str] = []
@@ -142,7 +173,7 @@ class ExtensionHost:
                     )
                 )
                 continue
-            instance = ExtensionInstance(spec, self._context, after=previous)
+            instance = ExtensionInstance(spec, self._context, order=len(self._order), after=previous)
             previous = instance.settled
             self._instances.append(instance)
         self.events.subscribe(self._forward_to_extensions)
@@ -152,12 +183,16 @@ class ExtensionHost:
             {"extensions": [info.to_json() for info in self.extensions]},
             ephemeral=True,
         )
+        if self._session_hooks:
+            await self.start_session("startup")
 
     async def stop(self) -> None:
         """Stop every extension (stop ladder: end of stream, SIGTERM, SIGKILL); idempotent."""
         if self._stopped:
             return
         self._stopped = True
+        if self._session_hooks and self._started and not self._session_ended:
+            await self.end_session("complete")
         try:
             await asyncio.gather(*(instance.stop() for instance in self._instances))
         except BaseException:
@@ -205,16 +240,82 @@ class ExtensionHost:
 
     async def call_tool(
         self, name: str, arguments: Any = None, *, tool_call_id: str | None = None
-    ) -> ToolResult:
-        """Call a tool through the host and return its result.
+    ) -> ToolCallResult:
+        """Call a tool through the whole pipeline: pre-tool hooks, the tool, post-tool hooks.
 
-        Failures of the tool or its extension come back as a result (``failure``, ``timeout``),
-        never as an exception.
+        Failures of the tool, its extension or a guard hook come back as a result
+        (``failure``, ``timeout``, ``denied``), never as an exception.
 
         Raises:
             UnknownToolError: no extension or built-in offers ``name``.
         """
         return await self._dispatcher.call_tool(name, arguments, tool_call_id=tool_call_id)
+
+    async def submit_prompt(self, prompt: str) -> PromptResult:
+        """Run the prompt hooks on a user prompt; returns it rewritten, or rejected with a reason."""
+        outcome = await self._hooks.run(
+            "on_user_prompt_submitted", UserPromptSubmittedInput(timestamp=_now(), cwd=self._cwd, prompt=prompt)
+        )
+        rejected = outcome.decision == "deny"
+        return PromptResult(
+            prompt=outcome.prompt if outcome.prompt is not None else prompt,
+            additional_context=outcome.additional_context,
+            rejected=rejected,
+            reason=outcome.reason if rejected else None,
+            rejected_by=outcome.decided_by if rejected else None,
+        )
+
+    async def start_session(self, source: str = "new", initial_prompt: str | None = None) -> SessionStartResult:
+        """Run the session-start hooks (``source``: startup, resume or new)."""
+        outcome = await self._hooks.run(
+            "on_session_start",
+            SessionStartInput(timestamp=_now(), cwd=self._cwd, source=source, initial_prompt=initial_prompt),
+        )
+        return SessionStartResult(outcome.additional_context)
+
+    async def end_session(
+        self, reason: str = "complete", final_message: str | None = None, error: str | None = None
+    ) -> SessionEndResult:
+        """Run the session-end hooks (``reason``: complete, error, abort, timeout or user_exit)."""
+        self._session_ended = True
+        outcome = await self._hooks.run(
+            "on_session_end",
+            SessionEndInput(timestamp=_now(), cwd=self._cwd, reason=reason, final_message=final_message, error=error),
+        )
+        return SessionEndResult(join_context(outcome.summaries), tuple(outcome.cleanup_actions))
+
+    async def report_error(self, error: str, context: str = "system", recoverable: bool = True) -> ErrorDecision:
+        """Run the error hooks; returns the strongest handling asked for (abort > skip > retry).
+
+        ``context`` is model_call, tool_execution, system or user_input.
+        """
+        outcome = await self._hooks.run(
+            "on_error_occurred",
+            ErrorOccurredInput(timestamp=_now(), cwd=self._cwd, error=error, error_context=context, recoverable=recoverable),
+        )
+        return ErrorDecision(outcome.error_handling, outcome.retry_count, "\n".join(outcome.notifications) or None)
+
+    # -- in-process plugins -------------------------------------------------------------
+
+    def register_plugin(self, plugin: object, name: str | None = None) -> str:
+        """Add an in-process pluggy plugin whose :data:`hookimpl` methods join the hook chains.
+
+        Raises:
+            pluggy.PluginValidationError: a method names an unknown hook or unknown arguments.
+        """
+        return self._hooks.register_plugin(plugin, name)
+
+    def unregister_plugin(self, name: str) -> None:
+        """Remove an in-process plugin by the name :meth:`register_plugin` returned."""
+        self._hooks.unregister(name)
+
+    def hook_chain(self, hook: str) -> list[str]:
+        """Who implements ``hook`` (extension ids and plugin names), in the order they run."""
+        return self._hooks.implementers(hook)
+
+    def recent_hook_calls(self, owner: str) -> list[HookRecord]:
+        """The last hook outcomes of one extension (by id) or plugin, oldest first."""
+        return list(self._hooks.recent.get(owner, ()))
 
     # -- internals ----------------------------------------------------------------------
 
@@ -227,3 +328,11 @@ class ExtensionHost:
     def _forward_to_extensions(self, event: Event) -> None:
         for instance in self._instances:
             instance.deliver(event)
+
+    @property
+    def _cwd(self) -> str:
+        return self._hooks.cwd
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)

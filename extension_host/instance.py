@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from sdk_extension import protocol as p
-from sdk_extension.connection import Connection, RpcError
+from sdk_extension.connection import Connection, ConnectionClosed, RpcError
 from sdk_extension.framing import FramingError
 from sdk_extension.hooks import HOOK_NAMES, hook_point
 from sdk_extension.results import ToolResult, result_from_wire
@@ -29,6 +29,7 @@ from sdk_extension.results import ToolResult, result_from_wire
 from .discovery import ExtensionSpec
 from .errors import ExtensionLoadError
 from .events import EventLog, make_event, unique_ids
+from .hooks import HookRunner
 from .info import ExtensionInfo, ExtensionStatus
 from .process import ExtensionProcess, LaunchSpec, extension_environment, python_argv, spawn
 from .registry import ToolEntry, ToolRegistry
@@ -51,6 +52,7 @@ class SessionContext:
     logs_dir: Path
     registry: ToolRegistry
     events: EventLog
+    hooks: HookRunner
     environment: Mapping[str, str]
     readiness_timeout: float
     tool_timeout: float
@@ -62,9 +64,16 @@ class ExtensionInstance:
     """One extension process and everything the host knows about it."""
 
     def __init__(
-        self, spec: ExtensionSpec, context: SessionContext, *, after: asyncio.Event | None = None
+        self,
+        spec: ExtensionSpec,
+        context: SessionContext,
+        *,
+        order: int = 0,
+        after: asyncio.Event | None = None,
     ) -> None:
         self.spec = spec
+        self.order = order
+        """Its place in the load order, which is also its place in every hook chain."""
         self._context = context
         self._after = after
         self.status: ExtensionStatus = "starting"
@@ -154,6 +163,7 @@ class ExtensionInstance:
         """Stop the process (stop ladder) and release its tools; safe to call in any state."""
         self._stopping = True
         self._context.registry.unregister(self.id)
+        self._context.hooks.unregister(self.id)
         self._end_pending("the extension is stopping")
         if self._process is not None:
             await self._process.stop(self._context.stop_grace)
@@ -176,6 +186,7 @@ class ExtensionInstance:
         self.status = "failed"
         self.error = reason
         removed = self._context.registry.unregister(self.id)
+        self._context.hooks.unregister(self.id)
         self.lost_tools = tuple(removed)
         self._end_pending(f"extension {self.id} failed: {reason}")
         self.settled.set()
@@ -271,6 +282,25 @@ class ExtensionInstance:
             future.set_result(result)
         return {"success": True}
 
+    async def invoke_hook(self, hook: str, wire_input: Mapping[str, Any], timeout: float) -> Any:
+        """Call one of the extension's hooks and return its raw output (``None``: no opinion).
+
+        Raises:
+            RpcError: the hook raised or returned something the SDK refused.
+            TimeoutError: no answer in time (the extension is told to cancel).
+            ConnectionClosed: the extension is not running.
+        """
+        connection = self._connection
+        if self.status != "running" or connection is None:
+            raise ConnectionClosed(f"extension {self.id} is {self.status}")
+        params: p.HooksInvokeParams = {
+            "sessionId": self._context.session_id,
+            "hookType": p.HOOK_WIRE_NAMES[hook],
+            "input": dict(wire_input),
+        }
+        answer = await connection.request(p.METHOD_HOOKS_INVOKE, params, timeout=timeout)
+        return answer.get("output") if isinstance(answer, dict) else None
+
     # -- events -------------------------------------------------------------------------
 
     def deliver(self, event: p.Event) -> None:
@@ -328,6 +358,7 @@ class ExtensionInstance:
             raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"tool": getattr(exc, "tool", None)}) from None
         self.hooks = hooks
         self._interests = set(resume["eventTypes"]) if "eventTypes" in resume else {_ALL_EVENTS}
+        self._context.hooks.register_extension(self.id, self.order, hooks, self.invoke_hook)
         self.status = "running"
         self.settled.set()
         return {"sessionId": self._context.session_id, "capabilities": {}}

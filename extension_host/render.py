@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from sdk_extension.results import ToolResult
 
+from .hooks import HookRecord
 from .info import ExtensionInfo, ToolInfo
 
-__all__ = ["extension_detail", "extensions_table", "table", "tool_result"]
+__all__ = ["extension_detail", "extensions_table", "hook_end", "table", "tool_result"]
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -40,7 +42,12 @@ def extensions_table(extensions: Sequence[ExtensionInfo]) -> str:
     return table(("ID", "STATUS", "PID", "TOOLS", "HOOKS", "NOTE"), rows)
 
 
-def extension_detail(info: ExtensionInfo, tools: Sequence[ToolInfo], log_tail: Sequence[str]) -> str:
+def extension_detail(
+    info: ExtensionInfo,
+    tools: Sequence[ToolInfo],
+    log_tail: Sequence[str],
+    hook_calls: Sequence[HookRecord] = (),
+) -> str:
     """Everything about one extension, for ``extensions inspect``."""
     lines = [
         f"{info.id}",
@@ -58,9 +65,30 @@ def extension_detail(info: ExtensionInfo, tools: Sequence[ToolInfo], log_tail: S
         lines.append(f"    {tool.name}: {tool.description}")
         schema = json.dumps(tool.parameters, indent=2) if tool.parameters else "(no parameters)"
         lines.extend(f"      {line}" for line in schema.splitlines())
+    if hook_calls:
+        lines.append("  recent hook calls:")
+        lines.extend(
+            f"    {_hook_line(call.hook, call.outcome, call.decision, call.duration_ms, call.error)}"
+            for call in hook_calls
+        )
     lines.append(f"  log:     {info.log_path or '-'}")
     lines.extend(f"    | {line}" for line in log_tail)
     return "\n".join(lines)
+
+
+def hook_end(data: dict[str, Any]) -> str:
+    """One line for a ``hook.end`` event: who, which hook, what came of it."""
+    return f"{data['extensionId']}: " + _hook_line(
+        data["hook"], data["outcome"], data.get("decision"), data["durationMs"], data.get("error")
+    )
+
+
+def _hook_line(hook: str, outcome: str, decision: str | None, duration_ms: float, error: str | None) -> str:
+    text = f"{hook} {outcome}"
+    if decision:
+        text += f", decided {decision}"
+    text += f" ({duration_ms:.1f} ms)"
+    return f"{text}: {error}" if error else text
 
 
 def tool_result(result: ToolResult) -> str:

@@ -16,7 +16,14 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final, Protocol
 
 from .framing import MAX_MESSAGE_BYTES, FramingError, encode_message, read_message
-from .protocol import ERROR_CODES, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND
+from .protocol import (
+    ERROR_CODES,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_CANCEL_REQUEST,
+    METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
+)
 
 __all__ = [
     "Connection",
@@ -102,6 +109,7 @@ class Connection:
         self._max_bytes = max_message_bytes
         self._pending: dict[int | str, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._running: dict[int | str, asyncio.Task[None]] = {}
         self._close_reason: str | None = None
 
     # -- registration -----------------------------------------------------------------
@@ -129,6 +137,9 @@ class Connection:
         Raises:
             ConnectionClosed: the connection has ended.
         """
+        return self._send_request(method, params)[1]
+
+    def _send_request(self, method: str, params: Any) -> tuple[int | str, asyncio.Future[Any]]:
         request_id = next(self._ids)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
@@ -137,7 +148,7 @@ class Connection:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         future.add_done_callback(lambda _: self._pending.pop(request_id, None))
-        return future
+        return request_id, future
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
         """Send a request and return its result.
@@ -145,12 +156,18 @@ class Connection:
         Raises:
             RpcError: the peer answered with an error.
             ConnectionClosed: the connection ended before the answer.
-            TimeoutError: no answer within ``timeout`` seconds (the request is forgotten).
+            TimeoutError: no answer within ``timeout`` seconds; the peer is told to cancel
+                (``$/cancelRequest``) and a late answer is ignored.
         """
-        future = self.send_request(method, params)
+        request_id, future = self._send_request(method, params)
         await self._writer.drain()
-        async with asyncio.timeout(timeout):
-            return await future
+        try:
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError:
+            if not self.closed:
+                self.notify(METHOD_CANCEL_REQUEST, {"id": request_id})
+            raise
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send a notification; it is queued on the stream at once and never answered.
@@ -221,6 +238,9 @@ class Connection:
             if is_request:
                 self._answer_error(request_id, {"code": INVALID_REQUEST, "message": "not a JSON-RPC 2.0 request"})
             return
+        if method == METHOD_CANCEL_REQUEST and not is_request:
+            self._cancel(message.get("params"))
+            return
         table = self._handlers if is_request else self._notification_handlers
         entry = table.get(method)
         if entry is None:
@@ -235,6 +255,9 @@ class Connection:
             task = asyncio.ensure_future(self._run(handler, params, request_id, is_request))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+            if is_request and isinstance(request_id, (int, str)):
+                self._running[request_id] = task
+                task.add_done_callback(lambda _: self._running.pop(request_id, None))
             return
         try:
             result = handler(params)
@@ -247,10 +270,18 @@ class Connection:
             # An inline handler is usually the peer telling us a result we are waiting for.
             asyncio.get_running_loop().call_soon(self._answer, request_id, result)
 
+    def _cancel(self, params: Any) -> None:
+        request_id = params.get("id") if isinstance(params, dict) else None
+        task = self._running.get(request_id) if isinstance(request_id, (int, str)) else None
+        if task is not None:
+            task.cancel()
+
     async def _run(self, handler: Handler, params: Any, request_id: Any, is_request: bool) -> None:
         try:
             result = await handler(params)
         except asyncio.CancelledError:
+            if is_request and not self.closed:
+                self._answer_error(request_id, {"code": REQUEST_CANCELLED, "message": "request cancelled"})
             raise
         except Exception as exc:
             if is_request:

@@ -24,6 +24,7 @@ __all__ = [
     "METHOD_HANDLE_PENDING_TOOL_CALL",
     "METHOD_HOOKS_INVOKE",
     "METHOD_REGISTER_INTEREST",
+    "METHOD_CANCEL_REQUEST",
     "PARSE_ERROR",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
@@ -32,6 +33,7 @@ __all__ = [
     "TOOL_REGISTRATION_FAILED",
     "NOT_SUPPORTED",
     "HOOK_FAILED",
+    "REQUEST_CANCELLED",
     "ERROR_CODES",
     "RESULT_TYPES",
     "LOG_LEVELS",
@@ -69,6 +71,8 @@ METHOD_SESSION_SEND: Final = "session.send"
 METHOD_HANDLE_PENDING_TOOL_CALL: Final = "session.tools.handlePendingToolCall"
 METHOD_HOOKS_INVOKE: Final = "hooks.invoke"
 METHOD_REGISTER_INTEREST: Final = "session.eventLog.registerInterest"
+METHOD_CANCEL_REQUEST: Final = "$/cancelRequest"
+"""Notification ``{id}``: the sender no longer wants the answer to its request ``id`` (as in LSP)."""
 
 PARSE_ERROR: Final = -32700
 """Standard JSON-RPC: the bytes of a frame were not valid JSON."""
@@ -84,6 +88,8 @@ TOOL_REGISTRATION_FAILED: Final = -32001
 """``session.resume`` refused: a tool name is taken or invalid; the extension is not loaded."""
 NOT_SUPPORTED: Final = -32002
 """The method exists in the Copilot protocol but this side does not implement it."""
+REQUEST_CANCELLED: Final = -32800
+"""The request was cancelled with ``$/cancelRequest`` before it finished (as in LSP)."""
 HOOK_FAILED: Final = -32003
 """A hook handler raised, or returned an output the protocol cannot carry (``data`` names the key)."""
 
@@ -96,6 +102,7 @@ ERROR_CODES: Final[dict[int, str]] = {
     TOOL_REGISTRATION_FAILED: "tool registration failed",
     NOT_SUPPORTED: "not supported",
     HOOK_FAILED: "hook failed",
+    REQUEST_CANCELLED: "request cancelled",
 }
 """Every error code this project sends, with a short name for messages."""
 

@@ -12,6 +12,7 @@ import pytest
 from sdk_extension.connection import Connection, ConnectionClosed, RpcError, error_to_wire
 from sdk_extension.framing import FramingError, encode_message, read_message
 from sdk_extension.protocol import (
+    REQUEST_CANCELLED,
     INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -694,8 +695,8 @@ def test_response_with_an_unhashable_id_is_ignored_like_any_unknown_id() -> None
 # -- timeouts ----------------------------------------------------------------------------
 
 
-def test_request_timeout_raises_timeout_error_and_a_late_answer_is_ignored() -> None:
-    """No answer within timeout → TimeoutError; the answer that comes later is dropped quietly."""
+def test_request_timeout_cancels_the_peers_handler_and_keeps_the_connection_serving() -> None:
+    """No answer within timeout → TimeoutError and $/cancelRequest; the peer stops its handler."""
 
     async def main() -> tuple[list[dict[str, Any]], Any, bool, int]:
         release = asyncio.Event()
@@ -722,7 +723,7 @@ def test_request_timeout_raises_timeout_error_and_a_late_answer_is_ignored() -> 
     answers, pong, still_serving, pending_after_timeout = asyncio.run(main())
     assert pending_after_timeout == 0
     assert answers == [
-        {"jsonrpc": "2.0", "id": "a", "result": "late"},
+        {"jsonrpc": "2.0", "id": "a", "error": {"code": REQUEST_CANCELLED, "message": "request cancelled"}},
         {"jsonrpc": "2.0", "id": "b", "result": "pong"},
     ]
     assert pong == "pong"

@@ -9,6 +9,7 @@ from sdk_extension.hooks import HOOK_POINTS
 from sdk_extension.protocol import (
     ERROR_CODES,
     HOOK_FAILED,
+    REQUEST_CANCELLED,
     HOOK_WIRE_NAMES,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -33,6 +34,7 @@ ALL_CODES = {
     "TOOL_REGISTRATION_FAILED": TOOL_REGISTRATION_FAILED,
     "NOT_SUPPORTED": NOT_SUPPORTED,
     "HOOK_FAILED": HOOK_FAILED,
+    "REQUEST_CANCELLED": REQUEST_CANCELLED,
 }
 
 
@@ -103,7 +105,7 @@ def test_method_names_are_distinct() -> None:
         for name in protocol.__all__
         if name.startswith("METHOD_") and isinstance(value := getattr(protocol, name), str)
     ]
-    assert len(methods) == 9
+    assert len(methods) == 10
     assert len(set(methods)) == len(methods)
     assert protocol.METHOD_HANDLE_PENDING_TOOL_CALL == "session.tools.handlePendingToolCall"
 

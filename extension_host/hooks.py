@@ -1,0 +1,253 @@
+"""Running a hook point across every implementation: order, timeouts, failure policy, events.
+
+Implementations are pluggy hookimpls: one forwarding plugin per running extension (only for the
+hooks it declared, so a hook point nobody implements costs no IPC) and any in-process plugins
+of the embedding application. The order of a call is fixed and documented:
+
+1. in-process plugins marked ``tryfirst``;
+2. extensions, in load order (project before user, each by name);
+3. other in-process plugins (pluggy's order: the last registered first);
+4. in-process plugins marked ``trylast``.
+
+Each implementation call is bounded by the hook point's timeout (an extension that times out
+is told to cancel, and its late answer is ignored). A failure (exception, timeout, invalid
+output, extension gone) of a *guard* hook (``on_pre_tool_use``, ``on_user_prompt_submitted``)
+denies, with a reason naming the implementation; the other hook points fail open with a
+``session.warning``. Every call emits ``hook.start`` and ``hook.end``. How outputs combine is
+:mod:`extension_host.composition`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+import types
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, cast
+
+import pluggy
+
+from sdk_extension.connection import ConnectionClosed, RpcError
+from sdk_extension.errors import HookOutputError
+from sdk_extension.hooks import HOOK_POINTS, HookInvocation
+from sdk_extension.protocol import HOOK_NAMES
+
+from . import hookspecs
+from .composition import Composition
+from .events import EventLog, unique_ids
+
+__all__ = [
+    "DEFAULT_HOOK_TIMEOUT",
+    "GUARD_HOOKS",
+    "ExtensionHookCall",
+    "HookRecord",
+    "HookRunner",
+]
+
+DEFAULT_HOOK_TIMEOUT: Final = 30.0
+"""Seconds one hook implementation may take (contract §6); configurable per host and per hook."""
+GUARD_HOOKS: Final = frozenset({"on_pre_tool_use", "on_user_prompt_submitted"})
+"""Hook points that fail closed: when one of their implementations fails, the action is denied."""
+_RECENT: Final = 20
+"""How many recent outcomes are kept per implementation, for ``extensions inspect``."""
+
+ExtensionHookCall = Callable[[str, Mapping[str, Any], float], Awaitable[Any]]
+"""Forwards one hook to an extension: ``(hook name, wire input, timeout) -> wire output``."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookRecord:
+    """The outcome of one implementation's call: ``ok``, ``error``, ``timeout`` or ``invalid``."""
+
+    hook: str
+    owner: str
+    outcome: str
+    decision: str | None
+    duration_ms: float
+    error: str | None
+
+
+class _Failure(Exception):
+    def __init__(self, outcome: str, message: str) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+class HookRunner:
+    """Holds the implementations of the six hook points and runs them."""
+
+    def __init__(
+        self,
+        events: EventLog,
+        *,
+        session_id: str,
+        cwd: str,
+        timeout: float = DEFAULT_HOOK_TIMEOUT,
+        timeouts: Mapping[str, float] | None = None,
+    ) -> None:
+        unknown = set(timeouts or ()) - set(HOOK_NAMES)
+        if unknown:
+            raise ValueError(f"unknown hook point(s) {sorted(unknown)}; the hook points are: {', '.join(HOOK_NAMES)}")
+        self._events = events
+        self._session_id = session_id
+        self._cwd = cwd
+        self._timeouts = {name: (timeouts or {}).get(name, timeout) for name in HOOK_NAMES}
+        self._manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self._manager.add_hookspecs(hookspecs)
+        self._extension_order: dict[str, int] = {}
+        self._ids = unique_ids()
+        self.recent: dict[str, deque[HookRecord]] = {}
+        """Recent outcomes per implementation (extension id or plugin name)."""
+
+    @property
+    def cwd(self) -> str:
+        """The working directory every hook input carries."""
+        return self._cwd
+
+    def timeout(self, hook: str) -> float:
+        """The timeout of one hook point, in seconds."""
+        return self._timeouts[hook]
+
+    # -- registration -------------------------------------------------------------------
+
+    def register_plugin(self, plugin: object, name: str | None = None) -> str:
+        """Register an in-process pluggy plugin; returns its name.
+
+        Raises:
+            pluggy.PluginValidationError: a hookimpl names an unknown hook or unknown arguments.
+            ValueError: the plugin or its name is already registered.
+        """
+        registered = self._manager.register(plugin, name)
+        if registered is None:
+            raise ValueError(f"plugin {name or plugin!r} is blocked")
+        return registered
+
+    def register_extension(self, extension_id: str, order: int, hooks: tuple[str, ...], call: ExtensionHookCall) -> None:
+        """Forward ``hooks`` to an extension; ``order`` is its place in the load order."""
+        if not hooks:
+            return
+        plugin = types.SimpleNamespace(**{name: _forwarder(name, call, self._timeouts[name]) for name in hooks})
+        self._manager.register(plugin, extension_id)
+        self._extension_order[extension_id] = order
+
+    def unregister(self, name: str) -> None:
+        """Remove a plugin or an extension's hooks (nothing happens if it has none)."""
+        self._extension_order.pop(name, None)
+        plugin = self._manager.get_plugin(name)
+        if plugin is not None:
+            self._manager.unregister(plugin, name)
+
+    def implementers(self, hook: str) -> list[str]:
+        """Who implements ``hook``, in the order they are called."""
+        return [impl.plugin_name for impl in self._chain(hook)]
+
+    def _chain(self, hook: str) -> list[pluggy.HookImpl]:
+        impls = list(reversed(getattr(self._manager.hook, hook).get_hookimpls()))
+        extensions = sorted(
+            (i for i in impls if i.plugin_name in self._extension_order),
+            key=lambda i: self._extension_order[i.plugin_name],
+        )
+        plugins = [i for i in impls if i.plugin_name not in self._extension_order]
+        first = [i for i in plugins if i.tryfirst]
+        last = [i for i in plugins if i.trylast]
+        middle = [i for i in plugins if not i.tryfirst and not i.trylast]
+        return [*first, *extensions, *middle, *last]
+
+    # -- running ------------------------------------------------------------------------
+
+    async def run(self, hook: str, base: Any) -> Composition:
+        """Call every implementation of ``hook`` in order, starting from input ``base``."""
+        composition = Composition(hook)
+        if hook == "on_user_prompt_submitted":
+            composition.prompt = base.prompt
+        elif hook == "on_pre_tool_use":
+            composition.args = base.tool_args
+        elif hook == "on_post_tool_use":
+            composition.result = base.tool_result
+        if not getattr(self._manager.hook, hook).get_hookimpls():
+            return composition
+        invocation = HookInvocation(self._session_id)
+        for impl in self._chain(hook):
+            if composition.stopped:
+                break
+            await self._call_one(hook, impl, composition.next_input(base), invocation, composition)
+        return composition
+
+    async def _call_one(
+        self, hook: str, impl: pluggy.HookImpl, value: Any, invocation: HookInvocation, composition: Composition
+    ) -> None:
+        owner = impl.plugin_name
+        call_id = next(self._ids)
+        wire = HOOK_POINTS[hook].wire_name
+        self._events.emit(
+            "hook.start", {"hookInvocationId": call_id, "hookType": wire, "hook": hook, "extensionId": owner}, ephemeral=True
+        )
+        started = time.perf_counter()
+        decision = None
+        failure: _Failure | None = None
+        try:
+            output = await self._invoke(hook, impl, value, invocation)
+            decision = composition.apply(output, owner)
+        except _Failure as exc:
+            failure = exc
+        duration_ms = (time.perf_counter() - started) * 1000
+        if failure is not None:
+            reason = f"hook {hook} of {owner} failed: {failure}"
+            if hook in GUARD_HOOKS:
+                composition.decide("deny", f"{reason} (guard hooks fail closed)", owner)
+                decision = "deny"
+            else:
+                self._events.emit("session.warning", {"message": f"{reason} (ignored)", "extensionId": owner})
+        record = HookRecord(
+            hook, owner, failure.outcome if failure else "ok", decision, round(duration_ms, 3), str(failure) if failure else None
+        )
+        self.recent.setdefault(owner, deque(maxlen=_RECENT)).append(record)
+        self._events.emit(
+            "hook.end",
+            {
+                "hookInvocationId": call_id,
+                "hookType": wire,
+                "hook": hook,
+                "extensionId": owner,
+                "success": failure is None,
+                "outcome": record.outcome,
+                "decision": decision,
+                "durationMs": record.duration_ms,
+                "error": record.error,
+            },
+            ephemeral=True,
+        )
+
+    async def _invoke(self, hook: str, impl: pluggy.HookImpl, value: Any, invocation: HookInvocation) -> Any:
+        arguments = {"input": value, "invocation": invocation}
+        timeout = self._timeouts[hook]
+        try:
+            result = impl.function(**{name: arguments[name] for name in impl.argnames})
+            if impl.plugin_name in self._extension_order:
+                result = await cast(Awaitable[Any], result)  # bounded by the request, which cancels it
+            elif inspect.isawaitable(result):
+                async with asyncio.timeout(timeout):
+                    result = await result
+            return HOOK_POINTS[hook].output_from_wire(result)
+        except TimeoutError:
+            raise _Failure("timeout", f"no answer within {timeout:g} s") from None
+        except HookOutputError as exc:
+            raise _Failure("invalid", str(exc)) from None
+        except RpcError as exc:
+            raise _Failure("error", exc.message) from None
+        except ConnectionClosed as exc:
+            raise _Failure("error", f"the extension is gone ({exc})") from None
+        except Exception as exc:
+            raise _Failure("error", f"{type(exc).__name__}: {exc}") from None
+
+
+def _forwarder(hook: str, call: ExtensionHookCall, timeout: float) -> Callable[..., Awaitable[Any]]:
+    point = HOOK_POINTS[hook]
+
+    async def forward(input: Any) -> Any:
+        return await call(hook, point.input_to_wire(input), timeout)
+
+    return hookspecs.hookimpl(forward)

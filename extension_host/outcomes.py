@@ -1,0 +1,82 @@
+"""What the host's pipeline methods return: results of tool calls, prompts, sessions, errors.
+
+Frozen dataclasses built from a hook point's composed outcome. No behaviour beyond reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sdk_extension.protocol import ResultType
+from sdk_extension.results import ToolResult
+
+__all__ = ["ErrorDecision", "PromptResult", "SessionEndResult", "SessionStartResult", "ToolCallResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallResult:
+    """A tool call after the whole pipeline: pre-tool hooks, the tool, post-tool hooks.
+
+    ``decision`` is the permission decision of the pre-tool hooks (``None`` if none decided)
+    and ``decided_by`` who made it. ``additional_context`` joins what every hook added.
+    """
+
+    result: ToolResult
+    additional_context: str | None = None
+    decision: str | None = None
+    decided_by: str | None = None
+
+    @property
+    def result_type(self) -> ResultType:
+        """``success``, ``failure``, ``rejected``, ``denied`` or ``timeout``."""
+        return self.result.result_type
+
+    @property
+    def text_result_for_llm(self) -> str:
+        """The text the model sees."""
+        return self.result.text_result_for_llm
+
+    @property
+    def error(self) -> str | None:
+        """The technical reason of a failure, if there is one."""
+        return self.result.error
+
+    @property
+    def success(self) -> bool:
+        """True when the tool ran and succeeded."""
+        return self.result.success
+
+
+@dataclass(frozen=True, slots=True)
+class PromptResult:
+    """A prompt after the prompt hooks: possibly rewritten, possibly rejected."""
+
+    prompt: str
+    additional_context: str | None = None
+    rejected: bool = False
+    reason: str | None = None
+    rejected_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStartResult:
+    """What the session-start hooks added."""
+
+    additional_context: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEndResult:
+    """What the session-end hooks said."""
+
+    session_summary: str | None = None
+    cleanup_actions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorDecision:
+    """How the error hooks want an error handled (``None``: nobody said)."""
+
+    error_handling: str | None = None
+    retry_count: int | None = None
+    user_notification: str | None = None
