@@ -58,6 +58,22 @@ ECHO_EXTENSION = textwrap.dedent(
 )
 
 
+HOOK_EXTENSION = textwrap.dedent(
+    """
+    from sdk_extension import join_session
+
+    def pre(input, invocation):
+        return None
+
+    def post(input, invocation):
+        return None
+
+    join_session(hooks={"on_pre_tool_use": pre, "on_post_tool_use": post})
+    """
+)
+"""A second extension with one pre and one post hook that have no opinion."""
+
+
 def summary(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
@@ -94,13 +110,35 @@ async def floor_start() -> float:
     return elapsed
 
 
-def make_project(root: Path, extensions: int) -> Path:
+def make_project(root: Path, extensions: int, *, hooks: bool = False) -> Path:
     (root / ".git").mkdir(parents=True, exist_ok=True)
     for index in range(extensions):
         folder = root / ".github" / "extensions" / f"echo{index:02d}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "extension.py").write_text(ECHO_EXTENSION.format(index=index), encoding="utf-8")
+    if hooks:
+        folder = root / ".github" / "extensions" / "hooks"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "extension.py").write_text(HOOK_EXTENSION, encoding="utf-8")
     return root
+
+
+async def empty_hook_point(count: int) -> list[float]:
+    """Seconds per run of a hook point nobody implements (what every call pays twice)."""
+    from datetime import datetime, timezone
+
+    from extension_host.events import EventLog
+    from extension_host.hooks import HookRunner
+    from sdk_extension.hooks import PreToolUseInput
+
+    runner = HookRunner(EventLog(), session_id="bench", cwd="/")
+    value = PreToolUseInput(timestamp=datetime.now(timezone.utc), cwd="/", tool_name="echo", tool_args={})
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        await runner.run("on_pre_tool_use", value)
+        times.append(time.perf_counter() - started)
+    return times
 
 
 async def host_calls(project: Path, home: Path, count: int) -> list[float]:
@@ -164,6 +202,18 @@ async def main(quick: bool) -> dict[str, Any]:
                 [statistics.median(h[warmup:]) / statistics.median(f[warmup:]) for f, h in zip(floor_runs, host_runs)]
             ),
         }
+        hooked = make_project(base / "hooked", 1, hooks=True)
+        floor_runs, hook_runs = await interleaved(
+            runs, lambda: floor_calls(calls), lambda: host_calls(hooked, home, calls)
+        )
+        results["round_trip_with_hooks"] = {
+            "floor": per_call(floor_runs, warmup),
+            "host.call_tool": per_call(hook_runs, warmup),
+            "ratio": summary(
+                [statistics.median(h[warmup:]) / statistics.median(f[warmup:]) for f, h in zip(floor_runs, hook_runs)]
+            ),
+        }
+        results["empty_hook_point"] = per_call([await empty_hook_point(calls * 10) for _ in range(runs)], warmup)
         bare, single = await interleaved(runs * 2, floor_start, lambda: host_start(one, home))
         results["start_one"] = {
             "bare_asyncio_child_ms": summary([x * 1e3 for x in bare]),
@@ -180,6 +230,7 @@ def report(results: dict[str, Any]) -> str:
         return f"{s['median']:.1f}{unit} ({s['min']:.1f}-{s['max']:.1f})"
 
     rt = results["round_trip"]
+    hk = results["round_trip_with_hooks"]
     st = results["start_one"]
     return "\n".join(
         [
@@ -187,6 +238,9 @@ def report(results: dict[str, Any]) -> str:
             f"raw pipe round trip (floor)            {fmt(rt['floor']['us'], ' us')}  p99 {rt['floor']['p99_us']:.0f} us",
             f"host.call_tool, sequential             {fmt(rt['host.call_tool']['us'], ' us')}  p99 {rt['host.call_tool']['p99_us']:.0f} us",
             f"  ratio to the floor                   {fmt(rt['ratio'], 'x')}",
+            f"call_tool with pre+post hooks (2nd ext) {fmt(hk['host.call_tool']['us'], ' us')}  p99 {hk['host.call_tool']['p99_us']:.0f} us",
+            f"  ratio to the floor                   {fmt(hk['ratio'], 'x')}",
+            f"a hook point nobody implements         {fmt(results['empty_hook_point']['us'], ' us')}",
             f"bare asyncio child: spawn to reply     {fmt(st['bare_asyncio_child_ms'], ' ms')}",
             f"one extension: spawn to running        {fmt(st['extension_running_ms'], ' ms')}",
             f"  ratio to the bare child              {fmt(st['ratio'], 'x')}",

@@ -235,10 +235,17 @@ def _demo(args: argparse.Namespace) -> int:
             print(f"\n3. called {tool} {{\"path\": \"README.md\"}} through the host:\n")
             result = await host.call_tool(tool, {"path": "README.md"})
             print(_indent(render.tool_result(result.result)))
+            print(f"\n4. called {tool} {{\"path\": \".env\"}}; the extension's on_pre_tool_use hook stops it:\n")
+            guarded = await host.call_tool(tool, {"path": ".env"})
+            print(_indent(render.tool_result(guarded.result)))
             logs = [e["data"]["message"] for e in host.events.history("session.info")]
-            print("\n4. what the extension logged to the session:\n")
+            print("\n5. what the extension logged to the session:\n")
             print(_indent("\n".join(logs) or "(nothing)"))
-            ok = result.success and all(info.status == "running" for info in host.extensions)
+            ok = (
+                result.success
+                and guarded.result_type == "denied"
+                and all(info.status == "running" for info in host.extensions)
+            )
             print("\nEverything worked." if ok else "\nSomething failed; see above.")
             return EXIT_OK if ok else EXIT_FAILED
 

@@ -97,7 +97,7 @@ class Composition:
                 self.summaries.append(output.session_summary)
             self.cleanup_actions.extend(output.cleanup_actions or ())
         elif self.hook == "on_error_occurred":
-            if output.error_handling is not None and _HANDLING_RANK[output.error_handling] >= _HANDLING_RANK.get(
+            if output.error_handling is not None and _HANDLING_RANK[output.error_handling] > _HANDLING_RANK.get(
                 self.error_handling or "", -1
             ):
                 self.error_handling = output.error_handling
@@ -105,11 +105,12 @@ class Composition:
                 self.retry_count = max(self.retry_count or 0, output.retry_count)
             if output.user_notification:
                 self.notifications.append(output.user_notification)
-            return self.error_handling
+            return output.error_handling  # type: ignore[no-any-return]
         return None
 
     def decide(self, decision: str, reason: str | None, owner: str) -> None:
-        """Record a permission decision if it is at least as strong as the current one."""
+        """Record a permission decision if it is stronger than the current one (on a tie the
+        first reason and owner stay); a ``deny`` stops the chain."""
         if _DECISION_RANK[decision] > _DECISION_RANK.get(self.decision or "", -1):
             self.decision, self.reason, self.decided_by = decision, reason, owner
         if decision == "deny":

@@ -123,6 +123,13 @@ class HookRunner:
         registered = self._manager.register(plugin, name)
         if registered is None:
             raise ValueError(f"plugin {name or plugin!r} is blocked")
+        try:
+            # pluggy accepts methods named like no hook point until asked; a typo must not be
+            # a hook that silently never runs.
+            self._manager.check_pending()
+        except pluggy.PluginValidationError:
+            self._manager.unregister(plugin, registered)
+            raise
         return registered
 
     def register_extension(self, extension_id: str, order: int, hooks: tuple[str, ...], call: ExtensionHookCall) -> None:

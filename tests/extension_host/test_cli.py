@@ -147,3 +147,55 @@ def test_no_command_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str]) 
     """Bare 'extensions' is bad usage."""
     assert main([]) == 2
     assert "scaffold" in capsys.readouterr().out
+
+
+GUARDED = """
+    from sdk_extension import join_session
+
+    def shout(input, invocation):
+        if "secret" in input.prompt:
+            raise RuntimeError("refusing to look at secrets")
+        return {"modified_prompt": input.prompt.upper(), "additional_context": "the user is shouting"}
+
+    def no_deletes(input, invocation):
+        if input.tool_name == "add" and input.tool_args.get("a") == 13:
+            return {"permission_decision": "deny", "permission_decision_reason": "13 is unlucky"}
+        return {"additional_context": "checked by guard"}
+
+    join_session(hooks={"on_user_prompt_submitted": shout, "on_pre_tool_use": no_deletes})
+"""
+
+
+def test_prompt_prints_the_rewritten_prompt_and_context(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """extensions prompt runs the prompt hooks; a failing guard rejects with exit 1."""
+    project.add_extension("guard", GUARDED)
+    assert cli(project, "prompt", "fix it") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("FIX IT\n") and "the user is shouting" in out
+    assert cli(project, "prompt", "show the secret", "--json") == 1
+    outcome = json.loads(capsys.readouterr().out)
+    assert outcome["rejected"] is True and outcome["rejected_by"] == "project:guard"
+    assert "refusing to look at secrets" in outcome["reason"]
+
+
+def test_call_verbose_shows_which_hook_decided(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """--verbose prints each hook's outcome on stderr; a denied call exits 1."""
+    project.add_extension("calc", CALC)
+    project.add_extension("guard", GUARDED)
+    assert cli(project, "call", "add", '{"a": 13, "b": 1}', "--verbose") == 1
+    captured = capsys.readouterr()
+    assert "[denied]" in captured.out and "13 is unlucky" in captured.out
+    assert "project:guard: on_pre_tool_use ok, decided deny" in captured.err
+    assert cli(project, "call", "add", '{"a": 1, "b": 1}', "-v") == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == "2"
+    assert "checked by guard" in captured.err
+
+
+def test_inspect_lists_the_hooks_an_extension_implements(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """inspect --json has the snake_case hook names."""
+    project.add_extension("guard", GUARDED)
+    assert cli(project, "inspect", "guard", "--json") == 0
+    detail = json.loads(capsys.readouterr().out)
+    assert detail["hooks"] == ["on_user_prompt_submitted", "on_pre_tool_use"]
+    assert detail["recent_hook_calls"] == []

@@ -350,3 +350,33 @@ def test_a_hook_point_nobody_implements_sends_nothing(project: Project) -> None:
             assert host.events.history("hook.start") == []
 
     run(scenario())
+
+
+def test_a_hook_that_times_out_is_told_to_cancel(project: Project) -> None:
+    """The host sends $/cancelRequest: an async hook sees CancelledError; the call was denied."""
+    project.add_extension("a_tools", TOOLS)
+    project.add_extension(
+        "b_slow",
+        """
+        import asyncio
+        from sdk_extension import join_session
+
+        async def hook(input, invocation):
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                session.log("hook cancelled")
+                raise
+
+        session = join_session(hooks={"on_pre_tool_use": hook})
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project, hook_timeouts={"on_pre_tool_use": 0.5}) as host:
+            result = await host.call_tool("echo", {"text": "x"})
+            assert result.result_type == "denied"
+            assert "no answer within 0.5 s" in result.text_result_for_llm
+            await wait_for_event(host, is_log("hook cancelled"))
+
+    run(scenario())
