@@ -9,7 +9,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sdk_extension import HookInvocation, PreToolUseInput, join_session
+from typing import TYPE_CHECKING
+
+from sdk_extension import join_session
+
+if TYPE_CHECKING:  # the hook types load on the first hook call, not at start-up
+    from sdk_extension import HookInvocation, PreToolUseInput
 
 # This folder is sys.path[0] when the host runs the extension, so the sibling module imports.
 from guard import CONFIG_FILE_NAME, ConfigFile, check_tool_call, current_git_branch

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-from sdk_extension import HookInvocation, PreToolUseInput, ToolResult, join_session, tool
+from sdk_extension import ToolResult, join_session, tool
+
+if TYPE_CHECKING:  # for type checkers only: the SDK loads hook types when a hook first runs
+    from sdk_extension import HookInvocation, PreToolUseInput
 
 SECRET_FILE_NAMES = {".env", ".envrc", ".netrc", ".npmrc", ".pypirc", "id_rsa", "id_ed25519"}
 
