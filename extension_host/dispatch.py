@@ -19,6 +19,7 @@ from sdk_extension.hooks import PostToolUseInput, PreToolUseInput
 from sdk_extension.results import ToolResult
 from sdk_extension.tools import Tool, ToolInvocation, run_tool
 
+from .activity import ActivityTracker
 from .composition import Composition, join_context
 from .errors import UnknownToolError
 from .events import EventLog, unique_ids
@@ -53,7 +54,9 @@ class Dispatcher:
         hooks: HookRunner,
         unavailable_reason: Callable[[str], str | None],
         on_ask: AskHandler | None = None,
+        activity: ActivityTracker | None = None,
     ) -> None:
+        self._activity = activity or ActivityTracker()
         self._registry = registry
         self._events = events
         self._hooks = hooks
@@ -67,11 +70,16 @@ class Dispatcher:
         """Run tool ``name`` through ``on_pre_tool_use`` → the tool → ``on_post_tool_use``.
 
         A ``deny`` (or an ``ask`` nobody approves) returns result type ``denied`` and the tool
-        does not run.
+        does not run. Both hook points run against the hooks registered when the call began,
+        and every extension involved stays up until the call is over, even if it is reloaded.
 
         Raises:
             UnknownToolError: no extension or built-in offers ``name``, and none did.
         """
+        with self._activity.track():
+            return await self._call_tool(name, arguments, tool_call_id)
+
+    async def _call_tool(self, name: str, arguments: Any, tool_call_id: str | None) -> ToolCallResult:
         entry = self._registry.get(name)
         if entry is None:
             reason = self._unavailable_reason(name)
@@ -81,6 +89,7 @@ class Dispatcher:
         call_id = tool_call_id or f"call_{next(self._call_ids)}"
         arguments = {} if arguments is None else arguments
         now = datetime.now(timezone.utc)
+        post_chain = self._hooks.chain("on_post_tool_use")
         pre = await self._hooks.run(
             "on_pre_tool_use", PreToolUseInput(timestamp=now, cwd=self._hooks.cwd, tool_name=name, tool_args=arguments)
         )
@@ -101,6 +110,7 @@ class Dispatcher:
                 tool_args=pre.args,
                 tool_result=result,
             ),
+            post_chain,
         )
         assert post.result is not None
         return ToolCallResult(post.result, join_context(pre.contexts + post.contexts), pre.decision, pre.decided_by)

@@ -51,6 +51,8 @@ DEFAULT_HOOK_TIMEOUT: Final = 30.0
 """Seconds one hook implementation may take (contract §6); configurable per host and per hook."""
 GUARD_HOOKS: Final = frozenset({"on_pre_tool_use", "on_user_prompt_submitted"})
 """Hook points that fail closed: when one of their implementations fails, the action is denied."""
+_FORWARDER: Final = "_extension_host_forwarder"
+"""Marks a function that forwards to an extension (its own request enforces the timeout)."""
 _RECENT: Final = 20
 """How many recent outcomes are kept per implementation, for ``extensions inspect``."""
 
@@ -98,6 +100,7 @@ class HookRunner:
         self._manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self._manager.add_hookspecs(hookspecs)
         self._extension_order: dict[str, int] = {}
+        self._holders: dict[str, object] = {}
         self._ids = unique_ids()
         self.recent: dict[str, deque[HookRecord]] = {}
         """Recent outcomes per implementation (extension id or plugin name)."""
@@ -132,26 +135,54 @@ class HookRunner:
             raise
         return registered
 
-    def register_extension(self, extension_id: str, order: int, hooks: tuple[str, ...], call: ExtensionHookCall) -> None:
-        """Forward ``hooks`` to an extension; ``order`` is its place in the load order."""
+    def register_extension(
+        self,
+        extension_id: str,
+        order: int,
+        hooks: tuple[str, ...],
+        call: ExtensionHookCall,
+        holder: object = None,
+    ) -> None:
+        """Forward ``hooks`` to an extension; ``order`` is its place in the load order.
+
+        Replaces, in one step, whatever an earlier generation of the same extension had.
+        """
+        self._remove(extension_id)
         if not hooks:
             return
         plugin = types.SimpleNamespace(**{name: _forwarder(name, call, self._timeouts[name]) for name in hooks})
         self._manager.register(plugin, extension_id)
         self._extension_order[extension_id] = order
+        self._holders[extension_id] = holder
 
-    def unregister(self, name: str) -> None:
-        """Remove a plugin or an extension's hooks (nothing happens if it has none)."""
+    def reorder(self, orders: Mapping[str, int]) -> None:
+        """Update extensions' places in the load order (after discovery found new ones)."""
+        for extension_id in self._extension_order:
+            if extension_id in orders:
+                self._extension_order[extension_id] = orders[extension_id]
+
+    def unregister(self, name: str, holder: object = None) -> None:
+        """Remove a plugin or an extension's hooks (nothing happens if it has none).
+
+        With ``holder``, only if that generation registered them.
+        """
+        if holder is not None and self._holders.get(name) is not holder:
+            return
+        self._remove(name)
+
+    def _remove(self, name: str) -> None:
         self._extension_order.pop(name, None)
+        self._holders.pop(name, None)
         plugin = self._manager.get_plugin(name)
         if plugin is not None:
             self._manager.unregister(plugin, name)
 
     def implementers(self, hook: str) -> list[str]:
         """Who implements ``hook``, in the order they are called."""
-        return [impl.plugin_name for impl in self._chain(hook)]
+        return [impl.plugin_name for impl in self.chain(hook)]
 
-    def _chain(self, hook: str) -> list[pluggy.HookImpl]:
+    def chain(self, hook: str) -> list[pluggy.HookImpl]:
+        """The implementations of ``hook`` in call order, as of now (a snapshot)."""
         impls = list(reversed(getattr(self._manager.hook, hook).get_hookimpls()))
         extensions = sorted(
             (i for i in impls if i.plugin_name in self._extension_order),
@@ -165,8 +196,12 @@ class HookRunner:
 
     # -- running ------------------------------------------------------------------------
 
-    async def run(self, hook: str, base: Any) -> Composition:
-        """Call every implementation of ``hook`` in order, starting from input ``base``."""
+    async def run(self, hook: str, base: Any, chain: list[pluggy.HookImpl] | None = None) -> Composition:
+        """Call every implementation of ``hook`` in order, starting from input ``base``.
+
+        ``chain`` is a snapshot taken earlier (so both halves of one tool call see one set of
+        hooks even if an extension is reloaded in between); by default, the current chain.
+        """
         composition = Composition(hook)
         if hook == "on_user_prompt_submitted":
             composition.prompt = base.prompt
@@ -174,10 +209,14 @@ class HookRunner:
             composition.args = base.tool_args
         elif hook == "on_post_tool_use":
             composition.result = base.tool_result
-        if not getattr(self._manager.hook, hook).get_hookimpls():
+        if chain is None:
+            if not getattr(self._manager.hook, hook).get_hookimpls():
+                return composition
+            chain = self.chain(hook)
+        if not chain:
             return composition
         invocation = HookInvocation(self._session_id)
-        for impl in self._chain(hook):
+        for impl in chain:
             if composition.stopped:
                 break
             await self._call_one(hook, impl, composition.next_input(base), invocation, composition)
@@ -233,7 +272,7 @@ class HookRunner:
         timeout = self._timeouts[hook]
         try:
             result = impl.function(**{name: arguments[name] for name in impl.argnames})
-            if impl.plugin_name in self._extension_order:
+            if getattr(impl.function, _FORWARDER, False):
                 result = await cast(Awaitable[Any], result)  # bounded by the request, which cancels it
             elif inspect.isawaitable(result):
                 async with asyncio.timeout(timeout):
@@ -257,4 +296,5 @@ def _forwarder(hook: str, call: ExtensionHookCall, timeout: float) -> Callable[.
     async def forward(input: Any) -> Any:
         return await call(hook, point.input_to_wire(input), timeout)
 
+    setattr(forward, _FORWARDER, True)
     return hookspecs.hookimpl(forward)

@@ -7,7 +7,6 @@ Each concern it wires lives in its own module; the host only decides the order o
 
 from __future__ import annotations
 
-import asyncio
 import os
 import uuid
 from collections.abc import Iterable, Mapping
@@ -25,19 +24,27 @@ from sdk_extension.hooks import (
 from sdk_extension.protocol import Event
 from sdk_extension.tools import Tool
 
-from .discovery import discover
+from .activity import ActivityTracker
 from .composition import join_context
 from .dispatch import AskHandler, Dispatcher, builtin_entry
 from .errors import ExtensionHostError, UnknownExtensionError
 from .events import EventListener, EventLog
 from .hooks import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .info import ExtensionInfo, ToolInfo
-from .instance import ExtensionInstance, SendHandler, SessionContext
-from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
+from .instance import SendHandler, SessionContext
+from .outcomes import (
+    ErrorDecision,
+    PromptResult,
+    ReloadOutcome,
+    SessionEndResult,
+    SessionStartResult,
+    ToolCallResult,
+)
 from .paths import find_project_root, logs_dir
 from .paths import user_home as resolve_user_home
 from .process import STOP_GRACE_SECONDS
 from .registry import BUILTIN_OWNER, ToolRegistry
+from .supervisor import Supervisor
 
 __all__ = ["DEFAULT_READINESS_TIMEOUT", "DEFAULT_TOOL_TIMEOUT", "ExtensionHost"]
 
@@ -118,12 +125,22 @@ class ExtensionHost:
             stop_grace=stop_grace,
             on_send=on_send,
         )
-        self._dispatcher = Dispatcher(
-            self._registry, self.events, self._hooks, self._unavailable_reason, on_ask
+        self._activity = ActivityTracker()
+        self._supervisor = Supervisor(
+            self._context,
+            self._activity,
+            project_root=self.project_root,
+            user_home=self.user_home,
+            drain_timeout=tool_timeout,
         )
-        self._instances: list[ExtensionInstance] = []
-        self._not_started: list[ExtensionInfo] = []
-        self._order: list[str] = []
+        self._dispatcher = Dispatcher(
+            self._registry,
+            self.events,
+            self._hooks,
+            self._supervisor.unavailable_reason,
+            on_ask,
+            self._activity,
+        )
         self._started = False
         self._stopped = False
 
@@ -156,33 +173,8 @@ class ExtensionHost:
         self._registry.register(
             BUILTIN_OWNER, [builtin_entry(tool, self.session_id) for tool in self._builtin_tools]
         )
-        previous: asyncio.Event | None = None
-        for found in discover(self.project_root, self.user_home):
-            spec = found.spec
-            self._order.append(spec.id)
-            if found.shadowed_by is not None or found.problem is not None:
-                self._not_started.append(
-                    ExtensionInfo(
-                        id=spec.id,
-                        name=spec.name,
-                        source=spec.source,
-                        path=spec.folder,
-                        status="shadowed" if found.shadowed_by else "failed",
-                        error=found.problem,
-                        shadowed_by=found.shadowed_by,
-                    )
-                )
-                continue
-            instance = ExtensionInstance(spec, self._context, order=len(self._order), after=previous)
-            previous = instance.settled
-            self._instances.append(instance)
         self.events.subscribe(self._forward_to_extensions)
-        await asyncio.gather(*(instance.start() for instance in self._instances))
-        self.events.emit(
-            "session.extensions_loaded",
-            {"extensions": [info.to_json() for info in self.extensions]},
-            ephemeral=True,
-        )
+        await self._supervisor.start_all()
         if self._session_hooks:
             await self.start_session("startup")
 
@@ -193,21 +185,34 @@ class ExtensionHost:
         self._stopped = True
         if self._session_hooks and self._started and not self._session_ended:
             await self.end_session("complete")
-        try:
-            await asyncio.gather(*(instance.stop() for instance in self._instances))
-        except BaseException:
-            for instance in self._instances:
-                instance.kill()
-            raise
+        await self._supervisor.stop_all()
+
+    async def reload(self, name: str | None = None) -> list[ReloadOutcome]:
+        """Reload one extension (by name or id), transactionally, or all of them.
+
+        One: its new version must join before it replaces the running one; if it fails, the
+        running one keeps serving and the outcome says why (``kept``). Extensions added or
+        removed on disk are started or stopped too. All (``name=None``): stop everything,
+        discover again and start everything, as Copilot's ``extensions_reload`` does.
+
+        Raises:
+            UnknownExtensionError: ``name`` is not a discovered extension.
+        """
+        if name is None:
+            return await self._supervisor.restart_all()
+        return await self._supervisor.apply({self.extension(name).id})
+
+    async def apply_changes(self, changed: set[str] | None = None) -> list[ReloadOutcome]:
+        """Start new extensions, stop removed ones and reload ``changed`` ids (all if ``None``);
+        what the file watcher calls after a batch of saves."""
+        return await self._supervisor.apply(changed)
 
     # -- what is loaded -----------------------------------------------------------------
 
     @property
     def extensions(self) -> list[ExtensionInfo]:
         """Every discovered extension in load order, including shadowed and failed ones."""
-        by_id = {info.id: info for info in self._not_started}
-        by_id.update({instance.id: instance.info() for instance in self._instances})
-        return [by_id[extension_id] for extension_id in self._order]
+        return self._supervisor.infos()
 
     def extension(self, name: str) -> ExtensionInfo:
         """One extension by id (``project:lint``) or name (the one that is not shadowed).
@@ -319,14 +324,8 @@ class ExtensionHost:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _unavailable_reason(self, tool_name: str) -> str | None:
-        for instance in self._instances:
-            if tool_name in instance.lost_tools and instance.status == "failed":
-                return f"tool {tool_name!r} is unavailable: extension {instance.id} failed: {instance.error}"
-        return None
-
     def _forward_to_extensions(self, event: Event) -> None:
-        for instance in self._instances:
+        for instance in self._supervisor.instances():
             instance.deliver(event)
 
     @property

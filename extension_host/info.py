@@ -30,6 +30,8 @@ class ExtensionInfo:
     error: str | None = None
     log_path: Path | None = None
     shadowed_by: str | None = None
+    reload_error: str | None = None
+    """Why the last reload failed while this version kept serving (``None``: it did not)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` form (contract §9), plus the log path and shadowing."""
@@ -45,6 +47,7 @@ class ExtensionInfo:
             "error": self.error,
             "log_path": str(self.log_path) if self.log_path else None,
             "shadowed_by": self.shadowed_by,
+            "reload_error": self.reload_error,
         }
 
 

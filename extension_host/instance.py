@@ -90,6 +90,8 @@ class ExtensionInstance:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
         self._request_ids = unique_ids()
+        self.retired = False
+        """Set when a newer version took over: it is draining and its end is no news."""
 
     @property
     def id(self) -> str:
@@ -115,7 +117,7 @@ class ExtensionInstance:
             path=self.spec.folder,
             status=self.status,
             pid=self._process.pid if self._process else None,
-            tools=tuple(self._context.registry.owned_by(self.id)),
+            tools=tuple(e.name for e in self._context.registry.entries() if e.holder is self),
             hooks=self.hooks,
             error=self.error,
             log_path=self.log_path,
@@ -162,8 +164,8 @@ class ExtensionInstance:
     async def stop(self) -> None:
         """Stop the process (stop ladder) and release its tools; safe to call in any state."""
         self._stopping = True
-        self._context.registry.unregister(self.id)
-        self._context.hooks.unregister(self.id)
+        self._context.registry.unregister(self.id, holder=self)
+        self._context.hooks.unregister(self.id, holder=self)
         self._end_pending("the extension is stopping")
         if self._process is not None:
             await self._process.stop(self._context.stop_grace)
@@ -185,12 +187,12 @@ class ExtensionInstance:
         was_running = self.status == "running"
         self.status = "failed"
         self.error = reason
-        removed = self._context.registry.unregister(self.id)
-        self._context.hooks.unregister(self.id)
+        removed = self._context.registry.unregister(self.id, holder=self)
+        self._context.hooks.unregister(self.id, holder=self)
         self.lost_tools = tuple(removed)
         self._end_pending(f"extension {self.id} failed: {reason}")
         self.settled.set()
-        if was_running:
+        if was_running and not self.retired:
             self._context.events.emit(
                 "session.warning", {"message": f"extension {self.id} failed: {reason}", "extensionId": self.id}
             )
@@ -348,17 +350,20 @@ class ExtensionInstance:
                 owner=self.id,
                 invoke=functools.partial(self.invoke_tool, tool["name"]),
                 overrides_built_in_tool=tool.get("overridesBuiltInTool", False),
+                holder=self,
             )
             for tool in resume.get("tools", [])
         ]
         try:
-            self._context.registry.register(self.id, entries)
+            # Checked against the other extensions only: an earlier version of this one is
+            # swapped out in the same step (hot reload), or there is none.
+            self._context.registry.replace(self.id, entries)
         except ExtensionLoadError as exc:
             self._fail(str(exc))
             raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"tool": getattr(exc, "tool", None)}) from None
         self.hooks = hooks
         self._interests = set(resume["eventTypes"]) if "eventTypes" in resume else {_ALL_EVENTS}
-        self._context.hooks.register_extension(self.id, self.order, hooks, self.invoke_hook)
+        self._context.hooks.register_extension(self.id, self.order, hooks, self.invoke_hook, holder=self)
         self.status = "running"
         self.settled.set()
         return {"sessionId": self._context.session_id, "capabilities": {}}

@@ -6,11 +6,19 @@ Frozen dataclasses built from a hook point's composed outcome. No behaviour beyo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sdk_extension.protocol import ResultType
 from sdk_extension.results import ToolResult
 
-__all__ = ["ErrorDecision", "PromptResult", "SessionEndResult", "SessionStartResult", "ToolCallResult"]
+__all__ = [
+    "ErrorDecision",
+    "PromptResult",
+    "ReloadOutcome",
+    "SessionEndResult",
+    "SessionStartResult",
+    "ToolCallResult",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +88,33 @@ class ErrorDecision:
     error_handling: str | None = None
     retry_count: int | None = None
     user_notification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadOutcome:
+    """What a start, reload or stop did to one extension.
+
+    ``action`` is ``started``, ``reloaded``, ``stopped``, ``failed`` (it is not running), or
+    ``kept`` (the new version failed and the old one keeps serving; ``error`` says why).
+    """
+
+    extension: str
+    action: str
+    status: str
+    error: str | None = None
+    tools: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """False when the extension, or its new version, failed."""
+        return self.action not in ("failed", "kept")
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "extension": self.extension,
+            "action": self.action,
+            "status": self.status,
+            "error": self.error,
+            "tools": list(self.tools),
+        }

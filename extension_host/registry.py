@@ -12,7 +12,7 @@ This module stores entries; how a tool is actually called is the caller's busine
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from sdk_extension.results import ToolResult
@@ -39,6 +39,8 @@ class ToolEntry:
     owner: str
     invoke: ToolInvoker
     overrides_built_in_tool: bool = False
+    holder: object = field(default=None, compare=False, repr=False)
+    """Which generation of the owner registered it (a reloaded extension has a new one)."""
 
 
 class ToolRegistry:
@@ -70,6 +72,18 @@ class ToolRegistry:
             ToolCollisionError: a name is taken by another owner.
             ExtensionLoadError: a name is invalid or declared twice.
         """
+        self.replace(owner, entries)
+
+    def replace(self, owner: str, entries: Iterable[ToolEntry]) -> tuple[list[str], list[str]]:
+        """Swap ``owner``'s tools for ``entries`` in one step, or change nothing.
+
+        The new entries are checked against every *other* owner only, so a reloaded extension
+        may keep its tool names. Returns the names added and removed.
+
+        Raises:
+            ToolCollisionError: a name is taken by another owner.
+            ExtensionLoadError: a name is invalid or declared twice.
+        """
         batch = list(entries)
         seen: set[str] = set()
         for entry in batch:
@@ -82,19 +96,31 @@ class ToolRegistry:
                 raise ExtensionLoadError(owner, f"tool {entry.name!r} is declared twice by {owner}")
             seen.add(entry.name)
             current = self._tools.get(entry.name)
-            if current is not None and not (
+            if current is not None and current.owner != owner and not (
                 current.owner == BUILTIN_OWNER and entry.overrides_built_in_tool
             ):
                 raise ToolCollisionError(owner, entry.name, current.owner)
+        before = set(self.owned_by(owner))
+        self.unregister(owner)
         for entry in batch:
             current = self._tools.get(entry.name)
             if current is not None:
                 self._overridden[entry.name] = current
             self._tools[entry.name] = entry
+        after = {entry.name for entry in batch}
+        return sorted(after - before), sorted(before - after)
 
-    def unregister(self, owner: str) -> list[str]:
-        """Remove every tool of ``owner`` (restoring built-ins it overrode); return their names."""
-        removed = self.owned_by(owner)
+    def unregister(self, owner: str, holder: object = None) -> list[str]:
+        """Remove every tool of ``owner`` (restoring built-ins it overrode); return their names.
+
+        With ``holder``, only tools that generation registered go (a retiring instance must
+        not take its successor's tools with it).
+        """
+        removed = [
+            entry.name
+            for entry in self._tools.values()
+            if entry.owner == owner and (holder is None or entry.holder is holder)
+        ]
         for name in removed:
             del self._tools[name]
             restored = self._overridden.pop(name, None)
