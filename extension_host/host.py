@@ -7,6 +7,7 @@ Each concern it wires lives in its own module; the host only decides the order o
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 from collections.abc import Iterable, Mapping
@@ -44,6 +45,7 @@ from .paths import find_project_root, logs_dir
 from .paths import user_home as resolve_user_home
 from .process import STOP_GRACE_SECONDS
 from .registry import BUILTIN_OWNER, ToolRegistry
+from .reload import ExtensionWatcher
 from .supervisor import Supervisor
 
 __all__ = ["DEFAULT_READINESS_TIMEOUT", "DEFAULT_TOOL_TIMEOUT", "ExtensionHost"]
@@ -75,6 +77,7 @@ class ExtensionHost:
             async); without it ``ask`` counts as ``deny``.
         session_hooks: run ``on_session_start("startup")`` when started and
             ``on_session_end("complete")`` when stopped.
+        watch: reload an extension when its files change, start new ones, stop removed ones.
         stop_grace: seconds each step of the stop ladder waits.
         environment: the base environment of extension processes (default: this process's).
         on_send: called for ``session.send`` from an extension (the agent's turn); without it
@@ -93,6 +96,7 @@ class ExtensionHost:
         hook_timeouts: Mapping[str, float] | None = None,
         on_ask: AskHandler | None = None,
         session_hooks: bool = True,
+        watch: bool = True,
         stop_grace: float = STOP_GRACE_SECONDS,
         environment: Mapping[str, str] | None = None,
         on_send: SendHandler | None = None,
@@ -141,6 +145,9 @@ class ExtensionHost:
             on_ask,
             self._activity,
         )
+        self._watcher = ExtensionWatcher(self.project_root, self.user_home, self._supervisor.apply) if watch else None
+        self._watching: asyncio.Task[None] | None = None
+        self._stop_watching = asyncio.Event()
         self._started = False
         self._stopped = False
 
@@ -175,6 +182,11 @@ class ExtensionHost:
         )
         self.events.subscribe(self._forward_to_extensions)
         await self._supervisor.start_all()
+        if self._watcher is not None:
+            self._watching = asyncio.ensure_future(self._watcher.watch(self._stop_watching))
+            # The watch task's first step sets up the OS watches before it first suspends;
+            # yielding once lets it run, so a save right after start() is never missed.
+            await asyncio.sleep(0)
         if self._session_hooks:
             await self.start_session("startup")
 
@@ -183,6 +195,13 @@ class ExtensionHost:
         if self._stopped:
             return
         self._stopped = True
+        if self._watching is not None:
+            self._stop_watching.set()
+            try:
+                async with asyncio.timeout(5):
+                    await self._watching
+            except TimeoutError:
+                self._watching.cancel()
         if self._session_hooks and self._started and not self._session_ended:
             await self.end_session("complete")
         await self._supervisor.stop_all()
