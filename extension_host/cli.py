@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from . import render
+from .dev import DevLoop, stdin_reader
 from .errors import ExtensionHostError, ScaffoldError, UnknownExtensionError, UnknownToolError
 from .host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
 from .paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
@@ -99,6 +100,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = command("prompt", _prompt, "run the prompt hooks on TEXT and print the resulting prompt and context")
     sub.add_argument("text", help="the prompt")
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+    command("dev", _dev, "run a host for the project in the foreground: hot reload, logs, commands on stdin")
 
     command("demo", _demo, "scaffold an extension into a temporary project and call its tool")
     return parser
@@ -219,6 +222,14 @@ def _prompt(args: argparse.Namespace) -> int:
     return asyncio.run(_with_host(args, run))
 
 
+def _dev(args: argparse.Namespace) -> int:
+    async def run() -> int:
+        host = ExtensionHost(args.root, args.home, readiness_timeout=args.readiness_timeout)
+        return await DevLoop(host).run(await stdin_reader())
+
+    return asyncio.run(run())
+
+
 def _demo(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="extension-host-demo-") as temp:
         project = Path(temp) / "project"
@@ -257,7 +268,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 async def _with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any]) -> int:
     # A one-shot command is not a session: the session hooks are for the agents that embed the host.
-    host = ExtensionHost(args.root, args.home, readiness_timeout=args.readiness_timeout, session_hooks=False)
+    host = ExtensionHost(
+        args.root, args.home, readiness_timeout=args.readiness_timeout, session_hooks=False, watch=False
+    )
     async with _progress_note(f"starting extensions of {host.project_root} ..."):
         await host.start()
     try:

@@ -10,8 +10,9 @@ from sdk_extension.results import ToolResult
 
 from .hooks import HookRecord
 from .info import ExtensionInfo, ToolInfo
+from .outcomes import ReloadOutcome
 
-__all__ = ["extension_detail", "extensions_table", "hook_end", "table", "tool_result"]
+__all__ = ["extension_detail", "extensions_table", "hook_end", "reload_outcome", "table", "tool_result"]
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -89,6 +90,19 @@ def _hook_line(hook: str, outcome: str, decision: str | None, duration_ms: float
         text += f", decided {decision}"
     text += f" ({duration_ms:.1f} ms)"
     return f"{text}: {error}" if error else text
+
+
+def reload_outcome(outcome: ReloadOutcome) -> str:
+    """One line about what a start, reload or stop did to an extension."""
+    name = outcome.extension
+    if outcome.action == "kept":
+        return f"{name}: the new version failed, the running one keeps serving: {outcome.error}"
+    if outcome.action == "failed":
+        return f"{name}: failed: {outcome.error}"
+    if outcome.action == "stopped":
+        return f"{name}: stopped ({outcome.error})" if outcome.error else f"{name}: stopped"
+    tools = f" (tools: {', '.join(outcome.tools)})" if outcome.tools else ""
+    return f"{name}: {outcome.action}{tools}"
 
 
 def tool_result(result: ToolResult) -> str:

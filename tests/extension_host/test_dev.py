@@ -1,0 +1,130 @@
+"""``extensions dev`` as a user runs it: a real process, commands on stdin, signals to stop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sys
+import textwrap
+
+import pytest
+from helpers import Project, run, wait_for_exit
+
+pytestmark = pytest.mark.subprocess
+
+VERSIONED = """
+    import os
+    from sdk_extension import join_session, tool
+
+    @tool(description="Which version answers")
+    def version() -> str:
+        return "{version}"
+
+    session = join_session(tools=[version])
+    session.log("{version} ready, pid " + str(os.getpid()))
+"""
+
+
+class Dev:
+    """A running ``extensions dev`` with line-oriented, bounded reads of its output."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.seen: list[str] = []
+
+    async def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write((line + "\n").encode())
+        await self.process.stdin.drain()
+
+    async def expect(self, pattern: str, timeout: float = 20) -> re.Match[str]:
+        """Read lines until one matches ``pattern``; fail after ``timeout`` seconds."""
+        assert self.process.stdout is not None
+        async with asyncio.timeout(timeout):
+            while True:
+                raw = await self.process.stdout.readline()
+                if not raw:
+                    raise AssertionError(f"dev exited before printing {pattern!r}; it printed {self.seen}")
+                line = raw.decode().rstrip("\n")
+                self.seen.append(line)
+                found = re.search(pattern, line)
+                if found:
+                    return found
+
+
+async def start_dev(project: Project) -> Dev:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "extension_host",
+        "--root",
+        str(project.root),
+        "--home",
+        str(project.home),
+        "dev",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "EXTENSION_HOST_HOME": str(project.home)},
+    )
+    dev = Dev(process)
+    await dev.expect(r"^watching ")
+    return dev
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_dev_serves_reloads_on_save_and_leaves_no_process_when_signalled(
+    project: Project, stop_signal: signal.Signals
+) -> None:
+    """call, a save that reloads, list, then a signal: dev exits 0 and every extension is gone."""
+    folder = project.add_extension("live", VERSIONED.format(version="v1"))
+
+    async def scenario() -> None:
+        dev = await start_dev(project)
+        try:
+            await dev.send("call version")
+            await dev.expect(r"^v1$")
+            (folder / "extension.py").write_text(textwrap.dedent(VERSIONED.format(version="v2")))
+            await dev.expect(r"project:live: reloaded \(tools: version\)")
+            await dev.send("call version")
+            await dev.expect(r"^v2$")
+            await dev.send("list")
+            found = await dev.expect(r"^project:live\s+running\s+(\d+)")
+            pid = int(found.group(1))
+            dev.process.send_signal(stop_signal)
+            async with asyncio.timeout(30):
+                assert await dev.process.wait() == 0
+            assert await asyncio.to_thread(wait_for_exit, pid, 15)
+            assert any("v2 ready" in line for line in dev.seen)
+        finally:
+            if dev.process.returncode is None:
+                dev.process.kill()
+                await dev.process.wait()
+
+    run(scenario())
+
+
+def test_dev_reports_a_broken_save_and_keeps_taking_commands(project: Project) -> None:
+    """A syntax error is reported with the running version kept; quit stops dev."""
+    folder = project.add_extension("live", VERSIONED.format(version="v1"))
+
+    async def scenario() -> None:
+        dev = await start_dev(project)
+        try:
+            (folder / "extension.py").write_text("def broken(:\n")
+            await dev.expect(r"project:live: the new version failed, the running one keeps serving: .*SyntaxError")
+            await dev.send("call version")
+            await dev.expect(r"^v1$")
+            await dev.send("call nope")
+            await dev.expect(r"error: no tool named 'nope'")
+            await dev.send("quit")
+            await dev.expect(r"^stopped$")
+            async with asyncio.timeout(30):
+                assert await dev.process.wait() == 0
+        finally:
+            if dev.process.returncode is None:
+                dev.process.kill()
+                await dev.process.wait()
+
+    run(scenario())
