@@ -163,6 +163,38 @@ async def host_start(project: Path, home: Path) -> float:
     return elapsed
 
 
+def reload_extension_code(version: int) -> str:
+    return ECHO_EXTENSION.format(index=0).replace("return text", f"return text + '-{version}'")
+
+
+async def save_to_answer(project: Path, home: Path, saves: int) -> list[float]:
+    """Seconds from writing a new extension.py to the new version answering a call."""
+    entry = project / ".github" / "extensions" / "echo00" / "extension.py"
+    entry.write_text(reload_extension_code(0), encoding="utf-8")
+    times = []
+    async with ExtensionHost(project, home, stop_grace=2) as host:
+        for version in range(1, saves + 1):
+            reloaded = asyncio.Event()
+
+            def listen(event: Any, reloaded: asyncio.Event = reloaded) -> None:
+                if event["type"] == "session.extensions_loaded" and any(
+                    change["action"] == "reloaded" for change in event["data"].get("changes", [])
+                ):
+                    reloaded.set()
+
+            stop = host.on_event(listen)
+            started = time.perf_counter()
+            entry.write_text(reload_extension_code(version), encoding="utf-8")
+            async with asyncio.timeout(30):
+                await reloaded.wait()
+            result = await host.call_tool("echo0", {"text": "v"})
+            times.append(time.perf_counter() - started)
+            stop()
+            if result.text_result_for_llm != f"v-{version}":
+                raise RuntimeError(f"version {version} did not answer: {result.text_result_for_llm}")
+    return times
+
+
 async def interleaved(
     runs: int, a: Callable[[], Awaitable[Any]], b: Callable[[], Awaitable[Any]]
 ) -> tuple[list[Any], list[Any]]:
@@ -222,6 +254,8 @@ async def main(quick: bool) -> dict[str, Any]:
         }
         twenty = [await host_start(many, home) for _ in range(runs)]
         results["start_twenty_ms"] = summary([x * 1e3 for x in twenty])
+        reloads = await save_to_answer(make_project(base / "reload", 1), home, runs * 3)
+        results["save_to_answer_ms"] = summary([x * 1e3 for x in reloads])
     return results
 
 
@@ -245,6 +279,7 @@ def report(results: dict[str, Any]) -> str:
             f"one extension: spawn to running        {fmt(st['extension_running_ms'], ' ms')}",
             f"  ratio to the bare child              {fmt(st['ratio'], 'x')}",
             f"20 extensions: all running             {fmt(results['start_twenty_ms'], ' ms')}",
+            f"hot reload: save to new version answers {fmt(results['save_to_answer_ms'], ' ms')}",
         ]
     )
 

@@ -36,11 +36,61 @@ def extensions_table(extensions: Sequence[ExtensionInfo]) -> str:
             str(info.pid) if info.pid and info.status in ("running", "starting") else "-",
             ", ".join(info.tools) or "-",
             ", ".join(info.hooks) or "-",
-            info.error or (f"shadowed by {info.shadowed_by}" if info.shadowed_by else ""),
+            _note(info),
         )
         for info in extensions
     ]
     return table(("ID", "STATUS", "PID", "TOOLS", "HOOKS", "NOTE"), rows)
+
+
+def reload_outcomes(outcomes: Sequence[ReloadOutcome]) -> str:
+    """One line per outcome of a reload: id, what happened, and the tools or the reason."""
+    if not outcomes:
+        return "no extensions to reload"
+    return _columns([(o.extension, o.action, _outcome_note(o)) for o in outcomes])
+
+
+def extension_statuses(extensions: Sequence[ExtensionInfo]) -> str:
+    """One line per extension: id, status, and its tools or what is wrong with it."""
+    if not extensions:
+        return "no extensions found"
+    rows = [
+        (
+            info.id,
+            info.status,
+            info.error
+            or (f"shadowed by {info.shadowed_by}" if info.shadowed_by else _tools_note(info.tools)),
+        )
+        for info in extensions
+    ]
+    return _columns(rows)
+
+
+def _outcome_note(outcome: ReloadOutcome) -> str:
+    if outcome.action == "kept":
+        return f"new version failed: {outcome.error}"
+    if outcome.action in ("started", "reloaded"):
+        return _tools_note(outcome.tools)
+    return outcome.error or ""
+
+
+def _tools_note(tools: Sequence[str]) -> str:
+    return f"tools: {', '.join(tools)}" if tools else "no tools"
+
+
+def _columns(rows: Sequence[Sequence[str]]) -> str:
+    # table() without a header line: the first row stands in for it.
+    return table(rows[0], rows[1:])
+
+
+def _note(info: ExtensionInfo) -> str:
+    if info.error:
+        return info.error
+    if info.shadowed_by:
+        return f"shadowed by {info.shadowed_by}"
+    if info.reload_error:
+        return f"last reload failed, this version kept serving: {info.reload_error}"
+    return ""
 
 
 def extension_detail(
@@ -58,6 +108,8 @@ def extension_detail(
     ]
     if info.error:
         lines.append(f"  error:   {info.error}")
+    if info.reload_error:
+        lines.append(f"  last reload failed (this version kept serving): {info.reload_error}")
     if info.shadowed_by:
         lines.append(f"  shadowed by {info.shadowed_by}: it is not started")
     lines.append(f"  hooks:   {', '.join(info.hooks) or '-'}")

@@ -260,3 +260,38 @@ def test_reload_all_restarts_every_extension(project: Project) -> None:
             assert (await host.call_tool("tb")).text_result_for_llm == "b1"
 
     run(scenario())
+
+
+def test_renaming_a_folder_stops_the_old_name_and_starts_the_new_one(project: Project) -> None:
+    """A rename is a stop plus a start; the tool keeps answering under the new extension."""
+    folder = project.add_extension("before", versioned("v1"))
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            old_pid = host.extension("before").pid
+            folder.rename(folder.parent / "after")
+            await wait_for_event(host, change_of("project:after", "started"), timeout=20)
+            await wait_for_event(host, change_of("project:before", "stopped"), timeout=20)
+            assert [info.id for info in host.extensions] == ["project:after"]
+            assert host.tools["version"].owner == "project:after"
+            assert old_pid is not None and await asyncio.to_thread(wait_for_exit, old_pid, 15)
+
+    run(scenario())
+
+
+def test_a_kept_version_shows_the_reload_failure_in_the_listing(project: Project) -> None:
+    """list's note column says the last reload failed and why."""
+    from extension_host.render import extensions_table
+
+    folder = project.add_extension("live", versioned("v1"))
+
+    async def scenario() -> None:
+        async with host_for(project, watch=False) as host:
+            write(folder, "raise ImportError('missing dependency yaml')\n")
+            (outcome,) = await host.reload("live")
+            assert outcome.action == "kept"
+            table = extensions_table(host.extensions)
+            assert "last reload failed, this version kept serving" in table
+            assert "ImportError: missing dependency yaml" in table
+
+    run(scenario())
