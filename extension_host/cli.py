@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import dataclasses
 import json
 import sys
 import tempfile
@@ -18,11 +17,22 @@ from pathlib import Path
 from typing import Any, Final
 
 from . import render
+from .control import (
+    METHOD_INSPECT,
+    METHOD_LIST,
+    METHOD_RELOAD,
+    ControlClient,
+    connect_to_host,
+    describe_extension,
+    describe_extensions,
+)
 from .dev import DevLoop, stdin_reader
 from .errors import ExtensionHostError, ScaffoldError, UnknownExtensionError, UnknownToolError
+from .hooks import HookRecord
 from .host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
+from .info import ExtensionInfo, ToolInfo
+from .outcomes import ReloadOutcome
 from .paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
-from .process import tail_lines
 from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
 
 __all__ = ["main"]
@@ -84,11 +94,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--json", action="store_true", help="print the result as JSON")
 
-    sub = command("list", _list, "start every extension once and report how each one fared")
+    sub = command("list", _list, "report every extension: the running host's, else start each once")
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     sub = command("inspect", _inspect, "show one extension in full: status, tools with schemas, hooks, log tail")
     sub.add_argument("name", help="extension name or id (project:NAME, user:NAME)")
+    sub.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+    sub = command("reload", _reload, "make the running host reload one extension or all; with none, check them")
+    sub.add_argument("name", nargs="?", help="extension name or id (default: all of them)")
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     sub = command("call", _call, "call one tool through the host and print its result")
@@ -127,37 +141,63 @@ def _scaffold(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    async def run(host: ExtensionHost) -> int:
-        infos = host.extensions
+    def show(listing: dict[str, Any]) -> int:
+        infos = [ExtensionInfo.from_json(item) for item in listing["extensions"]]
         if args.json:
-            _print_json({"root": str(host.project_root), "extensions": [info.to_json() for info in infos]})
+            _print_json(listing)
         else:
             print(render.extensions_table(infos))
         return EXIT_FAILED if any(info.status == "failed" for info in infos) else EXIT_OK
 
-    return asyncio.run(_with_host(args, run))
+    return asyncio.run(_ask_host_or_load(args, METHOD_LIST, None, describe_extensions, show))
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    async def run(host: ExtensionHost) -> int:
-        info = host.extension(args.name)
-        tools = [tool for tool in host.tools.values() if tool.owner == info.id]
-        log = tail_lines(info.log_path, 20) if info.log_path else []
-        calls = host.recent_hook_calls(info.id)
+    def show(detail: dict[str, Any]) -> int:
         if args.json:
-            _print_json(
-                {
-                    **info.to_json(),
-                    "tools": [tool.to_json() for tool in tools],
-                    "recent_hook_calls": [dataclasses.asdict(call) for call in calls],
-                    "log_tail": log,
-                }
-            )
+            _print_json(detail)
         else:
-            print(render.extension_detail(info, tools, log, calls))
-        return EXIT_FAILED if info.status == "failed" else EXIT_OK
+            info = ExtensionInfo.from_json({**detail, "tools": [tool["name"] for tool in detail["tools"]]})
+            tools = [ToolInfo.from_json(tool) for tool in detail["tools"]]
+            calls = [HookRecord(**call) for call in detail["recent_hook_calls"]]
+            print(render.extension_detail(info, tools, detail["log_tail"], calls))
+        return EXIT_FAILED if detail["status"] == "failed" else EXIT_OK
 
-    return asyncio.run(_with_host(args, run))
+    def load(host: ExtensionHost) -> dict[str, Any]:
+        return describe_extension(host, args.name)
+
+    return asyncio.run(_ask_host_or_load(args, METHOD_INSPECT, {"name": args.name}, load, show))
+
+
+def _reload(args: argparse.Namespace) -> int:
+    def show(root: str, host_running: bool, outcomes: list[ReloadOutcome], text: str) -> int:
+        if args.json:
+            _print_json({"root": root, "host_running": host_running, "outcomes": [o.to_json() for o in outcomes]})
+        else:
+            print(text)
+        return EXIT_OK if all(outcome.ok for outcome in outcomes) else EXIT_FAILED
+
+    async def check(host: ExtensionHost) -> int:
+        infos = [host.extension(args.name)] if args.name else host.extensions
+        outcomes = [_load_outcome(info) for info in infos]
+        return show(str(host.project_root), False, outcomes, render.extension_statuses(infos))
+
+    async def run() -> int:
+        client = await _running_host(args)
+        if client is None:
+            root = find_project_root(args.root)
+            print(f"no host is running for {root}; loading every extension once to check it", file=sys.stderr)
+            return await _with_host(args, check)
+        try:
+            # No limit of our own: the host bounds each step (every extension's readiness
+            # timeout, the stop ladder), and a reload of many extensions adds those up.
+            answer = await client.request(METHOD_RELOAD, {"name": args.name} if args.name else None, timeout=None)
+        finally:
+            await client.close()
+        outcomes = [ReloadOutcome.from_json(item) for item in answer["outcomes"]]
+        return show(str(client.status["root"]), True, outcomes, render.reload_outcomes(outcomes))
+
+    return asyncio.run(run())
 
 
 def _call(args: argparse.Namespace) -> int:
@@ -281,6 +321,46 @@ async def _with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], An
         return EXIT_FAILED
     finally:
         await host.stop()
+
+
+async def _running_host(args: argparse.Namespace) -> ControlClient | None:
+    """The host running for the project, if there is one; says so (or that its socket was stale) on stderr."""
+
+    def stale(_path: Path) -> None:
+        print("removed a stale control socket (its host is gone)", file=sys.stderr)
+
+    client = await connect_to_host(args.root, on_stale=stale)
+    if client is not None:
+        print(f"(from the running host, pid {client.pid})", file=sys.stderr)
+    return client
+
+
+async def _ask_host_or_load(
+    args: argparse.Namespace,
+    method: str,
+    params: Any,
+    load: Callable[[ExtensionHost], dict[str, Any]],
+    show: Callable[[dict[str, Any]], int],
+) -> int:
+    """``show`` the running host's answer to ``method``; with no host running, ``show`` the same
+    answer built by ``load`` from a host started just for this command."""
+    client = await _running_host(args)
+    if client is None:
+
+        async def run(host: ExtensionHost) -> int:
+            return show(load(host))
+
+        return await _with_host(args, run)
+    try:
+        return show(await client.request(method, params))
+    finally:
+        await client.close()
+
+
+def _load_outcome(info: ExtensionInfo) -> ReloadOutcome:
+    # What a fresh load did to one extension, in the shape a running host's reload reports.
+    action = {"running": "started", "failed": "failed"}.get(info.status, info.status)
+    return ReloadOutcome(info.id, action, info.status, info.error, info.tools)
 
 
 @contextlib.asynccontextmanager

@@ -3,7 +3,8 @@
 It starts a watching host for the project, prints what happens in a readable form (extensions
 started, reloaded, kept after a failed reload, stopped; what they log; hook decisions), and
 takes commands on stdin: ``call TOOL [JSON]``, ``prompt TEXT``, ``list``, ``reload [NAME]``,
-``help``, ``quit``. SIGINT and SIGTERM stop it cleanly: every extension process is stopped
+``help``, ``quit``. It opens the project's control socket, so ``extensions list``, ``inspect``
+and ``reload`` in another shell talk to it. SIGINT and SIGTERM stop it cleanly: every extension process is stopped
 before it exits. The printing is this module's; the host does the work.
 """
 
@@ -20,6 +21,7 @@ from typing import TextIO
 from sdk_extension.protocol import Event
 
 from . import render
+from .control import ControlServer
 from .errors import ExtensionHostError
 from .host import ExtensionHost
 from .outcomes import ReloadOutcome
@@ -58,6 +60,12 @@ class DevLoop:
         if not extensions_dir.exists():
             extensions_dir.mkdir(parents=True)
             self.say(f"created {extensions_dir} so that new extensions are picked up")
+        control = ControlServer(host)
+        try:
+            await control.start()  # first: a second dev for the same project stops here
+        except ExtensionHostError as exc:
+            self.say(f"error: {exc}")
+            return 1
         try:
             await host.start()
             host.on_event(self._on_event)
@@ -71,6 +79,7 @@ class DevLoop:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
             self.say("stopping every extension ...")
+            await control.close()
             await host.stop()
             self.say("stopped")
         return 0

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal, cast
 
 __all__ = ["ExtensionInfo", "ExtensionStatus", "ToolInfo"]
 
@@ -50,6 +51,24 @@ class ExtensionInfo:
             "reload_error": self.reload_error,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ExtensionInfo:
+        """The inverse of :meth:`to_json` (for answers that came over the control socket)."""
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            source=data["source"],
+            path=Path(data["path"]),
+            status=cast(ExtensionStatus, data["status"]),
+            pid=data.get("pid"),
+            tools=tuple(data.get("tools") or ()),
+            hooks=tuple(data.get("hooks") or ()),
+            error=data.get("error"),
+            log_path=Path(data["log_path"]) if data.get("log_path") else None,
+            shadowed_by=data.get("shadowed_by"),
+            reload_error=data.get("reload_error"),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ToolInfo:
@@ -68,3 +87,8 @@ class ToolInfo:
             "parameters": self.parameters,
             "owner": self.owner,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ToolInfo:
+        """The inverse of :meth:`to_json`."""
+        return cls(data["name"], data["description"], data.get("parameters"), data["owner"])

@@ -5,6 +5,7 @@ Frozen dataclasses built from a hook point's composed outcome. No behaviour beyo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,3 +119,10 @@ class ReloadOutcome:
             "error": self.error,
             "tools": list(self.tools),
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ReloadOutcome:
+        """The inverse of :meth:`to_json` (for answers that came over the control socket)."""
+        return cls(
+            data["extension"], data["action"], data["status"], data.get("error"), tuple(data.get("tools") or ())
+        )

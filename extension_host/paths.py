@@ -1,4 +1,5 @@
-"""Where things live on disk: the project root, the user's extension home, log files.
+"""Where things live on disk: the project root, the user's extension home, log files, and the
+control socket of a running host.
 
 The only module that asks platformdirs anything. Everything else receives ``Path`` objects,
 so tests pass temporary folders instead of patching globals.
@@ -6,7 +7,9 @@ so tests pass temporary folders instead of patching globals.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import warnings
 from pathlib import Path
 from typing import Final
 
@@ -16,9 +19,12 @@ __all__ = [
     "APP_NAME",
     "HOME_ENV",
     "PROJECT_EXTENSIONS_DIR",
+    "RUNTIME_ENV",
+    "control_socket_path",
     "extensions_dir",
     "find_project_root",
     "logs_dir",
+    "runtime_dir",
     "user_home",
 ]
 
@@ -26,6 +32,12 @@ APP_NAME: Final = "extension-host"
 HOME_ENV: Final = "EXTENSION_HOST_HOME"
 """Set this to put the user's extensions and logs somewhere else (tests, CI, portable setups)."""
 PROJECT_EXTENSIONS_DIR: Final = Path(".github") / "extensions"
+RUNTIME_ENV: Final = "EXTENSION_HOST_RUNTIME_DIR"
+"""Set this to put control sockets somewhere else than the platform's user runtime folder."""
+
+# platformdirs warns when XDG_RUNTIME_DIR is unset and falls back to a private folder of its
+# own, which suits us. Versions older than the warning have nothing to filter.
+_RUNTIME_DIR_WARNING: Final[type[Warning] | None] = getattr(platformdirs, "RuntimeDirWarning", None)
 
 
 def find_project_root(start: Path | str | None = None) -> Path:
@@ -59,3 +71,25 @@ def extensions_dir(home: Path) -> Path:
 def logs_dir(home: Path) -> Path:
     """Where per-extension log files live under a home folder."""
     return home / "logs"
+
+
+def runtime_dir() -> Path:
+    """Where control sockets live: ``$EXTENSION_HOST_RUNTIME_DIR`` if set, else the platform's
+    user runtime folder for ``extension-host`` (e.g. ``/run/user/1000/extension-host``)."""
+    configured = os.environ.get(RUNTIME_ENV)
+    if configured:
+        return Path(configured).expanduser().resolve()
+    with warnings.catch_warnings():
+        if _RUNTIME_DIR_WARNING is not None:
+            warnings.simplefilter("ignore", _RUNTIME_DIR_WARNING)
+        return Path(platformdirs.user_runtime_dir(APP_NAME, appauthor=False))
+
+
+def control_socket_path(project_root: Path) -> Path:
+    """The control socket of the host running for ``project_root`` (one per resolved root).
+
+    The name is a short hash of the root, not the root itself: a socket path must fit in
+    about 107 bytes.
+    """
+    digest = hashlib.sha256(os.fsencode(Path(project_root).resolve())).hexdigest()
+    return runtime_dir() / f"{digest[:16]}.sock"

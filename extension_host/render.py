@@ -58,8 +58,7 @@ def extension_statuses(extensions: Sequence[ExtensionInfo]) -> str:
         (
             info.id,
             info.status,
-            info.error
-            or (f"shadowed by {info.shadowed_by}" if info.shadowed_by else _tools_note(info.tools)),
+            _note(info) or _tools_note(info.tools),
         )
         for info in extensions
     ]
@@ -68,7 +67,7 @@ def extension_statuses(extensions: Sequence[ExtensionInfo]) -> str:
 
 def _outcome_note(outcome: ReloadOutcome) -> str:
     if outcome.action == "kept":
-        return f"new version failed: {outcome.error}"
+        return f"new version failed, the running one keeps serving: {outcome.error}"
     if outcome.action in ("started", "reloaded"):
         return _tools_note(outcome.tools)
     return outcome.error or ""
@@ -145,16 +144,9 @@ def _hook_line(hook: str, outcome: str, decision: str | None, duration_ms: float
 
 
 def reload_outcome(outcome: ReloadOutcome) -> str:
-    """One line about what a start, reload or stop did to an extension."""
-    name = outcome.extension
-    if outcome.action == "kept":
-        return f"{name}: the new version failed, the running one keeps serving: {outcome.error}"
-    if outcome.action == "failed":
-        return f"{name}: failed: {outcome.error}"
-    if outcome.action == "stopped":
-        return f"{name}: stopped ({outcome.error})" if outcome.error else f"{name}: stopped"
-    tools = f" (tools: {', '.join(outcome.tools)})" if outcome.tools else ""
-    return f"{name}: {outcome.action}{tools}"
+    """One sentence about what a start, reload or stop did to an extension."""
+    note = _outcome_note(outcome)
+    return f"{outcome.extension}: {outcome.action}" + (f" ({note})" if note else "")
 
 
 def tool_result(result: ToolResult) -> str:

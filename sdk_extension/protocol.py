@@ -34,6 +34,7 @@ __all__ = [
     "NOT_SUPPORTED",
     "HOOK_FAILED",
     "REQUEST_CANCELLED",
+    "UNKNOWN_EXTENSION",
     "ERROR_CODES",
     "RESULT_TYPES",
     "LOG_LEVELS",
@@ -92,6 +93,9 @@ REQUEST_CANCELLED: Final = -32800
 """The request was cancelled with ``$/cancelRequest`` before it finished (as in LSP)."""
 HOOK_FAILED: Final = -32003
 """A hook handler raised, or returned an output the protocol cannot carry (``data`` names the key)."""
+UNKNOWN_EXTENSION: Final = -32004
+"""The host's control socket was asked about an extension it did not discover (``data``:
+``{extension, known}``, the name asked for and the ids it knows)."""
 
 ERROR_CODES: Final[dict[int, str]] = {
     PARSE_ERROR: "parse error",
@@ -103,6 +107,7 @@ ERROR_CODES: Final[dict[int, str]] = {
     NOT_SUPPORTED: "not supported",
     HOOK_FAILED: "hook failed",
     REQUEST_CANCELLED: "request cancelled",
+    UNKNOWN_EXTENSION: "unknown extension",
 }
 """Every error code this project sends, with a short name for messages."""
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,14 +16,18 @@ import extension_host.instance
 from extension_host.process import ExtensionProcess, LaunchSpec
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
     """An empty project and home; EXTENSION_HOST_HOME points at the home."""
     root = tmp_path / "project"
     (root / ".git").mkdir(parents=True)
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("EXTENSION_HOST_HOME", str(home))
-    return Project(root, home)
+    # Control sockets need a short path (AF_UNIX), shorter than pytest's tmp_path can be.
+    runtime = tempfile.mkdtemp(prefix="eh-")
+    monkeypatch.setenv("EXTENSION_HOST_RUNTIME_DIR", runtime)
+    yield Project(root, home)
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

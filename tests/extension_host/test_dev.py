@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import signal
@@ -66,7 +67,7 @@ async def start_dev(project: Project) -> Dev:
         "dev",
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        env={**os.environ, "EXTENSION_HOST_HOME": str(project.home)},
+        env=dict(os.environ),
     )
     dev = Dev(process)
     await dev.expect(r"^watching ")
@@ -113,13 +114,50 @@ def test_dev_reports_a_broken_save_and_keeps_taking_commands(project: Project) -
         dev = await start_dev(project)
         try:
             (folder / "extension.py").write_text("def broken(:\n")
-            await dev.expect(r"project:live: the new version failed, the running one keeps serving: .*SyntaxError")
+            await dev.expect(r"project:live: kept \(new version failed, the running one keeps serving: .*SyntaxError")
             await dev.send("call version")
             await dev.expect(r"^v1$")
             await dev.send("call nope")
             await dev.expect(r"error: no tool named 'nope'")
             await dev.send("quit")
             await dev.expect(r"^stopped$")
+            async with asyncio.timeout(30):
+                assert await dev.process.wait() == 0
+        finally:
+            if dev.process.returncode is None:
+                dev.process.kill()
+                await dev.process.wait()
+
+    run(scenario())
+
+
+def test_a_running_dev_answers_list_from_another_shell_and_refuses_a_second_dev(project: Project) -> None:
+    """extensions list talks to the running host (same pid); a second dev exits 1 naming it."""
+    project.add_extension("live", VERSIONED.format(version="v1"))
+
+    async def scenario() -> None:
+        dev = await start_dev(project)
+        try:
+            await dev.send("list")
+            pid = int((await dev.expect(r"^project:live\s+running\s+(\d+)")).group(1))
+            listing = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "extension_host", "--root", str(project.root), "list", "--json",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )
+            async with asyncio.timeout(30):
+                out, err = await listing.communicate()
+            assert listing.returncode == 0
+            assert json.loads(out)["extensions"][0]["pid"] == pid
+            assert b"from the running host" in err
+            second = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "extension_host", "--root", str(project.root), "dev",
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            )
+            async with asyncio.timeout(30):
+                out, _ = await second.communicate()
+            assert second.returncode == 1
+            assert b"already running" in out
+            await dev.send("quit")
             async with asyncio.timeout(30):
                 assert await dev.process.wait() == 0
         finally:

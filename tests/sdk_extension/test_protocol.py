@@ -21,6 +21,7 @@ from sdk_extension.protocol import (
     PROTOCOL_VERSION,
     RESULT_TYPES,
     TOOL_REGISTRATION_FAILED,
+    UNKNOWN_EXTENSION,
     camel_case,
     hook_name,
 )
@@ -35,6 +36,7 @@ ALL_CODES = {
     "NOT_SUPPORTED": NOT_SUPPORTED,
     "HOOK_FAILED": HOOK_FAILED,
     "REQUEST_CANCELLED": REQUEST_CANCELLED,
+    "UNKNOWN_EXTENSION": UNKNOWN_EXTENSION,
 }
 
 
@@ -73,7 +75,7 @@ def test_standard_json_rpc_codes_have_the_standard_values() -> None:
 
 def test_project_error_codes_are_in_the_server_error_range() -> None:
     """Custom codes lie in the implementation-defined -32000..-32099 range."""
-    for code in (TOOL_REGISTRATION_FAILED, NOT_SUPPORTED, HOOK_FAILED):
+    for code in (TOOL_REGISTRATION_FAILED, NOT_SUPPORTED, HOOK_FAILED, UNKNOWN_EXTENSION):
         assert -32099 <= code <= -32000
 
 

@@ -1,0 +1,425 @@
+"""The control socket: how another process (the ``extensions`` command) talks to a running host.
+
+A host that serves a project can open one Unix socket for it, at
+:func:`~extension_host.paths.control_socket_path`, and answer these JSON-RPC 2.0 methods on it
+(framed as the extension protocol is: :class:`sdk_extension.connection.Connection` over the
+streams of ``asyncio.start_unix_server`` / ``open_unix_connection``):
+
+===============  =================  ===============================================
+method           params             result
+===============  =================  ===============================================
+``host.status``  none               ``{root, pid, sessionId}``
+``host.list``    none               ``{root, extensions: [ExtensionInfo.to_json()]}``
+``host.inspect`` ``{name}``         what ``extensions inspect --json`` prints
+``host.reload``  ``{name?}``        ``{outcomes: [ReloadOutcome.to_json()]}``
+===============  =================  ===============================================
+
+An extension nobody discovered is answered with :data:`~sdk_extension.protocol.UNKNOWN_EXTENSION`.
+
+This module owns the socket file (its folder is created 0700 and the socket is 0600, so only
+the user who runs the host can connect; a live host is never replaced; a stale socket whose
+host is gone is removed), the answers above, and the client side (:func:`connect_to_host`).
+It ignores what the answers are used for (the CLI renders them) and never starts or stops the
+host: whoever runs the host opens and closes the server beside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import socket
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+from sdk_extension.connection import Connection, ConnectionClosed, Handler, RpcError
+from sdk_extension.framing import FramingError
+from sdk_extension.protocol import INVALID_PARAMS, UNKNOWN_EXTENSION
+
+from .errors import ExtensionHostError, UnknownExtensionError
+from .host import ExtensionHost
+from .outcomes import ReloadOutcome
+from .paths import control_socket_path, find_project_root
+from .process import tail_lines
+
+__all__ = [
+    "DEFAULT_REQUEST_TIMEOUT",
+    "METHOD_INSPECT",
+    "METHOD_LIST",
+    "METHOD_RELOAD",
+    "METHOD_STATUS",
+    "ControlClient",
+    "ControlServer",
+    "StaleHandler",
+    "connect_to_host",
+    "describe_extension",
+    "describe_extensions",
+]
+
+METHOD_STATUS: Final = "host.status"
+METHOD_LIST: Final = "host.list"
+METHOD_INSPECT: Final = "host.inspect"
+METHOD_RELOAD: Final = "host.reload"
+
+DEFAULT_REQUEST_TIMEOUT: Final = 30.0
+"""Seconds a control request may take unless the caller says otherwise."""
+_STATUS_TIMEOUT: Final = 10.0
+"""A live socket's host has this long to say who it is; the answer needs no extension."""
+_LOG_TAIL_LINES: Final = 20
+_MAX_SOCKET_PATH_BYTES: Final = 104
+"""``sun_path`` holds 108 bytes on Linux and 104 on macOS, the terminating NUL included."""
+
+StaleHandler = Callable[[Path], object]
+"""Told the path of a stale control socket that :func:`connect_to_host` has just removed."""
+
+
+# -- the answers ---------------------------------------------------------------------------
+
+
+def describe_extensions(host: ExtensionHost) -> dict[str, Any]:
+    """``host.list``, and what ``extensions list --json`` prints."""
+    return {"root": str(host.project_root), "extensions": [info.to_json() for info in host.extensions]}
+
+
+def describe_extension(host: ExtensionHost, name: str) -> dict[str, Any]:
+    """``host.inspect``, and what ``extensions inspect --json`` prints: the extension's
+    :meth:`~extension_host.ExtensionInfo.to_json` with its tools in full (schemas included),
+    its recent hook calls and the tail of its log.
+
+    Raises:
+        UnknownExtensionError: nothing of that name or id was discovered.
+    """
+    info = host.extension(name)
+    tools = [tool for tool in host.tools.values() if tool.owner == info.id]
+    return {
+        **info.to_json(),
+        "tools": [tool.to_json() for tool in tools],
+        "recent_hook_calls": [dataclasses.asdict(call) for call in host.recent_hook_calls(info.id)],
+        "log_tail": tail_lines(info.log_path, _LOG_TAIL_LINES) if info.log_path else [],
+    }
+
+
+# -- the server ----------------------------------------------------------------------------
+
+
+class ControlServer:
+    """Answers control requests for ``host`` on its project's socket (or ``path``).
+
+    ::
+
+        async with ExtensionHost(root) as host, ControlServer(host):
+            ...   # `extensions list` in another shell now asks this host
+
+    Every client has its own connection; one that disconnects mid-request loses only its
+    answer (a reload it asked for still runs to its end).
+    """
+
+    def __init__(self, host: ExtensionHost, path: Path | None = None) -> None:
+        self.host: Final = host
+        self.path: Final = path if path is not None else control_socket_path(host.project_root)
+        self._server: asyncio.Server | None = None
+        self._identity: tuple[int, int] | None = None
+        self._clients: dict[asyncio.Task[Any], Connection] = {}
+        self._work: set[asyncio.Task[Any]] = set()
+        self._handlers: dict[str, Handler] = {
+            METHOD_STATUS: self._status,
+            METHOD_LIST: lambda _params: describe_extensions(self.host),
+            METHOD_INSPECT: self._inspect,
+            METHOD_RELOAD: self._reload,
+        }
+
+    async def __aenter__(self) -> ControlServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Create the socket and start answering.
+
+        Raises:
+            ExtensionHostError: a host already answers on this socket (the message names its
+                pid), something that is not a host listens there, or the path is unusable.
+        """
+        if self._server is not None:
+            raise ExtensionHostError("this ControlServer was already started")
+        _make_private_folder(self.path.parent)
+        running = await _connect(self.path, on_stale=None)
+        if running is not None:
+            await running.close()
+            raise ExtensionHostError(
+                f"a host is already running for {self.host.project_root} (pid {running.pid}); stop it first"
+            )
+        sock = _bind_private(self.path, self.host.project_root)
+        try:
+            info = os.lstat(self.path)
+            self._identity = (info.st_dev, info.st_ino)
+            self._server = await asyncio.start_unix_server(self._serve_client, sock=sock)
+        except BaseException:
+            sock.close()
+            self._unlink_if_ours()
+            raise
+
+    async def close(self) -> None:
+        """Stop answering and remove the socket (unless another host has replaced it); idempotent.
+
+        Waits for a reload that is under way to end, so that no extension is left half swapped.
+        """
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.close()
+        self._unlink_if_ours()
+        # Closed, not cancelled: the stream machinery reports a cancelled client task as an error.
+        for connection in self._clients.values():
+            connection.close("the host is closing its control socket")
+        await asyncio.gather(*self._clients, *self._work, return_exceptions=True)
+        await server.wait_closed()
+
+    # -- serving ------------------------------------------------------------------------
+
+    async def _serve_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        connection = Connection(reader, writer, handlers=self._handlers)
+        if task is not None:
+            self._clients[task] = connection
+        try:
+            await connection.serve()
+        except FramingError:
+            pass  # a client that breaks framing loses its own connection, nothing more
+        finally:
+            connection.close()
+            if task is not None:
+                self._clients.pop(task, None)
+
+    def _status(self, _params: Any) -> dict[str, Any]:
+        return {"root": str(self.host.project_root), "pid": os.getpid(), "sessionId": self.host.session_id}
+
+    def _inspect(self, params: Any) -> dict[str, Any]:
+        name = _name_param(params, METHOD_INSPECT, required=True)
+        return describe_extension(self.host, self._known(name or ""))
+
+    async def _reload(self, params: Any) -> dict[str, Any]:
+        name = _name_param(params, METHOD_RELOAD, required=False)
+        if name is not None:
+            name = self._known(name)
+        # The reload runs as a task of the server, not of this request: a client that goes
+        # away (or cancels) must not cut a reload in half and leave an extension half swapped.
+        work = asyncio.ensure_future(self.host.reload(name))
+        self._work.add(work)
+        work.add_done_callback(_forget(self._work))
+        outcomes: list[ReloadOutcome] = await asyncio.shield(work)
+        return {"outcomes": [outcome.to_json() for outcome in outcomes]}
+
+    def _known(self, name: str) -> str:
+        """The id of extension ``name``, or the UNKNOWN_EXTENSION error a client can rebuild."""
+        try:
+            return self.host.extension(name).id
+        except UnknownExtensionError as exc:
+            known = [info.id for info in self.host.extensions]
+            raise RpcError(UNKNOWN_EXTENSION, str(exc), {"extension": name, "known": known}) from exc
+
+    def _unlink_if_ours(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            info = os.lstat(self.path)
+            if self._identity is None or (info.st_dev, info.st_ino) == self._identity:
+                self.path.unlink()
+
+
+# -- the client ----------------------------------------------------------------------------
+
+
+class ControlClient:
+    """A connection to a running host; made by :func:`connect_to_host`.
+
+    ``status`` is the host's ``host.status`` answer, asked when connecting.
+    """
+
+    def __init__(
+        self, path: Path, connection: Connection, writer: asyncio.StreamWriter, serving: asyncio.Task[None]
+    ) -> None:
+        self.path: Final = path
+        self.status: dict[str, Any] = {}
+        self._connection = connection
+        self._writer = writer
+        self._serving = serving
+
+    @property
+    def pid(self) -> int:
+        """The process id of the host."""
+        return int(self.status["pid"])
+
+    async def request(self, method: str, params: Any = None, timeout: float | None = DEFAULT_REQUEST_TIMEOUT) -> Any:
+        """Ask the host; returns the result. ``timeout=None`` waits as long as the host works.
+
+        Raises:
+            UnknownExtensionError: the host discovered no extension of the name asked about.
+            ExtensionHostError: the host answered with another error, went away, or did not
+                answer within ``timeout`` seconds.
+        """
+        try:
+            return await self._connection.request(method, params, timeout=timeout)
+        except RpcError as exc:
+            if exc.code == UNKNOWN_EXTENSION and isinstance(exc.data, dict):
+                raise UnknownExtensionError(str(exc.data.get("extension")), list(exc.data.get("known") or ())) from exc
+            raise ExtensionHostError(f"the host answered {method} with an error: {exc}") from exc
+        except (ConnectionClosed, ConnectionError) as exc:
+            raise ExtensionHostError(f"the host closed the control connection during {method}: {exc}") from exc
+        except TimeoutError as exc:
+            raise ExtensionHostError(f"the host did not answer {method} within {timeout:g} s") from exc
+
+    async def close(self) -> None:
+        """Close the connection; idempotent."""
+        self._connection.close()
+        self._serving.cancel()
+        await asyncio.gather(self._serving, return_exceptions=True)
+        with contextlib.suppress(ConnectionError):
+            await self._writer.wait_closed()
+
+
+async def connect_to_host(
+    project_root: Path | str | None = None, *, on_stale: StaleHandler | None = None
+) -> ControlClient | None:
+    """Connect to the host running for the project that contains ``project_root`` (default:
+    the working directory); ``None`` when no host runs for it.
+
+    A socket whose host is gone (nobody listens, or it is not a socket) is removed, and
+    ``on_stale(path)`` is called so the caller can say so; the answer is then ``None`` too.
+
+    Raises:
+        ExtensionHostError: something listens on the socket but does not answer as a host.
+    """
+    return await _connect(control_socket_path(find_project_root(project_root)), on_stale=on_stale)
+
+
+# -- internals -----------------------------------------------------------------------------
+
+
+async def _connect(path: Path, *, on_stale: StaleHandler | None) -> ControlClient | None:
+    try:
+        before = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(before.st_mode):
+        raise ExtensionHostError(f"{path} is a folder, not a control socket; remove it")
+    if stat.S_ISSOCK(before.st_mode):
+        try:
+            async with asyncio.timeout(_STATUS_TIMEOUT):
+                reader, writer = await asyncio.open_unix_connection(os.fspath(path))
+        except FileNotFoundError:
+            return None  # its host removed it while we looked
+        except ConnectionRefusedError:
+            pass  # bound, but nobody listens: the host that made it is gone
+        except (OSError, TimeoutError) as exc:
+            raise ExtensionHostError(f"cannot connect to the control socket {path}: {exc}") from exc
+        else:
+            return await _greet(path, reader, writer)
+    with contextlib.suppress(FileNotFoundError):
+        now = os.lstat(path)
+        # Only the file we judged: a host that started meanwhile has put a new one there.
+        if (now.st_dev, now.st_ino) == (before.st_dev, before.st_ino):
+            path.unlink()
+    if on_stale is not None:
+        on_stale(path)
+    return None
+
+
+async def _greet(path: Path, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ControlClient:
+    connection = Connection(reader, writer)
+    client = ControlClient(path, connection, writer, asyncio.ensure_future(connection.serve()))
+    try:
+        status = await connection.request(METHOD_STATUS, timeout=_STATUS_TIMEOUT)
+        problem = None if isinstance(status, dict) and isinstance(status.get("pid"), int) else f"it said {status!r}"
+    except (RpcError, ConnectionClosed) as exc:
+        problem = str(exc)
+    except TimeoutError:
+        problem = f"no answer to {METHOD_STATUS} within {_STATUS_TIMEOUT:g} s"
+    except BaseException:
+        await client.close()
+        raise
+    if problem is not None:
+        await client.close()
+        raise ExtensionHostError(
+            f"something listens on {path} but does not answer as an extension host ({problem}); "
+            "stop it, or remove the file if nothing should be there"
+        )
+    client.status = status
+    return client
+
+
+def _make_private_folder(folder: Path) -> None:
+    """Create ``folder`` (and any missing parent, such as ``/tmp/runtime-1000``) readable by its
+    owner only. An existing folder is left as it is (it may be a shared one the user chose): the
+    socket's own mode guards it."""
+    missing = [path for path in (folder, *folder.parents) if not path.exists()]
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
+            path.chmod(0o700)  # mkdir's mode is filtered by the umask
+
+
+def _bind_private(path: Path, project_root: Path) -> socket.socket:
+    """A listening socket at ``path`` that nobody but its owner could ever connect to.
+
+    It is bound under a temporary name, made 0600 and listening, and only then linked into
+    place: a client never meets it half made (with the umask's mode, or refusing connections
+    and so looking stale), and ``link`` never replaces a socket another host put there meanwhile.
+    """
+    temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+    if len(os.fsencode(temporary)) >= _MAX_SOCKET_PATH_BYTES:
+        raise ExtensionHostError(
+            f"the control socket path {path} is too long for a Unix socket; "
+            "set EXTENSION_HOST_RUNTIME_DIR to a shorter folder"
+        )
+    with contextlib.suppress(FileNotFoundError):
+        temporary.unlink()  # left by an earlier attempt that was killed half way
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(os.fspath(temporary))
+        try:
+            temporary.chmod(0o600)
+            sock.listen()
+            os.link(temporary, path)
+        finally:
+            temporary.unlink()
+    except FileExistsError:
+        sock.close()
+        raise ExtensionHostError(
+            f"another host started for {project_root} at the same moment; stop it first"
+        ) from None
+    except OSError as exc:
+        sock.close()
+        raise ExtensionHostError(f"cannot create the control socket {path}: {exc}") from exc
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _name_param(params: Any, method: str, *, required: bool) -> str | None:
+    """``params["name"]`` (``None`` when it may be left out); anything else is INVALID_PARAMS."""
+    name = params.get("name") if isinstance(params, dict) else None
+    if isinstance(name, str) and name:
+        return name
+    if name is None and not required and (params is None or isinstance(params, dict)):
+        return None
+    raise RpcError(INVALID_PARAMS, f'{method} takes {{"name": "<extension name or id>"}}')
+
+
+def _forget(tasks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]:
+    def done(task: asyncio.Task[Any]) -> None:
+        tasks.discard(task)
+        if not task.cancelled():
+            task.exception()  # the client that wanted it may be gone; nobody else will look
+
+    return done
