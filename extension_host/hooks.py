@@ -183,7 +183,10 @@ class HookRunner:
 
     def chain(self, hook: str) -> list[pluggy.HookImpl]:
         """The implementations of ``hook`` in call order, as of now (a snapshot)."""
-        impls = list(reversed(getattr(self._manager.hook, hook).get_hookimpls()))
+        impls: list[pluggy.HookImpl] = getattr(self._manager.hook, hook).get_hookimpls()
+        if not impls:
+            return impls
+        impls.reverse()
         extensions = sorted(
             (i for i in impls if i.plugin_name in self._extension_order),
             key=lambda i: self._extension_order[i.plugin_name],

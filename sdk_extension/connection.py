@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any, Final, Protocol
 
-from .framing import MAX_MESSAGE_BYTES, FramingError, encode_message, read_message
+from .framing import MAX_MESSAGE_BYTES, FrameDecoder, FramingError, encode_message
 from .protocol import (
     ERROR_CODES,
     INTERNAL_ERROR,
@@ -33,6 +33,9 @@ __all__ = [
     "Writer",
     "error_to_wire",
 ]
+
+_READ_CHUNK: Final = 256 * 1024
+"""Bytes asked of the stream per read (what the pipe transport reads at most anyway)."""
 
 Handler = Callable[[Any], Any]
 """An inbound method handler: takes the params, returns the result (plain or awaitable).
@@ -195,13 +198,17 @@ class Connection:
         Raises:
             FramingError: the peer sent an invalid frame; the connection is closed.
         """
+        decoder = FrameDecoder(self._max_bytes)
         try:
             while True:
-                message = await read_message(self._reader, self._max_bytes)
-                if message is None:
+                # One read takes whatever arrived, however many frames that is.
+                data = await self._reader.read(_READ_CHUNK)
+                if not data:
+                    decoder.end()
                     self._shutdown("the peer closed the connection")
                     return
-                self._dispatch(message)
+                for message in decoder.feed(data):
+                    self._dispatch(message)
         except FramingError as exc:
             self._shutdown(f"protocol error: {exc}")
             raise

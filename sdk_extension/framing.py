@@ -11,10 +11,13 @@ import asyncio
 import json
 from typing import Any, Final
 
-__all__ = ["MAX_MESSAGE_BYTES", "FramingError", "encode_message", "read_message"]
+__all__ = ["MAX_HEADER_BYTES", "MAX_MESSAGE_BYTES", "FrameDecoder", "FramingError", "encode_message", "read_message"]
 
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 """Largest body accepted. A larger announced length is a protocol error, not an allocation."""
+
+MAX_HEADER_BYTES: Final = 64 * 1024
+"""Longest header block accepted: no real header comes close; garbage without a blank line does."""
 
 _HEADER_END: Final = b"\r\n\r\n"
 
@@ -77,6 +80,62 @@ async def read_message(
         raise FramingError(
             f"stream ended after {len(exc.partial)} of {length} body bytes"
         ) from None
+    return _decode(body)
+
+
+class FrameDecoder:
+    """Turns bytes, as they arrive in chunks of any size, into complete messages.
+
+    The incremental twin of :func:`read_message`: no awaiting per frame, so a reader can hand
+    over whatever one read returned and dispatch every message it contained at once.
+    """
+
+    def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
+        self._buffer = bytearray()
+        self._body_length: int | None = None
+        self._max_bytes = max_bytes
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        """Add ``data``; return the messages it completed (possibly none).
+
+        Raises:
+            FramingError: as :func:`read_message`; the decoder is unusable afterwards.
+        """
+        buffer = self._buffer
+        buffer += data
+        messages: list[dict[str, Any]] = []
+        while True:
+            if self._body_length is None:
+                end = buffer.find(_HEADER_END)
+                if end < 0:
+                    if len(buffer) > MAX_HEADER_BYTES:
+                        raise FramingError("header block is too long (no empty line after the headers)")
+                    return messages
+                length = _content_length(bytes(buffer[:end]))
+                if length > self._max_bytes:
+                    raise FramingError(f"message of {length} bytes exceeds the limit of {self._max_bytes} bytes")
+                del buffer[: end + len(_HEADER_END)]
+                self._body_length = length
+            if len(buffer) < self._body_length:
+                return messages
+            body = bytes(buffer[: self._body_length])
+            del buffer[: self._body_length]
+            self._body_length = None
+            messages.append(_decode(body))
+
+    def end(self) -> None:
+        """The stream ended: fine between frames.
+
+        Raises:
+            FramingError: it ended inside a frame.
+        """
+        if self._body_length is not None:
+            raise FramingError(f"stream ended after {len(self._buffer)} of {self._body_length} body bytes")
+        if self._buffer:
+            raise FramingError(f"stream ended inside a header: {_preview(bytes(self._buffer))}")
+
+
+def _decode(body: bytes) -> dict[str, Any]:
     try:
         message = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

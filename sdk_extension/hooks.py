@@ -211,6 +211,17 @@ def _tool_result(value: Any) -> Any:
         raise ValueError(f"expected a tool result: {exc}") from None
 
 
+_WIRE_KEYS: dict[type[Any], tuple[tuple[str, str], ...]] = {}
+
+
+def _wire_keys(cls: type[Any]) -> tuple[tuple[str, str], ...]:
+    """(field name, wire key) of a dataclass, computed once: hooks run on every tool call."""
+    keys = _WIRE_KEYS.get(cls)
+    if keys is None:
+        keys = _WIRE_KEYS[cls] = tuple((item.name, camel_case(item.name)) for item in dataclasses.fields(cls))
+    return keys
+
+
 @dataclass(frozen=True, slots=True)
 class HookPoint:
     """One of the six hook points and everything needed to carry its data."""
@@ -233,14 +244,14 @@ class HookPoint:
     def input_to_wire(self, value: _Input) -> dict[str, Any]:
         """The camelCase input object, ``timestamp`` in epoch milliseconds."""
         wire: dict[str, Any] = {}
-        for item in dataclasses.fields(value):
-            field_value = getattr(value, item.name)
-            if item.name == "timestamp":
+        for name, key in _wire_keys(type(value)):
+            field_value = getattr(value, name)
+            if name == "timestamp":
                 field_value = round(field_value.timestamp() * 1000)
             elif isinstance(field_value, ToolResult):
                 field_value = field_value.to_wire()
             if field_value is not None:
-                wire[camel_case(item.name)] = field_value
+                wire[key] = field_value
         return wire
 
     def input_from_wire(self, data: Mapping[str, Any]) -> Any:
@@ -250,18 +261,17 @@ class HookPoint:
             ValueError: a required field is missing or malformed.
         """
         kwargs: dict[str, Any] = {}
-        for item in dataclasses.fields(self.input_type):
-            key = camel_case(item.name)
+        for name, key in _wire_keys(self.input_type):
             if key == "cwd" and key not in data and "workingDirectory" in data:
                 key = "workingDirectory"
             if key not in data:
                 continue
             value = data[key]
-            if item.name == "timestamp":
+            if name == "timestamp":
                 value = datetime.fromtimestamp(float(value) / 1000, tz=timezone.utc)
-            elif item.name == "tool_result":
+            elif name == "tool_result":
                 value = result_from_wire(value)
-            kwargs[item.name] = value
+            kwargs[name] = value
         kwargs.setdefault("timestamp", datetime.now(timezone.utc))
         kwargs.setdefault("cwd", "")
         try:
