@@ -1,8 +1,10 @@
 """Discovery: which extension folders exist, in which order, and which ones cannot start.
 
-Project extensions (``<root>/.github/extensions/<name>/extension.py``) come first, then user
-ones (``<home>/extensions/<name>/extension.py``), each source sorted by name. A project
-extension shadows a user one of the same name; a folder whose name breaks the naming rule is
+Project extensions (``<root>/.github/extensions/<name>/``) come first, then user ones
+(``<home>/extensions/<name>/``), each source sorted by name. A folder is an extension when it
+holds an entry file: ``extension.py`` (Python), or ``extension.mjs``, ``.cjs`` or ``.js`` (a
+Copilot SDK extension, run with Node.js). A project extension shadows a user one of the same
+name; a folder whose name breaks the naming rule, or that holds more than one entry file, is
 reported, not started. Nothing here starts processes or reads extension code.
 """
 
@@ -17,6 +19,8 @@ from .paths import PROJECT_EXTENSIONS_DIR, extensions_dir
 
 __all__ = [
     "ENTRY_FILE",
+    "ENTRY_FILES",
+    "Runtime",
     "NAME_PATTERN",
     "NAME_RULE",
     "Discovered",
@@ -27,7 +31,16 @@ __all__ = [
 ]
 
 Source = Literal["project", "user"]
+Runtime = Literal["python", "node"]
 ENTRY_FILE: Final = "extension.py"
+"""The entry file of a Python extension (what ``extensions scaffold`` writes)."""
+ENTRY_FILES: Final[dict[str, Runtime]] = {
+    "extension.py": "python",
+    "extension.mjs": "node",
+    "extension.cjs": "node",
+    "extension.js": "node",
+}
+"""Every entry file name, and what runs it (Copilot CLI accepts the three JavaScript forms)."""
 NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 NAME_RULE: Final = (
     "an extension name starts with a letter or digit and has at most 64 letters, digits, "
@@ -42,6 +55,7 @@ class ExtensionSpec:
     name: str
     source: Source
     folder: Path
+    entry_name: str = ENTRY_FILE
 
     @property
     def id(self) -> str:
@@ -51,7 +65,12 @@ class ExtensionSpec:
     @property
     def entry(self) -> Path:
         """The file the host runs."""
-        return self.folder / ENTRY_FILE
+        return self.folder / self.entry_name
+
+    @property
+    def runtime(self) -> Runtime:
+        """``python`` or ``node``."""
+        return ENTRY_FILES.get(self.entry_name, "python")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,26 +89,36 @@ def check_name(name: str) -> str | None:
     return f"invalid extension name {name!r}: {NAME_RULE}"
 
 
-def _scan(folder: Path, source: Source) -> list[ExtensionSpec]:
+def _scan(folder: Path, source: Source) -> list[tuple[ExtensionSpec, str | None]]:
     try:
         children = sorted(folder.iterdir(), key=lambda child: child.name)
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [
-        ExtensionSpec(child.name, source, child)
-        for child in children
-        if child.is_dir() and (child / ENTRY_FILE).is_file()
-    ]
+    found: list[tuple[ExtensionSpec, str | None]] = []
+    for child in children:
+        if not child.is_dir():
+            continue
+        entries = [name for name in ENTRY_FILES if (child / name).is_file()]
+        if not entries:
+            continue
+        problem = None
+        if len(entries) > 1:
+            problem = (
+                f"{child.name} has more than one entry file ({', '.join(entries)}); "
+                "keep one, so that it is clear what runs"
+            )
+        found.append((ExtensionSpec(child.name, source, child, entries[0]), problem))
+    return found
 
 
 def discover(project_root: Path, home: Path) -> list[Discovered]:
     """Every extension folder under the project and the user home, in load order."""
     project = _scan(project_root / PROJECT_EXTENSIONS_DIR, "project")
     user = _scan(extensions_dir(home), "user")
-    project_names = {spec.name for spec in project if check_name(spec.name) is None}
+    project_names = {spec.name for spec, _ in project if check_name(spec.name) is None}
     found: list[Discovered] = []
-    for spec in (*project, *user):
-        problem = check_name(spec.name)
+    for spec, ambiguity in (*project, *user):
+        problem = check_name(spec.name) or ambiguity
         if problem is None and spec.source == "user" and spec.name in project_names:
             found.append(Discovered(spec, shadowed_by=f"project:{spec.name}"))
         else:

@@ -41,7 +41,7 @@ from .outcomes import (
     SessionStartResult,
     ToolCallResult,
 )
-from .paths import find_project_root, logs_dir
+from .paths import cache_dir, find_project_root, logs_dir
 from .paths import user_home as resolve_user_home
 from .process import STOP_GRACE_SECONDS
 from .registry import BUILTIN_OWNER, ToolRegistry
@@ -127,6 +127,7 @@ class ExtensionHost:
             readiness_timeout=readiness_timeout,
             tool_timeout=tool_timeout,
             stop_grace=stop_grace,
+            cache_dir=cache_dir(),
             on_send=on_send,
         )
         self._activity = ActivityTracker()

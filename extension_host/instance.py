@@ -31,6 +31,7 @@ from .errors import ExtensionLoadError
 from .events import EventLog, make_event, unique_ids
 from .hooks import HookRunner
 from .info import ExtensionInfo, ExtensionStatus
+from .node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
 from .process import ExtensionProcess, LaunchSpec, extension_environment, python_argv, spawn
 from .registry import ToolEntry, ToolRegistry
 from .wire import validate
@@ -57,6 +58,7 @@ class SessionContext:
     readiness_timeout: float
     tool_timeout: float
     stop_grace: float
+    cache_dir: Path
     on_send: SendHandler | None = None
 
 
@@ -134,7 +136,12 @@ class ExtensionInstance:
             extension_id=self.id,
             parent_pid=os.getpid(),
         )
-        launch = LaunchSpec(self.id, python_argv(self.spec.entry), context.project_root, env, self.log_path)
+        try:
+            argv = await self._command_line(env)
+        except NodeUnavailable as exc:
+            self._fail(str(exc))
+            return
+        launch = LaunchSpec(self.id, argv, context.project_root, env, self.log_path)
         try:
             self._process = await spawn(launch)
         except OSError as exc:
@@ -160,6 +167,15 @@ class ExtensionInstance:
                 await self.settled.wait()
         except TimeoutError:
             self._fail(f"did not join within {context.readiness_timeout:g} s (join_session() was not called or did not finish)")
+
+    async def _command_line(self, env: dict[str, str]) -> tuple[str, ...]:
+        if self.spec.runtime == "python":
+            return python_argv(self.spec.entry)
+        node = find_node(env)
+        sdk = await ensure_sdk(self._context.cache_dir, env)
+        env["EXTENSION_HOST_NODE_SDK"] = str(sdk)
+        env["COPILOT_SDK_PATH"] = str(sdk / "node_modules" / "@github" / "copilot-sdk")
+        return node_argv(node, self.spec.entry)
 
     async def stop(self) -> None:
         """Stop the process (stop ladder) and release its tools; safe to call in any state."""

@@ -16,6 +16,8 @@ from typing import Final
 import platformdirs
 
 __all__ = [
+    "CACHE_ENV",
+    "cache_dir",
     "APP_NAME",
     "HOME_ENV",
     "PROJECT_EXTENSIONS_DIR",
@@ -33,6 +35,8 @@ HOME_ENV: Final = "EXTENSION_HOST_HOME"
 """Set this to put the user's extensions and logs somewhere else (tests, CI, portable setups)."""
 PROJECT_EXTENSIONS_DIR: Final = Path(".github") / "extensions"
 RUNTIME_ENV: Final = "EXTENSION_HOST_RUNTIME_DIR"
+CACHE_ENV: Final = "EXTENSION_HOST_CACHE_DIR"
+"""Set this to keep downloaded things (the Copilot SDK for JavaScript extensions) elsewhere."""
 """Set this to put control sockets somewhere else than the platform's user runtime folder."""
 
 # platformdirs warns when XDG_RUNTIME_DIR is unset and falls back to a private folder of its
@@ -71,6 +75,15 @@ def extensions_dir(home: Path) -> Path:
 def logs_dir(home: Path) -> Path:
     """Where per-extension log files live under a home folder."""
     return home / "logs"
+
+
+def cache_dir() -> Path:
+    """Where the host keeps what it downloads: ``$EXTENSION_HOST_CACHE_DIR``, else the
+    platform's user cache folder for ``extension-host``."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured:
+        return Path(configured).expanduser().resolve()
+    return Path(platformdirs.user_cache_dir(APP_NAME, appauthor=False))
 
 
 def runtime_dir() -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import site
 import sys
@@ -35,6 +36,9 @@ STOP_GRACE_SECONDS: Final = 5.0
 """How long each step of the stop ladder waits before the next, harsher one (contract §3)."""
 
 _TAIL_BYTES: Final = 64 * 1024
+_EXCEPTION_LINE: Final = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b[^:]*:")
+_NOISE: Final = re.compile(r"^(===|Node\.js v\d)")
+"""Lines that never explain a failure: the host's start marker, Node's version footer."""
 """How much of the end of a log is read to find the reason a process failed."""
 
 
@@ -138,10 +142,17 @@ class ExtensionProcess:
         return tail_lines(self.spec.log_path, max_lines, start=self._log_offset)
 
     def failure_reason(self) -> str | None:
-        """The line of its log that best says why it failed (a traceback's last line), if any."""
-        lines = self.log_tail(200)
+        """The line of its log that best says why it failed, if any.
+
+        The exception line of a Python traceback or a Node.js error report (``ValueError: ...``,
+        ``Error: ...``), else the last line that is not part of a stack.
+        """
+        lines = [line for line in self.log_tail(200) if not _NOISE.match(line)]
         for line in reversed(lines):
-            if line and not line.startswith((" ", "\t", "Traceback", "===")):
+            if _EXCEPTION_LINE.match(line):
+                return line.strip()
+        for line in reversed(lines):
+            if not line.startswith((" ", "\t", "Traceback")):
                 return line.strip()
         return None
 

@@ -70,3 +70,26 @@ def test_the_entry_file_and_id_of_a_spec(project: Project) -> None:
     (found,) = discover(project.root, project.home)
     assert found.spec.entry == folder / "extension.py"
     assert found.spec.id == "project:calc"
+
+
+def test_javascript_entry_files_are_extensions_run_by_node(project: Project) -> None:
+    """extension.mjs, .cjs and .js are found as Copilot SDK extensions with the node runtime."""
+    for name, entry in (("a", "extension.mjs"), ("b", "extension.cjs"), ("c", "extension.js")):
+        folder = project.root / ".github" / "extensions" / name
+        folder.mkdir(parents=True)
+        (folder / entry).write_text("")
+    found = discover(project.root, project.home)
+    assert [(f.spec.name, f.spec.entry.name, f.spec.runtime, f.problem) for f in found] == [
+        ("a", "extension.mjs", "node", None),
+        ("b", "extension.cjs", "node", None),
+        ("c", "extension.js", "node", None),
+    ]
+
+
+def test_a_folder_with_two_entry_files_is_reported_not_guessed(project: Project) -> None:
+    """extension.py beside extension.mjs: the extension is not started and the problem names both."""
+    folder = project.add_extension("both", "")
+    (folder / "extension.mjs").write_text("")
+    (found,) = discover(project.root, project.home)
+    assert found.problem is not None
+    assert "extension.py, extension.mjs" in found.problem and "keep one" in found.problem

@@ -1,0 +1,373 @@
+"""Conformance: unmodified extensions written against the published Copilot SDK, next to Python ones.
+
+These start real ``extension.mjs`` files that import ``@github/copilot-sdk/extension`` (installed
+once per test session by the host itself) and run the same scenarios through the Python SDK,
+so both SDKs are held to one behaviour. They need ``node`` and ``npm`` and are skipped otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import Project, is_log, run, wait_for_event, wait_for_exit
+
+from extension_host import ExtensionHost
+from extension_host.paths import CACHE_ENV
+
+pytestmark = [
+    pytest.mark.subprocess,
+    pytest.mark.skipif(
+        shutil.which("node") is None or shutil.which("npm") is None,
+        reason="node and npm are needed to run Copilot SDK extensions",
+    ),
+]
+
+JS_TOOLS = """
+import { joinSession } from "@github/copilot-sdk/extension";
+
+console.log("printed before joining");
+const session = await joinSession({
+  tools: [
+    { name: "greet", description: "Greet someone",
+      parameters: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
+      handler: async (args) => `hello ${args.name}` },
+    { name: "structured", description: "A structured result",
+      handler: async () => ({ textResultForLlm: "structured text", resultType: "rejected" }) },
+    { name: "explode", description: "Always throws", handler: async () => { throw new Error("kaboom from the tool"); } },
+  ],
+});
+await session.log("tools ready");
+"""
+
+PY_TOOLS = """
+from sdk_extension import ToolResult, join_session, tool
+
+@tool(description="Greet someone")
+def greet(name: str) -> str:
+    return f"hello {name}"
+
+@tool(description="A structured result")
+def structured() -> ToolResult:
+    return ToolResult("structured text", "rejected")
+
+@tool(description="Always throws")
+def explode() -> str:
+    raise RuntimeError("kaboom from the tool")
+
+session = join_session(tools=[greet, structured, explode])
+session.log("tools ready")
+"""
+
+JS_GUARD = """
+import { joinSession } from "@github/copilot-sdk/extension";
+
+const session = await joinSession({
+  hooks: {
+    onPreToolUse: async (input) =>
+      input.toolName === "danger" ? { permissionDecision: "deny", permissionDecisionReason: "blocked by js" } : undefined,
+    onUserPromptSubmitted: async (input) => ({ modifiedPrompt: input.prompt + " [checked]" }),
+  },
+});
+await session.log("guard ready");
+"""
+
+PY_GUARD = """
+from sdk_extension import join_session
+
+def pre(input, invocation):
+    if input.tool_name == "danger":
+        return {"permission_decision": "deny", "permission_decision_reason": "blocked by py"}
+    return None
+
+def prompt(input, invocation):
+    return {"modified_prompt": input.prompt + " [checked]"}
+
+session = join_session(hooks={"on_pre_tool_use": pre, "on_user_prompt_submitted": prompt})
+session.log("guard ready")
+"""
+
+JS_DANGER = """
+import { writeFileSync } from "node:fs";
+import { joinSession } from "@github/copilot-sdk/extension";
+
+await joinSession({
+  tools: [{ name: "danger", description: "Has a side effect",
+            handler: async () => { writeFileSync("side-effect.txt", "ran"); return "ran"; } }],
+});
+"""
+
+PY_DANGER = """
+from pathlib import Path
+from sdk_extension import join_session, tool
+
+@tool(description="Has a side effect")
+def danger() -> str:
+    Path("side-effect.txt").write_text("ran")
+    return "ran"
+
+join_session(tools=[danger])
+"""
+
+SOURCES = {
+    "js": {"tools": JS_TOOLS, "guard": JS_GUARD, "danger": JS_DANGER},
+    "py": {"tools": PY_TOOLS, "guard": PY_GUARD, "danger": PY_DANGER},
+}
+ENTRY = {"js": "extension.mjs", "py": "extension.py"}
+
+
+@pytest.fixture(scope="session")
+def sdk_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One SDK install shared by every test of the session (it is the slow part)."""
+    yield tmp_path_factory.mktemp("sdk-cache")
+
+
+@pytest.fixture(autouse=True)
+def use_sdk_cache(sdk_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(sdk_cache))
+
+
+def add(project: Project, name: str, language: str, code: str) -> Path:
+    folder = project.root / ".github" / "extensions" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ENTRY[language]).write_text(textwrap.dedent(code).lstrip(), encoding="utf-8")
+    return folder
+
+
+def host_for(project: Project, **options: Any) -> ExtensionHost:
+    options.setdefault("readiness_timeout", 120.0)  # the first start installs the SDK
+    options.setdefault("stop_grace", 2.0)
+    return ExtensionHost(project.root, project.home, **options)
+
+
+@pytest.mark.parametrize("language", ["js", "py"])
+def test_tools_round_trip_strings_structured_results_and_errors(project: Project, language: str) -> None:
+    """Arguments arrive; a string, a structured result and a thrown error come back the same way."""
+    add(project, "tools", language, SOURCES[language]["tools"])
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            (info,) = host.extensions
+            assert info.status == "running", info.error
+            assert set(info.tools) == {"greet", "structured", "explode"}
+            greeting = await host.call_tool("greet", {"name": "ada"})
+            assert (greeting.result_type, greeting.text_result_for_llm) == ("success", "hello ada")
+            structured = await host.call_tool("structured")
+            assert (structured.result_type, structured.text_result_for_llm) == ("rejected", "structured text")
+            failed = await host.call_tool("explode")
+            assert failed.result_type == "failure"
+            assert "kaboom from the tool" in failed.text_result_for_llm
+            await wait_for_event(host, is_log("tools ready"))
+        if language == "js":
+            log = info.log_path.read_text() if info.log_path else ""
+            assert "printed before joining" in log
+
+    run(scenario(), timeout=180)
+
+
+@pytest.mark.parametrize(("guard", "tool"), [("js", "py"), ("py", "js"), ("js", "js")])
+def test_a_pre_tool_deny_blocks_a_tool_of_the_other_sdk(project: Project, guard: str, tool: str) -> None:
+    """A guard in one SDK denies a tool of the other: the tool's side effect never happens."""
+    add(project, "a_guard", guard, SOURCES[guard]["guard"])
+    add(project, "b_danger", tool, SOURCES[tool]["danger"])
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            assert [info.status for info in host.extensions] == ["running", "running"]
+            result = await host.call_tool("danger")
+            assert result.result_type == "denied"
+            assert f"blocked by {guard}" in result.text_result_for_llm
+            assert not (project.root / "side-effect.txt").exists()
+            prompt = await host.submit_prompt("deploy")
+            assert prompt.prompt == "deploy [checked]"
+
+    run(scenario(), timeout=180)
+
+
+@pytest.mark.parametrize(("first", "second"), [("js", "py"), ("py", "js")])
+def test_a_tool_name_collision_between_sdks_fails_the_later_extension(
+    project: Project, first: str, second: str
+) -> None:
+    """Load order decides, whatever the language; the error names the tool and the owner."""
+    add(project, "a_first", first, SOURCES[first]["tools"])
+    add(project, "b_second", second, SOURCES[second]["tools"])
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            first_info, second_info = host.extensions
+            assert first_info.status == "running"
+            assert second_info.status == "failed"
+            assert second_info.error is not None and "project:a_first" in second_info.error
+            assert host.tools["greet"].owner == "project:a_first"
+
+    run(scenario(), timeout=180)
+
+
+def test_saving_an_mjs_file_hot_reloads_it(project: Project) -> None:
+    """A JavaScript extension is swapped for its new version like a Python one."""
+    folder = add(project, "tools", "js", JS_TOOLS)
+    (project.root / ".github" / "extensions").mkdir(parents=True, exist_ok=True)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            assert (await host.call_tool("greet", {"name": "x"})).text_result_for_llm == "hello x"
+            (folder / "extension.mjs").write_text(JS_TOOLS.replace("`hello ${args.name}`", "`hi ${args.name}`"))
+            await wait_for_event(
+                host,
+                lambda e: e["type"] == "session.extensions_loaded"
+                and any(c["action"] == "reloaded" for c in e["data"].get("changes", [])),
+                timeout=60,
+            )
+            assert (await host.call_tool("greet", {"name": "x"})).text_result_for_llm == "hi x"
+
+    run(scenario(), timeout=180)
+
+
+def test_an_mjs_that_throws_at_import_fails_with_its_error_and_python_is_unaffected(project: Project) -> None:
+    """The stderr line of the thrown error is the reason; the Python extension serves."""
+    add(project, "a_broken", "js", 'throw new Error("no config file for broken");\n')
+    add(project, "b_tools", "py", PY_TOOLS)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            broken, tools = host.extensions
+            assert broken.status == "failed"
+            assert broken.error is not None and "no config file for broken" in broken.error
+            assert tools.status == "running"
+            assert (await host.call_tool("greet", {"name": "ada"})).success
+
+    run(scenario(), timeout=180)
+
+
+def test_an_mjs_that_never_joins_fails_after_the_readiness_timeout(project: Project, sdk_cache: Path) -> None:
+    """A script that never calls joinSession is failed with the timeout in the reason."""
+    add(project, "warm", "js", JS_TOOLS)
+    run(_warm(project), timeout=180)  # installs the SDK before the timed start
+    add(project, "z_idle", "js", "setInterval(() => {}, 1000);\n")
+
+    async def scenario() -> None:
+        async with host_for(project, readiness_timeout=3) as host:
+            idle = host.extension("z_idle")
+            assert idle.status == "failed"
+            assert idle.error is not None and "did not join within 3 s" in idle.error
+
+    run(scenario(), timeout=240)
+
+
+def test_without_node_a_javascript_extension_fails_saying_so(project: Project) -> None:
+    """No node on PATH: that extension is failed with 'node not found'; Python ones run."""
+    add(project, "a_js", "js", JS_TOOLS)
+    add(project, "b_py", "py", PY_TOOLS.replace("greet", "hello"))
+    environment = {**os.environ, "PATH": str(Path(sys.executable).parent)}
+
+    async def scenario() -> None:
+        async with host_for(project, environment=environment) as host:
+            js, py = host.extensions
+            assert js.status == "failed"
+            assert js.error is not None and "node not found" in js.error
+            assert py.status == "running"
+
+    run(scenario(), timeout=60)
+
+
+def test_an_sdk_install_that_cannot_reach_the_registry_fails_with_npms_reason(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an empty cache and a registry nobody answers, the extension fails naming npm's error."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "empty-cache"))
+    add(project, "a_js", "js", JS_TOOLS)
+    add(project, "b_py", "py", PY_TOOLS.replace("greet", "hello"))
+    environment = {
+        **os.environ,
+        "npm_config_registry": "http://127.0.0.1:9/",
+        "npm_config_fetch_retries": "0",
+        "npm_config_fetch_timeout": "2000",
+        "npm_config_cache": str(tmp_path / "npm-cache"),
+        "npm_config_offline": "true",
+    }
+
+    async def scenario() -> None:
+        async with host_for(project, environment=environment) as host:
+            js, py = host.extensions
+            assert js.status == "failed"
+            assert js.error is not None and "could not install @github/copilot-sdk@" in js.error
+            assert py.status == "running"
+        assert not (tmp_path / "empty-cache" / "node-sdk" / "1.0.14").exists()
+
+    run(scenario(), timeout=120)
+
+
+def test_a_javascript_extension_that_never_joined_exits_when_its_host_dies(project: Project, sdk_cache: Path) -> None:
+    """The resolver's lifeline ends an orphaned node process, as the Python launcher does."""
+    add(project, "warm", "js", JS_TOOLS)
+    run(_warm(project), timeout=180)
+    add(project, "z_idle", "js", "setInterval(() => {}, 1000);\n")
+    script = textwrap.dedent(
+        """
+        import asyncio, sys
+        import extension_host.instance
+        from extension_host import ExtensionHost
+
+        real_spawn = extension_host.instance.spawn
+
+        async def announcing_spawn(spec):
+            process = await real_spawn(spec)
+            if spec.extension_id == "project:z_idle":
+                print(process.pid, flush=True)
+            return process
+
+        extension_host.instance.spawn = announcing_spawn
+        asyncio.run(ExtensionHost(sys.argv[1], sys.argv[2], readiness_timeout=600).start())
+        """
+    )
+    host = subprocess.Popen(
+        [sys.executable, "-c", script, str(project.root), str(project.home)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert host.stdout is not None
+        pid = int(host.stdout.readline())
+        host.send_signal(signal.SIGKILL)
+        host.wait(timeout=10)
+        assert wait_for_exit(pid, timeout=15), "an orphaned node extension kept running"
+    finally:
+        host.kill()
+        host.wait(timeout=10)
+        if host.stdout:
+            host.stdout.close()
+
+
+async def _warm(project: Project) -> None:
+    async with host_for(project) as host:
+        await asyncio.sleep(0)
+        assert host.extension("warm").status == "running"
+
+
+def test_the_published_sdk_swallows_a_throwing_hook_so_it_cannot_fail_closed(project: Project) -> None:
+    """A documented difference: the JS SDK turns a throwing hook into "no opinion".
+
+    The host never sees the error, so a JavaScript guard that throws lets the call through,
+    while the same guard in Python is denied (guard hooks fail closed).
+    """
+    add(project, "a_js_guard", "js", JS_GUARD.replace(
+        'input.toolName === "danger" ? { permissionDecision: "deny", permissionDecisionReason: "blocked by js" } : undefined',
+        '(() => { throw new Error("guard bug"); })()',
+    ))
+    add(project, "b_danger", "py", PY_DANGER)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            result = await host.call_tool("danger")
+            assert result.result_type == "success"  # the JS SDK answered with no output
+            (record,) = host.recent_hook_calls("project:a_js_guard")[-1:]
+            assert record.outcome == "ok"
+
+    run(scenario(), timeout=180)
