@@ -371,3 +371,27 @@ def test_the_published_sdk_swallows_a_throwing_hook_so_it_cannot_fail_closed(pro
             assert record.outcome == "ok"
 
     run(scenario(), timeout=180)
+
+
+def test_a_session_api_the_host_lacks_is_refused_at_once_not_left_hanging(project: Project) -> None:
+    """session.getMessages (getEvents) is not implemented here: the SDK call rejects with method not found."""
+    add(project, "asker", "js", """
+    import { joinSession } from "@github/copilot-sdk/extension";
+
+    const session = await joinSession({
+      tools: [{ name: "history", description: "Read the session history",
+                handler: async () => {
+                  try { await session.getEvents(); return "unexpectedly answered"; }
+                  catch (error) { return `refused: ${error.message}`; }
+                } }],
+    });
+    """)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            async with asyncio.timeout(20):
+                result = await host.call_tool("history")
+            assert result.text_result_for_llm.startswith("refused:")
+            assert "method not found" in result.text_result_for_llm.lower()
+
+    run(scenario(), timeout=180)
