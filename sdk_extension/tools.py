@@ -9,7 +9,6 @@ This module does not know how calls arrive or where results go.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import re
 from collections.abc import Callable

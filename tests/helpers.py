@@ -6,6 +6,7 @@ import asyncio
 import importlib.util
 import os
 import select
+import subprocess
 import sys
 import textwrap
 from collections.abc import Coroutine
@@ -105,3 +106,44 @@ def load_module(name: str, path: Path) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+_ANNOUNCING_HOST = textwrap.dedent(
+    """
+    import asyncio, sys
+    import extension_host.instance
+    from extension_host import ExtensionHost
+
+    real_spawn = extension_host.instance.spawn
+
+    async def announcing_spawn(spec):
+        process = await real_spawn(spec)
+        if spec.extension_id == sys.argv[3]:
+            print(process.pid, flush=True)
+        return process
+
+    extension_host.instance.spawn = announcing_spawn
+    asyncio.run(ExtensionHost(sys.argv[1], sys.argv[2], readiness_timeout=600).start())
+    """
+)
+
+
+def assert_orphan_exits_when_host_is_killed(project: Project, extension_id: str) -> None:
+    """Start a host in its own process, SIGKILL it once ``extension_id`` is spawned, and check
+    that the extension exits by itself (bounded)."""
+    host = subprocess.Popen(
+        [sys.executable, "-c", _ANNOUNCING_HOST, str(project.root), str(project.home), extension_id],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert host.stdout is not None
+        pid = int(host.stdout.readline())
+        host.kill()
+        host.wait(timeout=10)
+        assert wait_for_exit(pid, timeout=15), f"the orphaned extension {extension_id} kept running"
+    finally:
+        host.kill()
+        host.wait(timeout=10)
+        if host.stdout:
+            host.stdout.close()

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -19,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Project, is_log, run, wait_for_event, wait_for_exit
+from helpers import Project, assert_orphan_exits_when_host_is_killed, is_log, run, wait_for_event
 
 from extension_host import ExtensionHost
 from extension_host.paths import CACHE_ENV
@@ -311,38 +309,7 @@ def test_a_javascript_extension_that_never_joined_exits_when_its_host_dies(proje
     add(project, "warm", "js", JS_TOOLS)
     run(_warm(project), timeout=180)
     add(project, "z_idle", "js", "setInterval(() => {}, 1000);\n")
-    script = textwrap.dedent(
-        """
-        import asyncio, sys
-        import extension_host.instance
-        from extension_host import ExtensionHost
-
-        real_spawn = extension_host.instance.spawn
-
-        async def announcing_spawn(spec):
-            process = await real_spawn(spec)
-            if spec.extension_id == "project:z_idle":
-                print(process.pid, flush=True)
-            return process
-
-        extension_host.instance.spawn = announcing_spawn
-        asyncio.run(ExtensionHost(sys.argv[1], sys.argv[2], readiness_timeout=600).start())
-        """
-    )
-    host = subprocess.Popen(
-        [sys.executable, "-c", script, str(project.root), str(project.home)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert host.stdout is not None
-        pid = int(host.stdout.readline())
-        host.send_signal(signal.SIGKILL)
-        host.wait(timeout=10)
-        assert wait_for_exit(pid, timeout=15), "an orphaned node extension kept running"
-    finally:
-        host.kill()
-        host.wait(timeout=10)
-        if host.stdout:
-            host.stdout.close()
+    assert_orphan_exits_when_host_is_killed(project, "project:z_idle")
 
 
 async def _warm(project: Project) -> None:

@@ -8,10 +8,17 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 
 import pytest
-from helpers import Project, is_log, process_exists, run, wait_for_event, wait_for_exit
+from helpers import (
+    Project,
+    assert_orphan_exits_when_host_is_killed,
+    is_log,
+    process_exists,
+    run,
+    wait_for_event,
+    wait_for_exit,
+)
 
 from extension_host import ExtensionHost
 
@@ -202,38 +209,4 @@ def test_no_extension_survives_a_host_killed_with_sigkill(project: Project) -> N
 def test_an_extension_that_never_joins_exits_when_its_host_dies(project: Project) -> None:
     """The launcher's lifeline ends an orphan even if it never calls join_session."""
     project.add_extension("sleeper", "import threading\nthreading.Event().wait(600)\n")
-    script = textwrap.dedent(
-        """
-        import asyncio, sys
-        import extension_host.instance
-        from extension_host import ExtensionHost
-
-        real_spawn = extension_host.instance.spawn
-
-        async def announcing_spawn(spec):
-            process = await real_spawn(spec)
-            print(process.pid, flush=True)
-            return process
-
-        extension_host.instance.spawn = announcing_spawn
-
-        async def main():
-            await ExtensionHost(sys.argv[1], sys.argv[2], readiness_timeout=600).start()
-
-        asyncio.run(main())
-        """
-    )
-    host = subprocess.Popen(
-        [sys.executable, "-c", script, str(project.root), str(project.home)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert host.stdout is not None
-        pid = int(host.stdout.readline())
-        host.kill()
-        host.wait(timeout=10)
-        assert wait_for_exit(pid, timeout=15), "an orphaned extension kept running"
-    finally:
-        host.kill()
-        host.wait(timeout=10)
-        if host.stdout:
-            host.stdout.close()
+    assert_orphan_exits_when_host_is_killed(project, "project:sleeper")
