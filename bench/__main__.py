@@ -1,295 +1,159 @@
-"""``python -m bench``: measure the host against the raw pipe floor, in one run, interleaved.
+"""``python -m bench``: measure the host against the raw pipe floor and the MCP SDK, in one run, interleaved.
 
 Each comparison runs its two sides alternately (A B, B A, ...) so that drift of a shared,
 noisy machine hits both. Figures are medians with the min-max over runs; ratios are computed
-per run and then summarised. Every process started here is stopped before the next run.
+per run and then summarised. Every process started here is stopped before the next run, and
+any child a failed scenario left behind is killed before the next scenario.
+
+    python -m bench [--quick | --smoke] [--only NAME[,NAME]] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
-import statistics
+import os
+import platform
 import sys
 import tempfile
-import textwrap
 import time
-from collections.abc import Awaitable, Callable
+import traceback
 from pathlib import Path
 from typing import Any
 
-from extension_host import ExtensionHost
-from sdk_extension.framing import encode_message, read_message
+from . import mcp_sdk
+from .procs import reap_children
+from .scenarios import MODES, SCENARIOS, Context, Outcome
+from .stats import Figure
 
-FLOOR_CHILD = textwrap.dedent(
-    """
-    import asyncio, json, sys
-
-    async def main():
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader()
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout.buffer)
-        while True:
-            try:
-                header = await reader.readuntil(b"\\r\\n\\r\\n")
-            except asyncio.IncompleteReadError:
-                return
-            message = json.loads(await reader.readexactly(int(header.split(b":")[1])))
-            body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": message["params"]}).encode()
-            transport.write(b"Content-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
-
-    asyncio.run(main())
-    """
-)
-"""The floor: a bare asyncio child (no SDK imported) with the same framing, answering at once."""
-
-ECHO_EXTENSION = textwrap.dedent(
-    """
-    from sdk_extension import join_session, tool
-
-    @tool(description="Echo the text back")
-    async def echo{index}(text: str) -> str:
-        return text
-
-    join_session(tools=[echo{index}])
-    """
-)
+_OPS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 
 
-HOOK_EXTENSION = textwrap.dedent(
-    """
-    from sdk_extension import join_session
-
-    def pre(input, invocation):
-        return None
-
-    def post(input, invocation):
-        return None
-
-    join_session(hooks={"on_pre_tool_use": pre, "on_post_tool_use": post})
-    """
-)
-"""A second extension with one pre and one post hook that have no opinion."""
+def _number(value: float) -> str:
+    """Enough digits to read, no more: 12,345 / 123 / 12.3 / 1.23."""
+    magnitude = abs(value)
+    if magnitude >= 1000:
+        return f"{value:,.0f}"
+    if magnitude >= 100:
+        return f"{value:.0f}"
+    if magnitude >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
 
 
-def summary(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+def _value(fig: Figure) -> str:
+    unit = fig.unit if fig.unit == "x" else f" {fig.unit}"
+    spread = "" if fig.runs == 1 else f" ({_number(fig.min)}–{_number(fig.max)})"
+    return f"{_number(fig.median)}{unit}{spread}"
 
 
-async def floor_calls(count: int) -> list[float]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", FLOOR_CHILD, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-    )
-    assert process.stdin and process.stdout
-    times = []
-    try:
-        for index in range(count):
-            started = time.perf_counter()
-            process.stdin.write(encode_message({"jsonrpc": "2.0", "id": index, "method": "echo", "params": {"text": "hi"}}))
-            await read_message(process.stdout)
-            times.append(time.perf_counter() - started)
-    finally:
-        process.stdin.close()
-        await process.wait()
-    return times
+def _target(fig: Figure) -> str:
+    if fig.target is None:
+        return ""
+    unit = fig.unit if fig.unit == "x" else f" {fig.unit}"
+    return f"{_OPS[fig.target.op]} {fig.target.value:,g}{unit}"
 
 
-async def floor_start() -> float:
-    started = time.perf_counter()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", FLOOR_CHILD, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-    )
-    assert process.stdin and process.stdout
-    process.stdin.write(encode_message({"jsonrpc": "2.0", "id": 0, "method": "echo", "params": {}}))
-    await read_message(process.stdout)
-    elapsed = time.perf_counter() - started
-    process.stdin.close()
-    await process.wait()
-    return elapsed
+def table(outcomes: dict[str, Outcome], errors: dict[str, str]) -> str:
+    """The report: one line per figure, its target and whether the median meets it."""
+    rows = [("what", "median (min–max over runs)", "target", "met")]
+    for outcome in outcomes.values():
+        for fig in outcome.figures:
+            met = "" if fig.met is None else ("yes" if fig.met else "NO")
+            rows.append((fig.label, _value(fig), _target(fig), met))
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+
+    def line(row: tuple[str, str, str, str]) -> str:
+        return f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:<{widths[2]}}  {row[3]}".rstrip()
+
+    lines = [line(rows[0])]
+    figures = iter(rows[1:])
+    for name, outcome in outcomes.items():
+        lines.append(f"[{name}]")
+        lines += [line(next(figures)) for _ in outcome.figures]
+        lines += [f"  ({note})" for note in outcome.notes]
+    lines += [f"[{name}] FAILED: {error}" for name, error in errors.items()]
+    return "\n".join(lines)
 
 
-def make_project(root: Path, extensions: int, *, hooks: bool = False) -> Path:
-    (root / ".git").mkdir(parents=True, exist_ok=True)
-    for index in range(extensions):
-        folder = root / ".github" / "extensions" / f"echo{index:02d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "extension.py").write_text(ECHO_EXTENSION.format(index=index), encoding="utf-8")
-    if hooks:
-        folder = root / ".github" / "extensions" / "hooks"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "extension.py").write_text(HOOK_EXTENSION, encoding="utf-8")
-    return root
+def _load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-async def empty_hook_point(count: int) -> list[float]:
-    """Seconds per run of a hook point nobody implements (what every call pays twice)."""
-    from datetime import datetime, timezone
-
-    from extension_host.events import EventLog
-    from extension_host.hooks import HookRunner
-    from sdk_extension.hooks import PreToolUseInput
-
-    runner = HookRunner(EventLog(), session_id="bench", cwd="/")
-    value = PreToolUseInput(timestamp=datetime.now(timezone.utc), cwd="/", tool_name="echo", tool_args={})
-    times = []
-    for _ in range(count):
-        started = time.perf_counter()
-        await runner.run("on_pre_tool_use", value)
-        times.append(time.perf_counter() - started)
-    return times
-
-
-async def host_calls(project: Path, home: Path, count: int) -> list[float]:
-    async with ExtensionHost(project, home) as host:
-        times = []
-        for _ in range(count):
-            started = time.perf_counter()
-            await host.call_tool("echo0", {"text": "hi"})
-            times.append(time.perf_counter() - started)
-    return times
-
-
-async def host_start(project: Path, home: Path) -> float:
-    host = ExtensionHost(project, home)
-    started = time.perf_counter()
-    await host.start()
-    elapsed = time.perf_counter() - started
-    running = sum(info.status == "running" for info in host.extensions)
-    await host.stop()
-    if running != len(host.extensions):
-        raise RuntimeError(f"only {running} of {len(host.extensions)} extensions ran")
-    return elapsed
-
-
-def reload_extension_code(version: int) -> str:
-    return ECHO_EXTENSION.format(index=0).replace("return text", f"return text + '-{version}'")
-
-
-async def save_to_answer(project: Path, home: Path, saves: int) -> list[float]:
-    """Seconds from writing a new extension.py to the new version answering a call."""
-    entry = project / ".github" / "extensions" / "echo00" / "extension.py"
-    entry.write_text(reload_extension_code(0), encoding="utf-8")
-    times = []
-    async with ExtensionHost(project, home, stop_grace=2) as host:
-        for version in range(1, saves + 1):
-            reloaded = asyncio.Event()
-
-            def listen(event: Any, reloaded: asyncio.Event = reloaded) -> None:
-                if event["type"] == "session.extensions_loaded" and any(
-                    change["action"] == "reloaded" for change in event["data"].get("changes", [])
-                ):
-                    reloaded.set()
-
-            stop = host.on_event(listen)
-            started = time.perf_counter()
-            entry.write_text(reload_extension_code(version), encoding="utf-8")
-            async with asyncio.timeout(30):
-                await reloaded.wait()
-            result = await host.call_tool("echo0", {"text": "v"})
-            times.append(time.perf_counter() - started)
-            stop()
-            if result.text_result_for_llm != f"v-{version}":
-                raise RuntimeError(f"version {version} did not answer: {result.text_result_for_llm}")
-    return times
-
-
-async def interleaved(
-    runs: int, a: Callable[[], Awaitable[Any]], b: Callable[[], Awaitable[Any]]
-) -> tuple[list[Any], list[Any]]:
-    first, second = [], []
-    for run in range(runs):
-        if run % 2:
-            second.append(await b())
-            first.append(await a())
-        else:
-            first.append(await a())
-            second.append(await b())
-    return first, second
-
-
-def per_call(runs: list[list[float]], warmup: int) -> dict[str, Any]:
-    medians = [statistics.median(run[warmup:]) * 1e6 for run in runs]
-    tails = [sorted(run[warmup:])[int(len(run[warmup:]) * 0.99)] * 1e6 for run in runs]
-    return {"us": summary(medians), "p99_us": statistics.median(tails)}
-
-
-async def main(quick: bool) -> dict[str, Any]:
-    runs = 3 if quick else 7
-    calls = 300 if quick else 3000
-    warmup = calls // 10
+async def run(mode: str, names: list[str]) -> tuple[dict[str, Outcome], dict[str, str]]:
+    """Run the named scenarios in order; a failing one is reported and the others still run."""
+    settings = MODES[mode]
+    outcomes: dict[str, Outcome] = {}
+    errors: dict[str, str] = {}
+    missing = mcp_sdk.unavailable()
+    if missing:
+        print(f"bench: MCP comparisons skipped: {missing}", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="extension-host-bench-") as temp:
         base = Path(temp)
-        one = make_project(base / "one", 1)
-        many = make_project(base / "many", 20)
-        home = base / "home"
-        results: dict[str, Any] = {}
-
-        floor_runs, host_runs = await interleaved(runs, lambda: floor_calls(calls), lambda: host_calls(one, home, calls))
-        results["round_trip"] = {
-            "floor": per_call(floor_runs, warmup),
-            "host.call_tool": per_call(host_runs, warmup),
-            "ratio": summary(
-                [statistics.median(h[warmup:]) / statistics.median(f[warmup:]) for f, h in zip(floor_runs, host_runs)]
-            ),
-        }
-        hooked = make_project(base / "hooked", 1, hooks=True)
-        floor_runs, hook_runs = await interleaved(
-            runs, lambda: floor_calls(calls), lambda: host_calls(hooked, home, calls)
-        )
-        results["round_trip_with_hooks"] = {
-            "floor": per_call(floor_runs, warmup),
-            "host.call_tool": per_call(hook_runs, warmup),
-            "ratio": summary(
-                [statistics.median(h[warmup:]) / statistics.median(f[warmup:]) for f, h in zip(floor_runs, hook_runs)]
-            ),
-        }
-        results["empty_hook_point"] = per_call([await empty_hook_point(calls * 10) for _ in range(runs)], warmup)
-        bare, single = await interleaved(runs * 2, floor_start, lambda: host_start(one, home))
-        results["start_one"] = {
-            "bare_asyncio_child_ms": summary([x * 1e3 for x in bare]),
-            "extension_running_ms": summary([x * 1e3 for x in single]),
-            "ratio": summary([s / b for b, s in zip(bare, single)]),
-        }
-        twenty = [await host_start(many, home) for _ in range(runs)]
-        results["start_twenty_ms"] = summary([x * 1e3 for x in twenty])
-        reloads = await save_to_answer(make_project(base / "reload", 1), home, runs * 3)
-        results["save_to_answer_ms"] = summary([x * 1e3 for x in reloads])
-    return results
+        ctx = Context(settings, base, base / "home", missing)
+        for name in names:
+            started = time.perf_counter()
+            print(f"bench: {name} ...", file=sys.stderr, flush=True)
+            try:
+                outcomes[name] = await SCENARIOS[name](ctx)
+            except Exception as exc:  # one broken scenario must not hide the others' figures
+                errors[name] = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc()
+            finally:
+                leftovers = reap_children()
+                if leftovers:
+                    print(f"bench: {name} left {len(leftovers)} process(es) behind; killed them", file=sys.stderr)
+            print(f"bench: {name} took {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    return outcomes, errors
 
 
-def report(results: dict[str, Any]) -> str:
-    def fmt(s: dict[str, float], unit: str = "") -> str:
-        return f"{s['median']:.1f}{unit} ({s['min']:.1f}-{s['max']:.1f})"
+def as_json(mode: str, outcomes: dict[str, Outcome], errors: dict[str, str], meta: dict[str, Any]) -> dict[str, Any]:
+    """Everything the table shows, as data."""
+    return {
+        "meta": meta | {"mode": mode},
+        "scenarios": {
+            name: {"figures": [fig.as_json() for fig in outcome.figures], "notes": outcome.notes}
+            for name, outcome in outcomes.items()
+        },
+        "errors": errors,
+    }
 
-    rt = results["round_trip"]
-    hk = results["round_trip_with_hooks"]
-    st = results["start_one"]
-    return "\n".join(
-        [
-            "what                                   median (min-max over runs)",
-            f"raw pipe round trip (floor)            {fmt(rt['floor']['us'], ' us')}  p99 {rt['floor']['p99_us']:.0f} us",
-            f"host.call_tool, sequential             {fmt(rt['host.call_tool']['us'], ' us')}  p99 {rt['host.call_tool']['p99_us']:.0f} us",
-            f"  ratio to the floor                   {fmt(rt['ratio'], 'x')}",
-            f"call_tool with pre+post hooks (2nd ext) {fmt(hk['host.call_tool']['us'], ' us')}  p99 {hk['host.call_tool']['p99_us']:.0f} us",
-            f"  ratio to the floor                   {fmt(hk['ratio'], 'x')}",
-            f"a hook point nobody implements         {fmt(results['empty_hook_point']['us'], ' us')}",
-            f"bare asyncio child: spawn to reply     {fmt(st['bare_asyncio_child_ms'], ' ms')}",
-            f"one extension: spawn to running        {fmt(st['extension_running_ms'], ' ms')}",
-            f"  ratio to the bare child              {fmt(st['ratio'], 'x')}",
-            f"20 extensions: all running             {fmt(results['start_twenty_ms'], ' ms')}",
-            f"hot reload: save to new version answers {fmt(results['save_to_answer_ms'], ' ms')}",
-        ]
-    )
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line; returns the exit code (1 if a scenario failed, 2 on bad usage)."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=(__doc__ or "").splitlines()[0])
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="few runs, for a look")
+    size.add_argument("--smoke", action="store_true", help="one run of a handful of calls, for the tests")
+    parser.add_argument("--only", metavar="NAME[,NAME]", help=f"run only these scenarios: {', '.join(SCENARIOS)}")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    options = parser.parse_args(argv)
+    names = list(SCENARIOS)
+    if options.only:
+        names = [name.strip() for name in options.only.split(",") if name.strip()]
+        unknown = [name for name in names if name not in SCENARIOS]
+        if unknown or not names:
+            parser.error(f"unknown scenario(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(SCENARIOS)}")
+    mode = "smoke" if options.smoke else "quick" if options.quick else "full"
+    meta = {
+        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "machine": platform.processor() or platform.machine(),
+        "mcp": mcp_sdk.mcp_version(),
+        "load_at_start": _load(),
+    }
+    outcomes, errors = asyncio.run(run(mode, names))
+    meta["load_at_end"] = _load()
+    print(f"{mode} run, {meta['cpus']} CPUs, Python {meta['python']}, mcp {meta['mcp'] or '-'}, "
+          f"load {meta['load_at_start']} -> {meta['load_at_end']}")
+    print(table(outcomes, errors))
+    if options.json:
+        options.json.write_text(json.dumps(as_json(mode, outcomes, errors, meta), indent=2), encoding="utf-8")
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="few runs, for a smoke check")
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
-    options = parser.parse_args()
-    figures = asyncio.run(main(options.quick))
-    print(report(figures))
-    if options.json:
-        options.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
+    sys.exit(main())

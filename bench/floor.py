@@ -1,0 +1,127 @@
+"""The floor: what a round trip, 8 calls in flight, a start and an idle process cost with nothing on top.
+
+The floor child is a bare asyncio process (no SDK imported) speaking the same
+``Content-Length`` framing as extensions, answering every request with its params at once. It
+is what the host is compared against: the cost of the pipe, the wake-ups and the interpreter,
+which no host design can avoid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import Any
+
+from sdk_extension.framing import encode_message, read_message
+
+from .procs import child, memory_mib
+from .stats import in_flight, timed_calls
+
+FLOOR_CHILD = """
+import asyncio, json, sys
+
+async def main():
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout.buffer)
+    concurrent = "--tasks" in sys.argv
+    running = set()
+
+    def reply(message):
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": message["params"]}).encode()
+        transport.write(b"Content-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
+
+    async def reply_in_task(message):
+        reply(message)
+
+    while True:
+        try:
+            header = await reader.readuntil(b"\\r\\n\\r\\n")
+        except asyncio.IncompleteReadError:
+            return
+        message = json.loads(await reader.readexactly(int(header.split(b":")[1])))
+        if concurrent:
+            task = loop.create_task(reply_in_task(message))
+            running.add(task)
+            task.add_done_callback(running.discard)
+        else:
+            reply(message)
+
+asyncio.run(main())
+"""
+"""A bare asyncio child with the framing. With ``--tasks`` each request is answered from its own
+task, as the SDK does, so that with 8 calls in flight it is concurrent in the same way."""
+
+
+def _request(request_id: int) -> bytes:
+    return encode_message({"jsonrpc": "2.0", "id": request_id, "method": "echo", "params": {"text": "hi"}})
+
+
+async def floor_calls(count: int) -> list[float]:
+    """Seconds of each of ``count`` sequential round trips to a fresh floor child."""
+    async with child("-c", FLOOR_CHILD) as process:
+        assert process.stdin and process.stdout
+        stdin, stdout = process.stdin, process.stdout
+        ids = itertools.count()
+
+        async def call() -> None:
+            stdin.write(_request(next(ids)))
+            if await read_message(stdout) is None:
+                raise RuntimeError("the floor child closed its stdout")
+
+        return await timed_calls(call, count)
+
+
+async def floor_in_flight(warmup: int, calls: int, width: int) -> float:
+    """Calls per second to a fresh floor child (``--tasks``) with ``width`` calls in flight.
+
+    The parent does what a host must: one reader task resolving futures by request id.
+    """
+    async with child("-c", FLOOR_CHILD, "--tasks") as process:
+        assert process.stdin and process.stdout
+        stdin, stdout = process.stdin, process.stdout
+        loop = asyncio.get_running_loop()
+        pending: dict[int, asyncio.Future[Any]] = {}
+
+        async def read_replies() -> None:
+            while (message := await read_message(stdout)) is not None:
+                pending.pop(message["id"]).set_result(message)
+            for future in pending.values():
+                future.set_exception(RuntimeError("the floor child closed its stdout"))
+
+        reader = asyncio.ensure_future(read_replies())
+        ids = itertools.count()
+
+        async def call() -> None:
+            request_id = next(ids)
+            pending[request_id] = future = loop.create_future()
+            stdin.write(_request(request_id))
+            await future
+
+        try:
+            await in_flight(call, warmup, width)
+            return calls / await in_flight(call, calls, width)
+        finally:
+            reader.cancel()
+
+
+async def floor_start() -> float:
+    """Seconds from spawning a floor child to its first reply."""
+    started = time.perf_counter()
+    async with child("-c", FLOOR_CHILD) as process:
+        assert process.stdin and process.stdout
+        process.stdin.write(_request(0))
+        await read_message(process.stdout)
+        return time.perf_counter() - started
+
+
+async def floor_memory(idle: float) -> dict[str, float]:
+    """PSS/RSS (MiB) of a floor child that answered once and then idled ``idle`` seconds."""
+    async with child("-c", FLOOR_CHILD) as process:
+        assert process.stdin and process.stdout
+        process.stdin.write(_request(0))
+        await read_message(process.stdout)
+        await asyncio.sleep(idle)
+        return memory_mib(process.pid)

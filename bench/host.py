@@ -1,0 +1,248 @@
+"""The extension host's side: tool calls (sequential, in flight, through hooks, built-in), starts,
+hot reloads and the memory of an idle extension.
+
+Each function starts its own :class:`ExtensionHost` on a throwaway project and stops it before
+it returns (``async with``: the host's stop ladder ends every extension it started, even on
+error). Extensions here are the smallest real ones: one ``echo`` tool, or one pre and one post
+hook with no opinion.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from extension_host import ExtensionHost
+from sdk_extension import tool
+
+from .procs import memory_mib
+from .stats import in_flight, timed_calls
+
+ECHO_EXTENSION = """
+from sdk_extension import join_session, tool
+
+@tool(description="Echo the text back")
+async def echo{index}(text: str) -> str:
+    return text
+
+join_session(tools=[echo{index}])
+"""
+"""An extension with one trivial tool, ``echo<index>``."""
+
+HOOK_EXTENSION = """
+from sdk_extension import join_session
+
+def pre(input, invocation):
+    return None
+
+def post(input, invocation):
+    return None
+
+join_session(hooks={"on_pre_tool_use": pre, "on_post_tool_use": post})
+"""
+"""A second extension with one pre and one post hook that have no opinion."""
+
+CALL_TIMEOUT = 60.0
+"""Seconds any one measured step may take before the scenario fails instead of hanging."""
+
+
+def make_project(root: Path, extensions: int, *, hooks: bool = False) -> Path:
+    """A project at ``root`` with ``extensions`` echo extensions (and the hook extension)."""
+    (root / ".git").mkdir(parents=True, exist_ok=True)
+    (root / ".github" / "extensions").mkdir(parents=True, exist_ok=True)
+    for index in range(extensions):
+        folder = root / ".github" / "extensions" / f"echo{index:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "extension.py").write_text(ECHO_EXTENSION.format(index=index), encoding="utf-8")
+    if hooks:
+        folder = root / ".github" / "extensions" / "hooks"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "extension.py").write_text(HOOK_EXTENSION, encoding="utf-8")
+    return root
+
+
+def _check_running(host: ExtensionHost) -> None:
+    running = sum(info.status == "running" for info in host.extensions)
+    if running != len(host.extensions):
+        errors = "; ".join(f"{info.id}: {info.error}" for info in host.extensions if info.error)
+        raise RuntimeError(f"only {running} of {len(host.extensions)} extensions ran ({errors})")
+
+
+async def _echo(host: ExtensionHost) -> None:
+    result = await host.call_tool("echo0", {"text": "hi"})
+    if result.text_result_for_llm != "hi":
+        raise RuntimeError(f"echo0 answered {result.result_type}: {result.text_result_for_llm}")
+
+
+async def host_calls(project: Path, home: Path, count: int) -> list[float]:
+    """Seconds of each of ``count`` sequential ``host.call_tool("echo0")``."""
+    async with ExtensionHost(project, home) as host:
+        _check_running(host)
+        async with asyncio.timeout(CALL_TIMEOUT):
+            return await timed_calls(lambda: _echo(host), count)
+
+
+async def host_in_flight(project: Path, home: Path, warmup: int, calls: int, width: int) -> float:
+    """Calls per second of ``host.call_tool("echo0")`` with ``width`` calls in flight."""
+    async with ExtensionHost(project, home) as host:
+        _check_running(host)
+        async with asyncio.timeout(CALL_TIMEOUT):
+            await in_flight(lambda: _echo(host), warmup, width)
+            return calls / await in_flight(lambda: _echo(host), calls, width)
+
+
+async def host_calls_both(
+    project: Path, home: Path, count: int, warmup: int, calls: int, width: int
+) -> tuple[list[float], float]:
+    """One host: sequential call times, then calls per second with ``width`` in flight."""
+    async with ExtensionHost(project, home) as host:
+        _check_running(host)
+        async with asyncio.timeout(CALL_TIMEOUT):
+            sequential = await timed_calls(lambda: _echo(host), count)
+            await in_flight(lambda: _echo(host), warmup, width)
+            return sequential, calls / await in_flight(lambda: _echo(host), calls, width)
+
+
+async def empty_hook_point(count: int) -> list[float]:
+    """Seconds per ``HookRunner.run`` of a hook point nobody implements."""
+    from datetime import datetime, timezone
+
+    from extension_host.events import EventLog
+    from extension_host.hooks import HookRunner
+    from sdk_extension.hooks import PreToolUseInput
+
+    runner = HookRunner(EventLog(), session_id="bench", cwd="/")
+    value = PreToolUseInput(timestamp=datetime.now(timezone.utc), cwd="/", tool_name="echo", tool_args={})
+    return await timed_calls(lambda: runner.run("on_pre_tool_use", value), count)
+
+
+@tool(description="Echo the text back")
+async def builtin_echo(text: str) -> str:
+    """A built-in (in-process) tool of the embedding application."""
+    return text
+
+
+def _without_hook_points(host: ExtensionHost) -> None:
+    """Make ``host`` pass calls through its hook points without looking for implementations.
+
+    No public API builds a host without hook points, so the bench swaps the runner's ``run``
+    and ``chain`` on this one instance for what a pipeline with no hook points would do: hand
+    the arguments and the result through. What remains of the two hook points is building
+    their inputs.
+    """
+    from extension_host.composition import Composition
+
+    hooks = host._hooks  # private on purpose: see the docstring
+
+    async def run(hook: str, base: Any, chain: Any = None) -> Composition:
+        composition = Composition(hook)
+        if hook == "on_pre_tool_use":
+            composition.args = base.tool_args
+        elif hook == "on_post_tool_use":
+            composition.result = base.tool_result
+        return composition
+
+    hooks.run = run  # type: ignore[method-assign]
+    hooks.chain = lambda hook: []  # type: ignore[method-assign]
+
+
+async def builtin_hook_points(project: Path, home: Path, blocks: int, block_calls: int) -> tuple[float, float]:
+    """Seconds per ``host.call_tool`` of a built-in tool, no extensions: (with, without) hook points.
+
+    Both hosts run at once; blocks of calls alternate A B / B A, and each side's figure is the
+    median of its block means (a block of in-process calls is too short to time one by one).
+    """
+    async with AsyncExitStack() as stack:
+        hosts = []
+        for _ in range(2):
+            host = ExtensionHost(project, home, builtin_tools=[builtin_echo], watch=False)
+            await stack.enter_async_context(host)
+            hosts.append(host)
+        _without_hook_points(hosts[1])
+
+        async def block(host: ExtensionHost) -> float:
+            started = time.perf_counter()
+            for _ in range(block_calls):
+                await host.call_tool("builtin_echo", {"text": "hi"})
+            return (time.perf_counter() - started) / block_calls
+
+        for host in hosts:  # warm-up
+            await block(host)
+        with_points: list[float] = []
+        without_points: list[float] = []
+        for index in range(blocks):
+            order = (0, 1) if index % 2 == 0 else (1, 0)
+            for side in order:
+                (with_points if side == 0 else without_points).append(await block(hosts[side]))
+    return statistics.median(with_points), statistics.median(without_points)
+
+
+async def host_start(project: Path, home: Path) -> float:
+    """Seconds of ``host.start()`` until every extension of ``project`` is running."""
+    host = ExtensionHost(project, home)
+    try:
+        started = time.perf_counter()
+        async with asyncio.timeout(CALL_TIMEOUT):
+            await host.start()
+        elapsed = time.perf_counter() - started
+        _check_running(host)
+        return elapsed
+    finally:
+        await host.stop()
+
+
+def reload_extension_code(version: int) -> str:
+    """The echo extension, answering ``text-<version>``."""
+    return ECHO_EXTENSION.format(index=0).replace("return text", f"return text + '-{version}'")
+
+
+@asynccontextmanager
+async def reloading_host(project: Path, home: Path) -> AsyncIterator[Callable[[int], Awaitable[float]]]:
+    """A watching host on ``project``; yields ``save(version)``: seconds from writing version
+    ``version`` of ``echo00/extension.py`` to that version answering a call."""
+    entry = project / ".github" / "extensions" / "echo00" / "extension.py"
+    entry.write_text(reload_extension_code(0), encoding="utf-8")
+    async with ExtensionHost(project, home, stop_grace=2) as host:
+        _check_running(host)
+
+        async def save(version: int) -> float:
+            reloaded = asyncio.Event()
+
+            def listen(event: Any) -> None:
+                if event["type"] == "session.extensions_loaded" and any(
+                    change["action"] == "reloaded" for change in event["data"].get("changes", [])
+                ):
+                    reloaded.set()
+
+            unsubscribe = host.on_event(listen)
+            try:
+                started = time.perf_counter()
+                entry.write_text(reload_extension_code(version), encoding="utf-8")
+                async with asyncio.timeout(CALL_TIMEOUT):
+                    await reloaded.wait()
+                    result = await host.call_tool("echo0", {"text": "v"})
+                elapsed = time.perf_counter() - started
+            finally:
+                unsubscribe()
+            if result.text_result_for_llm != f"v-{version}":
+                raise RuntimeError(f"version {version} did not answer: {result.text_result_for_llm}")
+            return elapsed
+
+        yield save
+
+
+async def extension_memory(project: Path, home: Path, idle: float) -> dict[str, float]:
+    """PSS/RSS (MiB) of a joined extension that answered one call and then idled ``idle`` s."""
+    async with ExtensionHost(project, home) as host:
+        _check_running(host)
+        await _echo(host)
+        await asyncio.sleep(idle)
+        pid = host.extensions[0].pid
+        if pid is None:
+            raise RuntimeError("the running extension has no pid")
+        return memory_mib(pid)

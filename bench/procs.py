@@ -1,0 +1,122 @@
+"""Process plumbing of the suite: start children in their own groups, stop them for sure, read memory.
+
+Measures nothing by itself. Every child the suite starts directly runs in its own process
+group, so that ``kill_group`` takes whatever it started too; ``reap_children`` is the safety
+net run after every scenario, for children a failed scenario could not stop (an MCP server
+whose client was cancelled, say).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+STOP_WAIT = 5.0
+"""Seconds a child has to exit after its stdin closed before its group is killed."""
+
+
+async def spawn_python(*args: str, stderr: int | None = asyncio.subprocess.DEVNULL) -> asyncio.subprocess.Process:
+    """Start ``<this python> ARGS`` with piped stdin/stdout, in a new process group."""
+    # sys.executable, not "python3": on this machine kind PATH's python3 is a shell shim that
+    # alone costs ~50 ms per spawn.
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
+        start_new_session=True,
+    )
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL a process group (a no-op if it is gone already)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def stop_child(process: asyncio.subprocess.Process) -> None:
+    """Close the child's stdin, wait a bounded time, then kill its group."""
+    if process.returncode is None:
+        if process.stdin is not None and not process.stdin.is_closing():
+            process.stdin.close()
+        try:
+            async with asyncio.timeout(STOP_WAIT):
+                await process.wait()
+        except TimeoutError:
+            kill_group(process.pid)
+            await process.wait()
+    # Whatever the child started in its group must not outlive it.
+    kill_group(process.pid)
+
+
+@contextlib.asynccontextmanager
+async def child(*args: str) -> AsyncIterator[asyncio.subprocess.Process]:
+    """A python child for the length of a ``with`` block, stopped even on error."""
+    process = await spawn_python(*args)
+    try:
+        yield process
+    finally:
+        await stop_child(process)
+
+
+def children_of(pid: int) -> list[int]:
+    """The pids whose parent is ``pid``, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def command_line(pid: int) -> list[str]:
+    """The argv of a process, ``[]`` if it is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def reap_children() -> list[int]:
+    """Kill every child of this process that is still alive, with its group; return their pids."""
+    killed = []
+    for pid in children_of(os.getpid()):
+        try:
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return killed
+
+
+def memory_mib(pid: int) -> dict[str, float]:
+    """PSS and RSS of a process in MiB, from ``/proc/<pid>/smaps_rollup``.
+
+    PSS shares each page among the processes that map it, so it is what one more such process
+    costs; RSS counts shared pages in full.
+    """
+    values: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        name, _, rest = line.partition(":")
+        if name in ("Rss", "Pss") and rest.strip().endswith("kB"):
+            values[name.lower()] = int(rest.split()[0]) / 1024
+    if set(values) != {"rss", "pss"}:
+        raise RuntimeError(f"no Rss/Pss in /proc/{pid}/smaps_rollup")
+    return values

@@ -1,0 +1,327 @@
+"""The scenarios of ``python -m bench``: each pits the host against the floor or the MCP SDK, in one run.
+
+Each scenario returns figures (median and min-max over runs, after a warm-up) and, for every
+comparison, a ratio computed inside each run from sides measured alternately (A B, B A).
+Targets are the issue's goals for the medians. The MCP parts need the ``bench`` extra; without
+it they are skipped with a note saying so, and the rest of the scenario still runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from . import floor, host, mcp_sdk
+from .stats import Figure, Target, figure, interleaved, ratios, run_medians, run_p99s
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How much to measure: ``full`` for the README, ``quick`` for a look, ``smoke`` for the tests."""
+
+    runs: int
+    """Runs of each call comparison (a fresh child or host per run)."""
+    calls: int
+    """Sequential calls per run."""
+    warmup: int
+    """Calls dropped at the start of each run (and made before each in-flight measurement)."""
+    in_flight_calls: int
+    """Calls per in-flight measurement of the floor and the host."""
+    mcp_in_flight_calls: int
+    """Calls per in-flight measurement of the MCP server (fewer: each costs several times more)."""
+    hook_point_blocks: int
+    """Blocks of built-in calls per side and run (with / without hook points)."""
+    hook_point_block_calls: int
+    """Calls per block."""
+    start_pairs: int
+    """Bare child vs one extension start pairs."""
+    start_counts: tuple[int, ...]
+    """How many extensions (and MCP servers) start together."""
+    start_runs: int
+    """Runs per count."""
+    reload_saves: int
+    """Timed saves (and MCP restarts), after one warm-up each."""
+    memory_rounds: int
+    """Rounds of memory readings (one process of each kind per round)."""
+    width: int = 8
+    """Calls in flight."""
+    idle: float = 0.3
+    """Seconds a process idles before its memory is read."""
+    warm: bool = True
+    """Start and reload once, unmeasured, before the measured ones (smoke runs skip it)."""
+
+
+MODES = {
+    "full": Settings(
+        runs=7, calls=3000, warmup=300, in_flight_calls=15000, mcp_in_flight_calls=2000,
+        hook_point_blocks=40, hook_point_block_calls=200, start_pairs=14, start_counts=(1, 5, 20),
+        start_runs=5, reload_saves=15, memory_rounds=3,
+    ),
+    "quick": Settings(
+        runs=3, calls=300, warmup=30, in_flight_calls=3000, mcp_in_flight_calls=300,
+        hook_point_blocks=10, hook_point_block_calls=100, start_pairs=4, start_counts=(1, 5, 20),
+        start_runs=2, reload_saves=4, memory_rounds=1,
+    ),
+    "smoke": Settings(
+        runs=1, calls=8, warmup=2, in_flight_calls=16, mcp_in_flight_calls=16,
+        hook_point_blocks=2, hook_point_block_calls=5, start_pairs=1, start_counts=(1, 2),
+        start_runs=1, reload_saves=1, memory_rounds=1, idle=0.05, warm=False,
+    ),
+}
+
+
+@dataclass(slots=True)
+class Context:
+    """What every scenario gets: settings, a scratch folder, the host's user home, MCP's state."""
+
+    settings: Settings
+    base: Path
+    home: Path
+    mcp_missing: str | None
+
+    def project(self, name: str, extensions: int, *, hooks: bool = False) -> Path:
+        """A fresh project under the scratch folder."""
+        return host.make_project(self.base / name, extensions, hooks=hooks)
+
+    def mcp_script(self, name: str) -> Path:
+        """A fresh MCP echo server file under the scratch folder."""
+        return mcp_sdk.write_server(self.base / f"{name}.py")
+
+
+@dataclass(slots=True)
+class Outcome:
+    """A scenario's figures and notes (what was skipped, and why)."""
+
+    figures: list[Figure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+US, MS, X, RATE, MIB = "µs", "ms", "x", "calls/s", "MiB"
+
+
+async def round_trip(ctx: Context) -> Outcome:
+    """Sequential ``host.call_tool`` (no hooks) against the raw round trip of the floor child."""
+    s = ctx.settings
+    one = ctx.project("round_trip", 1)
+    floors, hosts = await interleaved(
+        s.runs, lambda: floor.floor_calls(s.calls), lambda: host.host_calls(one, ctx.home, s.calls)
+    )
+    f, h = run_medians(floors, s.warmup, 1e6), run_medians(hosts, s.warmup, 1e6)
+    return Outcome([
+        figure("round_trip.floor_us", "raw round trip, bare asyncio child (floor)", US, f),
+        figure("round_trip.host_us", "host.call_tool, sequential, no hooks", US, h),
+        figure("round_trip.host_p99_us", "  p99 of those calls", US, run_p99s(hosts, s.warmup, 1e6), Target("<=", 400)),
+        figure("round_trip.ratio", "  host.call_tool / floor", X, ratios(h, f), Target("<=", 2.0)),
+    ])
+
+
+async def in_flight(ctx: Context) -> Outcome:
+    """``width`` calls in flight on one extension against the floor child answering concurrently."""
+    s = ctx.settings
+    one = ctx.project("in_flight", 1)
+    floors, hosts = await interleaved(
+        s.runs,
+        lambda: floor.floor_in_flight(s.warmup, s.in_flight_calls, s.width),
+        lambda: host.host_in_flight(one, ctx.home, s.warmup, s.in_flight_calls, s.width),
+    )
+    return Outcome([
+        figure("in_flight.floor_rate", f"floor, {s.width} in flight", RATE, floors),
+        figure("in_flight.host_rate", f"host.call_tool, {s.width} in flight, one extension", RATE, hosts, Target(">=", 20000)),
+        figure("in_flight.ratio", "  host / floor calls/s", X, ratios(hosts, floors)),
+    ])
+
+
+async def hooks(ctx: Context) -> Outcome:
+    """Sequential calls through one pre and one post hook of a second extension, against the floor."""
+    s = ctx.settings
+    hooked = ctx.project("hooks", 1, hooks=True)
+    floors, hosts = await interleaved(
+        s.runs, lambda: floor.floor_calls(s.calls), lambda: host.host_calls(hooked, ctx.home, s.calls)
+    )
+    f, h = run_medians(floors, s.warmup, 1e6), run_medians(hosts, s.warmup, 1e6)
+    return Outcome([
+        figure("hooks.floor_us", "raw round trip (floor), same runs", US, f),
+        figure("hooks.host_us", "host.call_tool, pre+post hook in a 2nd extension", US, h),
+        figure("hooks.host_p99_us", "  p99 of those calls", US, run_p99s(hosts, s.warmup, 1e6)),
+        figure("hooks.ratio", "  with hooks / floor", X, ratios(h, f), Target("<=", 3.5)),
+    ])
+
+
+async def hook_point(ctx: Context) -> Outcome:
+    """A hook point nobody implements: ``HookRunner.run`` alone, and inside ``call_tool`` of a built-in."""
+    s = ctx.settings
+    runner = [await host.empty_hook_point(s.calls * 10) for _ in range(s.runs)]
+    empty = ctx.project("hook_point", 0)
+    pairs = [
+        await host.builtin_hook_points(empty, ctx.home, s.hook_point_blocks, s.hook_point_block_calls)
+        for _ in range(s.runs)
+    ]
+    with_points = [a * 1e6 for a, _ in pairs]
+    without_points = [b * 1e6 for _, b in pairs]
+    return Outcome([
+        figure("hook_point.runner_us", "HookRunner.run, hook point nobody implements", US, run_medians(runner, s.warmup * 10, 1e6)),
+        figure("hook_point.builtin_us", "host.call_tool, built-in tool, no extensions", US, with_points),
+        figure("hook_point.builtin_bare_us", "  the same, hook points stubbed out", US, without_points),
+        figure(
+            "hook_point.difference_us", "  cost of the 2 unimplemented hook points", US,
+            [a - b for a, b in zip(with_points, without_points)], Target("<=", 5),
+        ),
+    ])
+
+
+async def mcp_calls(ctx: Context) -> Outcome:
+    """``host.call_tool`` against an MCP SDK stdio server, sequential and in flight, same runs."""
+    if ctx.mcp_missing:
+        return Outcome(notes=[f"skipped: {ctx.mcp_missing}"])
+    s = ctx.settings
+    one = ctx.project("mcp_calls", 1)
+    script = ctx.mcp_script("mcp_calls_server")
+    hosts, servers = await interleaved(
+        s.runs,
+        lambda: host.host_calls_both(one, ctx.home, s.calls, s.warmup, s.in_flight_calls, s.width),
+        lambda: mcp_sdk.mcp_calls(script, s.calls, s.warmup, s.mcp_in_flight_calls, s.width),
+    )
+    h = run_medians([seq for seq, _ in hosts], s.warmup, 1e6)
+    m = run_medians([seq for seq, _ in servers], s.warmup, 1e6)
+    host_rates, mcp_rates = [rate for _, rate in hosts], [rate for _, rate in servers]
+    return Outcome([
+        figure("mcp_calls.host_us", "host.call_tool, sequential (same runs as MCP)", US, h),
+        figure("mcp_calls.mcp_us", "MCP SDK call_tool, sequential", US, m),
+        figure("mcp_calls.mcp_p99_us", "  p99 of MCP calls", US, run_p99s([seq for seq, _ in servers], s.warmup, 1e6)),
+        figure("mcp_calls.speedup", "  MCP / host.call_tool (host is N× faster)", X, ratios(m, h), Target(">=", 5)),
+        figure("mcp_calls.host_rate", f"host.call_tool, {s.width} in flight (same runs)", RATE, host_rates),
+        figure("mcp_calls.mcp_rate", f"MCP SDK, {s.width} in flight", RATE, mcp_rates),
+        figure("mcp_calls.rate_ratio", "  host / MCP calls/s", X, ratios(host_rates, mcp_rates)),
+    ])
+
+
+async def start(ctx: Context) -> Outcome:
+    """Cold start: one extension against a bare child; N extensions, and N MCP servers, at once."""
+    s = ctx.settings
+    outcome = Outcome()
+    one = ctx.project("start_one", 1)
+    script = ctx.mcp_script("start_server")
+    # Warm-up: the first start of each kind pays for cold page caches, not for its design.
+    if s.warm:
+        await floor.floor_start()
+        await host.host_start(one, ctx.home)
+        if not ctx.mcp_missing:
+            await mcp_sdk.mcp_start_many(script, 1)
+    bare, single = await interleaved(s.start_pairs, floor.floor_start, lambda: host.host_start(one, ctx.home))
+    bare_ms, single_ms = [x * 1e3 for x in bare], [x * 1e3 for x in single]
+    outcome.figures += [
+        figure("start.bare_ms", "bare asyncio child: spawn to first reply", MS, bare_ms),
+        figure("start.one_ms", "one extension: spawn to running", MS, single_ms),
+        figure("start.one_ratio", "  extension / bare child", X, ratios(single_ms, bare_ms), Target("<=", 1.5)),
+    ]
+    if ctx.mcp_missing:
+        outcome.notes.append(f"MCP servers skipped: {ctx.mcp_missing}")
+    for count in s.start_counts:
+        extensions = partial(host.host_start, ctx.project(f"start_{count}", count), ctx.home)
+        mcp_s: list[float] = []
+        if ctx.mcp_missing:
+            ext_s = [await extensions() for _ in range(s.start_runs)]
+        else:
+            ext_s, mcp_s = await interleaved(s.start_runs, extensions, partial(mcp_sdk.mcp_start_many, script, count))
+        ext_ms, mcp_ms = [x * 1e3 for x in ext_s], [x * 1e3 for x in mcp_s]
+        plural = "s" if count > 1 else ""
+        outcome.figures.append(
+            figure(f"start.ext{count}_ms", f"{count} extension{plural}: all running", MS, ext_ms,
+                   Target("<=", 600) if count == 20 else None)
+        )
+        if mcp_ms:
+            outcome.figures += [
+                figure(f"start.mcp{count}_ms", f"{count} MCP server{plural}: all initialized", MS, mcp_ms),
+                figure(f"start.mcp{count}_ratio", "  MCP / extensions", X, ratios(mcp_ms, ext_ms),
+                       Target(">=", 8) if count == 20 else None),
+            ]
+    return outcome
+
+
+async def reload(ctx: Context) -> Outcome:
+    """Hot reload (file write -> new version answering) against restarting an MCP server."""
+    s = ctx.settings
+    project = ctx.project("reload", 1)
+    restarting = None if ctx.mcp_missing else mcp_sdk.RestartingServer(ctx.base / "reload_server.py")
+    host_ms: list[float] = []
+    mcp_ms: list[float] = []
+    async with host.reloading_host(project, ctx.home) as save:
+        try:
+            if restarting is not None:
+                await restarting.start()
+            sides: list[tuple[list[float], Callable[[int], Awaitable[float]]]] = [(host_ms, save)]
+            if restarting is not None:
+                sides.append((mcp_ms, restarting.change))
+            warmups = 1 if s.warm else 0
+            for index in range(warmups + s.reload_saves):
+                for samples, change in sides if index % 2 == 0 else reversed(sides):
+                    elapsed = await change(index + 1)  # version 0 is what runs at first
+                    if index >= warmups:
+                        samples.append(elapsed * 1e3)
+        finally:
+            if restarting is not None:
+                await restarting.stop()
+    outcome = Outcome([figure("reload.host_ms", "hot reload: save to new version answering", MS, host_ms, Target("<", 100))])
+    if restarting is None:
+        outcome.notes.append(f"MCP restart skipped: {ctx.mcp_missing}")
+    else:
+        outcome.figures += [
+            figure("reload.mcp_ms", "MCP server: write, stop, start, initialize, call", MS, mcp_ms),
+            figure("reload.speedup", "  MCP restart / hot reload", X, ratios(mcp_ms, host_ms), Target(">=", 5)),
+        ]
+    return outcome
+
+
+async def memory(ctx: Context) -> Outcome:
+    """PSS and RSS of an idle joined extension, a bare asyncio child and an idle MCP server."""
+    s = ctx.settings
+    one = ctx.project("memory", 1)
+    script = ctx.mcp_script("memory_server")
+    readers: dict[str, Callable[[], Awaitable[dict[str, float]]]] = {
+        "ext": lambda: host.extension_memory(one, ctx.home, s.idle),
+        "bare": lambda: floor.floor_memory(s.idle),
+    }
+    if not ctx.mcp_missing:
+        readers["mcp"] = lambda: mcp_sdk.mcp_memory(script, s.idle)
+    readings: dict[str, list[dict[str, float]]] = {name: [] for name in readers}
+    names = list(readers)
+    for round_ in range(s.memory_rounds):
+        # Rotate the order, so no kind is always measured first.
+        for name in names[round_ % len(names):] + names[: round_ % len(names)]:
+            readings[name].append(await readers[name]())
+
+    def values(name: str, kind: str) -> list[float]:
+        return [reading[kind] for reading in readings[name]]
+
+    outcome = Outcome([
+        figure("memory.ext_pss", "idle extension, PSS", MIB, values("ext", "pss")),
+        figure("memory.ext_rss", "idle extension, RSS", MIB, values("ext", "rss")),
+        figure("memory.bare_pss", "bare asyncio child, PSS", MIB, values("bare", "pss")),
+        figure("memory.bare_rss", "bare asyncio child, RSS", MIB, values("bare", "rss")),
+        figure("memory.ratio", "  extension / bare child, PSS", X, ratios(values("ext", "pss"), values("bare", "pss")),
+               Target("<=", 1.3)),
+    ])
+    if ctx.mcp_missing:
+        outcome.notes.append(f"MCP server skipped: {ctx.mcp_missing}")
+    else:
+        outcome.figures += [
+            figure("memory.mcp_pss", "idle MCP server, PSS", MIB, values("mcp", "pss")),
+            figure("memory.mcp_rss", "idle MCP server, RSS", MIB, values("mcp", "rss")),
+            figure("memory.mcp_ratio", "  MCP server / extension, PSS", X, ratios(values("mcp", "pss"), values("ext", "pss"))),
+        ]
+    return outcome
+
+
+SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
+    "round_trip": round_trip,
+    "in_flight": in_flight,
+    "hooks": hooks,
+    "hook_point": hook_point,
+    "mcp_calls": mcp_calls,
+    "start": start,
+    "reload": reload,
+    "memory": memory,
+}
+"""Every scenario, in the order they run and are reported."""
