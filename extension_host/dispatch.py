@@ -88,11 +88,18 @@ class Dispatcher:
             return ToolCallResult(ToolResult(reason, "failure", error=reason))
         call_id = tool_call_id or f"call_{next(self._call_ids)}"
         arguments = {} if arguments is None else arguments
-        now = datetime.now(timezone.utc)
+        pre_chain = self._hooks.chain("on_pre_tool_use")
         post_chain = self._hooks.chain("on_post_tool_use")
-        pre = await self._hooks.run(
-            "on_pre_tool_use", PreToolUseInput(timestamp=now, cwd=self._hooks.cwd, tool_name=name, tool_args=arguments)
-        )
+        if pre_chain:
+            pre = await self._hooks.run(
+                "on_pre_tool_use",
+                PreToolUseInput(
+                    timestamp=datetime.now(timezone.utc), cwd=self._hooks.cwd, tool_name=name, tool_args=arguments
+                ),
+                pre_chain,
+            )
+        else:  # the common case: no input object to build, nothing to call
+            pre = Composition("on_pre_tool_use", args=arguments)
         if pre.decision == "ask":
             await self._resolve_ask(pre, name)
         if pre.decision == "deny":
@@ -101,6 +108,8 @@ class Dispatcher:
                 ToolResult(text, "denied", error=text), pre.additional_context, "deny", pre.decided_by
             )
         result = await self._run(entry.invoke, name, pre.args, call_id)
+        if not post_chain:
+            return ToolCallResult(result, pre.additional_context, pre.decision, pre.decided_by)
         post = await self._hooks.run(
             "on_post_tool_use",
             PostToolUseInput(

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import itertools
 import sys
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
 from typing import Any, Final
 
 from sdk_extension.protocol import Event
 
-__all__ = ["HISTORY_LIMIT", "EventListener", "EventLog", "make_event", "unique_ids"]
+__all__ = ["HISTORY_LIMIT", "EventListener", "EventLog", "iso_now", "make_event", "unique_ids"]
 
 HISTORY_LIMIT: Final = 10_000
 """Events kept in memory; a long-running host forgets the oldest beyond this."""
@@ -37,6 +37,20 @@ def unique_ids() -> Iterator[str]:
 
 
 _event_ids = unique_ids()
+_second: list[Any] = [None, ""]
+
+
+def iso_now() -> str:
+    """The current UTC time as ISO 8601 with milliseconds (``2026-11-25T21:58:29.123+00:00``).
+
+    Several events are stamped per tool call; formatting the date part once per second keeps
+    that cheap.
+    """
+    now = time.time()
+    whole = int(now)
+    if _second[0] != whole:
+        _second[0], _second[1] = whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+    return f"{_second[1]}.{int((now - whole) * 1000):03d}+00:00"
 
 
 def make_event(
@@ -45,7 +59,7 @@ def make_event(
     """Build one event envelope with a fresh id and the current time."""
     event: Event = {
         "id": next(_event_ids),
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+        "timestamp": iso_now(),
         "parentId": parent_id,
         "type": event_type,
         "data": data,
