@@ -16,6 +16,7 @@ import asyncio
 import json
 import shutil
 import tempfile
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -31,7 +32,10 @@ INSTALL_TIMEOUT: Final = 300.0
 """Seconds npm may take to install the SDK (a slow registry, not a hang, should fit)."""
 _REGISTER: Final = Path(__file__).resolve().parent / "node" / "register.mjs"
 _MARKER: Final = "installed.json"
-_locks: dict[Path, asyncio.Lock] = {}
+_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+"""One install at a time per cache folder; an asyncio lock belongs to one event loop."""
 
 
 class NodeUnavailable(ExtensionHostError):
@@ -65,7 +69,7 @@ async def ensure_sdk(cache: Path, environment: Mapping[str, str]) -> Path:
             message carries npm's own last lines.
     """
     target = cache / "node-sdk" / SDK_VERSION
-    lock = _locks.setdefault(target, asyncio.Lock())
+    lock = _locks.setdefault(asyncio.get_running_loop(), {}).setdefault(target, asyncio.Lock())
     async with lock:
         if _installed(target):
             return target

@@ -95,19 +95,22 @@ class Supervisor:
     async def start_all(self) -> list[ReloadOutcome]:
         """Discover and start every extension in parallel (tools register in load order)."""
         async with self._lock:
-            self._found = discover(self._project_root, self._user_home)
-            previous: asyncio.Event | None = None
-            started: list[ExtensionInstance] = []
-            for index, found in enumerate(self._found):
-                if _startable(found):
-                    instance = ExtensionInstance(found.spec, self._context, order=index, after=previous)
-                    previous = instance.settled
-                    self._current[found.spec.id] = instance
-                    started.append(instance)
-            await asyncio.gather(*(instance.start() for instance in started))
-            outcomes = [_outcome("started", instance) for instance in started]
-            self._announce(outcomes)
-            return outcomes
+            return await self._start_all()
+
+    async def _start_all(self) -> list[ReloadOutcome]:
+        self._found = discover(self._project_root, self._user_home)
+        previous: asyncio.Event | None = None
+        started: list[ExtensionInstance] = []
+        for index, found in enumerate(self._found):
+            if _startable(found):
+                instance = ExtensionInstance(found.spec, self._context, order=index, after=previous)
+                previous = instance.settled
+                self._current[found.spec.id] = instance
+                started.append(instance)
+        await asyncio.gather(*(instance.start() for instance in started))
+        outcomes = [_outcome("started", instance) for instance in started]
+        self._announce(outcomes)
+        return outcomes
 
     async def apply(self, changed: set[str] | None = None) -> list[ReloadOutcome]:
         """Bring the running set in line with the disk.
@@ -138,16 +141,16 @@ class Supervisor:
 
     async def restart_all(self) -> list[ReloadOutcome]:
         """Stop everything, discover again, start everything (Copilot's ``extensions_reload``)."""
-        async with self._lock:
+        async with self._lock:  # held throughout, so a watcher batch cannot start things in between
             tools_before = self._tool_owners()
             for instance in self._current.values():
                 self._retire(instance)
             self._current.clear()
             self._reload_errors.clear()
-        await self.drain()
-        outcomes = await self.start_all()
-        self._announce([], tools_before)
-        return outcomes
+            await self.drain()
+            outcomes = await self._start_all()
+            self._announce([], tools_before)
+            return outcomes
 
     async def stop_all(self) -> None:
         """Stop every instance, current and retiring; safe to call twice."""
