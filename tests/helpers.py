@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import os
 import select
 import subprocess
 import sys
 import textwrap
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -147,3 +148,19 @@ def assert_orphan_exits_when_host_is_killed(project: Project, extension_id: str)
         host.wait(timeout=10)
         if host.stdout:
             host.stdout.close()
+
+
+@contextlib.contextmanager
+def sample_extension_module(name: str, sibling: str) -> Iterator[ModuleType]:
+    """A sample's extension.py loaded as the host would find it (its folder first on sys.path,
+    so its sibling logic module ``sibling`` imports), without joining a session."""
+    folder = SAMPLES / name
+    saved = sys.modules.pop(sibling, None)
+    sys.path.insert(0, str(folder))
+    try:
+        yield load_module(f"sample_{name}_extension", folder / "extension.py")
+    finally:
+        sys.path.remove(str(folder))
+        sys.modules.pop(sibling, None)
+        if saved is not None:
+            sys.modules[sibling] = saved

@@ -24,7 +24,7 @@ from sdk_extension.hooks import (
 from sdk_extension.results import ToolResult
 
 NOW = datetime.now(timezone.utc)
-CWD = "/work/project"
+CWD = "/srv/project"
 
 
 # -- join_context ----------------------------------------------------------------------------

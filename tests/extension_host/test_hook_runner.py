@@ -35,7 +35,7 @@ from sdk_extension.results import ToolResult
 T = TypeVar("T")
 
 SESSION = "session-1"
-CWD = "/work/project"
+CWD = "/srv/project"
 WIRE_NAMES = {
     "on_user_prompt_submitted": "userPromptSubmitted",
     "on_pre_tool_use": "preToolUse",

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from helpers import SAMPLES, load_module
+from helpers import SAMPLES, load_module, sample_extension_module
 
 from sdk_extension import ToolResult
 
@@ -330,16 +329,10 @@ def test_a_malformed_numstat_line_is_an_error_not_a_crash() -> None:
 
 
 @pytest.fixture
-def extension(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """extension.py loaded as the host would find it (its folder first on sys.path), not joined."""
-    monkeypatch.syspath_prepend(str(EXTENSION_DIR))
-    saved = sys.modules.pop("git_stats", None)
-    try:
-        yield load_module("sample_git_stats_extension", EXTENSION_DIR / "extension.py")
-    finally:
-        sys.modules.pop("git_stats", None)
-        if saved is not None:
-            sys.modules["git_stats"] = saved
+def extension() -> Iterator[ModuleType]:
+    """extension.py loaded as the host would find it, not joined."""
+    with sample_extension_module("git_stats", "git_stats") as module:
+        yield module
 
 
 def test_the_tool_declares_its_optional_arguments(extension: ModuleType) -> None:

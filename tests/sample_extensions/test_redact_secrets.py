@@ -5,13 +5,12 @@ from __future__ import annotations
 import base64
 import random
 import shutil
-import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from types import ModuleType
 
 import pytest
-from helpers import SAMPLES, Project, load_module, run
+from helpers import SAMPLES, Project, load_module, run, sample_extension_module
 
 from extension_host import ExtensionHost
 from sdk_extension import ToolResult
@@ -257,16 +256,10 @@ def test_describe_gives_the_count_and_the_kinds_in_order_of_appearance() -> None
 
 
 @pytest.fixture
-def extension(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """extension.py loaded as the host would find it (its folder first on sys.path), not joined."""
-    monkeypatch.syspath_prepend(str(EXTENSION_DIR))
-    saved = sys.modules.pop("redact", None)
-    try:
-        yield load_module("sample_redact_secrets_extension", EXTENSION_DIR / "extension.py")
-    finally:
-        sys.modules.pop("redact", None)
-        if saved is not None:
-            sys.modules["redact"] = saved
+def extension() -> Iterator[ModuleType]:
+    """extension.py loaded as the host would find it, not joined."""
+    with sample_extension_module("redact_secrets", "redact") as module:
+        yield module
 
 
 INVOCATION = HookInvocation(session_id="session-1")
