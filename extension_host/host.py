@@ -345,7 +345,7 @@ class ExtensionHost:
     # -- internals ----------------------------------------------------------------------
 
     def _forward_to_extensions(self, event: Event) -> None:
-        for instance in self._supervisor.instances():
+        for instance in self._supervisor.current():
             instance.deliver(event)
 
     @property

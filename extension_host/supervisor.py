@@ -18,6 +18,7 @@ watched, and not the CLI.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -58,6 +59,10 @@ class Supervisor:
     def instances(self) -> list[ExtensionInstance]:
         """The current instance of every startable extension, in load order."""
         return [self._current[f.spec.id] for f in self._found if f.spec.id in self._current]
+
+    def current(self) -> Iterable[ExtensionInstance]:
+        """The current instances in no particular order (cheap: for every event)."""
+        return self._current.values()
 
     def infos(self) -> list[ExtensionInfo]:
         """Every discovered extension in load order, shadowed and failed ones included."""
