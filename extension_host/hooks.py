@@ -213,8 +213,6 @@ class HookRunner:
         elif hook == "on_post_tool_use":
             composition.result = base.tool_result
         if chain is None:
-            if not getattr(self._manager.hook, hook).get_hookimpls():
-                return composition
             chain = self.chain(hook)
         if not chain:
             return composition

@@ -56,10 +56,6 @@ class Supervisor:
 
     # -- reading ------------------------------------------------------------------------
 
-    def instances(self) -> list[ExtensionInstance]:
-        """The current instance of every startable extension, in load order."""
-        return [self._current[f.spec.id] for f in self._found if f.spec.id in self._current]
-
     def current(self) -> Iterable[ExtensionInstance]:
         """The current instances in no particular order (cheap: for every event)."""
         return self._current.values()

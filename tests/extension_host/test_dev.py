@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import signal
 import sys
 import textwrap
+from collections.abc import AsyncIterator
 
 import pytest
 from helpers import Project, run, wait_for_exit
@@ -55,6 +57,18 @@ class Dev:
                     return found
 
 
+@contextlib.asynccontextmanager
+async def running_dev(project: Project) -> AsyncIterator[Dev]:
+    """``extensions dev`` started and ready; killed on the way out if a test left it running."""
+    dev = await start_dev(project)
+    try:
+        yield dev
+    finally:
+        if dev.process.returncode is None:
+            dev.process.kill()
+            await dev.process.wait()
+
+
 async def start_dev(project: Project) -> Dev:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -82,8 +96,7 @@ def test_dev_serves_reloads_on_save_and_leaves_no_process_when_signalled(
     folder = project.add_extension("live", VERSIONED.format(version="v1"))
 
     async def scenario() -> None:
-        dev = await start_dev(project)
-        try:
+        async with running_dev(project) as dev:
             await dev.send("call version")
             await dev.expect(r"^v1$")
             (folder / "extension.py").write_text(textwrap.dedent(VERSIONED.format(version="v2")))
@@ -98,10 +111,6 @@ def test_dev_serves_reloads_on_save_and_leaves_no_process_when_signalled(
                 assert await dev.process.wait() == 0
             assert await asyncio.to_thread(wait_for_exit, pid, 15)
             assert any("v2 ready" in line for line in dev.seen)
-        finally:
-            if dev.process.returncode is None:
-                dev.process.kill()
-                await dev.process.wait()
 
     run(scenario())
 
@@ -111,8 +120,7 @@ def test_dev_reports_a_broken_save_and_keeps_taking_commands(project: Project) -
     folder = project.add_extension("live", VERSIONED.format(version="v1"))
 
     async def scenario() -> None:
-        dev = await start_dev(project)
-        try:
+        async with running_dev(project) as dev:
             (folder / "extension.py").write_text("def broken(:\n")
             await dev.expect(r"project:live: kept \(new version failed, the running one keeps serving: .*SyntaxError")
             await dev.send("call version")
@@ -123,10 +131,6 @@ def test_dev_reports_a_broken_save_and_keeps_taking_commands(project: Project) -
             await dev.expect(r"^stopped$")
             async with asyncio.timeout(30):
                 assert await dev.process.wait() == 0
-        finally:
-            if dev.process.returncode is None:
-                dev.process.kill()
-                await dev.process.wait()
 
     run(scenario())
 
@@ -136,8 +140,7 @@ def test_a_running_dev_answers_list_from_another_shell_and_refuses_a_second_dev(
     project.add_extension("live", VERSIONED.format(version="v1"))
 
     async def scenario() -> None:
-        dev = await start_dev(project)
-        try:
+        async with running_dev(project) as dev:
             await dev.send("list")
             pid = int((await dev.expect(r"^project:live\s+running\s+(\d+)")).group(1))
             listing = await asyncio.create_subprocess_exec(
@@ -160,9 +163,5 @@ def test_a_running_dev_answers_list_from_another_shell_and_refuses_a_second_dev(
             await dev.send("quit")
             async with asyncio.timeout(30):
                 assert await dev.process.wait() == 0
-        finally:
-            if dev.process.returncode is None:
-                dev.process.kill()
-                await dev.process.wait()
 
     run(scenario())

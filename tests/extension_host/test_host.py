@@ -412,7 +412,7 @@ def test_the_asyncio_form_joins_and_serves_until_the_host_closes(project: Projec
             results = await asyncio.gather(*(host.call_tool("later", {"text": f"ab{i}"}) for i in range(8)))
             assert [r.text_result_for_llm for r in results] == [f"{i}ba" for i in range(8)]
             await wait_for_event(host, is_log("async ready"))
-            process = host._supervisor.instances()[0].process
+            process = next(iter(host._supervisor.current())).process
         finally:
             await host.stop()
         assert process is not None and process.returncode == 0

@@ -128,7 +128,7 @@ def test_stopping_the_host_ends_extensions_by_end_of_stream_with_exit_code_zero(
     async def scenario() -> None:
         host = ExtensionHost(project.root, project.home, stop_grace=30)
         await host.start()
-        instance = host._supervisor.instances()[0]
+        instance = next(iter(host._supervisor.current()))
         process = instance.process
         assert process is not None
         await host.stop()

@@ -135,6 +135,21 @@ def is_log_prefix(prefix: str) -> Any:
     return lambda event: event["type"] == "session.info" and event["data"]["message"].startswith(prefix)
 
 
+def hold_tool(release: Path, reply: str) -> str:
+    """Source of a tool ``hold`` that logs "holding", then answers ``reply`` once ``release`` exists
+    (bounded at 30 s); it needs ``threading``, ``Path``, ``tool`` and ``session`` in scope."""
+    return f"""
+    @tool(description="Hold until released")
+    def hold() -> str:
+        session.log("holding")
+        for _ in range(3000):
+            if Path({str(release)!r}).exists():
+                break
+            threading.Event().wait(0.01)
+        return {reply!r}
+    """
+
+
 def test_calls_in_flight_finish_on_the_version_that_started_them(project: Project) -> None:
     """A call running during a reload answers from the old version, which then exits."""
     release = project.root / "release"
@@ -143,18 +158,7 @@ def test_calls_in_flight_finish_on_the_version_that_started_them(project: Projec
         versioned(
             "v1",
             tool="version",
-            extra=f"""
-    @tool(description="Hold until released")
-    def hold() -> str:
-        session.log("holding")
-        for _ in range(3000):
-            if Path({str(release)!r}).exists():
-                break
-            threading.Event().wait(0.01)
-        return "held by v1"
-
-    import threading
-    """,
+            extra=hold_tool(release, "held by v1") + "\n    import threading\n",
         ).replace("tools=[version]", "tools=[version, hold]"),
     )
 
@@ -205,20 +209,13 @@ def test_deleting_a_folder_during_a_call_lets_the_call_finish_then_stops_the_pro
     release = project.root / "release"
     folder = project.add_extension(
         "doomed",
-        f"""
+        """
     import threading
     from pathlib import Path
     from sdk_extension import join_session, tool
-
-    @tool(description="Hold until released")
-    def hold() -> str:
-        session.log("holding")
-        for _ in range(3000):
-            if Path({str(release)!r}).exists():
-                break
-            threading.Event().wait(0.01)
-        return "finished"
-
+    """
+        + hold_tool(release, "finished")
+        + """
     session = join_session(tools=[hold])
     """,
     )
