@@ -3,7 +3,9 @@
 The floor child is a bare asyncio process (no SDK imported) speaking the same
 ``Content-Length`` framing as extensions, answering every request with its params at once. It
 is what the host is compared against: the cost of the pipe, the wake-ups and the interpreter,
-which no host design can avoid.
+which no host design can avoid. Both ends read pipes in 64 KiB reads, as the host and the SDK
+do: asyncio's own pipe transport reads 256 KiB at a time, which costs more per read than the
+rest of a round trip (``sdk_extension.pipes`` says why), and no design has to pay that.
 """
 
 from __future__ import annotations
@@ -19,12 +21,23 @@ from .procs import child, memory_mib
 from .stats import in_flight, timed_calls
 
 FLOOR_CHILD = """
-import asyncio, json, sys
+import asyncio, json, os, sys
 
 async def main():
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    stdin = sys.stdin.fileno()
+    os.set_blocking(stdin, False)
+
+    def readable():  # 64 KiB reads, as the SDK does (see sdk_extension.pipes)
+        data = os.read(stdin, 65536)
+        if data:
+            reader.feed_data(data)
+        else:
+            reader.feed_eof()
+            loop.remove_reader(stdin)
+
+    loop.add_reader(stdin, readable)
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout.buffer)
     concurrent = "--tasks" in sys.argv
     running = set()
@@ -61,9 +74,9 @@ def _request(request_id: int) -> bytes:
 
 async def floor_calls(count: int) -> list[float]:
     """Seconds of each of ``count`` sequential round trips to a fresh floor child."""
-    async with child("-c", FLOOR_CHILD) as process:
-        assert process.stdin and process.stdout
-        stdin, stdout = process.stdin, process.stdout
+    async with child("-c", FLOOR_CHILD) as (process, stdout):
+        assert process.stdin
+        stdin = process.stdin
         ids = itertools.count()
 
         async def call() -> None:
@@ -79,9 +92,9 @@ async def floor_in_flight(warmup: int, calls: int, width: int) -> float:
 
     The parent does what a host must: one reader task resolving futures by request id.
     """
-    async with child("-c", FLOOR_CHILD, "--tasks") as process:
-        assert process.stdin and process.stdout
-        stdin, stdout = process.stdin, process.stdout
+    async with child("-c", FLOOR_CHILD, "--tasks") as (process, stdout):
+        assert process.stdin
+        stdin = process.stdin
         loop = asyncio.get_running_loop()
         pending: dict[int, asyncio.Future[Any]] = {}
 
@@ -110,18 +123,18 @@ async def floor_in_flight(warmup: int, calls: int, width: int) -> float:
 async def floor_start() -> float:
     """Seconds from spawning a floor child to its first reply."""
     started = time.perf_counter()
-    async with child("-c", FLOOR_CHILD) as process:
-        assert process.stdin and process.stdout
+    async with child("-c", FLOOR_CHILD) as (process, stdout):
+        assert process.stdin
         process.stdin.write(_request(0))
-        await read_message(process.stdout)
+        await read_message(stdout)
         return time.perf_counter() - started
 
 
 async def floor_memory(idle: float) -> dict[str, float]:
     """PSS/RSS (MiB) of a floor child that answered once and then idled ``idle`` seconds."""
-    async with child("-c", FLOOR_CHILD) as process:
-        assert process.stdin and process.stdout
+    async with child("-c", FLOOR_CHILD) as (process, stdout):
+        assert process.stdin
         process.stdin.write(_request(0))
-        await read_message(process.stdout)
+        await read_message(stdout)
         await asyncio.sleep(idle)
         return memory_mib(process.pid)

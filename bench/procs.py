@@ -16,19 +16,23 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from sdk_extension.pipes import PipeReader
+
 STOP_WAIT = 5.0
 """Seconds a child has to exit after its stdin closed before its group is killed."""
 
 
-async def spawn_python(*args: str, stderr: int | None = asyncio.subprocess.DEVNULL) -> asyncio.subprocess.Process:
-    """Start ``<this python> ARGS`` with piped stdin/stdout, in a new process group."""
+async def spawn_python(
+    *args: str, stdout: int = asyncio.subprocess.PIPE, stderr: int | None = asyncio.subprocess.DEVNULL
+) -> asyncio.subprocess.Process:
+    """Start ``<this python> ARGS`` with piped stdin (and stdout, unless given), in a new process group."""
     # sys.executable, not "python3": on this machine kind PATH's python3 is a shell shim that
     # alone costs ~50 ms per spawn.
     return await asyncio.create_subprocess_exec(
         sys.executable,
         *args,
         stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
+        stdout=stdout,
         stderr=stderr,
         start_new_session=True,
     )
@@ -56,13 +60,26 @@ async def stop_child(process: asyncio.subprocess.Process) -> None:
 
 
 @contextlib.asynccontextmanager
-async def child(*args: str) -> AsyncIterator[asyncio.subprocess.Process]:
-    """A python child for the length of a ``with`` block, stopped even on error."""
-    process = await spawn_python(*args)
+async def child(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, asyncio.StreamReader]]:
+    """A python child and its stdout for the length of a ``with`` block, stopped even on error.
+
+    Its stdout is read the way the host reads an extension's (:class:`PipeReader`), so the
+    floor and the host pay the same for each read.
+    """
+    read_fd, write_fd = os.pipe()
     try:
-        yield process
+        process = await spawn_python(*args, stdout=write_fd)
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    stdout = PipeReader(read_fd)
+    try:
+        yield process, stdout.stream
     finally:
         await stop_child(process)
+        stdout.close()
 
 
 def children_of(pid: int) -> list[int]:

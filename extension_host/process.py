@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 import sdk_extension
+from sdk_extension.pipes import PipeReader
 
 __all__ = [
     "STOP_GRACE_SECONDS",
@@ -85,13 +86,16 @@ def python_argv(entry: Path) -> tuple[str, ...]:
 class ExtensionProcess:
     """A started extension process: its pipes, its log, and how to stop it."""
 
-    def __init__(self, spec: LaunchSpec, process: asyncio.subprocess.Process, log_offset: int) -> None:
+    def __init__(
+        self, spec: LaunchSpec, process: asyncio.subprocess.Process, stdout: PipeReader, log_offset: int
+    ) -> None:
         self.spec = spec
         self._process = process
+        self._stdout = stdout
         self._log_offset = log_offset
-        assert process.stdin is not None and process.stdout is not None
+        assert process.stdin is not None
         self.stdin: asyncio.StreamWriter = process.stdin
-        self.stdout: asyncio.StreamReader = process.stdout
+        self.stdout: asyncio.StreamReader = stdout.stream
 
     @property
     def pid(self) -> int:
@@ -125,6 +129,7 @@ class ExtensionProcess:
             await self._process.wait()
         # The extension is gone; whatever it started in its group must not outlive it.
         self._signal_group(signal.SIGKILL)
+        self._stdout.close()
         return self._process.returncode  # type: ignore[return-value]
 
     def kill(self) -> None:
@@ -180,13 +185,22 @@ async def spawn(spec: LaunchSpec) -> ExtensionProcess:
         log.write(f"=== {started} starting {spec.extension_id}: {' '.join(spec.argv)}\n".encode())
         log.flush()
         offset = log.tell()
-        process = await asyncio.create_subprocess_exec(
-            *spec.argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=log,
-            cwd=spec.cwd,
-            env=dict(spec.env),
-            start_new_session=True,
-        )
-    return ExtensionProcess(spec, process, offset)
+        # The extension's stdout is a pipe of our own, read by PipeReader rather than by
+        # asyncio's pipe transport (see sdk_extension.pipes for why).
+        read_fd, write_fd = os.pipe()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *spec.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=write_fd,
+                stderr=log,
+                cwd=spec.cwd,
+                env=dict(spec.env),
+                start_new_session=True,
+            )
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)
+    return ExtensionProcess(spec, process, PipeReader(read_fd), offset)

@@ -26,6 +26,7 @@ from ._stdio import claim_protocol_stdio, flush_std_streams
 from ._workers import run_in_worker
 from .connection import Connection, ConnectionClosed, RpcError
 from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
+from .pipes import PipeReader
 from .tools import Tool, ToolInvocation, run_tool
 
 __all__ = ["DEFAULT_JOIN_TIMEOUT", "Session", "join_session", "join_session_async", "resolve_hooks"]
@@ -344,10 +345,7 @@ def _session_id() -> str:
 
 async def _open_streams(read_fd: int, write_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
-    )
+    reader = PipeReader(read_fd).stream
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", buffering=0)
     )

@@ -1,0 +1,96 @@
+"""Unit tests for sdk_extension.pipes: a real pipe read into a StreamReader in bounded reads."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+from sdk_extension.pipes import READ_SIZE, PipeReader
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def test_bytes_written_to_the_pipe_reach_the_stream_in_order_and_end_with_eof() -> None:
+    async def main() -> bytes:
+        read_fd, write_fd = os.pipe()
+        reader = PipeReader(read_fd)
+        payload = bytes(range(256)) * 1000  # 256,000 bytes: several reads
+        writer = asyncio.get_running_loop().run_in_executor(None, _write_all_and_close, write_fd, payload)
+        async with asyncio.timeout(10):
+            received = await reader.stream.read()
+            await writer
+        assert received == payload
+        assert reader.closed and not _is_open(read_fd)
+        return received
+
+    asyncio.run(main())
+
+
+def _write_all_and_close(fd: int, data: bytes) -> None:
+    with os.fdopen(fd, "wb") as pipe:
+        pipe.write(data)
+
+
+def test_no_single_read_asks_for_more_than_the_read_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes: list[int] = []
+    real_read = os.read
+
+    def recording_read(fd: int, size: int) -> bytes:
+        sizes.append(size)
+        return real_read(fd, size)
+
+    async def main() -> None:
+        read_fd, write_fd = os.pipe()
+        reader = PipeReader(read_fd)
+        monkeypatch.setattr(os, "read", recording_read)
+        os.write(write_fd, b"x" * 1000)
+        os.close(write_fd)
+        async with asyncio.timeout(10):
+            assert await reader.stream.read() == b"x" * 1000
+
+    asyncio.run(main())
+    assert sizes and all(size == READ_SIZE for size in sizes)
+    assert READ_SIZE < 128 * 1024  # below the allocator's mmap threshold: the point of the module
+
+
+def test_close_ends_the_stream_releases_the_descriptor_and_can_be_repeated() -> None:
+    async def main() -> None:
+        read_fd, write_fd = os.pipe()
+        reader = PipeReader(read_fd)
+        os.write(write_fd, b"partial")
+        reader.close()
+        reader.close()
+        assert reader.closed and not _is_open(read_fd)
+        async with asyncio.timeout(5):
+            # Nothing was read yet: the stream ends without the unread bytes.
+            assert await reader.stream.read() == b""
+        os.close(write_fd)
+
+    asyncio.run(main())
+
+
+def test_a_failing_read_reaches_the_reader_as_its_exception(monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing_read(fd: int, size: int) -> bytes:
+        raise OSError(5, "Input/output error")
+
+    async def main() -> None:
+        read_fd, write_fd = os.pipe()
+        reader = PipeReader(read_fd)
+        monkeypatch.setattr(os, "read", failing_read)
+        os.write(write_fd, b"x")
+        async with asyncio.timeout(5):
+            with pytest.raises(OSError, match="Input/output error"):
+                await reader.stream.read(10)
+        monkeypatch.undo()
+        assert reader.closed
+        os.close(write_fd)
+
+    asyncio.run(main())
