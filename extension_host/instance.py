@@ -28,6 +28,7 @@ from sdk_extension.results import ToolResult, result_from_wire
 
 from .discovery import ExtensionSpec
 from .errors import ExtensionLoadError
+from .forkserver import ForkServer
 from .events import EventLog, make_event, unique_ids
 from .hooks import HookRunner
 from .info import ExtensionInfo, ExtensionStatus
@@ -60,6 +61,7 @@ class SessionContext:
     stop_grace: float
     cache_dir: Path
     on_send: SendHandler | None = None
+    fork_server: ForkServer | None = None
 
 
 class ExtensionInstance:
@@ -141,9 +143,10 @@ class ExtensionInstance:
         except NodeUnavailable as exc:
             self._fail(str(exc))
             return
-        launch = LaunchSpec(self.id, argv, context.project_root, env, self.log_path)
+        python_entry = self.spec.entry if self.spec.runtime == "python" else None
+        launch = LaunchSpec(self.id, argv, context.project_root, env, self.log_path, python_entry)
         try:
-            self._process = await spawn(launch)
+            self._process = await spawn(launch, context.fork_server)
         except OSError as exc:
             self._fail(f"could not start: {exc}")
             return

@@ -1,14 +1,16 @@
 """Extension processes: spawn one with the contract's environment, and stop it for sure.
 
 Each extension runs as ``<host python> -P -m sdk_extension <extension.py>`` in its own process
-group, with stdin/stdout as pipes for the protocol and stderr appended to its log file. The
-stop ladder is: close stdin (the SDK exits on end of stream), SIGTERM the group, SIGKILL the
+group, with stdin/stdout as pipes for the protocol and stderr appended to its log file; a Python
+extension is the same process forked by the host's fork server when there is one
+(:mod:`extension_host.forkserver`), which skips the interpreter's start-up. The stop ladder is: close stdin (the SDK exits on end of stream), SIGTERM the group, SIGKILL the
 group, each step bounded. This module knows processes and files; it does not speak the protocol.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import re
 import signal
@@ -18,10 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 import sdk_extension
 from sdk_extension.pipes import PipeReader
+
+from .forkserver import ForkedChild, ForkServer, ForkServerUnavailable
 
 __all__ = [
     "STOP_GRACE_SECONDS",
@@ -29,6 +33,7 @@ __all__ = [
     "LaunchSpec",
     "extension_environment",
     "python_argv",
+    "sdk_environment",
     "spawn",
     "tail_lines",
 ]
@@ -37,10 +42,10 @@ STOP_GRACE_SECONDS: Final = 5.0
 """How long each step of the stop ladder waits before the next, harsher one (contract §3)."""
 
 _TAIL_BYTES: Final = 64 * 1024
+"""How much of the end of a log is read to find the reason a process failed."""
 _EXCEPTION_LINE: Final = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b[^:]*:")
 _NOISE: Final = re.compile(r"^(===|Node\.js v\d)")
 """Lines that never explain a failure: the host's start marker, Node's version footer."""
-"""How much of the end of a log is read to find the reason a process failed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +57,8 @@ class LaunchSpec:
     cwd: Path
     env: Mapping[str, str]
     log_path: Path
+    python_entry: Path | None = None
+    """For a Python extension, its entry file: what a fork server runs instead of ``argv``."""
 
 
 def _sdk_search_path() -> str | None:
@@ -65,11 +72,17 @@ def extension_environment(
     base: Mapping[str, str], *, session_id: str, extension_id: str, parent_pid: int
 ) -> dict[str, str]:
     """The environment of an extension process: ``base`` plus what the protocol needs."""
-    env = dict(base)
+    env = sdk_environment(base)
     env["SESSION_ID"] = session_id
     env["EXTENSION_ID"] = extension_id
     env["EXTENSION_HOST_PARENT_PID"] = str(parent_pid)
     env["COPILOT_EXTENSION_PARENT_PID"] = str(parent_pid)
+    return env
+
+
+def sdk_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` plus what makes ``sdk_extension`` importable without installing it."""
+    env = dict(base)
     sdk_path = _sdk_search_path()
     if sdk_path is not None:
         existing = env.get("PYTHONPATH")
@@ -83,19 +96,30 @@ def python_argv(entry: Path) -> tuple[str, ...]:
     return (sys.executable, "-P", "-m", "sdk_extension", str(entry))
 
 
+class _Child(Protocol):
+    """What the process module needs of a child: a spawned or a forked one."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def returncode(self) -> int | None: ...
+    async def wait(self) -> int: ...
+
+
 class ExtensionProcess:
     """A started extension process: its pipes, its log, and how to stop it."""
 
     def __init__(
-        self, spec: LaunchSpec, process: asyncio.subprocess.Process, stdout: PipeReader, log_offset: int
+        self, spec: LaunchSpec, process: _Child, stdin: asyncio.StreamWriter, stdout: PipeReader, log_offset: int
     ) -> None:
         self.spec = spec
         self._process = process
         self._stdout = stdout
         self._log_offset = log_offset
-        assert process.stdin is not None
-        self.stdin: asyncio.StreamWriter = process.stdin
-        self.stdout: asyncio.StreamReader = stdout.stream
+        self.stdin: Final = stdin
+        self.stdout: Final = stdout.stream
+        self.forked: Final = isinstance(process, ForkedChild)
+        """Whether a fork server started it (rather than a new interpreter)."""
 
     @property
     def pid(self) -> int:
@@ -173,8 +197,11 @@ def tail_lines(path: Path, max_lines: int = 20, *, start: int = 0) -> list[str]:
     return [line for line in text.splitlines() if line.strip()][-max_lines:]
 
 
-async def spawn(spec: LaunchSpec) -> ExtensionProcess:
+async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> ExtensionProcess:
     """Start an extension process in its own process group.
+
+    A Python extension is forked by ``fork_server`` when one is given and it can; otherwise,
+    and for every other runtime, a new process runs ``spec.argv``.
 
     Raises:
         OSError: the interpreter or the working directory cannot be used.
@@ -189,6 +216,13 @@ async def spawn(spec: LaunchSpec) -> ExtensionProcess:
         # asyncio's pipe transport (see sdk_extension.pipes for why).
         read_fd, write_fd = os.pipe()
         try:
+            if fork_server is not None and spec.python_entry is not None:
+                try:
+                    child, stdin = await _fork(spec, spec.python_entry, fork_server, write_fd, log.fileno())
+                except ForkServerUnavailable:
+                    pass  # the server says why in its log; a new interpreter does the same job
+                else:
+                    return ExtensionProcess(spec, child, stdin, PipeReader(read_fd), offset)
             process = await asyncio.create_subprocess_exec(
                 *spec.argv,
                 stdin=asyncio.subprocess.PIPE,
@@ -203,4 +237,25 @@ async def spawn(spec: LaunchSpec) -> ExtensionProcess:
             raise
         finally:
             os.close(write_fd)
-    return ExtensionProcess(spec, process, PipeReader(read_fd), offset)
+    assert process.stdin is not None
+    return ExtensionProcess(spec, process, process.stdin, PipeReader(read_fd), offset)
+
+
+async def _fork(
+    spec: LaunchSpec, entry: Path, fork_server: ForkServer, stdout: int, stderr: int
+) -> tuple[ForkedChild, asyncio.StreamWriter]:
+    if not spec.cwd.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "No such directory", str(spec.cwd))
+    stdin_read, stdin_write = os.pipe()
+    try:
+        child = await fork_server.spawn(entry, spec.cwd, spec.env, (stdin_read, stdout, stderr))
+    except BaseException:
+        os.close(stdin_write)
+        raise
+    finally:
+        os.close(stdin_read)
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(stdin_write, "wb", buffering=0)
+    )
+    return child, asyncio.StreamWriter(transport, protocol, None, loop)

@@ -27,20 +27,29 @@ def _exit_when_orphaned(parent_pid: int) -> None:
             os._exit(0)
 
 
-def main() -> None:
-    if len(sys.argv) != 2:
-        print("usage: python -m sdk_extension PATH/extension.py", file=sys.stderr)
-        raise SystemExit(2)
-    path = os.path.abspath(sys.argv[1])
+def run_extension(path: str, parent_pid: int | None) -> None:
+    """Run the extension file ``path`` as ``__main__`` with stdout claimed for the protocol.
+
+    ``parent_pid`` is the process this one must not outlive (``None``: no lifeline): the host
+    that started it, or the fork server it was forked from.
+    """
+    path = os.path.abspath(path)
     claim_protocol_stdio()
-    parent = os.environ.get("EXTENSION_HOST_PARENT_PID", "")
-    if parent.isdigit():
+    if parent_pid is not None:
         threading.Thread(
-            target=_exit_when_orphaned, args=(int(parent),), name="sdk-extension-lifeline", daemon=True
+            target=_exit_when_orphaned, args=(parent_pid,), name="sdk-extension-lifeline", daemon=True
         ).start()
     sys.argv = [path]
     sys.path[0] = os.path.dirname(path)
     runpy.run_path(path, run_name="__main__")
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        print("usage: python -m sdk_extension PATH/extension.py", file=sys.stderr)
+        raise SystemExit(2)
+    parent = os.environ.get("EXTENSION_HOST_PARENT_PID", "")
+    run_extension(sys.argv[1], int(parent) if parent.isdigit() else None)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import pytest
 from helpers import Project
 
 import extension_host.instance
+from extension_host.forkserver import ForkServer
 from extension_host.process import ExtensionProcess, LaunchSpec
 
 @pytest.fixture
@@ -32,16 +33,26 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project
 
 @pytest.fixture(autouse=True)
 def reap_extension_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """Record every extension process the host spawns and SIGKILL its group after the test."""
+    """Record every extension process (and fork server) the host starts and SIGKILL its group
+    after the test."""
     spawned: list[int] = []
     real_spawn = extension_host.instance.spawn
+    real_start = ForkServer._start
 
-    async def recording_spawn(spec: LaunchSpec) -> ExtensionProcess:
-        process = await real_spawn(spec)
+    async def recording_spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> ExtensionProcess:
+        process = await real_spawn(spec, fork_server)
         spawned.append(process.pid)
         return process
 
+    async def recording_start(self: ForkServer) -> int:
+        try:
+            return await real_start(self)
+        finally:
+            if self.pid is not None:
+                spawned.append(self.pid)
+
     monkeypatch.setattr(extension_host.instance, "spawn", recording_spawn)
+    monkeypatch.setattr(ForkServer, "_start", recording_start)
     yield spawned
     for pid in spawned:
         try:

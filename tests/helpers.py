@@ -117,10 +117,11 @@ _ANNOUNCING_HOST = textwrap.dedent(
 
     real_spawn = extension_host.instance.spawn
 
-    async def announcing_spawn(spec):
-        process = await real_spawn(spec)
+    async def announcing_spawn(spec, fork_server=None):
+        process = await real_spawn(spec, fork_server)
         if spec.extension_id == sys.argv[3]:
-            print(process.pid, flush=True)
+            server = fork_server.pid if fork_server is not None and process.forked else ""
+            print(process.pid, server, flush=True)
         return process
 
     extension_host.instance.spawn = announcing_spawn
@@ -131,7 +132,8 @@ _ANNOUNCING_HOST = textwrap.dedent(
 
 def assert_orphan_exits_when_host_is_killed(project: Project, extension_id: str) -> None:
     """Start a host in its own process, SIGKILL it once ``extension_id`` is spawned, and check
-    that the extension exits by itself (bounded)."""
+    that the extension, and the fork server that forked it if one did, exit by themselves
+    (bounded)."""
     host = subprocess.Popen(
         [sys.executable, "-c", _ANNOUNCING_HOST, str(project.root), str(project.home), extension_id],
         stdout=subprocess.PIPE,
@@ -139,10 +141,12 @@ def assert_orphan_exits_when_host_is_killed(project: Project, extension_id: str)
     )
     try:
         assert host.stdout is not None
-        pid = int(host.stdout.readline())
+        pid, _, server = host.stdout.readline().strip().partition(" ")
         host.kill()
         host.wait(timeout=10)
-        assert wait_for_exit(pid, timeout=15), f"the orphaned extension {extension_id} kept running"
+        assert wait_for_exit(int(pid), timeout=15), f"the orphaned extension {extension_id} kept running"
+        if server:
+            assert wait_for_exit(int(server), timeout=15), "the orphaned fork server kept running"
     finally:
         host.kill()
         host.wait(timeout=10)

@@ -1,0 +1,235 @@
+"""Starting Python extensions by forking a warm interpreter instead of starting a new one.
+
+A :class:`ForkServer` runs ``sdk_extension._forkserver`` (one per host, started on first use)
+and asks it for each Python extension process. A forked extension is the same process as a
+spawned one, as far as the extension and the host can tell: the host's interpreter running
+its file as ``__main__`` in its own session, with the protocol on stdin/stdout and stderr in
+its log, in the project root, with its own environment. It just skips the interpreter's
+start-up and the SDK's imports, and shares their memory with the server.
+
+The server is the forked processes' parent, so it reports their exit codes; a
+:class:`ForkedChild` turns those reports into ``returncode``/``wait()``. When the server cannot
+start, the caller spawns directly (:class:`ForkServerUnavailable`); when it dies, the
+processes it forked are killed and reported as killed (they would exit anyway: their parent
+is gone). This module knows processes and descriptors, not the protocol or extensions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from sdk_extension.pipes import PipeReader
+
+__all__ = ["ForkServer", "ForkServerUnavailable", "ForkedChild", "fork_server_supported"]
+
+START_TIMEOUT: Final = 15.0
+"""Seconds the server has to import the SDK and say it is ready."""
+
+REQUEST_TIMEOUT: Final = 10.0
+"""Seconds the server has to answer one fork request."""
+
+_LENGTH: Final = struct.Struct("!I")
+
+
+def fork_server_supported() -> bool:
+    """Whether this platform can fork (POSIX) and pass descriptors over Unix sockets."""
+    return hasattr(os, "fork") and hasattr(socket, "send_fds")
+
+
+class ForkServerUnavailable(Exception):
+    """The fork server could not start or answer; start the process directly instead."""
+
+
+class ForkedChild:
+    """A process the fork server forked: its pid and, once reported, its exit code."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid: Final = pid
+        self.returncode: int | None = None
+        self._exited = asyncio.Event()
+
+    def _exit(self, code: int) -> None:
+        if self.returncode is None:
+            self.returncode = code
+            self._exited.set()
+
+    async def wait(self) -> int:
+        """Wait until the process has exited; return its exit code."""
+        await self._exited.wait()
+        assert self.returncode is not None
+        return self.returncode
+
+
+class ForkServer:
+    """One warm interpreter that forks this host's Python extensions."""
+
+    def __init__(self, environment: Mapping[str, str], log_path: Path) -> None:
+        self._environment = dict(environment)
+        self._log_path = log_path
+        self._lock = asyncio.Lock()
+        self._process: asyncio.subprocess.Process | None = None
+        self._socket: socket.socket | None = None
+        self._replies: PipeReader | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._ready: asyncio.Future[int] | None = None
+        self._requests: dict[int, asyncio.Future[int]] = {}
+        self._children: dict[int, ForkedChild] = {}
+        self._next_id = 0
+        self.failure: str | None = None
+        """Why the server could not start, once it could not (it is not tried again)."""
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process id while it runs."""
+        return self._process.pid if self._process is not None and self._process.returncode is None else None
+
+    async def spawn(self, entry: Path, cwd: Path, env: Mapping[str, str], streams: tuple[int, int, int]) -> ForkedChild:
+        """Fork a process that runs ``entry``; ``streams`` become its stdin, stdout and stderr.
+
+        The descriptors stay the caller's (close them once this returns or raises).
+
+        Raises:
+            ForkServerUnavailable: the server cannot start, or did not answer.
+        """
+        server_pid = await self._running()
+        assert self._socket is not None
+        self._next_id += 1
+        request_id = self._next_id
+        body = json.dumps(
+            {"id": request_id, "path": str(entry), "cwd": str(cwd), "env": dict(env), "parent": server_pid}
+        ).encode()
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._requests[request_id] = future
+        try:
+            # Fork requests are rare and small: a blocking send on an idle socket returns at once.
+            socket.send_fds(self._socket, [_LENGTH.pack(len(body))], list(streams))
+            self._socket.sendall(body)
+            async with asyncio.timeout(REQUEST_TIMEOUT):
+                pid = await future
+        except (OSError, TimeoutError) as exc:
+            raise ForkServerUnavailable(f"the fork server did not answer: {exc or 'timed out'}") from None
+        finally:
+            self._requests.pop(request_id, None)
+        return self._children[pid]
+
+    async def _running(self) -> int:
+        async with self._lock:
+            if self.failure is not None:
+                raise ForkServerUnavailable(self.failure)
+            pid = self.pid
+            if pid is None or self._reader is None or self._reader.done():
+                await self.stop()  # what is left of a server that died
+                try:
+                    pid = await self._start()
+                except (OSError, TimeoutError, ForkServerUnavailable) as exc:
+                    self.failure = f"the fork server could not start: {exc or 'timed out'}"
+                    await self.stop()
+                    raise ForkServerUnavailable(self.failure) from None
+            return pid
+
+    async def _start(self) -> int:
+        host_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        read_fd, write_fd = os.pipe()
+        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(self._log_path, "ab") as log:
+                self._process = await asyncio.create_subprocess_exec(
+                    sys.executable, "-P", "-m", "sdk_extension._forkserver",
+                    str(server_end.fileno()), str(write_fd),
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=log,
+                    pass_fds=(server_end.fileno(), write_fd),
+                    env=self._environment,
+                    start_new_session=True,
+                )
+        except BaseException:
+            host_end.close()
+            os.close(read_fd)
+            raise
+        finally:
+            server_end.close()
+            os.close(write_fd)
+        self._socket = host_end
+        self._replies = PipeReader(read_fd)
+        self._ready = asyncio.get_running_loop().create_future()
+        self._reader = asyncio.ensure_future(self._read_replies(self._replies.stream, self._ready))
+        async with asyncio.timeout(START_TIMEOUT):
+            return await asyncio.shield(self._ready)
+
+    async def _read_replies(self, replies: asyncio.StreamReader, ready: asyncio.Future[int]) -> None:
+        try:
+            while line := await replies.readline():
+                self._on_reply(json.loads(line), ready)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._lost(ready)
+
+    def _on_reply(self, reply: dict[str, Any], ready: asyncio.Future[int]) -> None:
+        if "exited" in reply:
+            child = self._children.pop(reply["exited"], None)
+            if child is not None:
+                child._exit(reply["code"])
+        elif "ready" in reply:
+            if not ready.done():
+                ready.set_result(reply["ready"])
+        elif "id" in reply:
+            future = self._requests.get(reply["id"])
+            if "pid" in reply:
+                # Registered here, before anything else is read: its exit report comes later.
+                self._children[reply["pid"]] = ForkedChild(reply["pid"])
+                if future is not None and not future.done():
+                    future.set_result(reply["pid"])
+            elif future is not None and not future.done():
+                future.set_exception(ForkServerUnavailable(str(reply.get("error"))))
+
+    def _lost(self, ready: asyncio.Future[int]) -> None:
+        """The server is gone: nobody will report on its children, so end them now."""
+        if not ready.done():
+            ready.set_exception(ForkServerUnavailable("the fork server exited before it was ready"))
+        for future in self._requests.values():
+            if not future.done():
+                future.set_exception(ForkServerUnavailable("the fork server exited"))
+        children, self._children = self._children, {}
+        for pid, child in children.items():
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            child._exit(-signal.SIGKILL)
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Stop the server (its children are the caller's to stop first); safe to call again."""
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+        process, self._process = self._process, None
+        if process is not None and process.returncode is None:
+            try:
+                async with asyncio.timeout(grace):
+                    await process.wait()
+            except TimeoutError:
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                await process.wait()
+        if self._reader is not None:
+            try:
+                async with asyncio.timeout(grace):
+                    await asyncio.shield(self._reader)
+            except TimeoutError:
+                self._reader.cancel()
+        if self._replies is not None:
+            self._replies.close()
+        self._reader = self._replies = None

@@ -1,0 +1,172 @@
+"""The fork server: a warm interpreter that forks Python extensions on request.
+
+The host starts one per session as ``python -P -m sdk_extension._forkserver REQUESTS REPLIES``
+(two inherited file descriptors). Every request names an extension's entry file, working
+directory and environment, and carries its stdin, stdout and stderr as file descriptors; the
+server forks, and the child becomes the extension just as ``python -P -m sdk_extension PATH``
+would make it: a new session, those three streams, that directory and environment, the file
+run as ``__main__``, and the interpreter's usual exit. What the fork saves is the interpreter's
+start and the SDK's imports, done once here and shared with every child.
+
+Requests arrive on a Unix stream socket: a 4-byte big-endian length, sent together with the
+three descriptors, then that many bytes of JSON. Replies are JSON lines: ``{"ready": pid}``
+once, ``{"id": n, "pid": pid}`` (or ``{"id": n, "error": text}``) per request, and
+``{"exited": pid, "code": code}`` when a child ends (negative: killed by that signal).
+
+The server stays single-threaded, because forking a process with threads is unsafe, and exits
+when the host's end of the socket closes; its children watch it as their parent. It knows
+processes and file descriptors, not the protocol.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+from typing import Any
+
+_LENGTH = struct.Struct("!I")
+_STREAMS = 3
+"""Descriptors per request: the child's stdin, stdout and stderr."""
+
+
+def _preload() -> None:
+    # Everything a child would import anyway, imported once here and shared.
+    import asyncio  # noqa: F401
+    import runpy  # noqa: F401
+
+    import sdk_extension  # noqa: F401
+    from sdk_extension import __main__, hooks, pipes, schema  # noqa: F401
+
+    gc.collect()
+    # Objects that exist now live as long as the server: keeping them out of the collector's
+    # reach stops each child's first collection from copying their pages.
+    gc.freeze()
+
+
+def _reply(replies: int, message: dict[str, Any]) -> None:
+    data = (json.dumps(message) + "\n").encode()
+    while data:
+        data = data[os.write(replies, data) :]
+
+
+def _receive_exactly(sock: socket.socket, size: int) -> bytes | None:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = sock.recv(size - len(chunks))
+        if not chunk:
+            return None
+        chunks += chunk
+    return bytes(chunks)
+
+
+def _receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
+    """One request and its descriptors; ``None`` once the host has gone."""
+    head, fds, _flags, _address = socket.recv_fds(sock, _LENGTH.size, _STREAMS)
+    if not head:
+        return None
+    if len(head) < _LENGTH.size:
+        rest = _receive_exactly(sock, _LENGTH.size - len(head))
+        if rest is None:
+            return None
+        head += rest
+    body = _receive_exactly(sock, _LENGTH.unpack(head)[0])
+    if body is None:
+        return None
+    return json.loads(body), fds
+
+
+def _reap(replies: int) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        _reply(replies, {"exited": pid, "code": os.waitstatus_to_exitcode(status)})
+
+
+def _become(request: dict[str, Any], fds: list[int], keep_closed: list[int]) -> None:
+    """In the child: take on the extension's session, streams, directory and environment."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for fd in keep_closed:
+        os.close(fd)
+    os.setsid()
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+
+
+def serve(requests: socket.socket, replies: int) -> dict[str, Any] | None:
+    """Fork a child per request until the host goes; in a child, return its request."""
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    # A handler (rather than the default, ignore) so that SIGCHLD reaches the wake-up pipe.
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    _reply(replies, {"ready": os.getpid()})
+    request_fd = requests.fileno()
+    while True:
+        readable, _, _ = select.select([request_fd, wake_read], [], [])
+        if wake_read in readable:
+            while True:
+                try:
+                    if not os.read(wake_read, 512):
+                        break
+                except BlockingIOError:
+                    break
+            _reap(replies)
+        if request_fd not in readable:
+            continue
+        received = _receive(requests)
+        if received is None:
+            return None
+        request, fds = received
+        if len(fds) != _STREAMS:
+            for fd in fds:
+                os.close(fd)
+            _reply(replies, {"id": request.get("id"), "error": f"expected {_STREAMS} descriptors, got {len(fds)}"})
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            _reply(replies, {"id": request["id"], "error": f"fork failed: {exc}"})
+            pid = -1
+        if pid == 0:
+            _become(request, fds, [requests.detach(), replies, wake_read, wake_write])
+            return request
+        for fd in fds:
+            os.close(fd)
+        if pid > 0:
+            _reply(replies, {"id": request["id"], "pid": pid})
+
+
+def main() -> None:
+    requests = socket.socket(fileno=int(sys.argv[1]))
+    replies = int(sys.argv[2])
+    _preload()
+    request = serve(requests, replies)
+    if request is None:
+        return
+    from sdk_extension.__main__ import run_extension
+
+    run_extension(request["path"], request["parent"])
+
+
+if __name__ == "__main__":
+    main()
