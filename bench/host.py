@@ -20,7 +20,7 @@ from typing import Any
 from extension_host import ExtensionHost
 from sdk_extension import tool
 
-from .procs import memory_mib
+from .procs import command_line, memory_mib, parent_pid
 from .stats import in_flight, timed_calls
 
 ECHO_EXTENSION = """
@@ -237,7 +237,8 @@ async def reloading_host(project: Path, home: Path) -> AsyncIterator[Callable[[i
 
 
 async def extension_memory(project: Path, home: Path, idle: float) -> dict[str, float]:
-    """PSS/RSS (MiB) of a joined extension that answered one call and then idled ``idle`` s."""
+    """PSS/RSS (MiB) of a joined extension that answered one call and then idled ``idle`` s,
+    and (``server_pss``, ``server_rss``) of the fork server it was forked from, if it was."""
     async with ExtensionHost(project, home) as host:
         _check_running(host)
         await _echo(host)
@@ -245,4 +246,8 @@ async def extension_memory(project: Path, home: Path, idle: float) -> dict[str, 
         pid = host.extensions[0].pid
         if pid is None:
             raise RuntimeError("the running extension has no pid")
-        return memory_mib(pid)
+        reading = memory_mib(pid)
+        server = parent_pid(pid)
+        if "sdk_extension._forkserver" in " ".join(command_line(server)):
+            reading.update({f"server_{kind}": value for kind, value in memory_mib(server).items()})
+        return reading

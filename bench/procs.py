@@ -82,21 +82,19 @@ async def child(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, a
         stdout.close()
 
 
+def parent_pid(pid: int) -> int:
+    """The parent of process ``pid``, from /proc (0 if it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    # The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
+    return int(stat[stat.rindex(")") + 2 :].split()[1])
+
+
 def children_of(pid: int) -> list[int]:
     """The pids whose parent is ``pid``, from /proc."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The command name (field 2) may contain spaces and parentheses; fields resume after the last ')'.
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == pid:
-            found.append(int(entry.name))
-    return found
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit() and parent_pid(int(entry.name)) == pid]
 
 
 def command_line(pid: int) -> list[str]:

@@ -303,6 +303,10 @@ async def memory(ctx: Context) -> Outcome:
         figure("memory.ratio", "  extension / bare child, PSS", X, ratios(values("ext", "pss"), values("bare", "pss")),
                Target("<=", 1.3)),
     ])
+    if all("server_pss" in reading for reading in readings["ext"]):
+        outcome.figures.append(
+            figure("memory.server_pss", "  the fork server it came from (one per host), PSS", MIB, values("ext", "server_pss"))
+        )
     if ctx.mcp_missing:
         outcome.notes.append(f"MCP server skipped: {ctx.mcp_missing}")
     else:

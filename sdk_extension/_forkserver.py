@@ -21,6 +21,7 @@ processes and file descriptors, not the protocol.
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import os
 import select
@@ -28,21 +29,23 @@ import signal
 import socket
 import struct
 import sys
-from typing import Any
+from typing import Any, Final
 
-_LENGTH = struct.Struct("!I")
-_STREAMS = 3
+_LENGTH: Final = struct.Struct("!I")
+_STREAMS: Final = 3
 """Descriptors per request: the child's stdin, stdout and stderr."""
 
+_LATER: Final[tuple[str, ...]] = ("sdk_extension.hooks",)
+"""Modules only some extensions need: imported once the first children are on their way."""
 
-def _preload() -> None:
-    # Everything a child would import anyway, imported once here and shared.
-    import asyncio  # noqa: F401
-    import runpy  # noqa: F401
+_IDLE_SECONDS: Final = 0.05
+"""How long the server waits for more requests before it imports :data:`_LATER`."""
 
-    import sdk_extension  # noqa: F401
-    from sdk_extension import __main__, hooks, pipes, schema  # noqa: F401
 
+def _preload(*modules: str) -> None:
+    # Imported once here, these are already loaded in every child, in pages it shares.
+    for module in modules:
+        importlib.import_module(module)
     gc.collect()
     # Objects that exist now live as long as the server: keeping them out of the collector's
     # reach stops each child's first collection from copying their pages.
@@ -119,8 +122,15 @@ def serve(requests: socket.socket, replies: int) -> dict[str, Any] | None:
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     _reply(replies, {"ready": os.getpid()})
     request_fd = requests.fileno()
+    later: tuple[str, ...] = _LATER
+    forked = False
     while True:
-        readable, _, _ = select.select([request_fd, wake_read], [], [])
+        idle = _IDLE_SECONDS if forked and later else None
+        readable, _, _ = select.select([request_fd, wake_read], [], [], idle)
+        if not readable:
+            _preload(*later)
+            later = ()
+            continue
         if wake_read in readable:
             while True:
                 try:
@@ -154,12 +164,13 @@ def serve(requests: socket.socket, replies: int) -> dict[str, Any] | None:
             os.close(fd)
         if pid > 0:
             _reply(replies, {"id": request["id"], "pid": pid})
+            forked = True
 
 
 def main() -> None:
     requests = socket.socket(fileno=int(sys.argv[1]))
     replies = int(sys.argv[2])
-    _preload()
+    _preload("asyncio", "runpy", "sdk_extension", "sdk_extension.__main__")
     request = serve(requests, replies)
     if request is None:
         return

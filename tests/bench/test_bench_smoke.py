@@ -47,7 +47,7 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
     ),
     "reload": (["host_ms"], ["mcp_ms", "speedup"]),
     "memory": (
-        ["ext_pss", "ext_rss", "bare_pss", "bare_rss", "ratio"],
+        ["ext_pss", "ext_rss", "bare_pss", "bare_rss", "ratio", "server_pss"],
         ["mcp_pss", "mcp_rss", "mcp_ratio"],
     ),
 }
