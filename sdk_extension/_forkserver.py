@@ -36,20 +36,22 @@ _STREAMS: Final = 3
 """Descriptors per request: the child's stdin, stdout and stderr."""
 
 _LATER: Final[tuple[str, ...]] = ("sdk_extension.hooks",)
-"""Modules only some extensions need: imported once the first children are on their way."""
+"""Modules only some extensions need: imported once the first children are on their way (as is
+the collection and freeze of the server's objects), so the first start waits for none of it."""
 
 _IDLE_SECONDS: Final = 0.05
-"""How long the server waits for more requests before it imports :data:`_LATER`."""
+"""How long the server waits for more requests before it does the :data:`_LATER` work."""
 
 
-def _preload(*modules: str) -> None:
+def _preload(*modules: str, freeze: bool = False) -> None:
     # Imported once here, these are already loaded in every child, in pages it shares.
     for module in modules:
         importlib.import_module(module)
-    gc.collect()
-    # Objects that exist now live as long as the server: keeping them out of the collector's
-    # reach stops each child's first collection from copying their pages.
-    gc.freeze()
+    if freeze:
+        gc.collect()
+        # Objects that exist now live as long as the server: keeping them out of the
+        # collector's reach stops each child's first collection from copying their pages.
+        gc.freeze()
 
 
 def _reply(replies: int, message: dict[str, Any]) -> None:
@@ -128,7 +130,7 @@ def serve(requests: socket.socket, replies: int) -> dict[str, Any] | None:
         idle = _IDLE_SECONDS if forked and later else None
         readable, _, _ = select.select([request_fd, wake_read], [], [], idle)
         if not readable:
-            _preload(*later)
+            _preload(*later, freeze=True)
             later = ()
             continue
         if wake_read in readable:
