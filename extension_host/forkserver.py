@@ -76,6 +76,7 @@ class ForkServer:
         self._environment = dict(environment)
         self._log_path = log_path
         self._lock = asyncio.Lock()
+        self._sending = asyncio.Lock()
         self._process: asyncio.subprocess.Process | None = None
         self._socket: socket.socket | None = None
         self._replies: PipeReader | None = None
@@ -85,7 +86,7 @@ class ForkServer:
         self._children: dict[int, ForkedChild] = {}
         self._next_id = 0
         self.failure: str | None = None
-        """Why the server could not start, once it could not (it is not tried again)."""
+        """Why the server could not start or answer, once it could not (it is not tried again)."""
 
     @property
     def pid(self) -> int | None:
@@ -95,13 +96,14 @@ class ForkServer:
     async def spawn(self, entry: Path, cwd: Path, env: Mapping[str, str], streams: tuple[int, int, int]) -> ForkedChild:
         """Fork a process that runs ``entry``; ``streams`` become its stdin, stdout and stderr.
 
-        The descriptors stay the caller's (close them once this returns or raises).
+        The descriptors stay the caller's (close them once this returns or raises). A server
+        that does not take or answer the request in time is stopped, so that it cannot fork
+        the process later, behind the caller's back.
 
         Raises:
             ForkServerUnavailable: the server cannot start, or did not answer.
         """
         server_pid = await self._running()
-        assert self._socket is not None
         self._next_id += 1
         request_id = self._next_id
         body = json.dumps(
@@ -110,16 +112,37 @@ class ForkServer:
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._requests[request_id] = future
         try:
-            # Fork requests are rare and small: a blocking send on an idle socket returns at once.
-            socket.send_fds(self._socket, [_LENGTH.pack(len(body))], list(streams))
-            self._socket.sendall(body)
             async with asyncio.timeout(REQUEST_TIMEOUT):
+                await self._send(_LENGTH.pack(len(body)), list(streams), body)
                 pid = await future
         except (OSError, TimeoutError) as exc:
-            raise ForkServerUnavailable(f"the fork server did not answer: {exc or 'timed out'}") from None
+            # A server that cannot take one request is not trusted with the next either.
+            self.failure = f"the fork server did not answer: {str(exc) or f'nothing within {REQUEST_TIMEOUT:g} s'}"
+            await self.stop(grace=0)  # it is stuck: no point waiting for it to exit by itself
+            raise ForkServerUnavailable(self.failure) from None
         finally:
             self._requests.pop(request_id, None)
         return self._children[pid]
+
+    async def _send(self, head: bytes, fds: list[int], body: bytes) -> None:
+        # One request at a time: two interleaved on the stream would garble both.
+        async with self._sending:
+            sock = self._socket
+            if sock is None:
+                raise OSError("the fork server was stopped")
+            loop = asyncio.get_running_loop()
+            while True:
+                try:
+                    socket.send_fds(sock, [head], fds)
+                    break
+                except BlockingIOError:
+                    writable = loop.create_future()
+                    loop.add_writer(sock, writable.set_result, None)
+                    try:
+                        await writable
+                    finally:
+                        loop.remove_writer(sock)
+            await loop.sock_sendall(sock, body)
 
     async def _running(self) -> int:
         async with self._lock:
@@ -131,7 +154,7 @@ class ForkServer:
                 try:
                     pid = await self._start()
                 except (OSError, TimeoutError, ForkServerUnavailable) as exc:
-                    self.failure = f"the fork server could not start: {exc or 'timed out'}"
+                    self.failure = f"the fork server could not start: {str(exc) or 'nothing within the start timeout'}"
                     await self.stop()
                     raise ForkServerUnavailable(self.failure) from None
             return pid
@@ -159,6 +182,7 @@ class ForkServer:
         finally:
             server_end.close()
             os.close(write_fd)
+        host_end.setblocking(False)
         self._socket = host_end
         self._replies = PipeReader(read_fd)
         self._ready = asyncio.get_running_loop().create_future()

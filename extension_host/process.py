@@ -212,17 +212,17 @@ async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> Exte
         log.write(f"=== {started} starting {spec.extension_id}: {' '.join(spec.argv)}\n".encode())
         log.flush()
         offset = log.tell()
+        if fork_server is not None and spec.python_entry is not None:
+            try:
+                child, stdin, stdout = await _fork(spec, spec.python_entry, fork_server, log.fileno())
+            except ForkServerUnavailable:
+                pass  # the server says why in its log; a new interpreter does the same job
+            else:
+                return ExtensionProcess(spec, child, stdin, stdout, offset)
         # The extension's stdout is a pipe of our own, read by PipeReader rather than by
         # asyncio's pipe transport (see sdk_extension.pipes for why).
         read_fd, write_fd = os.pipe()
         try:
-            if fork_server is not None and spec.python_entry is not None:
-                try:
-                    child, stdin = await _fork(spec, spec.python_entry, fork_server, write_fd, log.fileno())
-                except ForkServerUnavailable:
-                    pass  # the server says why in its log; a new interpreter does the same job
-                else:
-                    return ExtensionProcess(spec, child, stdin, PipeReader(read_fd), offset)
             process = await asyncio.create_subprocess_exec(
                 *spec.argv,
                 stdin=asyncio.subprocess.PIPE,
@@ -242,20 +242,25 @@ async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> Exte
 
 
 async def _fork(
-    spec: LaunchSpec, entry: Path, fork_server: ForkServer, stdout: int, stderr: int
-) -> tuple[ForkedChild, asyncio.StreamWriter]:
+    spec: LaunchSpec, entry: Path, fork_server: ForkServer, stderr: int
+) -> tuple[ForkedChild, asyncio.StreamWriter, PipeReader]:
     if not spec.cwd.is_dir():
         raise FileNotFoundError(errno.ENOENT, "No such directory", str(spec.cwd))
+    # Pipes of their own: if the server fails, a process it might still fork later holds
+    # these, never those of the process started instead.
     stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
     try:
-        child = await fork_server.spawn(entry, spec.cwd, spec.env, (stdin_read, stdout, stderr))
+        child = await fork_server.spawn(entry, spec.cwd, spec.env, (stdin_read, stdout_write, stderr))
     except BaseException:
         os.close(stdin_write)
+        os.close(stdout_read)
         raise
     finally:
         os.close(stdin_read)
+        os.close(stdout_write)
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(stdin_write, "wb", buffering=0)
     )
-    return child, asyncio.StreamWriter(transport, protocol, None, loop)
+    return child, asyncio.StreamWriter(transport, protocol, None, loop), PipeReader(stdout_read)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import Project, assert_orphan_exits_when_host_is_killed, run, wait_for_exit
 
+import extension_host.forkserver
 from extension_host import ExtensionHost
 from extension_host.forkserver import ForkServer
 
@@ -177,6 +178,27 @@ def test_the_host_starts_extensions_itself_when_the_fork_server_cannot_start(
             assert _parent_of(info.pid or 0) == os.getpid()
             assert host._fork_server is not None
             assert "no fork server today" in (host._fork_server.failure or "")
+
+    run(scenario())
+
+
+def test_a_fork_server_that_stops_answering_is_killed_and_the_extension_starts_without_it(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.add_extension("probe", INTROSPECT)
+    monkeypatch.setattr(extension_host.forkserver, "REQUEST_TIMEOUT", 1.0)
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, watch=False) as host:
+            server = _parent_of(host.extension("probe").pid or 0)
+            os.kill(server, signal.SIGSTOP)
+            outcome = await host.reload("probe")
+            assert [change.action for change in outcome] == ["reloaded"]
+            info = host.extension("probe")
+            assert info.status == "running"
+            assert _parent_of(info.pid or 0) == os.getpid()
+            assert "nothing within 1 s" in (host._fork_server.failure or "")  # type: ignore[union-attr]
+            assert wait_for_exit(server, timeout=10), "the stuck fork server was left running"
 
     run(scenario())
 
