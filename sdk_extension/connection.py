@@ -10,6 +10,7 @@ processes (the caller hands it a reader and a writer).
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import itertools
 from collections.abc import Callable, Iterator
@@ -110,7 +111,9 @@ class Connection:
             self.on_notification(method, handler)
         self._ids = id_generator if id_generator is not None else itertools.count(1)
         self._max_bytes = max_message_bytes
-        self._pending: dict[int | str, asyncio.Future[Any]] = {}
+        self._pending: dict[int | str, asyncio.Future[Any] | Callable[[Exception], None]] = {}
+        """Requests awaiting an answer: the future of its result, or the error callback of
+        :meth:`send_request_nowait`."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._running: dict[int | str, asyncio.Task[None]] = {}
         self._close_reason: str | None = None
@@ -140,17 +143,36 @@ class Connection:
         Raises:
             ConnectionClosed: the connection has ended.
         """
-        return self._send_request(method, params)[1]
+        request_id, future = self._send_request(method, params)
+        # A caller may cancel the future: then nobody waits for the answer any more.
+        future.add_done_callback(lambda _: self._pending.pop(request_id, None))
+        return future
 
-    def _send_request(self, method: str, params: Any) -> tuple[int | str, asyncio.Future[Any]]:
+    def send_request_nowait(self, method: str, params: Any, on_error: Callable[[Exception], None]) -> None:
+        """Write a request now, ignore its result, and pass a failure to ``on_error``.
+
+        The failure is the peer's :class:`RpcError` or :class:`ConnectionClosed`; ``on_error``
+        is called from the receive loop and must not raise. Cheaper than :meth:`send_request`
+        when nobody awaits the answer: no future, nothing scheduled when it comes.
+
+        Raises:
+            ConnectionClosed: the connection has ended.
+        """
+        request_id = self._write_request(method, params)
+        self._pending[request_id] = on_error
+
+    def _write_request(self, method: str, params: Any) -> int | str:
         request_id = next(self._ids)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
         self._write(message)
+        return request_id
+
+    def _send_request(self, method: str, params: Any) -> tuple[int | str, asyncio.Future[Any]]:
+        request_id = self._write_request(method, params)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        future.add_done_callback(lambda _: self._pending.pop(request_id, None))
         return request_id, future
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
@@ -163,14 +185,16 @@ class Connection:
                 (``$/cancelRequest``) and a late answer is ignored.
         """
         request_id, future = self._send_request(method, params)
-        await self._writer.drain()
         try:
+            await self._writer.drain()
             async with asyncio.timeout(timeout):
                 return await future
         except TimeoutError:
             if not self.closed:
                 self.notify(METHOD_CANCEL_REQUEST, {"id": request_id})
             raise
+        finally:
+            self._pending.pop(request_id, None)
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send a notification; it is queued on the stream at once and never answered.
@@ -225,10 +249,14 @@ class Connection:
     def _shutdown(self, reason: str) -> None:
         if self._close_reason is None:
             self._close_reason = reason
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(ConnectionClosed(self._close_reason))
+        pending = list(self._pending.values())
         self._pending.clear()
+        for waiter in pending:
+            if isinstance(waiter, asyncio.Future):
+                if not waiter.done():
+                    waiter.set_exception(ConnectionClosed(self._close_reason))
+            else:
+                waiter(ConnectionClosed(self._close_reason))
         for task in list(self._tasks):
             task.cancel()
         if not self._writer.is_closing():
@@ -261,10 +289,8 @@ class Connection:
         if is_async:
             task = asyncio.ensure_future(self._run(handler, params, request_id, is_request))
             self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
             if is_request and isinstance(request_id, (int, str)):
                 self._running[request_id] = task
-                task.add_done_callback(lambda _: self._running.pop(request_id, None))
             return
         try:
             result = handler(params)
@@ -282,6 +308,8 @@ class Connection:
         task = self._running.get(request_id) if isinstance(request_id, (int, str)) else None
         if task is not None:
             task.cancel()
+            # Cancelled before it started, the task never runs _run's clean-up.
+            task.add_done_callback(functools.partial(self._forget, request_id=request_id))
 
     async def _run(self, handler: Handler, params: Any, request_id: Any, is_request: bool) -> None:
         try:
@@ -294,8 +322,18 @@ class Connection:
             if is_request:
                 self._answer_error(request_id, error_to_wire(exc))
             return
+        finally:
+            # Here rather than in a done callback, which would cost a turn of the loop per call.
+            task = asyncio.current_task()
+            if task is not None:
+                self._forget(task, request_id)
         if is_request:
             self._answer(request_id, result)
+
+    def _forget(self, task: asyncio.Future[Any], request_id: Any = None) -> None:
+        self._tasks.discard(task)
+        if isinstance(request_id, (int, str)) and self._running.get(request_id) is task:
+            del self._running[request_id]
 
     def _answer(self, request_id: Any, result: Any) -> None:
         self._try_write({"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -314,17 +352,23 @@ class Connection:
         request_id = message.get("id")
         if not isinstance(request_id, (int, str)):
             return  # not an answer to anything we sent
-        future = self._pending.pop(request_id, None)
-        if future is None or future.done():
+        waiter = self._pending.pop(request_id, None)
+        if waiter is None:
             return  # an answer nobody waits for any more (timed out or unknown)
         error = message.get("error")
-        if error is not None:
-            if isinstance(error, dict):
-                code, text = error.get("code"), error.get("message")
-                future.set_exception(
-                    RpcError(code if isinstance(code, int) else INTERNAL_ERROR, str(text), error.get("data"))
-                )
+        if isinstance(waiter, asyncio.Future):
+            if waiter.done():
+                return
+            if error is None:
+                waiter.set_result(message.get("result"))
             else:
-                future.set_exception(RpcError(INTERNAL_ERROR, f"malformed error object: {error!r}"))
-        else:
-            future.set_result(message.get("result"))
+                waiter.set_exception(_rpc_error(error))
+        elif error is not None:
+            waiter(_rpc_error(error))
+
+
+def _rpc_error(error: Any) -> RpcError:
+    if isinstance(error, dict):
+        code, text = error.get("code"), error.get("message")
+        return RpcError(code if isinstance(code, int) else INTERNAL_ERROR, str(text), error.get("data"))
+    return RpcError(INTERNAL_ERROR, f"malformed error object: {error!r}")

@@ -906,3 +906,87 @@ def test_cancelling_serve_closes_the_connection() -> None:
     assert cancelled
     assert isinstance(error, ConnectionClosed)
     assert closed
+
+
+# -- send_request_nowait -------------------------------------------------------------------
+
+
+def test_send_request_nowait_writes_the_request_and_reports_only_failures() -> None:
+    """A success answer is dropped; an error answer reaches on_error as the peer's RpcError."""
+
+    async def main() -> tuple[list[Any], list[Exception]]:
+        r = raw(id_generator=ids("a", "b"))
+        errors: list[Exception] = []
+        async with serving(r):
+            r.conn.send_request_nowait("ok", {"n": 1}, errors.append)
+            r.conn.send_request_nowait("bad", None, errors.append)
+            written = [await r.receive(), await r.receive()]
+            r.send({"jsonrpc": "2.0", "id": "a", "result": {"fine": True}})
+            r.send({"jsonrpc": "2.0", "id": "b", "error": {"code": -32000, "message": "nope", "data": 7}})
+            r.send({"jsonrpc": "2.0", "id": "a", "error": {"code": -1, "message": "late duplicate"}})
+            async with asyncio.timeout(5):
+                while not errors:
+                    await asyncio.sleep(0)
+            await asyncio.sleep(0.01)
+        return written, errors
+
+    written, errors = asyncio.run(main())
+    assert written == [
+        {"jsonrpc": "2.0", "id": "a", "method": "ok", "params": {"n": 1}},
+        {"jsonrpc": "2.0", "id": "b", "method": "bad"},
+    ]
+    assert len(errors) == 1
+    error = errors[0]
+    assert isinstance(error, RpcError)
+    assert (error.code, error.message, error.data) == (-32000, "nope", 7)
+
+
+def test_send_request_nowait_reports_connection_closed_when_the_connection_ends() -> None:
+    """An unanswered request fails with ConnectionClosed carrying the reason; later ones raise."""
+
+    async def main() -> tuple[list[Exception], BaseException | None]:
+        r = raw()
+        errors: list[Exception] = []
+        r.conn.send_request_nowait("m", None, errors.append)
+        r.conn.close("going away")
+        try:
+            r.conn.send_request_nowait("m", None, errors.append)
+        except ConnectionClosed as exc:
+            return errors, exc
+        return errors, None
+
+    errors, raised = asyncio.run(main())
+    assert [type(e) for e in errors] == [ConnectionClosed]
+    assert str(errors[0]) == "going away"
+    assert isinstance(raised, ConnectionClosed)
+
+
+def test_a_cancel_for_an_answered_request_is_ignored_and_its_id_can_be_reused() -> None:
+    """Once an async handler has answered, $/cancelRequest for its id cancels nothing;
+    a later request with the same id is served and cancellable on its own."""
+
+    async def main() -> list[Any]:
+        started = asyncio.Event()
+        release = asyncio.Event()
+
+        async def handler(params: Any) -> Any:
+            if params == "wait":
+                started.set()
+                await release.wait()
+            return params
+
+        r = raw(handlers={"m": handler})
+        async with serving(r):
+            r.send({"jsonrpc": "2.0", "id": 1, "method": "m", "params": "quick"})
+            first = await r.receive()
+            r.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 1}})
+            r.send({"jsonrpc": "2.0", "id": 1, "method": "m", "params": "wait"})
+            async with asyncio.timeout(5):
+                await started.wait()
+            r.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 1}})
+            second = await r.receive()
+        return [first, second]
+
+    first, second = asyncio.run(main())
+    assert first == {"jsonrpc": "2.0", "id": 1, "result": "quick"}
+    assert second["id"] == 1 and second["error"]["code"] == REQUEST_CANCELLED
