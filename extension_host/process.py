@@ -95,7 +95,7 @@ class ExtensionProcess:
         self._log_offset = log_offset
         assert process.stdin is not None
         self.stdin: asyncio.StreamWriter = process.stdin
-        self.stdout: asyncio.StreamReader = stdout.stream
+        self.stdout: PipeReader = stdout
 
     @property
     def pid(self) -> int:

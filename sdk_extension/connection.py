@@ -30,6 +30,7 @@ __all__ = [
     "Connection",
     "ConnectionClosed",
     "Handler",
+    "PushReader",
     "RpcError",
     "Writer",
     "error_to_wire",
@@ -44,6 +45,14 @@ Handler = Callable[[Any], Any]
 A plain function runs inline in the receive loop (for cheap bookkeeping on the hot path); a
 coroutine function runs as its own task so a slow handler never stalls the loop.
 """
+
+
+class PushReader(Protocol):
+    """A byte stream that calls back as bytes arrive, e.g. :class:`~sdk_extension.pipes.PipeReader`."""
+
+    def deliver_to(
+        self, on_data: Callable[[bytes], None], on_end: Callable[[Exception | None], None]
+    ) -> None: ...
 
 
 class Writer(Protocol):
@@ -86,6 +95,9 @@ def error_to_wire(exc: BaseException) -> dict[str, Any]:
 class Connection:
     """One JSON-RPC peer over a framed stream pair.
 
+    The reader is a stream reader, or a :class:`PushReader`, whose bytes are dispatched as
+    they arrive (one task wake-up less per read).
+
     Call :meth:`serve` (usually as a task) to receive; it returns at a clean end of stream and
     raises :class:`~sdk_extension.framing.FramingError` when the peer breaks framing. Either
     way every pending request fails with :class:`ConnectionClosed` carrying the reason.
@@ -93,7 +105,7 @@ class Connection:
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
+        reader: asyncio.StreamReader | PushReader,
         writer: Writer,
         *,
         handlers: dict[str, Handler] | None = None,
@@ -222,22 +234,53 @@ class Connection:
         Raises:
             FramingError: the peer sent an invalid frame; the connection is closed.
         """
+        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         decoder = FrameDecoder(self._max_bytes)
-        try:
-            while True:
-                # One read takes whatever arrived, however many frames that is.
-                data = await self._reader.read(_READ_CHUNK)
-                if not data:
-                    decoder.end()
-                    self._shutdown("the peer closed the connection")
-                    return
+
+        def on_data(data: bytes) -> None:
+            if ended.done():
+                return  # after a framing error nothing more is read
+            try:
                 for message in decoder.feed(data):
                     self._dispatch(message)
-        except FramingError as exc:
-            self._shutdown(f"protocol error: {exc}")
-            raise
-        except (ConnectionError, OSError) as exc:
-            self._shutdown(f"the stream failed: {exc}")
+            except FramingError as exc:
+                self._shutdown(f"protocol error: {exc}")
+                ended.set_exception(exc)
+
+        def on_end(error: Exception | None) -> None:
+            if ended.done():
+                return
+            if error is not None:
+                self._shutdown(f"the stream failed: {error}")
+                ended.set_result(None)
+                return
+            try:
+                decoder.end()
+            except FramingError as exc:
+                self._shutdown(f"protocol error: {exc}")
+                ended.set_exception(exc)
+                return
+            self._shutdown("the peer closed the connection")
+            ended.set_result(None)
+
+        reader = self._reader
+        try:
+            if isinstance(reader, asyncio.StreamReader):
+                while not ended.done():
+                    try:
+                        # One read takes whatever arrived, however many frames that is.
+                        data = await reader.read(_READ_CHUNK)
+                    except (ConnectionError, OSError) as exc:
+                        on_end(exc)
+                        break
+                    if data:
+                        on_data(data)
+                    else:
+                        on_end(None)
+            else:
+                # Each read is dispatched as it arrives, without waking a task for it.
+                reader.deliver_to(on_data, on_end)
+            await ended
         except asyncio.CancelledError:
             self._shutdown("the connection was closed")
             raise

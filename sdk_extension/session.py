@@ -343,13 +343,13 @@ def _session_id() -> str:
     return session_id
 
 
-async def _open_streams(read_fd: int, write_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def _open_streams(read_fd: int, write_fd: int) -> tuple[PipeReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
-    reader = PipeReader(read_fd).stream
+    reader = PipeReader(read_fd)
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", buffering=0)
     )
-    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
 
 
 async def join_session_async(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -20,10 +21,61 @@ from sdk_extension.protocol import (
 )
 
 
-class PipeWriter:
-    """A Writer that feeds every byte into another side's StreamReader; close() is that side's EOF."""
+class PushInbox:
+    """An inbox delivering to callbacks, as :class:`~sdk_extension.pipes.PipeReader` does
+    (bytes fed before ``deliver_to`` are kept for it), with a StreamReader's feeding methods."""
 
-    def __init__(self, peer: asyncio.StreamReader) -> None:
+    def __init__(self) -> None:
+        self._early: list[bytes] = []
+        self._end: tuple[Exception | None] | None = None
+        self._on_data: Callable[[bytes], None] | None = None
+        self._on_end: Callable[[Exception | None], None] | None = None
+
+    def deliver_to(self, on_data: Callable[[bytes], None], on_end: Callable[[Exception | None], None]) -> None:
+        self._on_data, self._on_end = on_data, on_end
+        for chunk in self._early:
+            on_data(chunk)
+        if self._end is not None:
+            on_end(self._end[0])
+
+    def feed_data(self, data: bytes) -> None:
+        if self._on_data is None:
+            self._early.append(data)
+        else:
+            self._on_data(data)
+
+    def feed_eof(self) -> None:
+        self._finish(None)
+
+    def set_exception(self, error: Exception) -> None:
+        self._finish(error)
+
+    def _finish(self, error: Exception | None) -> None:
+        if self._end is None:
+            self._end = (error,)
+            if self._on_end is not None:
+                self._on_end(error)
+
+
+Inbox = asyncio.StreamReader | PushInbox
+
+
+@pytest.fixture(autouse=True, params=["stream", "push"])
+def inbox_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with the connection reading a StreamReader, then a PushReader."""
+    monkeypatch.setattr(sys.modules[__name__], "new_inbox", asyncio.StreamReader if request.param == "stream" else PushInbox)
+    return str(request.param)
+
+
+def new_inbox() -> Inbox:
+    """What a Connection under test reads from (replaced per test by the inbox_kind fixture)."""
+    return asyncio.StreamReader()
+
+
+class PipeWriter:
+    """A Writer that feeds every byte into another side's inbox; close() is that side's EOF."""
+
+    def __init__(self, peer: Inbox) -> None:
         self._peer = peer
         self._closing = False
         self.chunks: list[bytes] = []
@@ -70,7 +122,7 @@ async def duplex(
     b_kwargs: dict[str, Any] | None = None,
 ) -> AsyncIterator[Pair]:
     """Yield a connected Pair; on exit close both sides and wait for both serve() tasks."""
-    a_in, b_in = asyncio.StreamReader(), asyncio.StreamReader()
+    a_in, b_in = new_inbox(), new_inbox()
     a_writer, b_writer = PipeWriter(b_in), PipeWriter(a_in)
     a = Connection(a_in, a_writer, **(a_kwargs or {}))
     b = Connection(b_in, b_writer, **(b_kwargs or {}))
@@ -88,7 +140,7 @@ class Raw:
     """One Connection driven by hand: the test writes its input frames and reads its output."""
 
     def __init__(
-        self, conn: Connection, inbox: asyncio.StreamReader, outbox: asyncio.StreamReader, writer: PipeWriter
+        self, conn: Connection, inbox: Inbox, outbox: asyncio.StreamReader, writer: PipeWriter
     ) -> None:
         self.conn, self.inbox, self.outbox, self.writer = conn, inbox, outbox, writer
 
@@ -102,7 +154,7 @@ class Raw:
 
 def raw(**kwargs: Any) -> Raw:
     """A Connection whose input the test feeds and whose output the test reads (no serve task)."""
-    inbox, outbox = asyncio.StreamReader(), asyncio.StreamReader()
+    inbox, outbox = new_inbox(), asyncio.StreamReader()
     writer = PipeWriter(outbox)
     return Raw(Connection(inbox, writer, **kwargs), inbox, outbox, writer)
 
