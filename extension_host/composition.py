@@ -64,12 +64,13 @@ class Composition:
 
     def next_input(self, base: Any) -> Any:
         """The input the next implementation sees: ``base`` with the rewrites so far."""
+        # Inputs are frozen: until something is rewritten, ``base`` itself is that input.
         if self.hook == "on_user_prompt_submitted":
-            return dataclasses.replace(base, prompt=self.prompt)
+            return base if self.prompt is base.prompt else dataclasses.replace(base, prompt=self.prompt)
         if self.hook == "on_pre_tool_use":
-            return dataclasses.replace(base, tool_args=self.args)
+            return base if self.args is base.tool_args else dataclasses.replace(base, tool_args=self.args)
         if self.hook == "on_post_tool_use":
-            return dataclasses.replace(base, tool_result=self.result)
+            return base if self.result is base.tool_result else dataclasses.replace(base, tool_result=self.result)
         return base
 
     def apply(self, output: Any, owner: str) -> str | None:

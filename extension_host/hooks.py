@@ -101,6 +101,9 @@ class HookRunner:
         self._manager.add_hookspecs(hookspecs)
         self._extension_order: dict[str, int] = {}
         self._holders: dict[str, object] = {}
+        self._chains: dict[str, list[pluggy.HookImpl]] = {}
+        """Each hook point's call order, computed on first use after any change (every tool
+        call asks for two)."""
         self._ids = unique_ids()
         self.recent: dict[str, deque[HookRecord]] = {}
         """Recent outcomes per implementation (extension id or plugin name)."""
@@ -123,6 +126,7 @@ class HookRunner:
             pluggy.PluginValidationError: a hookimpl names an unknown hook or unknown arguments.
             ValueError: the plugin or its name is already registered.
         """
+        self._chains.clear()
         registered = self._manager.register(plugin, name)
         if registered is None:
             raise ValueError(f"plugin {name or plugin!r} is blocked")
@@ -151,12 +155,14 @@ class HookRunner:
         if not hooks:
             return
         plugin = types.SimpleNamespace(**{name: _forwarder(name, call, self._timeouts[name]) for name in hooks})
+        self._chains.clear()
         self._manager.register(plugin, extension_id)
         self._extension_order[extension_id] = order
         self._holders[extension_id] = holder
 
     def reorder(self, orders: Mapping[str, int]) -> None:
         """Update extensions' places in the load order (after discovery found new ones)."""
+        self._chains.clear()
         for extension_id in self._extension_order:
             if extension_id in orders:
                 self._extension_order[extension_id] = orders[extension_id]
@@ -171,6 +177,7 @@ class HookRunner:
         self._remove(name)
 
     def _remove(self, name: str) -> None:
+        self._chains.clear()
         self._extension_order.pop(name, None)
         self._holders.pop(name, None)
         plugin = self._manager.get_plugin(name)
@@ -183,6 +190,12 @@ class HookRunner:
 
     def chain(self, hook: str) -> list[pluggy.HookImpl]:
         """The implementations of ``hook`` in call order, as of now (a snapshot)."""
+        chain = self._chains.get(hook)
+        if chain is None:
+            chain = self._chains[hook] = self._order(hook)
+        return list(chain)
+
+    def _order(self, hook: str) -> list[pluggy.HookImpl]:
         impls: list[pluggy.HookImpl] = getattr(self._manager.hook, hook).get_hookimpls()
         if not impls:
             return impls
@@ -251,7 +264,10 @@ class HookRunner:
         record = HookRecord(
             hook, owner, failure.outcome if failure else "ok", decision, round(duration_ms, 3), str(failure) if failure else None
         )
-        self.recent.setdefault(owner, deque(maxlen=_RECENT)).append(record)
+        recent = self.recent.get(owner)
+        if recent is None:
+            recent = self.recent[owner] = deque(maxlen=_RECENT)
+        recent.append(record)
         self._events.emit(
             "hook.end",
             {

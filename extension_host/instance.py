@@ -260,7 +260,8 @@ class ExtensionInstance:
             text = f"tool {tool_name!r} is unavailable: extension {self.id} is {self.status}"
             return ToolResult(text, "failure", error=text)
         request_id = next(self._request_ids)
-        future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[ToolResult] = loop.create_future()
         self._pending[request_id] = (future, tool_name)
         data: p.ToolRequestedData = {
             "requestId": request_id,
@@ -270,18 +271,24 @@ class ExtensionInstance:
             "arguments": arguments,
         }
         event = make_event("external_tool.requested", dict(data), ephemeral=True)
+        timer: asyncio.TimerHandle | None = None
         try:
             connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._context.session_id, "event": event})
-            async with asyncio.timeout(self._context.tool_timeout):
-                return await future
-        except TimeoutError:
-            text = f"tool {tool_name!r} of {self.id} did not answer within {self._context.tool_timeout:g} s"
-            return ToolResult(text, "timeout", error=text)
+            # A timer that settles the future: cheaper than asyncio.timeout, which cancels the task.
+            timer = loop.call_later(self._context.tool_timeout, self._time_out, future, tool_name)
+            return await future
         except Exception as exc:  # the pipe broke under us: the exit watcher will say why
             text = f"tool {tool_name!r} could not be sent to {self.id}: {exc}"
             return ToolResult(text, "failure", error=text)
         finally:
+            if timer is not None:
+                timer.cancel()
             self._pending.pop(request_id, None)
+
+    def _time_out(self, future: asyncio.Future[ToolResult], tool_name: str) -> None:
+        if not future.done():
+            text = f"tool {tool_name!r} of {self.id} did not answer within {self._context.tool_timeout:g} s"
+            future.set_result(ToolResult(text, "timeout", error=text))
 
     def _on_tool_result(self, params: Any) -> dict[str, Any]:
         request_id = params.get("requestId") if isinstance(params, dict) else None

@@ -117,7 +117,7 @@ class ExtensionProcess:
         self._stdout = stdout
         self._log_offset = log_offset
         self.stdin: Final = stdin
-        self.stdout: Final = stdout.stream
+        self.stdout: Final = stdout
         self.forked: Final = isinstance(process, ForkedChild)
         """Whether a fork server started it (rather than a new interpreter)."""
 

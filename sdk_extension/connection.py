@@ -10,6 +10,7 @@ processes (the caller hands it a reader and a writer).
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import itertools
 from collections.abc import Callable, Iterator
@@ -29,6 +30,7 @@ __all__ = [
     "Connection",
     "ConnectionClosed",
     "Handler",
+    "PushReader",
     "RpcError",
     "Writer",
     "error_to_wire",
@@ -43,6 +45,14 @@ Handler = Callable[[Any], Any]
 A plain function runs inline in the receive loop (for cheap bookkeeping on the hot path); a
 coroutine function runs as its own task so a slow handler never stalls the loop.
 """
+
+
+class PushReader(Protocol):
+    """A byte stream that calls back as bytes arrive, e.g. :class:`~sdk_extension.pipes.PipeReader`."""
+
+    def deliver_to(
+        self, on_data: Callable[[bytes], None], on_end: Callable[[Exception | None], None]
+    ) -> None: ...
 
 
 class Writer(Protocol):
@@ -85,6 +95,9 @@ def error_to_wire(exc: BaseException) -> dict[str, Any]:
 class Connection:
     """One JSON-RPC peer over a framed stream pair.
 
+    The reader is a stream reader, or a :class:`PushReader`, whose bytes are dispatched as
+    they arrive (one task wake-up less per read).
+
     Call :meth:`serve` (usually as a task) to receive; it returns at a clean end of stream and
     raises :class:`~sdk_extension.framing.FramingError` when the peer breaks framing. Either
     way every pending request fails with :class:`ConnectionClosed` carrying the reason.
@@ -92,7 +105,7 @@ class Connection:
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
+        reader: asyncio.StreamReader | PushReader,
         writer: Writer,
         *,
         handlers: dict[str, Handler] | None = None,
@@ -110,7 +123,9 @@ class Connection:
             self.on_notification(method, handler)
         self._ids = id_generator if id_generator is not None else itertools.count(1)
         self._max_bytes = max_message_bytes
-        self._pending: dict[int | str, asyncio.Future[Any]] = {}
+        self._pending: dict[int | str, asyncio.Future[Any] | Callable[[Exception], None]] = {}
+        """Requests awaiting an answer: the future of its result, or the error callback of
+        :meth:`send_request_nowait`."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._running: dict[int | str, asyncio.Task[None]] = {}
         self._close_reason: str | None = None
@@ -140,17 +155,36 @@ class Connection:
         Raises:
             ConnectionClosed: the connection has ended.
         """
-        return self._send_request(method, params)[1]
+        request_id, future = self._send_request(method, params)
+        # A caller may cancel the future: then nobody waits for the answer any more.
+        future.add_done_callback(lambda _: self._pending.pop(request_id, None))
+        return future
 
-    def _send_request(self, method: str, params: Any) -> tuple[int | str, asyncio.Future[Any]]:
+    def send_request_nowait(self, method: str, params: Any, on_error: Callable[[Exception], None]) -> None:
+        """Write a request now, ignore its result, and pass a failure to ``on_error``.
+
+        The failure is the peer's :class:`RpcError` or :class:`ConnectionClosed`; ``on_error``
+        is called from the receive loop and must not raise. Cheaper than :meth:`send_request`
+        when nobody awaits the answer: no future, nothing scheduled when it comes.
+
+        Raises:
+            ConnectionClosed: the connection has ended.
+        """
+        request_id = self._write_request(method, params)
+        self._pending[request_id] = on_error
+
+    def _write_request(self, method: str, params: Any) -> int | str:
         request_id = next(self._ids)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
         self._write(message)
+        return request_id
+
+    def _send_request(self, method: str, params: Any) -> tuple[int | str, asyncio.Future[Any]]:
+        request_id = self._write_request(method, params)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        future.add_done_callback(lambda _: self._pending.pop(request_id, None))
         return request_id, future
 
     async def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
@@ -163,14 +197,21 @@ class Connection:
                 (``$/cancelRequest``) and a late answer is ignored.
         """
         request_id, future = self._send_request(method, params)
-        await self._writer.drain()
+        timer: asyncio.TimerHandle | None = None
         try:
-            async with asyncio.timeout(timeout):
-                return await future
+            await self._writer.drain()
+            if timeout is not None:
+                # A timer that fails the future: cheaper than asyncio.timeout, which cancels the task.
+                timer = asyncio.get_running_loop().call_later(timeout, _time_out, future)
+            return await future
         except TimeoutError:
             if not self.closed:
                 self.notify(METHOD_CANCEL_REQUEST, {"id": request_id})
             raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._pending.pop(request_id, None)
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send a notification; it is queued on the stream at once and never answered.
@@ -198,22 +239,53 @@ class Connection:
         Raises:
             FramingError: the peer sent an invalid frame; the connection is closed.
         """
+        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         decoder = FrameDecoder(self._max_bytes)
-        try:
-            while True:
-                # One read takes whatever arrived, however many frames that is.
-                data = await self._reader.read(_READ_CHUNK)
-                if not data:
-                    decoder.end()
-                    self._shutdown("the peer closed the connection")
-                    return
+
+        def on_data(data: bytes) -> None:
+            if ended.done():
+                return  # after a framing error nothing more is read
+            try:
                 for message in decoder.feed(data):
                     self._dispatch(message)
-        except FramingError as exc:
-            self._shutdown(f"protocol error: {exc}")
-            raise
-        except (ConnectionError, OSError) as exc:
-            self._shutdown(f"the stream failed: {exc}")
+            except FramingError as exc:
+                self._shutdown(f"protocol error: {exc}")
+                ended.set_exception(exc)
+
+        def on_end(error: Exception | None) -> None:
+            if ended.done():
+                return
+            if error is not None:
+                self._shutdown(f"the stream failed: {error}")
+                ended.set_result(None)
+                return
+            try:
+                decoder.end()
+            except FramingError as exc:
+                self._shutdown(f"protocol error: {exc}")
+                ended.set_exception(exc)
+                return
+            self._shutdown("the peer closed the connection")
+            ended.set_result(None)
+
+        reader = self._reader
+        try:
+            if isinstance(reader, asyncio.StreamReader):
+                while not ended.done():
+                    try:
+                        # One read takes whatever arrived, however many frames that is.
+                        data = await reader.read(_READ_CHUNK)
+                    except (ConnectionError, OSError) as exc:
+                        on_end(exc)
+                        break
+                    if data:
+                        on_data(data)
+                    else:
+                        on_end(None)
+            else:
+                # Each read is dispatched as it arrives, without waking a task for it.
+                reader.deliver_to(on_data, on_end)
+            await ended
         except asyncio.CancelledError:
             self._shutdown("the connection was closed")
             raise
@@ -225,10 +297,14 @@ class Connection:
     def _shutdown(self, reason: str) -> None:
         if self._close_reason is None:
             self._close_reason = reason
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(ConnectionClosed(self._close_reason))
+        pending = list(self._pending.values())
         self._pending.clear()
+        for waiter in pending:
+            if isinstance(waiter, asyncio.Future):
+                if not waiter.done():
+                    waiter.set_exception(ConnectionClosed(self._close_reason))
+            else:
+                waiter(ConnectionClosed(self._close_reason))
         for task in list(self._tasks):
             task.cancel()
         if not self._writer.is_closing():
@@ -261,10 +337,8 @@ class Connection:
         if is_async:
             task = asyncio.ensure_future(self._run(handler, params, request_id, is_request))
             self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
             if is_request and isinstance(request_id, (int, str)):
                 self._running[request_id] = task
-                task.add_done_callback(lambda _: self._running.pop(request_id, None))
             return
         try:
             result = handler(params)
@@ -282,6 +356,8 @@ class Connection:
         task = self._running.get(request_id) if isinstance(request_id, (int, str)) else None
         if task is not None:
             task.cancel()
+            # Cancelled before it started, the task never runs _run's clean-up.
+            task.add_done_callback(functools.partial(self._forget, request_id=request_id))
 
     async def _run(self, handler: Handler, params: Any, request_id: Any, is_request: bool) -> None:
         try:
@@ -294,8 +370,18 @@ class Connection:
             if is_request:
                 self._answer_error(request_id, error_to_wire(exc))
             return
+        finally:
+            # Here rather than in a done callback, which would cost a turn of the loop per call.
+            task = asyncio.current_task()
+            if task is not None:
+                self._forget(task, request_id)
         if is_request:
             self._answer(request_id, result)
+
+    def _forget(self, task: asyncio.Future[Any], request_id: Any = None) -> None:
+        self._tasks.discard(task)
+        if isinstance(request_id, (int, str)) and self._running.get(request_id) is task:
+            del self._running[request_id]
 
     def _answer(self, request_id: Any, result: Any) -> None:
         self._try_write({"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -314,17 +400,28 @@ class Connection:
         request_id = message.get("id")
         if not isinstance(request_id, (int, str)):
             return  # not an answer to anything we sent
-        future = self._pending.pop(request_id, None)
-        if future is None or future.done():
+        waiter = self._pending.pop(request_id, None)
+        if waiter is None:
             return  # an answer nobody waits for any more (timed out or unknown)
         error = message.get("error")
-        if error is not None:
-            if isinstance(error, dict):
-                code, text = error.get("code"), error.get("message")
-                future.set_exception(
-                    RpcError(code if isinstance(code, int) else INTERNAL_ERROR, str(text), error.get("data"))
-                )
+        if isinstance(waiter, asyncio.Future):
+            if waiter.done():
+                return
+            if error is None:
+                waiter.set_result(message.get("result"))
             else:
-                future.set_exception(RpcError(INTERNAL_ERROR, f"malformed error object: {error!r}"))
-        else:
-            future.set_result(message.get("result"))
+                waiter.set_exception(_rpc_error(error))
+        elif error is not None:
+            waiter(_rpc_error(error))
+
+
+def _time_out(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
+
+
+def _rpc_error(error: Any) -> RpcError:
+    if isinstance(error, dict):
+        code, text = error.get("code"), error.get("message")
+        return RpcError(code if isinstance(code, int) else INTERNAL_ERROR, str(text), error.get("data"))
+    return RpcError(INTERNAL_ERROR, f"malformed error object: {error!r}")

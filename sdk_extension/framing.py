@@ -20,6 +20,12 @@ MAX_HEADER_BYTES: Final = 64 * 1024
 """Longest header block accepted: no real header comes close; garbage without a blank line does."""
 
 _HEADER_END: Final = b"\r\n\r\n"
+_CANONICAL_HEADER: Final = b"Content-Length: "
+"""How every header this project writes begins; such a header is read without splitting lines."""
+
+# Built once: ``json.dumps`` with options builds a new encoder for every message.
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_DECODER: Final = json.JSONDecoder()
 
 
 class FramingError(Exception):
@@ -28,11 +34,15 @@ class FramingError(Exception):
 
 def encode_message(message: dict[str, Any]) -> bytes:
     """Return one complete frame for ``message``."""
-    body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+    body = _ENCODER.encode(message).encode()
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 def _content_length(header_block: bytes) -> int:
+    if header_block.startswith(_CANONICAL_HEADER):
+        digits = header_block[len(_CANONICAL_HEADER) :]
+        if digits.isdigit():  # only ASCII digits: no other header line, no sign, no spaces
+            return int(digits)
     length: int | None = None
     for raw_line in header_block.split(b"\r\n"):
         if not raw_line:
@@ -102,26 +112,40 @@ class FrameDecoder:
             FramingError: as :func:`read_message`; the decoder is unusable afterwards.
         """
         buffer = self._buffer
-        buffer += data
+        if buffer:
+            # A frame was cut between reads: gather until it can be complete, then go on
+            # from one bytes object like a whole read (a long body is not copied per read).
+            buffer += data
+            if self._body_length is not None and len(buffer) < self._body_length:
+                return []
+            data = bytes(buffer)
+            buffer.clear()
+        # Frames are read in place in ``data``: usually one read holds whole frames, and then
+        # nothing is copied but each header and body on its own.
         messages: list[dict[str, Any]] = []
-        while True:
-            if self._body_length is None:
-                end = buffer.find(_HEADER_END)
+        position = 0
+        size = len(data)
+        length = self._body_length
+        while position < size:
+            if length is None:
+                end = data.find(_HEADER_END, position)
                 if end < 0:
-                    if len(buffer) > MAX_HEADER_BYTES:
+                    if size - position > MAX_HEADER_BYTES:
                         raise FramingError("header block is too long (no empty line after the headers)")
-                    return messages
-                length = _content_length(bytes(buffer[:end]))
+                    break
+                length = _content_length(data[position:end])
                 if length > self._max_bytes:
                     raise FramingError(f"message of {length} bytes exceeds the limit of {self._max_bytes} bytes")
-                del buffer[: end + len(_HEADER_END)]
-                self._body_length = length
-            if len(buffer) < self._body_length:
-                return messages
-            body = bytes(buffer[: self._body_length])
-            del buffer[: self._body_length]
-            self._body_length = None
-            messages.append(_decode(body))
+                position = end + len(_HEADER_END)
+            if size - position < length:
+                break
+            messages.append(_decode(data[position : position + length]))
+            position += length
+            length = None
+        self._body_length = length
+        if position < size:
+            buffer += memoryview(data)[position:]
+        return messages
 
     def end(self) -> None:
         """The stream ended: fine between frames.
@@ -137,7 +161,12 @@ class FrameDecoder:
 
 def _decode(body: bytes) -> dict[str, Any]:
     try:
-        message = json.loads(body)
+        if body[:1] == b"{" and body[1:2] != b"\0":
+            # What json.loads(bytes) would do for a body starting with "{" (its encoding
+            # sniffing says UTF-8 then), without the sniffing and the type checks.
+            message = _DECODER.decode(body.decode("utf-8", "surrogatepass"))
+        else:
+            message = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise FramingError(f"body is not valid JSON: {exc}") from None
     if not isinstance(message, dict):

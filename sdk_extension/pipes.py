@@ -1,6 +1,6 @@
-"""The read end of a pipe as an :class:`asyncio.StreamReader`, fed in small reads.
+"""The read end of a pipe, read in small reads: as an :class:`asyncio.StreamReader` or by callbacks.
 
-Owns one thing: moving bytes from a pipe's file descriptor into a stream reader on the running
+Owns one thing: moving bytes from a pipe's file descriptor to one consumer on the running
 loop, and closing the descriptor when the pipe ends. It knows nothing of frames or messages.
 
 Why not ``loop.connect_read_pipe``: its transport asks for 256 KiB per read, and CPython
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from typing import Final
 
 __all__ = ["READ_SIZE", "PipeReader"]
@@ -24,18 +25,55 @@ READ_SIZE: Final = 64 * 1024
 
 
 class PipeReader:
-    """Feed :attr:`stream` from the pipe ``fd`` on the running loop; the reader owns ``fd``.
+    """Read the pipe ``fd`` on the running loop; the reader owns ``fd``.
 
-    The stream sees end-of-file when the writer closes its end, and the read's exception when
+    The bytes go to one consumer: :attr:`stream` (an :class:`asyncio.StreamReader`), or the
+    callbacks given to :meth:`deliver_to`, which get each read as it arrives without a task
+    having to wake up for it. Bytes read before the consumer is chosen are kept for it. The
+    consumer sees end-of-file when the writer closes its end, and the read's exception when
     the pipe fails; either way the descriptor is closed. :meth:`close` stops early.
     """
 
     def __init__(self, fd: int) -> None:
-        self.stream: Final = asyncio.StreamReader()
         self._loop = asyncio.get_running_loop()
         self._fd = fd
+        self._stream: asyncio.StreamReader | None = None
+        self._on_data: Callable[[bytes], None] | None = None
+        self._on_end: Callable[[Exception | None], None] | None = None
+        self._early: list[bytes] = []
+        self._end: tuple[Exception | None] | None = None
         os.set_blocking(fd, False)
         self._loop.add_reader(fd, self._on_readable)
+
+    @property
+    def stream(self) -> asyncio.StreamReader:
+        """The bytes as a stream reader (unless :meth:`deliver_to` took them)."""
+        if self._stream is None:
+            stream = self._stream = asyncio.StreamReader()
+
+            def end(error: Exception | None) -> None:
+                if error is not None:
+                    stream.set_exception(error)
+                stream.feed_eof()
+
+            self.deliver_to(stream.feed_data, end)
+        return self._stream
+
+    def deliver_to(self, on_data: Callable[[bytes], None], on_end: Callable[[Exception | None], None]) -> None:
+        """Call ``on_data(chunk)`` for each read, then ``on_end(None)`` at end of file or
+        ``on_end(error)`` when the pipe fails; what was read already is delivered at once.
+
+        Raises:
+            RuntimeError: the bytes already go elsewhere (:attr:`stream` or an earlier call).
+        """
+        if self._on_data is not None:
+            raise RuntimeError("this pipe's bytes already go to another consumer")
+        self._on_data, self._on_end = on_data, on_end
+        early, self._early = self._early, []
+        for chunk in early:
+            on_data(chunk)
+        if self._end is not None:
+            on_end(self._end[0])
 
     def _on_readable(self) -> None:
         try:
@@ -43,14 +81,21 @@ class PipeReader:
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:
-            self.stream.set_exception(exc)
-            self.close()
+            self._finish(exc)
             return
-        if data:
-            self.stream.feed_data(data)
+        if not data:
+            self._finish(None)
+        elif self._on_data is not None:
+            self._on_data(data)
         else:
-            self.stream.feed_eof()
-            self.close()
+            self._early.append(data)
+
+    def _finish(self, error: Exception | None) -> None:
+        self._release()
+        if self._end is None:
+            self._end = (error,)
+            if self._on_end is not None:
+                self._on_end(error)
 
     @property
     def closed(self) -> bool:
@@ -58,11 +103,13 @@ class PipeReader:
         return self._fd < 0
 
     def close(self) -> None:
-        """Stop reading and close the descriptor; the stream sees end-of-file. Idempotent."""
+        """Stop reading and close the descriptor; the consumer sees end-of-file. Idempotent."""
+        self._finish(None)
+
+    def _release(self) -> None:
         if self._fd < 0:
             return
         fd, self._fd = self._fd, -1
         if not self._loop.is_closed():
             self._loop.remove_reader(fd)
         os.close(fd)
-        self.stream.feed_eof()

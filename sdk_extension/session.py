@@ -218,10 +218,9 @@ class _Client:
     def request_in_background(self, method: str, params: Any) -> None:
         """Write a request now (keeping order); report a failed answer in the log."""
         try:
-            future = self.connection.send_request(method, params)
+            self.connection.send_request_nowait(method, params, functools.partial(_report_failure, method))
         except ConnectionClosed:
             return
-        future.add_done_callback(functools.partial(_report_failure, method))
 
     def _spawn(self, coroutine: Any) -> None:
         task = self.loop.create_task(coroutine)
@@ -255,7 +254,8 @@ class _Client:
             data = event.get("data") or {}
             selected = self.tools.get(str(data.get("toolName")))
             if selected is not None:
-                self._spawn(self._run_tool(selected, data))
+                # No done callback (a turn of the loop per call): _run_tool lets go of its task.
+                self.background.add(self.loop.create_task(self._run_tool(selected, data)))
         for handler in (*self.subscribers.get(str(event_type), ()), *self.subscribers.get("*", ())):
             try:
                 outcome = handler(event)
@@ -273,20 +273,23 @@ class _Client:
             traceback.print_exc()
 
     async def _run_tool(self, selected: Tool, data: dict[str, Any]) -> None:
-        await self.released.wait()
-        invocation = ToolInvocation(
-            session_id=str(data.get("sessionId", self.session_id)),
-            tool_call_id=str(data.get("toolCallId", "")),
-            tool_name=selected.name,
-            arguments=data.get("arguments"),
-        )
-        result = await run_tool(selected, data.get("arguments"), invocation)
-        params: p.HandlePendingToolCallParams = {
-            "sessionId": self.session_id,
-            "requestId": str(data.get("requestId")),
-            "result": result.to_wire(),
-        }
-        self.request_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
+        try:
+            await self.released.wait()
+            invocation = ToolInvocation(
+                session_id=str(data.get("sessionId", self.session_id)),
+                tool_call_id=str(data.get("toolCallId", "")),
+                tool_name=selected.name,
+                arguments=data.get("arguments"),
+            )
+            result = await run_tool(selected, data.get("arguments"), invocation)
+            params: p.HandlePendingToolCallParams = {
+                "sessionId": self.session_id,
+                "requestId": str(data.get("requestId")),
+                "result": result.to_wire(),
+            }
+            self.request_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
+        finally:
+            self.background.discard(asyncio.current_task())
 
     # -- hooks -------------------------------------------------------------------------
 
@@ -324,11 +327,8 @@ class _Client:
             raise RpcError(p.HOOK_FAILED, str(exc), {"hook": exc.hook, "key": exc.key}) from None
 
 
-def _report_failure(method: str, future: asyncio.Future[Any]) -> None:
-    if future.cancelled():
-        return
-    error = future.exception()
-    if error is not None and not isinstance(error, ConnectionClosed):
+def _report_failure(method: str, error: Exception) -> None:
+    if not isinstance(error, ConnectionClosed):
         print(f"{method} failed: {error}", file=sys.stderr)
 
 
@@ -343,13 +343,13 @@ def _session_id() -> str:
     return session_id
 
 
-async def _open_streams(read_fd: int, write_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def _open_streams(read_fd: int, write_fd: int) -> tuple[PipeReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
-    reader = PipeReader(read_fd).stream
+    reader = PipeReader(read_fd)
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", buffering=0)
     )
-    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
 
 
 async def join_session_async(

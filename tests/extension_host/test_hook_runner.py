@@ -640,6 +640,31 @@ def test_an_unregistered_extension_can_register_again_with_a_new_order() -> None
     assert runner.implementers(hook) == ["b", "a"]
 
 
+def test_the_call_order_follows_every_change_made_after_it_was_asked_for() -> None:
+    """Registering, reordering, unregistering and failed registrations each show in the next
+    chain; a chain taken earlier stays the snapshot it was."""
+    runner, _ = make_runner()
+    hook = "on_pre_tool_use"
+    runner.register_extension("a", 0, (hook,), FakeExtension("a"))
+    snapshot = runner.chain(hook)
+    assert runner.implementers(hook) == ["a"]
+    runner.register_extension("b", 1, (hook,), FakeExtension("b"))
+    assert runner.implementers(hook) == ["a", "b"]
+    runner.register_plugin(recording_plugin(hook, "p", []), "p")
+    assert runner.implementers(hook) == ["a", "b", "p"]
+    runner.reorder({"a": 5})
+    assert runner.implementers(hook) == ["b", "a", "p"]
+    with pytest.raises(pluggy.PluginValidationError):
+        runner.register_plugin(types.SimpleNamespace(on_pre_tool_use=hookimpl(lambda nope: None)), "bad")
+    assert runner.implementers(hook) == ["b", "a", "p"]
+    runner.unregister("b")
+    assert runner.implementers(hook) == ["a", "p"]
+    runner.unregister("p")
+    runner.unregister("a")
+    assert runner.implementers(hook) == []
+    assert [impl.plugin_name for impl in snapshot] == ["a"]
+
+
 # -- timeouts -----------------------------------------------------------------------------------
 
 

@@ -70,6 +70,40 @@ def test_tool_calls_are_announced_as_start_and_complete_events(project: Project)
     run(scenario())
 
 
+SLOW = """
+    import asyncio
+    from sdk_extension import join_session, tool
+
+    @tool(description="Wait, then answer")
+    async def slow(seconds: float) -> str:
+        await asyncio.sleep(seconds)
+        return "late"
+
+    join_session(tools=[slow])
+"""
+
+
+def test_a_tool_that_outlasts_the_tool_timeout_gives_a_timeout_result_and_the_next_call_works(
+    project: Project,
+) -> None:
+    """No answer within tool_timeout: result type timeout naming the tool, extension and limit;
+    the late answer is refused without harm, and the next call is answered."""
+    project.add_extension("slow", SLOW)
+
+    async def scenario() -> None:
+        async with host_for(project, tool_timeout=0.2) as host:
+            late = await host.call_tool("slow", {"seconds": 0.6})
+            assert late.result_type == "timeout"
+            assert late.text_result_for_llm == "tool 'slow' of project:slow did not answer within 0.2 s"
+            assert late.error == late.text_result_for_llm
+            await asyncio.sleep(0.6)  # the late answer arrives and is refused
+            quick = await host.call_tool("slow", {"seconds": 0})
+            assert (quick.result_type, quick.text_result_for_llm) == ("success", "late")
+            assert host.extensions[0].status == "running"
+
+    run(scenario())
+
+
 def test_session_log_becomes_a_session_info_event(project: Project) -> None:
     """session.log("calc ready") reaches the event log as session.info naming the extension."""
     project.add_extension("calc", CALC)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -20,10 +21,61 @@ from sdk_extension.protocol import (
 )
 
 
-class PipeWriter:
-    """A Writer that feeds every byte into another side's StreamReader; close() is that side's EOF."""
+class PushInbox:
+    """An inbox delivering to callbacks, as :class:`~sdk_extension.pipes.PipeReader` does
+    (bytes fed before ``deliver_to`` are kept for it), with a StreamReader's feeding methods."""
 
-    def __init__(self, peer: asyncio.StreamReader) -> None:
+    def __init__(self) -> None:
+        self._early: list[bytes] = []
+        self._end: tuple[Exception | None] | None = None
+        self._on_data: Callable[[bytes], None] | None = None
+        self._on_end: Callable[[Exception | None], None] | None = None
+
+    def deliver_to(self, on_data: Callable[[bytes], None], on_end: Callable[[Exception | None], None]) -> None:
+        self._on_data, self._on_end = on_data, on_end
+        for chunk in self._early:
+            on_data(chunk)
+        if self._end is not None:
+            on_end(self._end[0])
+
+    def feed_data(self, data: bytes) -> None:
+        if self._on_data is None:
+            self._early.append(data)
+        else:
+            self._on_data(data)
+
+    def feed_eof(self) -> None:
+        self._finish(None)
+
+    def set_exception(self, error: Exception) -> None:
+        self._finish(error)
+
+    def _finish(self, error: Exception | None) -> None:
+        if self._end is None:
+            self._end = (error,)
+            if self._on_end is not None:
+                self._on_end(error)
+
+
+Inbox = asyncio.StreamReader | PushInbox
+
+
+@pytest.fixture(autouse=True, params=["stream", "push"])
+def inbox_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with the connection reading a StreamReader, then a PushReader."""
+    monkeypatch.setattr(sys.modules[__name__], "new_inbox", asyncio.StreamReader if request.param == "stream" else PushInbox)
+    return str(request.param)
+
+
+def new_inbox() -> Inbox:
+    """What a Connection under test reads from (replaced per test by the inbox_kind fixture)."""
+    return asyncio.StreamReader()
+
+
+class PipeWriter:
+    """A Writer that feeds every byte into another side's inbox; close() is that side's EOF."""
+
+    def __init__(self, peer: Inbox) -> None:
         self._peer = peer
         self._closing = False
         self.chunks: list[bytes] = []
@@ -70,7 +122,7 @@ async def duplex(
     b_kwargs: dict[str, Any] | None = None,
 ) -> AsyncIterator[Pair]:
     """Yield a connected Pair; on exit close both sides and wait for both serve() tasks."""
-    a_in, b_in = asyncio.StreamReader(), asyncio.StreamReader()
+    a_in, b_in = new_inbox(), new_inbox()
     a_writer, b_writer = PipeWriter(b_in), PipeWriter(a_in)
     a = Connection(a_in, a_writer, **(a_kwargs or {}))
     b = Connection(b_in, b_writer, **(b_kwargs or {}))
@@ -88,7 +140,7 @@ class Raw:
     """One Connection driven by hand: the test writes its input frames and reads its output."""
 
     def __init__(
-        self, conn: Connection, inbox: asyncio.StreamReader, outbox: asyncio.StreamReader, writer: PipeWriter
+        self, conn: Connection, inbox: Inbox, outbox: asyncio.StreamReader, writer: PipeWriter
     ) -> None:
         self.conn, self.inbox, self.outbox, self.writer = conn, inbox, outbox, writer
 
@@ -102,7 +154,7 @@ class Raw:
 
 def raw(**kwargs: Any) -> Raw:
     """A Connection whose input the test feeds and whose output the test reads (no serve task)."""
-    inbox, outbox = asyncio.StreamReader(), asyncio.StreamReader()
+    inbox, outbox = new_inbox(), asyncio.StreamReader()
     writer = PipeWriter(outbox)
     return Raw(Connection(inbox, writer, **kwargs), inbox, outbox, writer)
 
@@ -906,3 +958,87 @@ def test_cancelling_serve_closes_the_connection() -> None:
     assert cancelled
     assert isinstance(error, ConnectionClosed)
     assert closed
+
+
+# -- send_request_nowait -------------------------------------------------------------------
+
+
+def test_send_request_nowait_writes_the_request_and_reports_only_failures() -> None:
+    """A success answer is dropped; an error answer reaches on_error as the peer's RpcError."""
+
+    async def main() -> tuple[list[Any], list[Exception]]:
+        r = raw(id_generator=ids("a", "b"))
+        errors: list[Exception] = []
+        async with serving(r):
+            r.conn.send_request_nowait("ok", {"n": 1}, errors.append)
+            r.conn.send_request_nowait("bad", None, errors.append)
+            written = [await r.receive(), await r.receive()]
+            r.send({"jsonrpc": "2.0", "id": "a", "result": {"fine": True}})
+            r.send({"jsonrpc": "2.0", "id": "b", "error": {"code": -32000, "message": "nope", "data": 7}})
+            r.send({"jsonrpc": "2.0", "id": "a", "error": {"code": -1, "message": "late duplicate"}})
+            async with asyncio.timeout(5):
+                while not errors:
+                    await asyncio.sleep(0)
+            await asyncio.sleep(0.01)
+        return written, errors
+
+    written, errors = asyncio.run(main())
+    assert written == [
+        {"jsonrpc": "2.0", "id": "a", "method": "ok", "params": {"n": 1}},
+        {"jsonrpc": "2.0", "id": "b", "method": "bad"},
+    ]
+    assert len(errors) == 1
+    error = errors[0]
+    assert isinstance(error, RpcError)
+    assert (error.code, error.message, error.data) == (-32000, "nope", 7)
+
+
+def test_send_request_nowait_reports_connection_closed_when_the_connection_ends() -> None:
+    """An unanswered request fails with ConnectionClosed carrying the reason; later ones raise."""
+
+    async def main() -> tuple[list[Exception], BaseException | None]:
+        r = raw()
+        errors: list[Exception] = []
+        r.conn.send_request_nowait("m", None, errors.append)
+        r.conn.close("going away")
+        try:
+            r.conn.send_request_nowait("m", None, errors.append)
+        except ConnectionClosed as exc:
+            return errors, exc
+        return errors, None
+
+    errors, raised = asyncio.run(main())
+    assert [type(e) for e in errors] == [ConnectionClosed]
+    assert str(errors[0]) == "going away"
+    assert isinstance(raised, ConnectionClosed)
+
+
+def test_a_cancel_for_an_answered_request_is_ignored_and_its_id_can_be_reused() -> None:
+    """Once an async handler has answered, $/cancelRequest for its id cancels nothing;
+    a later request with the same id is served and cancellable on its own."""
+
+    async def main() -> list[Any]:
+        started = asyncio.Event()
+        release = asyncio.Event()
+
+        async def handler(params: Any) -> Any:
+            if params == "wait":
+                started.set()
+                await release.wait()
+            return params
+
+        r = raw(handlers={"m": handler})
+        async with serving(r):
+            r.send({"jsonrpc": "2.0", "id": 1, "method": "m", "params": "quick"})
+            first = await r.receive()
+            r.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 1}})
+            r.send({"jsonrpc": "2.0", "id": 1, "method": "m", "params": "wait"})
+            async with asyncio.timeout(5):
+                await started.wait()
+            r.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 1}})
+            second = await r.receive()
+        return [first, second]
+
+    first, second = asyncio.run(main())
+    assert first == {"jsonrpc": "2.0", "id": 1, "result": "quick"}
+    assert second["id"] == 1 and second["error"]["code"] == REQUEST_CANCELLED

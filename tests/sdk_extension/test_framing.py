@@ -1,4 +1,4 @@
-"""Unit tests for sdk_extension.framing: Content-Length framed JSON over a StreamReader."""
+"""Unit tests for sdk_extension.framing: Content-Length framed JSON over a StreamReader, and fed in chunks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sdk_extension.framing import MAX_MESSAGE_BYTES, FramingError, encode_message, read_message
+from sdk_extension.framing import MAX_MESSAGE_BYTES, FrameDecoder, FramingError, encode_message, read_message
 
 
 async def _read(
@@ -245,3 +245,124 @@ def test_encoded_body_is_valid_json_of_the_message() -> None:
     message = {"a": [1, {"b": None}], "c": "d"}
     _, _, body = encode_message(message).partition(b"\r\n\r\n")
     assert json.loads(body) == message
+
+
+# -- FrameDecoder: the same frames, fed in chunks of any size ------------------------------
+
+CHUNK_SIZES = [None, 1, 2, 7]
+"""Whole data at once, then byte by byte and in small odd chunks (cutting headers and bodies)."""
+
+
+def decode_all(data: bytes, chunk_size: int | None, max_bytes: int = MAX_MESSAGE_BYTES) -> list[Any]:
+    """Feed ``data`` to a fresh decoder in chunks of ``chunk_size`` (all at once for None), then end it."""
+    decoder = FrameDecoder(max_bytes)
+    step = chunk_size or max(len(data), 1)
+    messages: list[Any] = []
+    for start in range(0, len(data), step):
+        messages.extend(decoder.feed(data[start : start + step]))
+    decoder.end()
+    return messages
+
+
+@pytest.mark.parametrize("chunk_size", CHUNK_SIZES)
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"Content-Length: %d",
+        b"content-length: %d",
+        b"Content-Length:%d",
+        b"Content-Length:   %d  ",
+        b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8",
+        b"Content-Type: application/json\r\nCONTENT-LENGTH: %d",
+        b"Content-Length: +%d",
+        b"Content-Length: 0%d",
+    ],
+)
+def test_decoder_reads_canonical_and_other_headers_alike(header: bytes, chunk_size: int | None) -> None:
+    """Any valid header block gives the same messages, however the bytes are cut."""
+    body = b'{"a":[1,"\xc3\xa9"]}'
+    data = (header % len(body)) + b"\r\n\r\n" + body
+    assert decode_all(data * 3, chunk_size) == [{"a": [1, "é"]}] * 3
+
+
+@pytest.mark.parametrize("chunk_size", CHUNK_SIZES)
+def test_decoder_returns_every_frame_of_a_read_in_order(chunk_size: int | None) -> None:
+    """Several frames in one read all come back, in order, split or not."""
+    messages = [{"id": n, "text": "x" * n} for n in range(20)]
+    data = b"".join(encode_message(m) for m in messages)
+    assert decode_all(data, chunk_size) == messages
+
+
+def test_decoder_keeps_a_partial_frame_until_the_rest_arrives() -> None:
+    """A feed that ends inside a frame returns the complete ones; the next feed finishes it."""
+    data = encode_message({"first": 1}) + encode_message({"second": 2})
+    for cut in range(len(data) + 1):
+        decoder = FrameDecoder()
+        got = decoder.feed(data[:cut])
+        got += decoder.feed(data[cut:])
+        decoder.end()
+        assert got == [{"first": 1}, {"second": 2}], cut
+
+
+@pytest.mark.parametrize("chunk_size", CHUNK_SIZES)
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        (b"Content-Length 2\r\n\r\n{}", "malformed header line 'Content-Length 2'"),
+        (b"Content-Length: twelve\r\n\r\n{}", "Content-Length is not a number: 'twelve'"),
+        (b"Content-Length: 1 2\r\n\r\n{}", "Content-Length is not a number: '1 2'"),
+        (b"Content-Length: -5\r\n\r\n{}", "Content-Length is negative: -5"),
+        (b"Content-Length: 2\r\nbad\r\n\r\n{}", "malformed header line 'bad'"),
+        (b"Content-Type: application/json\r\n\r\n{}", "header block has no Content-Length"),
+        (b"Content-Length: 11\r\n\r\n", "message of 11 bytes exceeds the limit of 10 bytes"),
+        (b"Content-Length: 5\r\n", "stream ended inside a header: 'Content-Length: 5\\r\\n'"),
+        (b'Content-Length: 10\r\n\r\n{"a', "stream ended after 3 of 10 body bytes"),
+        (b"Content-Length: 4\r\n\r\n{no}", "body is not valid JSON"),
+        (b"Content-Length: 3\r\n\r\n[1]", "body is JSON but not an object"),
+        (b"Content-Length: 0\r\n\r\n", "body is not valid JSON"),
+    ],
+)
+def test_decoder_rejects_bad_frames_with_the_same_messages(data: bytes, error: str, chunk_size: int | None) -> None:
+    """Bad headers, sizes, bodies and cut streams raise the errors read_message raises."""
+    with pytest.raises(FramingError) as caught:
+        decode_all(data, chunk_size, max_bytes=10)
+    assert str(caught.value).startswith(error)
+
+
+def test_decoder_rejects_a_header_block_that_never_ends() -> None:
+    """More header bytes than MAX_HEADER_BYTES without an empty line is an error, not a wait."""
+    from sdk_extension.framing import MAX_HEADER_BYTES
+
+    decoder = FrameDecoder()
+    with pytest.raises(FramingError, match="header block is too long"):
+        for _ in range(MAX_HEADER_BYTES // 1000 + 2):
+            decoder.feed(b"X-Padding: " + b"a" * 989)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a":"\xed\xa0\x80"}',  # a UTF-8 encoded surrogate: json.loads lets it through
+        b'\xef\xbb\xbf{"a":1}',  # a UTF-8 byte order mark
+        '{"a":1}'.encode("utf-16-le"),
+        '{"a":1}'.encode("utf-16"),
+        b' \n{"a":1}',
+    ],
+)
+def test_decoder_accepts_the_bodies_json_loads_accepts(body: bytes) -> None:
+    """A body is read exactly as json.loads reads bytes, whatever it starts with."""
+    data = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    assert decode_all(data, None) == [json.loads(body)]
+    assert read_one(data) == json.loads(body)
+
+
+def test_decoder_rejects_invalid_utf8_like_json_loads() -> None:
+    """Invalid UTF-8 is 'not valid JSON' with json.loads's own reason."""
+    body = b'{"a":"\xff"}'
+    try:
+        json.loads(body)
+    except UnicodeDecodeError as exc:
+        reason = str(exc)
+    with pytest.raises(FramingError) as caught:
+        decode_all(b"Content-Length: %d\r\n\r\n%s" % (len(body), body), None)
+    assert str(caught.value) == f"body is not valid JSON: {reason}"

@@ -1,9 +1,10 @@
-"""Unit tests for sdk_extension.pipes: a real pipe read into a StreamReader in bounded reads."""
+"""Unit tests for sdk_extension.pipes: a real pipe read into a StreamReader or callbacks in bounded reads."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 
 import pytest
 
@@ -32,6 +33,10 @@ def test_bytes_written_to_the_pipe_reach_the_stream_in_order_and_end_with_eof() 
         return received
 
     asyncio.run(main())
+
+
+def _failing_read(fd: int, size: int) -> bytes:
+    raise OSError(5, "Input/output error")
 
 
 def _write_all_and_close(fd: int, data: bytes) -> None:
@@ -78,13 +83,10 @@ def test_close_ends_the_stream_releases_the_descriptor_and_can_be_repeated() -> 
 
 
 def test_a_failing_read_reaches_the_reader_as_its_exception(monkeypatch: pytest.MonkeyPatch) -> None:
-    def failing_read(fd: int, size: int) -> bytes:
-        raise OSError(5, "Input/output error")
-
     async def main() -> None:
         read_fd, write_fd = os.pipe()
         reader = PipeReader(read_fd)
-        monkeypatch.setattr(os, "read", failing_read)
+        monkeypatch.setattr(os, "read", _failing_read)
         os.write(write_fd, b"x")
         async with asyncio.timeout(5):
             with pytest.raises(OSError, match="Input/output error"):
@@ -94,3 +96,98 @@ def test_a_failing_read_reaches_the_reader_as_its_exception(monkeypatch: pytest.
         os.close(write_fd)
 
     asyncio.run(main())
+
+
+# -- deliver_to: the bytes as callbacks -------------------------------------------------------
+
+
+class Collector:
+    """Records what deliver_to hands over; ``ended`` is set at the end."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.ends: list[Exception | None] = []
+        self.ended = asyncio.Event()
+
+    def on_data(self, data: bytes) -> None:
+        self.chunks.append(data)
+
+    def on_end(self, error: Exception | None) -> None:
+        self.ends.append(error)
+        self.ended.set()
+
+
+def test_deliver_to_gets_bytes_read_before_and_after_it_then_one_end() -> None:
+    async def main() -> None:
+        read_fd, write_fd = os.pipe()
+        reader = PipeReader(read_fd)
+        os.write(write_fd, b"early ")
+        await asyncio.sleep(0.05)  # read before anyone took the bytes: kept for the consumer
+        collector = Collector()
+        reader.deliver_to(collector.on_data, collector.on_end)
+        assert b"".join(collector.chunks) == b"early "
+        payload = bytes(range(256)) * 1000
+        writer = asyncio.get_running_loop().run_in_executor(None, _write_all_and_close, write_fd, payload)
+        async with asyncio.timeout(10):
+            await collector.ended.wait()
+            await writer
+        assert b"".join(collector.chunks) == b"early " + payload
+        assert all(len(chunk) <= READ_SIZE for chunk in collector.chunks)
+        reader.close()
+        assert collector.ends == [None]
+        assert reader.closed and not _is_open(read_fd)
+
+    asyncio.run(main())
+
+
+def test_deliver_to_reports_a_failing_read_once_and_closes_the_descriptor(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def main() -> None:
+        read_fd, write_fd = os.pipe()
+        reader = PipeReader(read_fd)
+        collector = Collector()
+        reader.deliver_to(collector.on_data, collector.on_end)
+        monkeypatch.setattr(os, "read", _failing_read)
+        os.write(write_fd, b"x")
+        async with asyncio.timeout(5):
+            await collector.ended.wait()
+        monkeypatch.undo()
+        reader.close()
+        assert [str(error) for error in collector.ends] == ["[Errno 5] Input/output error"]
+        assert collector.chunks == [] and reader.closed
+        os.close(write_fd)
+
+    asyncio.run(main())
+
+
+def _with_reader(check: Callable[[PipeReader], None]) -> None:
+    """Run ``check`` on a PipeReader of a fresh pipe, on a running loop; close both ends after."""
+
+    async def main() -> None:
+        read_fd, write_fd = os.pipe()
+        reader = PipeReader(read_fd)
+        try:
+            check(reader)
+        finally:
+            reader.close()
+            os.close(write_fd)
+
+    asyncio.run(main())
+
+
+def test_the_bytes_go_to_one_consumer_only() -> None:
+    def check(reader: PipeReader) -> None:
+        assert reader.stream is reader.stream
+        with pytest.raises(RuntimeError, match="another consumer"):
+            reader.deliver_to(lambda data: None, lambda error: None)
+
+    _with_reader(check)
+
+
+def test_close_before_deliver_to_ends_it_at_once() -> None:
+    def check(reader: PipeReader) -> None:
+        reader.close()
+        collector = Collector()
+        reader.deliver_to(collector.on_data, collector.on_end)
+        assert collector.ends == [None] and collector.chunks == []
+
+    _with_reader(check)
