@@ -111,6 +111,7 @@ async def round_trip(ctx: Context) -> Outcome:
     f, h = run_medians(floors, s.warmup, 1e6), run_medians(hosts, s.warmup, 1e6)
     return Outcome([
         figure("round_trip.floor_us", "raw round trip, bare asyncio child (floor)", US, f),
+        figure("round_trip.floor_p99_us", "  p99 of those round trips", US, run_p99s(floors, s.warmup, 1e6)),
         figure("round_trip.host_us", "host.call_tool, sequential, no hooks", US, h),
         figure("round_trip.host_p99_us", "  p99 of those calls", US, run_p99s(hosts, s.warmup, 1e6), Target("<=", 400)),
         figure("round_trip.ratio", "  host.call_tool / floor", X, ratios(h, f), Target("<=", 2.0)),

@@ -36,7 +36,7 @@ HAS_MCP = _has_mcp()
 
 # Figure keys per scenario: (always, only with mcp). The smoke mode starts 1 and 2 at once.
 EXPECTED: dict[str, tuple[list[str], list[str]]] = {
-    "round_trip": (["floor_us", "host_us", "host_p99_us", "ratio"], []),
+    "round_trip": (["floor_us", "floor_p99_us", "host_us", "host_p99_us", "ratio"], []),
     "in_flight": (["floor_rate", "host_rate", "ratio"], []),
     "hooks": (["floor_us", "host_us", "host_p99_us", "ratio"], []),
     "hook_point": (["runner_us", "builtin_us", "builtin_bare_us", "difference_us"], []),
