@@ -28,8 +28,8 @@ from sdk_extension.results import ToolResult, result_from_wire
 
 from .discovery import ExtensionSpec
 from .errors import ExtensionLoadError
-from .forkserver import ForkServer
 from .events import EventLog, make_event, unique_ids
+from .forkserver import ForkServer
 from .hooks import HookRunner
 from .info import ExtensionInfo, ExtensionStatus
 from .node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv

@@ -3,8 +3,9 @@
 Each extension runs as ``<host python> -P -m sdk_extension <extension.py>`` in its own process
 group, with stdin/stdout as pipes for the protocol and stderr appended to its log file; a Python
 extension is the same process forked by the host's fork server when there is one
-(:mod:`extension_host.forkserver`), which skips the interpreter's start-up. The stop ladder is: close stdin (the SDK exits on end of stream), SIGTERM the group, SIGKILL the
-group, each step bounded. This module knows processes and files; it does not speak the protocol.
+(:mod:`extension_host.forkserver`), which skips the interpreter's start-up. The stop ladder is:
+close stdin (the SDK exits on end of stream), SIGTERM the group, SIGKILL the group, each step
+bounded. This module knows processes and files; it does not speak the protocol.
 """
 
 from __future__ import annotations

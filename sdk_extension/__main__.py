@@ -1,9 +1,10 @@
 """The launcher: ``python -m sdk_extension PATH`` runs an extension file as ``__main__``.
 
-The host starts every Python extension this way so that stdout belongs to the protocol from the
-first byte (a ``print()`` at import time lands in the log, not on the wire) and so that an
-extension whose host died exits by itself even if it never joins. The file then runs exactly as
-``python PATH`` would run it: same ``sys.argv[0]``, same ``sys.path[0]``.
+The host starts every Python extension this way (or forks it from its fork server, which then
+calls :func:`run_extension`) so that stdout belongs to the protocol from the first byte (a
+``print()`` at import time lands in the log, not on the wire) and so that an extension whose
+host died exits by itself even if it never joins. The file then runs exactly as ``python PATH``
+would run it: same ``sys.argv[0]``, same ``sys.path[0]``.
 """
 
 from __future__ import annotations

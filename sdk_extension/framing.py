@@ -41,7 +41,9 @@ def encode_message(message: dict[str, Any]) -> bytes:
 def _content_length(header_block: bytes) -> int:
     if header_block.startswith(_CANONICAL_HEADER):
         digits = header_block[len(_CANONICAL_HEADER) :]
-        if digits.isdigit():  # only ASCII digits: no other header line, no sign, no spaces
+        # Only ASCII digits (no other header line, no sign, no spaces), and few enough that
+        # int() cannot refuse them: anything else takes the general way and its errors.
+        if len(digits) <= 18 and digits.isdigit():
             return int(digits)
     length: int | None = None
     for raw_line in header_block.split(b"\r\n"):

@@ -312,6 +312,8 @@ def test_decoder_keeps_a_partial_frame_until_the_rest_arrives() -> None:
         (b"Content-Length: twelve\r\n\r\n{}", "Content-Length is not a number: 'twelve'"),
         (b"Content-Length: 1 2\r\n\r\n{}", "Content-Length is not a number: '1 2'"),
         (b"Content-Length: -5\r\n\r\n{}", "Content-Length is negative: -5"),
+        (b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n{}", "Content-Length is not a number: '999"),
+        (b"Content-Length: " + b"9" * 19 + b"\r\n\r\n{}", "message of 9999999999999999999 bytes exceeds"),
         (b"Content-Length: 2\r\nbad\r\n\r\n{}", "malformed header line 'bad'"),
         (b"Content-Type: application/json\r\n\r\n{}", "header block has no Content-Length"),
         (b"Content-Length: 11\r\n\r\n", "message of 11 bytes exceeds the limit of 10 bytes"),
