@@ -107,9 +107,16 @@ def command_line(pid: int) -> list[str]:
 
 
 def reap_children() -> list[int]:
-    """Kill every child of this process that is still alive, with its group; return their pids."""
+    """Kill every descendant of this process that is still alive, with its group; return their pids.
+
+    Descendants, not only children: extensions forked by a host's fork server are its children,
+    in groups of their own.
+    """
     killed = []
-    for pid in children_of(os.getpid()):
+    pending = children_of(os.getpid())
+    while pending:
+        pid = pending.pop()
+        pending += children_of(pid)
         try:
             if os.getpgid(pid) == pid:
                 os.killpg(pid, signal.SIGKILL)
