@@ -134,6 +134,7 @@ def _compile_project() -> None:
     import sdk_extension
 
     for package in (sdk_extension, extension_host):
+        assert package.__file__ is not None  # regular packages, not namespace ones
         compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
 
 
