@@ -94,7 +94,8 @@ def parent_pid(pid: int) -> int:
 
 def children_of(pid: int) -> list[int]:
     """The pids whose parent is ``pid``, from /proc."""
-    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit() and parent_pid(int(entry.name)) == pid]
+    pids = (int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit())
+    return [child for child in pids if parent_pid(child) == pid]
 
 
 def command_line(pid: int) -> list[str]:

@@ -82,7 +82,7 @@ class ForkServer:
         self._replies: PipeReader | None = None
         self._reader: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[int] | None = None
-        self._requests: dict[int, asyncio.Future[int]] = {}
+        self._requests: dict[int, asyncio.Future[ForkedChild]] = {}
         self._children: dict[int, ForkedChild] = {}
         self._next_id = 0
         self.failure: str | None = None
@@ -109,12 +109,12 @@ class ForkServer:
         body = json.dumps(
             {"id": request_id, "path": str(entry), "cwd": str(cwd), "env": dict(env), "parent": server_pid}
         ).encode()
-        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[ForkedChild] = asyncio.get_running_loop().create_future()
         self._requests[request_id] = future
         try:
             async with asyncio.timeout(REQUEST_TIMEOUT):
                 await self._send(_LENGTH.pack(len(body)), list(streams), body)
-                pid = await future
+                child = await future
         except (OSError, TimeoutError) as exc:
             # A server that cannot take one request is not trusted with the next either.
             self.failure = f"the fork server did not answer: {str(exc) or f'nothing within {REQUEST_TIMEOUT:g} s'}"
@@ -122,7 +122,7 @@ class ForkServer:
             raise ForkServerUnavailable(self.failure) from None
         finally:
             self._requests.pop(request_id, None)
-        return self._children[pid]
+        return child
 
     async def _send(self, head: bytes, fds: list[int], body: bytes) -> None:
         # One request at a time: two interleaved on the stream would garble both.
@@ -211,9 +211,9 @@ class ForkServer:
             future = self._requests.get(reply["id"])
             if "pid" in reply:
                 # Registered here, before anything else is read: its exit report comes later.
-                self._children[reply["pid"]] = ForkedChild(reply["pid"])
+                child = self._children[reply["pid"]] = ForkedChild(reply["pid"])
                 if future is not None and not future.done():
-                    future.set_result(reply["pid"])
+                    future.set_result(child)
             elif future is not None and not future.done():
                 future.set_exception(ForkServerUnavailable(str(reply.get("error"))))
 
