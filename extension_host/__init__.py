@@ -18,6 +18,7 @@ from .errors import (
     ExtensionLoadError,
     ScaffoldError,
     ToolCollisionError,
+    TrustFileError,
     UnknownExtensionError,
     UnknownToolError,
 )
@@ -25,6 +26,7 @@ from .hooks import DEFAULT_HOOK_TIMEOUT, GUARD_HOOKS, HookRecord
 from .hookspecs import hookimpl
 from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
 from .info import ExtensionInfo, ExtensionStatus, ToolInfo
+from .trust import TrustDecision, TrustStore
 from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
 
 __all__ = [
@@ -48,6 +50,9 @@ __all__ = [
     "ToolCollisionError",
     "ToolInfo",
     "ToolResult",
+    "TrustDecision",
+    "TrustFileError",
+    "TrustStore",
     "UnknownExtensionError",
     "UnknownToolError",
 ]

@@ -27,6 +27,8 @@ from .control import (
     describe_extensions,
 )
 from .dev import DevLoop, stdin_reader
+from .discovery import ExtensionSpec, discover
+from .environment import VARIABLE_NAME, is_sensitive
 from .errors import ExtensionHostError, ScaffoldError, UnknownExtensionError, UnknownToolError
 from .hooks import HookRecord
 from .host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
@@ -34,6 +36,7 @@ from .info import ExtensionInfo, ToolInfo
 from .outcomes import ReloadOutcome
 from .paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
 from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
+from .trust import TrustStore
 
 __all__ = ["main"]
 
@@ -115,6 +118,16 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("text", help="the prompt")
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
 
+    sub = command("trust", _trust, "trust this project, so that its own extensions run (they do not until you do)")
+    sub.add_argument("--revoke", action="store_true", help="withdraw the trust: its extensions stop running")
+    sub.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+    sub = command("grant", _grant, "let an extension have sensitive environment variables it asks for")
+    sub.add_argument("name", help="extension name or id (project:NAME, user:NAME)")
+    sub.add_argument("variables", nargs="*", metavar="VAR", help="variable names (none: show what it is granted)")
+    sub.add_argument("--revoke", action="store_true", help="take these variables back")
+    sub.add_argument("--json", action="store_true", help="print JSON for scripts")
+
     command("dev", _dev, "run a host for the project in the foreground: hot reload, logs, commands on stdin")
 
     command("demo", _demo, "scaffold an extension into a temporary project and call its tool")
@@ -131,10 +144,28 @@ def _scaffold(args: argparse.Namespace) -> int:
         root = find_project_root(args.root) / PROJECT_EXTENSIONS_DIR
     folder = scaffold(args.name, root, args.template)
     entry = folder / "extension.py"
+    newly_trusted = False
+    if not args.user:
+        # Creating your own code in a project is consent to run that project's extensions.
+        project_root = find_project_root(args.root)
+        store = TrustStore(user_home(args.home))
+        newly_trusted = not store.project_trusted(project_root)
+        if newly_trusted:
+            store.set_project_trusted(project_root, True)
     if args.json:
-        _print_json({"name": args.name, "path": str(folder), "entry": str(entry), "template": args.template})
+        _print_json(
+            {
+                "name": args.name,
+                "path": str(folder),
+                "entry": str(entry),
+                "template": args.template,
+                "trusted_project": newly_trusted,
+            }
+        )
     else:
         print(f"created {entry}")
+        if newly_trusted:
+            print(f"trusted {find_project_root(args.root)}: its extensions run from now on (undo: extensions trust --revoke)")
         print(f"try it:  extensions call {tool_prefix(args.name)}_count_lines '{{\"path\": \"README.md\"}}'"
               if args.template == "basic" else "try it:  extensions list")
     return EXIT_OK
@@ -262,10 +293,90 @@ def _prompt(args: argparse.Namespace) -> int:
     return asyncio.run(_with_host(args, run))
 
 
+def _trust(args: argparse.Namespace) -> int:
+    root = find_project_root(args.root)
+    home = user_home(args.home)
+    store = TrustStore(home)
+    store.set_project_trusted(root, not args.revoke)
+    specs = [found.spec for found in discover(root, home) if found.spec.source == "project"]
+    if args.json:
+        _print_json(
+            {
+                "project": str(root),
+                "trusted": not args.revoke,
+                "record": str(store.path),
+                "extensions": [_spec_json(spec) for spec in specs],
+            }
+        )
+    else:
+        print(render.trust_change(root, not args.revoke, specs, store.path))
+    return EXIT_OK
+
+
+def _grant(args: argparse.Namespace) -> int:
+    bad = [name for name in args.variables if not VARIABLE_NAME.fullmatch(name)]
+    if bad:
+        print(f"error: {bad[0]!r} is not an environment variable name", file=sys.stderr)
+        return EXIT_USAGE
+    root = find_project_root(args.root)
+    home = user_home(args.home)
+    spec = _find_extension(root, home, args.name)
+    store = TrustStore(home)
+    if not args.variables:
+        granted = store.granted(root, spec.source, spec.name)
+    elif args.revoke:
+        granted = store.revoke(root, spec.source, spec.name, args.variables)
+    else:
+        granted = store.grant(root, spec.source, spec.name, args.variables)
+    notes = [
+        f"{name} is not withheld from extensions: they have it without a grant"
+        for name in args.variables
+        if not args.revoke and not is_sensitive(name)
+    ]
+    if args.json:
+        _print_json(
+            {
+                "extension": spec.id,
+                "project": str(root) if spec.source == "project" else None,
+                "granted": sorted(granted),
+                "record": str(store.path),
+                "notes": notes,
+            }
+        )
+    else:
+        print(render.grants(spec.id, args.variables, args.revoke, sorted(granted)))
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _find_extension(root: Path, home: Path, name: str) -> ExtensionSpec:
+    """The extension ``name`` (or id) discovered in ``root`` and ``home``, without running any.
+
+    A name is the project's extension of that name if it has one, else the user's.
+    """
+    specs = [found.spec for found in discover(root, home)]
+    for spec in specs:
+        if name in (spec.id, spec.name):
+            return spec
+    raise UnknownExtensionError(name, [spec.id for spec in specs])
+
+
+def _spec_json(spec: ExtensionSpec) -> dict[str, Any]:
+    return {
+        "id": spec.id,
+        "name": spec.name,
+        "path": str(spec.folder),
+        "entry": spec.entry_name,
+        "runtime": spec.runtime,
+        "link_target": str(spec.link_target) if spec.link_target else None,
+    }
+
+
 def _dev(args: argparse.Namespace) -> int:
     async def run() -> int:
         host = ExtensionHost(args.root, args.home, readiness_timeout=args.readiness_timeout)
-        return await DevLoop(host).run(await stdin_reader())
+        return await DevLoop(host, interactive=sys.stdin is not None and sys.stdin.isatty()).run(await stdin_reader())
 
     return asyncio.run(run())
 
@@ -276,6 +387,7 @@ def _demo(args: argparse.Namespace) -> int:
         (project / ".git").mkdir(parents=True)
         (project / "README.md").write_text("# A demo project\n\nIt is here so that the demo tool has a file to read.\n", encoding="utf-8")
         folder = scaffold("hello", project / PROJECT_EXTENSIONS_DIR)
+        TrustStore(Path(temp) / "home").set_project_trusted(project, True)  # its own code: trusted
         print(f"1. scaffolded {folder.relative_to(project)}/extension.py into a temporary project")
         demo_args = argparse.Namespace(**{**vars(args), "root": project, "home": Path(temp) / "home"})
 

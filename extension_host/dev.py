@@ -5,7 +5,14 @@ started, reloaded, kept after a failed reload, stopped; what they log; hook deci
 takes commands on stdin: ``call TOOL [JSON]``, ``prompt TEXT``, ``list``, ``reload [NAME]``,
 ``help``, ``quit``. It opens the project's control socket, so ``extensions list``, ``inspect``
 and ``reload`` in another shell talk to it. SIGINT and SIGTERM stop it cleanly: every extension process is stopped
-before it exits. The printing is this module's; the host does the work.
+before it exits.
+
+On a terminal it asks two kinds of question, answered by the next line typed: whether to trust
+a project whose extensions the user has not trusted yet (asked once, before anything runs), and
+whether to grant an extension the environment variables it failed to get (a yes is recorded
+and the extension reloaded; a no is remembered for that exact set until dev ends). Without a
+terminal it asks nothing: untrusted extensions are listed as such, with the command that
+trusts them. The printing and asking are this module's; the host does the work.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import json
 import shlex
 import signal
 import sys
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
@@ -22,6 +30,7 @@ from sdk_extension.protocol import Event
 
 from . import render
 from .control import ControlServer
+from .discovery import discover
 from .errors import ExtensionHostError
 from .host import ExtensionHost
 from .outcomes import ReloadOutcome
@@ -41,10 +50,14 @@ HELP = """commands:
 class DevLoop:
     """One ``extensions dev`` session."""
 
-    def __init__(self, host: ExtensionHost, out: TextIO = sys.stdout) -> None:
+    def __init__(self, host: ExtensionHost, out: TextIO = sys.stdout, *, interactive: bool = False) -> None:
+        """``interactive``: a person answers on stdin (a terminal), so dev may ask questions."""
         self._host = host
         self._out = out
         self._stop = asyncio.Event()
+        self._interactive = interactive
+        self._questions: deque[tuple[str, Callable[[bool], Awaitable[None]]]] = deque()
+        self._asked: set[tuple[str, frozenset[str]]] = set()
 
     def say(self, text: str) -> None:
         """Print a line (or lines) and flush, so a pipe reader sees it at once."""
@@ -67,10 +80,13 @@ class DevLoop:
             self.say(f"error: {exc}")
             return 1
         try:
+            if self._interactive and commands is not None and not await self._ask_trust(commands):
+                return 0  # stopped while the question was open
             await host.start()
             host.on_event(self._on_event)
             self.say(render.extensions_table(host.extensions))
             self.say(f"\nwatching {extensions_dir} and {host.user_home / 'extensions'}; type 'help' for commands")
+            self._offer_grants()
             reader = asyncio.ensure_future(self._read(commands)) if commands is not None else None
             await self._stop.wait()
             if reader is not None:
@@ -91,10 +107,80 @@ class DevLoop:
             line = await commands.readline()
             if not line:
                 return  # stdin closed: keep serving until a signal or quit
+            text = line.decode("utf-8", "replace").strip()
             try:
-                await self.execute(line.decode("utf-8", "replace").strip())
+                if self._questions:
+                    _, answer = self._questions.popleft()
+                    await answer(_is_yes(text))
+                    if self._questions:
+                        self.say(self._questions[0][0])
+                else:
+                    await self.execute(text)
             except Exception as exc:  # a bad command must never end the session
                 self.say(f"error: {type(exc).__name__}: {exc}")
+
+    # -- questions ----------------------------------------------------------------------
+
+    async def _ask_trust(self, commands: asyncio.StreamReader) -> bool:
+        """Ask whether to trust the project if it has extensions nobody trusted; False if dev
+        was stopped meanwhile."""
+        host = self._host
+        decision = host.trust
+        if decision.trusted or decision.problem is not None:
+            return True
+        ids = [found.spec.id for found in discover(host.project_root, host.user_home) if found.spec.source == "project"]
+        if not ids:
+            return True
+        self.say(
+            f"{host.project_root} has {len(ids)} extension{'s' if len(ids) > 1 else ''} you have not trusted: "
+            f"{', '.join(ids)}\nThey would run as you, with access to your files. "
+            "Trust this project and run them? [y/N]"
+        )
+        line = asyncio.ensure_future(commands.readline())
+        stopped = asyncio.ensure_future(self._stop.wait())
+        await asyncio.wait({line, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if not line.done():
+            line.cancel()
+            return False
+        if _is_yes(line.result().decode("utf-8", "replace")):
+            host.trust_store.set_project_trusted(host.project_root, True)
+            self.say(f"trusted {host.project_root} (undo: extensions trust --revoke)")
+        else:
+            self.say("not trusted: its extensions stay stopped; run 'extensions trust' to change that")
+        return True
+
+    def _offer_grants(self) -> None:
+        """Queue a question for each extension that failed for want of a variable, once per set."""
+        if not self._interactive:
+            return
+        for info in self._host.extensions:
+            if info.status != "failed" or not info.environment_missing:
+                continue
+            key = (info.id, frozenset(info.environment_missing))
+            if key in self._asked:
+                continue
+            self._asked.add(key)
+            question = (
+                f"{info.id} asks for the environment variable{'s' if len(key[1]) > 1 else ''} "
+                f"{', '.join(info.environment_missing)}. Grant {'them' if len(key[1]) > 1 else 'it'}? [y/N]"
+            )
+            self._questions.append((question, self._grant_answer(info.id, info.environment_missing)))
+            if len(self._questions) == 1:
+                self.say(question)
+
+    def _grant_answer(self, extension_id: str, names: tuple[str, ...]) -> Callable[[bool], Awaitable[None]]:
+        async def answer(yes: bool) -> None:
+            if not yes:
+                self.say(f"not granted: {extension_id} stays failed (this dev session will not ask again)")
+                return
+            host = self._host
+            info = host.extension(extension_id)
+            host.trust_store.grant(host.project_root, info.source, info.name, names)
+            self.say(f"granted {', '.join(names)} to {extension_id}; reloading it")
+            await host.reload(extension_id)
+
+        return answer
 
     async def execute(self, line: str) -> None:
         """Run one command line."""
@@ -172,11 +258,16 @@ class DevLoop:
         if kind == "session.extensions_loaded":
             for change in data.get("changes", []):
                 self.say(render.reload_outcome(ReloadOutcome.from_json(change)))
+            self._offer_grants()
         elif kind in ("session.info", "session.warning", "session.error"):
             level = "" if kind == "session.info" else kind.split(".")[1] + ": "
             self.say(f"[{data.get('extensionId', 'host')}] {level}{data.get('message', '')}")
         elif kind == "hook.end" and (data.get("decision") in ("deny", "ask") or data.get("outcome") != "ok"):
             self.say(f"[hook] {render.hook_end(data)}")
+
+
+def _is_yes(answer: str) -> bool:
+    return answer.strip().lower() in ("y", "yes")
 
 
 async def stdin_reader() -> asyncio.StreamReader | None:

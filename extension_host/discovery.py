@@ -5,7 +5,9 @@ Project extensions (``<root>/.github/extensions/<name>/``) come first, then user
 holds an entry file: ``extension.py`` (Python), or ``extension.mjs``, ``.cjs`` or ``.js`` (a
 Copilot SDK extension, run with Node.js). A project extension shadows a user one of the same
 name; a folder whose name breaks the naming rule, or that holds more than one entry file, is
-reported, not started. Nothing here starts processes or reads extension code.
+reported, not started. Project extensions of a project the user does not trust are reported as
+untrusted (and shadow nothing: they will not run). Nothing here starts processes or reads
+extension code.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ class ExtensionSpec:
     source: Source
     folder: Path
     entry_name: str = ENTRY_FILE
+    link_target: Path | None = None
+    """Where the folder really is, when it is a symbolic link (``None`` otherwise)."""
 
     @property
     def id(self) -> str:
@@ -80,6 +84,13 @@ class Discovered:
     spec: ExtensionSpec
     problem: str | None = None
     shadowed_by: str | None = None
+    untrusted: str | None = None
+    """Why it may not run: its project is not trusted (the one-line reason)."""
+
+    @property
+    def startable(self) -> bool:
+        """Whether the host should start it."""
+        return self.problem is None and self.shadowed_by is None and self.untrusted is None
 
 
 def check_name(name: str) -> str | None:
@@ -107,19 +118,25 @@ def _scan(folder: Path, source: Source) -> list[tuple[ExtensionSpec, str | None]
                 f"{child.name} has more than one entry file ({', '.join(entries)}); "
                 "keep one, so that it is clear what runs"
             )
-        found.append((ExtensionSpec(child.name, source, child, entries[0]), problem))
+        target = child.resolve() if child.is_symlink() else None
+        found.append((ExtensionSpec(child.name, source, child, entries[0], target), problem))
     return found
 
 
-def discover(project_root: Path, home: Path) -> list[Discovered]:
-    """Every extension folder under the project and the user home, in load order."""
+def discover(project_root: Path, home: Path, *, untrusted: str | None = None) -> list[Discovered]:
+    """Every extension folder under the project and the user home, in load order.
+
+    ``untrusted`` is why the project's own extensions may not run (``None``: it is trusted).
+    """
     project = _scan(project_root / PROJECT_EXTENSIONS_DIR, "project")
     user = _scan(extensions_dir(home), "user")
-    project_names = {spec.name for spec, _ in project if check_name(spec.name) is None}
+    project_names = set() if untrusted else {spec.name for spec, _ in project if check_name(spec.name) is None}
     found: list[Discovered] = []
     for spec, ambiguity in (*project, *user):
         problem = check_name(spec.name) or ambiguity
-        if problem is None and spec.source == "user" and spec.name in project_names:
+        if untrusted is not None and spec.source == "project":
+            found.append(Discovered(spec, problem=problem, untrusted=untrusted))
+        elif problem is None and spec.source == "user" and spec.name in project_names:
             found.append(Discovered(spec, shadowed_by=f"project:{spec.name}"))
         else:
             found.append(Discovered(spec, problem=problem))

@@ -55,7 +55,10 @@ class Dispatcher:
         unavailable_reason: Callable[[str], str | None],
         on_ask: AskHandler | None = None,
         activity: ActivityTracker | None = None,
+        unknown_hint: Callable[[], str | None] = lambda: None,
     ) -> None:
+        """``unknown_hint()`` may add a sentence to an unknown tool's error (why it may be missing)."""
+        self._unknown_hint = unknown_hint
         self._activity = activity or ActivityTracker()
         self._registry = registry
         self._events = events
@@ -84,7 +87,7 @@ class Dispatcher:
         if entry is None:
             reason = self._unavailable_reason(name)
             if reason is None:
-                raise UnknownToolError(name, [e.name for e in self._registry.entries()])
+                raise UnknownToolError(name, [e.name for e in self._registry.entries()], hint=self._unknown_hint())
             return ToolCallResult(ToolResult(reason, "failure", error=reason))
         call_id = tool_call_id or f"call_{next(self._call_ids)}"
         arguments = {} if arguments is None else arguments

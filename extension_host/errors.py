@@ -7,7 +7,8 @@
     │   └── ToolCollisionError         its tool name is taken (.tool, .owner)
     ├── UnknownToolError               no tool of that name is offered (.tool)
     ├── UnknownExtensionError          no extension of that name or id (.extension)
-    └── ScaffoldError                  a new extension cannot be created there (.path)
+    ├── ScaffoldError                  a new extension cannot be created there (.path)
+    └── TrustFileError                 the trust record cannot be read or written (.path)
 
 An extension that fails to load does not raise out of the host: its
 :class:`~extension_host.ExtensionInfo` has status ``failed`` and the error's message. The
@@ -23,6 +24,7 @@ __all__ = [
     "ExtensionLoadError",
     "ScaffoldError",
     "ToolCollisionError",
+    "TrustFileError",
     "UnknownExtensionError",
     "UnknownToolError",
 ]
@@ -57,11 +59,11 @@ class ToolCollisionError(ExtensionLoadError):
 class UnknownToolError(ExtensionHostError):
     """No tool named ``tool`` is offered; ``available`` lists what is."""
 
-    def __init__(self, tool: str, available: list[str], reason: str | None = None) -> None:
+    def __init__(self, tool: str, available: list[str], reason: str | None = None, hint: str | None = None) -> None:
         text = reason or (
             f"no tool named {tool!r}; available: {', '.join(sorted(available)) or 'none'}"
         )
-        super().__init__(text)
+        super().__init__(f"{text}; {hint}" if hint else text)
         self.tool = tool
         self.available = available
 
@@ -82,3 +84,11 @@ class ScaffoldError(ExtensionHostError):
     def __init__(self, path: Path | str, message: str) -> None:
         super().__init__(message)
         self.path = Path(path)
+
+
+class TrustFileError(ExtensionHostError):
+    """The user's trust record at ``path`` cannot be read, believed or written."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(message)
+        self.path = path

@@ -1,7 +1,9 @@
 """The composition root: :class:`ExtensionHost` wires discovery, launch, registry and dispatch.
 
 This is the one module that knows every other. It owns the session (its id and event log),
-starts every discovered extension in parallel, reports the outcome, and routes tool calls.
+decides what extensions may have (trust in the project, the environment without its secrets,
+the grants), starts every discovered extension in parallel, reports the outcome, and routes
+tool calls.
 Each concern it wires lives in its own module; the host only decides the order of things.
 """
 
@@ -27,7 +29,9 @@ from sdk_extension.tools import Tool
 
 from .activity import ActivityTracker
 from .composition import join_context
+from .discovery import ExtensionSpec
 from .dispatch import AskHandler, Dispatcher, builtin_entry
+from .environment import protect_host_environment, scrub, sdk_environment
 from .errors import ExtensionHostError, UnknownExtensionError
 from .events import EventListener, EventLog
 from .forkserver import ForkServer, fork_server_supported
@@ -44,10 +48,11 @@ from .outcomes import (
 )
 from .paths import cache_dir, find_project_root, logs_dir
 from .paths import user_home as resolve_user_home
-from .process import STOP_GRACE_SECONDS, sdk_environment
+from .process import STOP_GRACE_SECONDS
 from .registry import BUILTIN_OWNER, ToolRegistry
 from .reload import ExtensionWatcher
 from .supervisor import Supervisor
+from .trust import TrustDecision, TrustStore, decide_project_trust, untrusted_reason
 
 __all__ = ["DEFAULT_READINESS_TIMEOUT", "DEFAULT_TOOL_TIMEOUT", "ExtensionHost"]
 
@@ -80,13 +85,22 @@ class ExtensionHost:
             ``on_session_end("complete")`` when stopped.
         watch: reload an extension when its files change, start new ones, stop removed ones.
         stop_grace: seconds each step of the stop ladder waits.
-        environment: the base environment of extension processes (default: this process's).
+        environment: the environment extensions start from (default: this process's). Its
+            sensitive variables are withheld from them; an extension gets one only when it asks
+            for it and the user granted it.
         fork_server: start Python extensions by forking a warm interpreter that has the SDK
             imported (much faster to start and reload; less memory); ``False``, or
             ``EXTENSION_HOST_FORK_SERVER=0`` in the environment, starts a new interpreter for
             each. Platforms without ``fork`` always do.
         on_send: called for ``session.send`` from an extension (the agent's turn); without it
             the session goes idle at once.
+        trust: whether the project's own extensions may run. ``None`` (the default) follows the
+            user's recorded decision (``extensions trust``) or ``EXTENSION_HOST_TRUST_PROJECT=1``;
+            until then they are listed as ``untrusted`` and none of their code runs.
+            User-scope extensions always run.
+        allow_builtin_overrides: whether an extension may replace a tool of ``builtin_tools``
+            by declaring ``overridesBuiltInTool`` (each override is announced with a
+            ``session.warning``); ``False`` fails such an extension instead.
     """
 
     def __init__(
@@ -106,6 +120,8 @@ class ExtensionHost:
         environment: Mapping[str, str] | None = None,
         fork_server: bool = True,
         on_send: SendHandler | None = None,
+        trust: bool | None = None,
+        allow_builtin_overrides: bool = True,
     ) -> None:
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
@@ -122,7 +138,11 @@ class ExtensionHost:
         self._session_hooks = session_hooks
         self._session_ended = False
         self._builtin_tools = list(builtin_tools)
-        base_environment = dict(os.environ if environment is None else environment)
+        self.trust_store: Final = TrustStore(self.user_home)
+        """The user's recorded decisions: trusted projects and granted variables."""
+        self._trust = trust
+        host_environment = dict(os.environ if environment is None else environment)
+        base_environment = scrub(host_environment)
         self._fork_server = (
             ForkServer(sdk_environment(base_environment), logs_dir(self.user_home) / "fork-server.log")
             if fork_server and fork_server_supported() and os.environ.get("EXTENSION_HOST_FORK_SERVER") != "0"
@@ -142,6 +162,9 @@ class ExtensionHost:
             cache_dir=cache_dir(),
             on_send=on_send,
             fork_server=self._fork_server,
+            host_environment=host_environment,
+            grants=self._granted,
+            allow_builtin_overrides=allow_builtin_overrides,
         )
         self._activity = ActivityTracker()
         self._supervisor = Supervisor(
@@ -150,6 +173,7 @@ class ExtensionHost:
             project_root=self.project_root,
             user_home=self.user_home,
             drain_timeout=tool_timeout,
+            untrusted=self._untrusted,
         )
         self._dispatcher = Dispatcher(
             self._registry,
@@ -158,6 +182,7 @@ class ExtensionHost:
             self._supervisor.unavailable_reason,
             on_ask,
             self._activity,
+            self._unknown_tool_hint,
         )
         self._watcher = ExtensionWatcher(self.project_root, self.user_home, self._supervisor.apply) if watch else None
         self._watching: asyncio.Task[None] | None = None
@@ -191,6 +216,7 @@ class ExtensionHost:
         if self._started:
             raise ExtensionHostError("this ExtensionHost was already started; create a new one")
         self._started = True
+        protect_host_environment()
         self._registry.register(
             BUILTIN_OWNER, [builtin_entry(tool, self.session_id) for tool in self._builtin_tools]
         )
@@ -241,6 +267,29 @@ class ExtensionHost:
         """Start new extensions, stop removed ones and reload ``changed`` ids (all if ``None``);
         what the file watcher calls after a batch of saves."""
         return await self._supervisor.apply(changed)
+
+    # -- trust --------------------------------------------------------------------------
+
+    @property
+    def trust(self) -> TrustDecision:
+        """Whether the project's own extensions may run now, and who decided it."""
+        return decide_project_trust(self.project_root, self.trust_store, explicit=self._trust)
+
+    def _untrusted(self) -> str | None:
+        decision = self.trust
+        return None if decision.trusted else untrusted_reason(decision.problem)
+
+    def _granted(self, spec: ExtensionSpec) -> frozenset[str]:
+        return self.trust_store.granted(self.project_root, spec.source, spec.name)
+
+    def _unknown_tool_hint(self) -> str | None:
+        untrusted = self._supervisor.untrusted()
+        if not untrusted:
+            return None
+        return (
+            f"{len(untrusted)} project extension{'s' if len(untrusted) > 1 else ''} did not run because "
+            f"this project is not trusted ({', '.join(untrusted)}); review them, then run 'extensions trust'"
+        )
 
     # -- what is loaded -----------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from typing import Any, Literal, cast
 
 __all__ = ["ExtensionInfo", "ExtensionStatus", "ToolInfo"]
 
-ExtensionStatus = Literal["starting", "running", "failed", "disabled", "shadowed"]
+ExtensionStatus = Literal["starting", "running", "failed", "disabled", "shadowed", "untrusted"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,9 +33,20 @@ class ExtensionInfo:
     shadowed_by: str | None = None
     reload_error: str | None = None
     """Why the last reload failed while this version kept serving (``None``: it did not)."""
+    link_target: Path | None = None
+    """Where the folder really is, when it is a symbolic link."""
+    environment_requested: tuple[str, ...] = ()
+    """The environment variables it asked for when it joined (names only)."""
+    environment_granted: tuple[str, ...] = ()
+    """Those of them it was given."""
+    environment_missing: tuple[str, ...] = ()
+    """Those the user has not granted, so it was not loaded."""
+    overrides_builtin: tuple[str, ...] = ()
+    """Built-in tools of the host it replaces (``overridesBuiltInTool``)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` form (contract §9), plus the log path and shadowing."""
+        """The ``--json`` form (contract §9), plus the log path, shadowing, the folder a link
+        points to, the environment it asked for and got (names only), and built-in overrides."""
         return {
             "id": self.id,
             "name": self.name,
@@ -49,11 +60,19 @@ class ExtensionInfo:
             "log_path": str(self.log_path) if self.log_path else None,
             "shadowed_by": self.shadowed_by,
             "reload_error": self.reload_error,
+            "link_target": str(self.link_target) if self.link_target else None,
+            "environment": {
+                "requested": list(self.environment_requested),
+                "granted": list(self.environment_granted),
+                "missing": list(self.environment_missing),
+            },
+            "overrides_builtin": list(self.overrides_builtin),
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ExtensionInfo:
         """The inverse of :meth:`to_json` (for answers that came over the control socket)."""
+        environment = data.get("environment") or {}
         return cls(
             id=data["id"],
             name=data["name"],
@@ -67,6 +86,11 @@ class ExtensionInfo:
             log_path=Path(data["log_path"]) if data.get("log_path") else None,
             shadowed_by=data.get("shadowed_by"),
             reload_error=data.get("reload_error"),
+            link_target=Path(data["link_target"]) if data.get("link_target") else None,
+            environment_requested=tuple(environment.get("requested") or ()),
+            environment_granted=tuple(environment.get("granted") or ()),
+            environment_missing=tuple(environment.get("missing") or ()),
+            overrides_builtin=tuple(data.get("overrides_builtin") or ()),
         )
 
 

@@ -3,8 +3,9 @@
 An :class:`ExtensionInstance` starts the process, answers what the extension asks of the host
 (``connect``, ``session.resume``, ``session.log``, ``session.send``,
 ``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest``), registers its
-tools when it joins, and turns every way it can go wrong (crash, protocol error, collision,
-no join in time) into status ``failed`` with a one-line reason. Whatever happens to it, its
+tools when it joins, answers its request for environment variables with the granted values,
+and turns every way it can go wrong (crash, protocol error, collision, a variable nobody
+granted, no join in time) into status ``failed`` with a one-line reason. Whatever happens to it, its
 pending calls end at once and its tools leave the registry. It knows nothing of other
 extensions beyond the shared registry and event log it is given.
 """
@@ -27,13 +28,14 @@ from sdk_extension.hooks import HOOK_NAMES, hook_point
 from sdk_extension.results import ToolResult, result_from_wire
 
 from .discovery import ExtensionSpec
-from .errors import ExtensionLoadError
+from .environment import MAX_REQUESTED_VARIABLES, VARIABLE_NAME, EnvironmentGrant, extension_environment, resolve_request
+from .errors import ExtensionHostError, ExtensionLoadError
 from .events import EventLog, make_event, unique_ids
 from .forkserver import ForkServer
 from .hooks import HookRunner
 from .info import ExtensionInfo, ExtensionStatus
 from .node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
-from .process import ExtensionProcess, LaunchSpec, extension_environment, python_argv, spawn
+from .process import ExtensionProcess, LaunchSpec, python_argv, spawn
 from .registry import ToolEntry, ToolRegistry
 from .wire import validate
 
@@ -41,6 +43,10 @@ __all__ = ["ExtensionInstance", "SendHandler", "SessionContext"]
 
 SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
 """What the embedding application does with ``session.send``: ``(prompt, attachments, extension_id)``."""
+
+GrantLookup = Callable[[ExtensionSpec], frozenset[str]]
+"""The sensitive variables the user granted to an extension (may raise
+:class:`~extension_host.errors.ExtensionHostError` when the record cannot be read)."""
 
 _ALL_EVENTS: Final = "*"
 
@@ -56,12 +62,19 @@ class SessionContext:
     events: EventLog
     hooks: HookRunner
     environment: Mapping[str, str]
+    """The base environment of extension processes: sensitive variables already removed."""
     readiness_timeout: float
     tool_timeout: float
     stop_grace: float
     cache_dir: Path
     on_send: SendHandler | None = None
     fork_server: ForkServer | None = None
+    host_environment: Mapping[str, str] | None = None
+    """Where granted variables take their values from (default: :attr:`environment`)."""
+    grants: GrantLookup | None = None
+    """Who was granted what (default: nobody, anything)."""
+    allow_builtin_overrides: bool = True
+    """Whether an extension may replace a built-in tool (``overridesBuiltInTool``)."""
 
 
 class ExtensionInstance:
@@ -85,6 +98,10 @@ class ExtensionInstance:
         self.hooks: tuple[str, ...] = ()
         self.lost_tools: tuple[str, ...] = ()
         """The tools it had when it failed (so a call to one can say why it is gone)."""
+        self.environment = EnvironmentGrant((), {}, ())
+        """What it asked for of the environment when it joined, and what it got."""
+        self.overrides_builtin: tuple[str, ...] = ()
+        """The built-in tools it replaces."""
         self.settled = asyncio.Event()
         """Set once the extension is running or has failed (its registration is decided)."""
         self._interests: set[str] = set()
@@ -125,6 +142,11 @@ class ExtensionInstance:
             hooks=self.hooks,
             error=self.error,
             log_path=self.log_path,
+            link_target=self.spec.link_target,
+            environment_requested=self.environment.requested,
+            environment_granted=self.environment.granted,
+            environment_missing=self.environment.missing,
+            overrides_builtin=self.overrides_builtin,
         )
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -362,6 +384,7 @@ class ExtensionInstance:
                 f"(use the SESSION_ID environment variable)",
             )
         hooks = self._declared_hooks(resume)
+        self.environment = self._grant_environment(resume)
         if self._after is not None:
             # Registration follows load order even though processes start in parallel, so a
             # collision always fails the later extension.
@@ -380,6 +403,18 @@ class ExtensionInstance:
             )
             for tool in resume.get("tools", [])
         ]
+        overrides = tuple(
+            entry.name
+            for entry in entries
+            if entry.overrides_built_in_tool and self._context.registry.builtin(entry.name) is not None
+        )
+        if overrides and not self._context.allow_builtin_overrides:
+            reason = (
+                f"overrides the built-in tool {overrides[0]!r} (overridesBuiltInTool), "
+                "which this host does not allow; rename the tool"
+            )
+            self._fail(reason)
+            raise RpcError(p.TOOL_REGISTRATION_FAILED, reason, {"tool": overrides[0]})
         try:
             # Checked against the other extensions only: an earlier version of this one is
             # swapped out in the same step (hot reload), or there is none.
@@ -390,9 +425,53 @@ class ExtensionInstance:
         self.hooks = hooks
         self._interests = set(resume["eventTypes"]) if "eventTypes" in resume else {_ALL_EVENTS}
         self._context.hooks.register_extension(self.id, self.order, hooks, self.invoke_hook, holder=self)
+        self.overrides_builtin = overrides
         self.status = "running"
         self.settled.set()
-        return {"sessionId": self._context.session_id, "capabilities": {}}
+        for name in overrides:
+            self._context.events.emit(
+                "session.warning",
+                {"message": f"extension {self.id} overrides the built-in tool {name!r}", "extensionId": self.id},
+            )
+        result: p.ResumeResult = {"sessionId": self._context.session_id, "capabilities": {}}
+        if "requestedEnvironmentVariables" in resume:
+            result["grantedEnvironmentVariables"] = self.environment.values
+        return result
+
+    def _grant_environment(self, resume: p.ResumeParams) -> EnvironmentGrant:
+        """The answer to its request for variables; fails the join if one is not granted."""
+        requested = resume.get("requestedEnvironmentVariables", [])
+        if len(requested) > MAX_REQUESTED_VARIABLES:
+            raise RpcError(
+                p.INVALID_PARAMS,
+                f"session.resume: requestedEnvironmentVariables has {len(requested)} names; at most {MAX_REQUESTED_VARIABLES}",
+            )
+        for name in requested:
+            if not VARIABLE_NAME.fullmatch(name):
+                raise RpcError(
+                    p.INVALID_PARAMS, f"session.resume: {name[:80]!r} is not an environment variable name"
+                )
+        if not requested:
+            return EnvironmentGrant((), {}, ())
+        context = self._context
+        try:
+            granted = context.grants(self.spec) if context.grants is not None else frozenset()
+        except ExtensionHostError as exc:
+            self._fail(f"its environment grants cannot be checked: {exc}")
+            raise RpcError(p.ENVIRONMENT_NOT_GRANTED, str(exc)) from None
+        host_environment = context.host_environment if context.host_environment is not None else context.environment
+        grant = resolve_request(requested, host_environment, granted)
+        if grant.missing:
+            names = ", ".join(grant.missing)
+            who = self.spec.name if self.spec.source == "project" else self.id
+            reason = (
+                f"requests environment variable{'s' if len(grant.missing) > 1 else ''} {names}, not granted; "
+                f"to grant: extensions grant {who} {' '.join(grant.missing)}"
+            )
+            self.environment = grant
+            self._fail(reason)
+            raise RpcError(p.ENVIRONMENT_NOT_GRANTED, reason, {"variables": list(grant.missing)})
+        return grant
 
     def _declared_hooks(self, resume: p.ResumeParams) -> tuple[str, ...]:
         if "hookTypes" not in resume:

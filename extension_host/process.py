@@ -15,7 +15,6 @@ import errno
 import os
 import re
 import signal
-import site
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,7 +22,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Final, Protocol
 
-import sdk_extension
 from sdk_extension.pipes import PipeReader
 
 from .forkserver import ForkedChild, ForkServer, ForkServerUnavailable
@@ -32,9 +30,7 @@ __all__ = [
     "STOP_GRACE_SECONDS",
     "ExtensionProcess",
     "LaunchSpec",
-    "extension_environment",
     "python_argv",
-    "sdk_environment",
     "spawn",
     "tail_lines",
 ]
@@ -60,35 +56,6 @@ class LaunchSpec:
     log_path: Path
     python_entry: Path | None = None
     """For a Python extension, its entry file: what a fork server runs instead of ``argv``."""
-
-
-def _sdk_search_path() -> str | None:
-    """The folder that makes ``sdk_extension`` importable, if the interpreter would not find it."""
-    root = Path(sdk_extension.__file__).resolve().parent.parent
-    known = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
-    return None if root in known else str(root)
-
-
-def extension_environment(
-    base: Mapping[str, str], *, session_id: str, extension_id: str, parent_pid: int
-) -> dict[str, str]:
-    """The environment of an extension process: ``base`` plus what the protocol needs."""
-    env = sdk_environment(base)
-    env["SESSION_ID"] = session_id
-    env["EXTENSION_ID"] = extension_id
-    env["EXTENSION_HOST_PARENT_PID"] = str(parent_pid)
-    env["COPILOT_EXTENSION_PARENT_PID"] = str(parent_pid)
-    return env
-
-
-def sdk_environment(base: Mapping[str, str]) -> dict[str, str]:
-    """``base`` plus what makes ``sdk_extension`` importable without installing it."""
-    env = dict(base)
-    sdk_path = _sdk_search_path()
-    if sdk_path is not None:
-        existing = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = sdk_path + (os.pathsep + existing if existing else "")
-    return env
 
 
 def python_argv(entry: Path) -> tuple[str, ...]:

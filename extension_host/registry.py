@@ -57,6 +57,13 @@ class ToolRegistry:
         """The entry for ``name``, or ``None``."""
         return self._tools.get(name)
 
+    def builtin(self, name: str) -> ToolEntry | None:
+        """The host's built-in tool ``name``, whether or not an extension overrides it now."""
+        current = self._tools.get(name)
+        if current is not None and current.owner == BUILTIN_OWNER:
+            return current
+        return self._overridden.get(name)
+
     def entries(self) -> list[ToolEntry]:
         """All registered tools, in registration order."""
         return list(self._tools.values())

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from sdk_extension.results import ToolResult
 
+from .discovery import ExtensionSpec
 from .hooks import HookRecord
 from .info import ExtensionInfo, ToolInfo
 from .outcomes import ReloadOutcome
 
-__all__ = ["extension_detail", "extensions_table", "hook_end", "reload_outcome", "table", "tool_result"]
+__all__ = [
+    "extension_detail",
+    "extensions_table",
+    "grants",
+    "hook_end",
+    "reload_outcome",
+    "table",
+    "tool_result",
+    "trust_change",
+]
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -154,3 +165,33 @@ def tool_result(result: ToolResult) -> str:
     if result.success:
         return result.text_result_for_llm
     return f"[{result.result_type}] {result.text_result_for_llm}"
+
+
+def trust_change(root: Path, trusted: bool, specs: Sequence[ExtensionSpec], record: Path) -> str:
+    """What ``extensions trust`` (or ``--revoke``) did, and which extensions it concerns."""
+    if trusted:
+        lines = [f"trusted {root}"]
+        if specs:
+            lines.append("its extensions run from now on (in every command, and in a running host at its next change):")
+        else:
+            lines.append("it has no extensions yet; the ones you add will run")
+    else:
+        lines = [f"no longer trusted: {root}"]
+        if specs:
+            lines.append("its extensions do not run any more:")
+    lines.extend(
+        f"  {spec.id}  {spec.folder / spec.entry_name}" + (f"  (links to {spec.link_target})" if spec.link_target else "")
+        for spec in specs
+    )
+    undo = "extensions trust --revoke" if trusted else "extensions trust"
+    lines.append(f"recorded in {record}; undo with: {undo}")
+    return "\n".join(lines)
+
+
+def grants(extension: str, changed: Sequence[str], revoked: bool, granted: Sequence[str]) -> str:
+    """What ``extensions grant`` did, and what the extension is granted now."""
+    now = ", ".join(granted) or "nothing"
+    if not changed:
+        return f"{extension} is granted: {now}"
+    verb = "took back" if revoked else "granted"
+    return f"{verb} {', '.join(changed)} {'from' if revoked else 'to'} {extension}; it is granted: {now}"

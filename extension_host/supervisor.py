@@ -3,22 +3,24 @@
 It keeps one current instance per discovered extension and changes that set as the disk
 changes, transactionally:
 
-- a **new** folder is started; a **removed** (or now shadowed, or renamed) one is stopped;
+- a **new** folder is started; a **removed** (or now shadowed, renamed, or no longer trusted)
+  one is stopped;
 - a **changed** one is reloaded: the new version starts beside the old one and registers its
   tools and hooks against everything *but* the old version; only once it has joined are the
   two swapped, in one step. The old version then drains (calls that began before the swap
   finish on it) and is stopped. If the new version fails (syntax error, crash, collision,
   timeout), the old one keeps serving and the failure is reported as its ``reload_error``.
 
-Changes are applied one batch at a time, extensions in load order, so outcomes never depend
-on timing. The supervisor knows instances, discovery and the registries; not files being
+Project extensions run only while their project is trusted: trust is asked again at every
+discovery, so a decision recorded while the host runs takes effect at its next change. Changes
+are applied one batch at a time, extensions in load order, so outcomes never depend on timing. The supervisor knows instances, discovery and the registries; not files being
 watched, and not the CLI.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,8 +44,12 @@ class Supervisor:
         project_root: Path,
         user_home: Path,
         drain_timeout: float,
+        untrusted: Callable[[], str | None] = lambda: None,
     ) -> None:
+        """``untrusted()`` says why the project's own extensions may not run now (``None``:
+        they may)."""
         self._context = context
+        self._untrusted = untrusted
         self._activity = activity
         self._project_root = project_root
         self._user_home = user_home
@@ -77,12 +83,17 @@ class Supervisor:
                         name=spec.name,
                         source=spec.source,
                         path=spec.folder,
-                        status="shadowed" if found.shadowed_by else "failed",
-                        error=found.problem,
+                        status="untrusted" if found.untrusted else "shadowed" if found.shadowed_by else "failed",
+                        error=found.untrusted or found.problem,
                         shadowed_by=found.shadowed_by,
+                        link_target=spec.link_target,
                     )
                 )
         return infos
+
+    def untrusted(self) -> list[str]:
+        """The ids of the extensions that did not run because their project is not trusted."""
+        return [found.spec.id for found in self._found if found.untrusted]
 
     def unavailable_reason(self, tool_name: str) -> str | None:
         """Why a tool that used to be offered is gone, if its extension failed."""
@@ -98,12 +109,15 @@ class Supervisor:
         async with self._lock:
             return await self._start_all()
 
+    def _discover(self) -> list[Discovered]:
+        return discover(self._project_root, self._user_home, untrusted=self._untrusted())
+
     async def _start_all(self) -> list[ReloadOutcome]:
-        self._found = discover(self._project_root, self._user_home)
+        self._found = self._discover()
         previous: asyncio.Event | None = None
         started: list[ExtensionInstance] = []
         for index, found in enumerate(self._found):
-            if _startable(found):
+            if found.startable:
                 instance = ExtensionInstance(found.spec, self._context, order=index, after=previous)
                 previous = instance.settled
                 self._current[found.spec.id] = instance
@@ -121,8 +135,8 @@ class Supervisor:
         """
         async with self._lock:
             tools_before = self._tool_owners()
-            self._found = discover(self._project_root, self._user_home)
-            wanted = {f.spec.id: (index, f) for index, f in enumerate(self._found) if _startable(f)}
+            self._found = self._discover()
+            wanted = {f.spec.id: (index, f) for index, f in enumerate(self._found) if f.startable}
             outcomes: list[ReloadOutcome] = []
             for extension_id, instance in list(self._current.items()):
                 if extension_id not in wanted:
@@ -213,7 +227,7 @@ class Supervisor:
     def _why_gone(self, extension_id: str) -> str:
         for found in self._found:
             if found.spec.id == extension_id:
-                return found.problem or f"shadowed by {found.shadowed_by}"
+                return found.untrusted or found.problem or f"shadowed by {found.shadowed_by}"
         return "its folder or extension.py was removed"
 
     def _tool_owners(self) -> dict[str, str]:
@@ -236,10 +250,6 @@ class Supervisor:
                 },
                 ephemeral=True,
             )
-
-
-def _startable(found: Discovered) -> bool:
-    return found.shadowed_by is None and found.problem is None
 
 
 def _outcome(action: str, instance: ExtensionInstance) -> ReloadOutcome:

@@ -35,6 +35,7 @@ __all__ = [
     "HOOK_FAILED",
     "REQUEST_CANCELLED",
     "UNKNOWN_EXTENSION",
+    "ENVIRONMENT_NOT_GRANTED",
     "ERROR_CODES",
     "RESULT_TYPES",
     "LOG_LEVELS",
@@ -97,6 +98,10 @@ UNKNOWN_EXTENSION: Final = -32004
 """The host's control socket was asked about an extension it did not discover (``data``:
 ``{extension, known}``, the name asked for and the ids it knows)."""
 
+ENVIRONMENT_NOT_GRANTED: Final = -32005
+"""``session.resume`` refused: the extension asked for sensitive environment variables the user
+has not granted (``data``: ``{variables}``, the names); the extension is not loaded."""
+
 ERROR_CODES: Final[dict[int, str]] = {
     PARSE_ERROR: "parse error",
     INVALID_REQUEST: "invalid request",
@@ -108,6 +113,7 @@ ERROR_CODES: Final[dict[int, str]] = {
     HOOK_FAILED: "hook failed",
     REQUEST_CANCELLED: "request cancelled",
     UNKNOWN_EXTENSION: "unknown extension",
+    ENVIRONMENT_NOT_GRANTED: "environment not granted",
 }
 """Every error code this project sends, with a short name for messages."""
 
@@ -187,6 +193,8 @@ class ResumeResult(TypedDict):
     sessionId: str
     workspacePath: NotRequired[str | None]
     capabilities: NotRequired[dict[str, Any]]
+    grantedEnvironmentVariables: NotRequired[dict[str, str]]
+    """The values of the requested variables the extension may have (only when it asked)."""
 
 
 class Event(TypedDict):

@@ -143,8 +143,10 @@ class _Client:
         tools: Iterable[Tool],
         hooks: dict[str, Callable[..., Any]],
         connection: Connection,
+        requested_environment: tuple[str, ...] = (),
     ) -> None:
         self.session_id = session_id
+        self.requested_environment = requested_environment
         self.tools = {t.name: t for t in tools}
         self.hooks = hooks
         self.connection = connection
@@ -178,6 +180,8 @@ class _Client:
                     "eventTypes": [],
                     "disableResume": True,
                 }
+                if self.requested_environment:
+                    resume["requestedEnvironmentVariables"] = list(self.requested_environment)
                 result = await self.connection.request(p.METHOD_SESSION_RESUME, resume)
         except RpcError as exc:
             self.connection.close()
@@ -187,6 +191,12 @@ class _Client:
         except TimeoutError:
             self.connection.close()
             raise JoinError(f"the host did not accept the join within {timeout:g} s") from None
+        granted = (result or {}).get("grantedEnvironmentVariables") if isinstance(result, dict) else None
+        if isinstance(granted, dict):
+            # Only names it asked for, as the Copilot SDK does: the host cannot plant others.
+            for name, value in granted.items():
+                if name in self.requested_environment and isinstance(value, str):
+                    os.environ[name] = value
         return Session(self, result or {})
 
     async def _serve(self) -> None:
@@ -357,23 +367,27 @@ async def join_session_async(
     hooks: Mapping[str, Callable[..., Any]] | None = None,
     *,
     join_timeout: float = DEFAULT_JOIN_TIMEOUT,
+    requested_environment_variables: Iterable[str] = (),
 ) -> Session:
     """Join the host's session on the running event loop and return the :class:`Session`.
 
     Keep the loop running afterwards (``await session.wait_closed()``); the host ends the
-    extension by closing the connection.
+    extension by closing the connection. ``requested_environment_variables`` works as in
+    :func:`join_session`.
 
     Raises:
         NotUnderHostError: not started by an extension host.
         InvalidToolError, InvalidHookError: a tool or hook definition is unusable.
-        JoinError: the host refused the join (e.g. a tool name is taken) or did not answer.
+        JoinError: the host refused the join (e.g. a tool name is taken, or a requested
+            variable is not granted) or did not answer.
     """
     tool_list, hook_map = _prepare(tools, hooks)
+    requested = _requested(requested_environment_variables)
     session_id = _session_id()
     _claim_join()
     read_fd, write_fd = claim_protocol_stdio()
     reader, writer = await _open_streams(read_fd, write_fd)
-    client = _Client(session_id, tool_list, hook_map, Connection(reader, writer))
+    client = _Client(session_id, tool_list, hook_map, Connection(reader, writer), requested)
     session = await client.join(join_timeout)
     client.released.set()  # waiting calls run after the caller has stored the session
     return session
@@ -384,18 +398,26 @@ def join_session(
     hooks: Mapping[str, Callable[..., Any]] | None = None,
     *,
     join_timeout: float = DEFAULT_JOIN_TIMEOUT,
+    requested_environment_variables: Iterable[str] = (),
 ) -> Session:
     """Join the host's session and return the :class:`Session` once joined.
 
     The protocol runs on a background thread, so a plain script needs nothing more: the
     process lives until the host closes the connection, then exits.
 
+    Sensitive variables (``GITHUB_TOKEN``, ``*_API_KEY``...) are withheld from extensions.
+    Name the ones this extension needs in ``requested_environment_variables``: once the user
+    has granted them (``extensions grant NAME VAR...``), their values are in ``os.environ``
+    when this returns; if one is not granted, the host refuses the join.
+
     Raises:
         NotUnderHostError: not started by an extension host.
         InvalidToolError, InvalidHookError: a tool or hook definition is unusable.
-        JoinError: the host refused the join (e.g. a tool name is taken) or did not answer.
+        JoinError: the host refused the join (e.g. a tool name is taken, or a requested
+            variable is not granted) or did not answer.
     """
     tool_list, hook_map = _prepare(tools, hooks)
+    requested = _requested(requested_environment_variables)
     session_id = _session_id()
     _claim_join()
     read_fd, write_fd = claim_protocol_stdio()
@@ -405,7 +427,7 @@ def join_session(
     async def serve() -> None:
         try:
             reader, writer = await _open_streams(read_fd, write_fd)
-            client = _Client(session_id, tool_list, hook_map, Connection(reader, writer))
+            client = _Client(session_id, tool_list, hook_map, Connection(reader, writer), requested)
             session = await client.join(join_timeout)
         except BaseException as exc:
             outcome.append(exc)
@@ -456,6 +478,16 @@ def _prepare(
             raise ExtensionError(f"tool {item.name!r} is given twice")
         seen.add(item.name)
     return tool_list, resolve_hooks(hooks)
+
+
+def _requested(names: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(names, str):
+        raise TypeError("requested_environment_variables takes a list of names, e.g. ['GITHUB_TOKEN']")
+    requested = tuple(dict.fromkeys(names))
+    for name in requested:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"requested_environment_variables: {name!r} is not a variable name")
+    return requested
 
 
 def resolve_hooks(hooks: Mapping[str, Any] | None) -> dict[str, Callable[..., Any]]:

@@ -15,15 +15,18 @@ from helpers import Project
 import extension_host.instance
 from extension_host.forkserver import ForkServer
 from extension_host.process import ExtensionProcess, LaunchSpec
+from extension_host.trust import TRUST_ENV
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:
-    """An empty project and home; EXTENSION_HOST_HOME points at the home."""
+    """An empty project and home; EXTENSION_HOST_HOME points at the home, and the project is
+    trusted through EXTENSION_HOST_TRUST_PROJECT (tests of trust itself remove that)."""
     root = tmp_path / "project"
     (root / ".git").mkdir(parents=True)
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("EXTENSION_HOST_HOME", str(home))
+    monkeypatch.setenv(TRUST_ENV, "1")
     # Control sockets need a short path (AF_UNIX), shorter than pytest's tmp_path can be.
     runtime = tempfile.mkdtemp(prefix="eh-")
     monkeypatch.setenv("EXTENSION_HOST_RUNTIME_DIR", runtime)

@@ -8,6 +8,7 @@ so both SDKs are held to one behaviour. They need ``node`` and ``npm`` and are s
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import sys
@@ -21,6 +22,7 @@ from helpers import Project, assert_orphan_exits_when_host_is_killed, is_log, ru
 
 from extension_host import ExtensionHost
 from extension_host.paths import CACHE_ENV
+from extension_host.trust import TrustStore
 
 pytestmark = [
     pytest.mark.subprocess,
@@ -360,5 +362,44 @@ def test_a_session_api_the_host_lacks_is_refused_at_once_not_left_hanging(projec
                 result = await host.call_tool("history")
             assert result.text_result_for_llm.startswith("refused:")
             assert "method not found" in result.text_result_for_llm.lower()
+
+    run(scenario(), timeout=180)
+
+
+JS_WANTS_TOKEN = """
+import { joinSession } from "@github/copilot-sdk/extension";
+
+await joinSession({
+  requestedEnvironmentVariables: ["GITHUB_TOKEN"],
+  tools: [{ name: "env_report", description: "What this process has of the environment",
+            handler: async () => JSON.stringify({
+              token: process.env.GITHUB_TOKEN ?? null,
+              others: ["AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "NPM_TOKEN"].filter((name) => name in process.env),
+            }) }],
+});
+"""
+
+
+def test_a_javascript_extension_gets_a_granted_variable_through_the_published_sdk(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """joinSession({requestedEnvironmentVariables}) is refused until granted, then has exactly it."""
+    secrets = {"GITHUB_TOKEN": "ghp_js", "AWS_SECRET_ACCESS_KEY": "aws", "OPENAI_API_KEY": "sk", "NPM_TOKEN": "npm"}
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    add(project, "wants", "js", JS_WANTS_TOKEN)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            info = host.extension("wants")
+            assert info.status == "failed"
+            assert info.error is not None and "GITHUB_TOKEN" in info.error and "extensions grant wants" in info.error
+        TrustStore(project.home).grant(project.root, "project", "wants", ["GITHUB_TOKEN"])
+        async with host_for(project) as host:
+            info = host.extension("wants")
+            assert info.status == "running", info.error
+            assert (info.environment_requested, info.environment_granted) == (("GITHUB_TOKEN",), ("GITHUB_TOKEN",))
+            report = json.loads((await host.call_tool("env_report")).text_result_for_llm)
+            assert report == {"token": "ghp_js", "others": []}
 
     run(scenario(), timeout=180)

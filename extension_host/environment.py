@@ -1,0 +1,190 @@
+"""What of the host's environment reaches an extension, and how an extension asks for more.
+
+Extensions run with the host's environment **minus sensitive variables**: anything whose name
+looks like a credential (:data:`SENSITIVE_PATTERNS`: tokens, secrets, passwords, keys, cloud
+credentials, the SSH agent's socket). ``PATH``, ``HOME``, the locale, proxies and the host's
+own ``EXTENSION_HOST_*`` variables stay. The fork server starts from the same stripped
+environment, so a forked extension cannot inherit a secret through it.
+
+An extension that needs a sensitive variable asks for it by name when it joins
+(``session.resume`` with ``requestedEnvironmentVariables``, as the Copilot SDK does); the values
+of the names the user granted go back in the answer (``grantedEnvironmentVariables``).
+:func:`resolve_request` decides that from the request, the host's environment and the grants.
+Names that are unset, or not sensitive, need no grant, as in Copilot CLI.
+
+On Linux the host also makes its own process non-dumpable (:func:`protect_host_environment`),
+so that its extensions, which run as the same user, cannot read the host's
+``/proc/<pid>/environ``. This module knows variables, not processes or where grants are kept.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import site
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import sdk_extension
+
+__all__ = [
+    "MAX_REQUESTED_VARIABLES",
+    "SENSITIVE_PATTERNS",
+    "VARIABLE_NAME",
+    "EnvironmentGrant",
+    "extension_environment",
+    "is_sensitive",
+    "protect_host_environment",
+    "resolve_request",
+    "scrub",
+    "sdk_environment",
+]
+
+SENSITIVE_PATTERNS: Final[tuple[str, ...]] = (
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*_PASS",
+    "*API_KEY*",
+    "*APIKEY*",
+    "*_KEY",
+    "*PRIVATE_KEY*",
+    "*CREDENTIAL*",
+    "*_PAT",
+    "*_AUTH",
+    "*JWT*",
+    "*COOKIE*",
+    "*_DSN",
+    "*CONNECTION_STRING*",
+    "DATABASE_URL",
+    "AWS_*",
+    "AZURE_*",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+)
+"""Shell-style patterns of variable names that are withheld from extensions (matched without
+regard to case): ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``OPENAI_API_KEY``,
+``NPM_CONFIG__AUTH``, ``SENTRY_DSN``..."""
+
+_NOT_SENSITIVE: Final = frozenset({"TOKENIZERS_PARALLELISM"})
+"""Names that match a pattern but are plain settings (a tokenizer library's switch)."""
+
+VARIABLE_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,255}")
+"""What an extension may ask for: a portable environment variable name."""
+
+MAX_REQUESTED_VARIABLES: Final = 64
+"""The most variables one extension may ask for; more is a malformed request."""
+
+_PATTERN: Final = re.compile("|".join(fnmatch.translate(pattern) for pattern in SENSITIVE_PATTERNS))
+
+
+def is_sensitive(name: str) -> bool:
+    """Whether variable ``name`` looks like a credential and is withheld from extensions."""
+    upper = name.upper()
+    return upper not in _NOT_SENSITIVE and _PATTERN.match(upper) is not None
+
+
+def scrub(environment: Mapping[str, str]) -> dict[str, str]:
+    """``environment`` without its sensitive variables."""
+    return {name: value for name, value in environment.items() if not is_sensitive(name)}
+
+
+@dataclass(frozen=True, slots=True)
+class EnvironmentGrant:
+    """The answer to one extension's request for variables."""
+
+    requested: tuple[str, ...]
+    """What it asked for, in its order, without repeats."""
+    values: dict[str, str]
+    """What it gets: the value of every requested name that is set on the host and either
+    granted or not sensitive."""
+    missing: tuple[str, ...]
+    """Sensitive names, set on the host, that the user has not granted: the join is refused."""
+
+    @property
+    def granted(self) -> tuple[str, ...]:
+        """The names it gets, in the order it asked for them."""
+        return tuple(name for name in self.requested if name in self.values)
+
+
+def resolve_request(
+    requested: Iterable[str], host_environment: Mapping[str, str], granted: Iterable[str]
+) -> EnvironmentGrant:
+    """Decide a request for variables: which values go back, which names lack a grant.
+
+    A name the host does not have is skipped (there is nothing to give, and nothing to ask);
+    a name that is not sensitive is given, since the extension has it anyway.
+    """
+    allowed = set(granted)
+    names = tuple(dict.fromkeys(requested))
+    values: dict[str, str] = {}
+    missing: list[str] = []
+    for name in names:
+        if name not in host_environment:
+            continue
+        if is_sensitive(name) and name not in allowed:
+            missing.append(name)
+        else:
+            values[name] = host_environment[name]
+    return EnvironmentGrant(names, values, tuple(missing))
+
+
+def _sdk_search_path() -> str | None:
+    """The folder that makes ``sdk_extension`` importable, if the interpreter would not find it."""
+    root = Path(sdk_extension.__file__).resolve().parent.parent
+    known = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
+    return None if root in known else str(root)
+
+
+def sdk_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` plus what makes ``sdk_extension`` importable without installing it."""
+    env = dict(base)
+    sdk_path = _sdk_search_path()
+    if sdk_path is not None:
+        existing = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = sdk_path + (os.pathsep + existing if existing else "")
+    return env
+
+
+def extension_environment(
+    base: Mapping[str, str], *, session_id: str, extension_id: str, parent_pid: int
+) -> dict[str, str]:
+    """The environment of an extension process: ``base`` (already stripped) plus what the
+    protocol needs."""
+    env = sdk_environment(base)
+    env["SESSION_ID"] = session_id
+    env["EXTENSION_ID"] = extension_id
+    env["EXTENSION_HOST_PARENT_PID"] = str(parent_pid)
+    env["COPILOT_EXTENSION_PARENT_PID"] = str(parent_pid)
+    return env
+
+
+_PR_SET_DUMPABLE: Final = 4
+_PR_GET_DUMPABLE: Final = 3
+
+
+def protect_host_environment() -> bool:
+    """Make this process non-dumpable (Linux), as ssh-agent does; ``True`` if it now is.
+
+    A non-dumpable process's ``/proc/<pid>/environ`` (and memory, and ptrace) is closed to other
+    processes of the same user that lack ``CAP_SYS_PTRACE``, extensions included: the host's
+    environment still holds the variables it withholds from them. Processes it starts with
+    ``exec`` are dumpable again; that is what we want for them. Elsewhere this does nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes  # only here: a few milliseconds of import no other path needs
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+        return bool(libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
