@@ -43,7 +43,9 @@ ENTRY_FILES: Final[dict[str, Runtime]] = {
     "extension.js": "node",
 }
 """Every entry file name, and what runs it (Copilot CLI accepts the three JavaScript forms)."""
-NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# \A and \Z rather than ^ and $: "$" also matches before a final newline, which let "abc\n"
+# through. check_name uses fullmatch as well.
+NAME_PATTERN: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 NAME_RULE: Final = (
     "an extension name starts with a letter or digit and has at most 64 letters, digits, "
     "'.', '_' or '-'"
@@ -95,7 +97,7 @@ class Discovered:
 
 def check_name(name: str) -> str | None:
     """``None`` if ``name`` is a valid extension name, else the reason it is not."""
-    if NAME_PATTERN.match(name):
+    if NAME_PATTERN.fullmatch(name):
         return None
     return f"invalid extension name {name!r}: {NAME_RULE}"
 

@@ -94,7 +94,7 @@ class ToolRegistry:
         batch = list(entries)
         seen: set[str] = set()
         for entry in batch:
-            if not TOOL_NAME_PATTERN.match(entry.name):
+            if not TOOL_NAME_PATTERN.fullmatch(entry.name):
                 raise ExtensionLoadError(
                     owner,
                     f"tool name {entry.name!r} is invalid: use 1-64 letters, digits, '_' or '-'",

@@ -23,8 +23,11 @@ from .schema import ArgumentError, Signature, signature_of
 
 __all__ = ["TOOL_NAME_PATTERN", "Tool", "ToolInvocation", "run_tool", "tool"]
 
-TOOL_NAME_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-"""Tool names as model APIs accept them: letters, digits, ``_`` and ``-``, at most 64."""
+TOOL_NAME_PATTERN: Final = re.compile(r"\A[A-Za-z0-9_-]{1,64}\Z")
+"""Tool names as model APIs accept them: letters, digits, ``_`` and ``-``, at most 64.
+
+Anchored with ``\\A`` and ``\\Z`` (``$`` would also match before a final newline) and used with
+``fullmatch``, so ``"abc\\n"`` is refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +59,7 @@ class Tool:
     _is_async: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.match(self.name):
+        if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.fullmatch(self.name):
             raise InvalidToolError(
                 str(self.name),
                 "a tool name is 1-64 letters, digits, '_' or '-' (it is what the model calls)",

@@ -19,8 +19,10 @@ if TYPE_CHECKING:  # for type checkers only: the SDK loads hook types when a hoo
 SECRET_FILE_NAMES = {".env", ".envrc", ".netrc", ".npmrc", ".pypirc", "id_rsa", "id_ed25519"}
 
 
-@tool(description="Count the lines of a text file in the project.")
-def __TOOL_PREFIX___count_lines(
+# The tool's name is what the agent calls; it starts with this extension's own prefix so that
+# no two scaffolded extensions offer the same name. It need not match the function's name.
+@tool(name="__TOOL_PREFIX___count_lines", description="Count the lines of a text file in the project.")
+def count_lines(
     path: Annotated[str, "file path, relative to the project root"],
 ) -> str | ToolResult:
     root = Path.cwd().resolve()
@@ -58,7 +60,7 @@ def _strings(value: object) -> list[str]:
 
 
 session = join_session(
-    tools=[__TOOL_PREFIX___count_lines],
+    tools=[count_lines],
     hooks={"on_pre_tool_use": protect_secrets},
 )
 session.log(f"__EXTENSION_NAME__ ready (pid {os.getpid()})")

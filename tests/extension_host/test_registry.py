@@ -50,9 +50,9 @@ def test_a_name_declared_twice_by_one_extension_is_refused() -> None:
 
 
 def test_an_invalid_tool_name_is_refused() -> None:
-    """Names a model API would reject (spaces, too long) fail the extension."""
+    """Names a model API would reject (spaces, too long, a trailing newline) fail the extension."""
     registry = ToolRegistry()
-    for bad in ("has space", "", "x" * 65, "dot.ted"):
+    for bad in ("has space", "", "x" * 65, "dot.ted", "abc\n"):
         with pytest.raises(ExtensionLoadError, match="invalid"):
             registry.register("project:a", [entry(bad, "project:a")])
 

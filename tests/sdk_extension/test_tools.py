@@ -101,9 +101,12 @@ def test_empty_description_argument_is_an_invalid_tool_error() -> None:
             """Ignored because description was given."""
 
 
-@pytest.mark.parametrize("bad_name", ["has space", "", "a" * 65, "dot.name", "slash/name", "ünï"])
+@pytest.mark.parametrize(
+    "bad_name", ["has space", "", "a" * 65, "dot.name", "slash/name", "ünï", "abc\n", "\nabc", "abc\r"]
+)
 def test_invalid_tool_names_are_rejected(bad_name: str) -> None:
-    """Names outside 1-64 of letters, digits, '_' and '-' raise InvalidToolError."""
+    """Names outside 1-64 of letters, digits, '_' and '-' raise InvalidToolError, a trailing newline
+    included."""
     with pytest.raises(InvalidToolError):
         Tool(name=bad_name, description="d", handler=explicit_handler)
 
@@ -112,7 +115,14 @@ def test_invalid_tool_names_are_rejected(bad_name: str) -> None:
 def test_valid_tool_names_are_accepted(good_name: str) -> None:
     """Letters, digits, '_' and '-' up to 64 characters are fine."""
     assert Tool(name=good_name, description="d", handler=explicit_handler).name == good_name
-    assert TOOL_NAME_PATTERN.match(good_name)
+    assert TOOL_NAME_PATTERN.fullmatch(good_name)
+
+
+def test_the_tool_name_pattern_refuses_a_trailing_newline_however_it_is_applied() -> None:
+    """The pattern is anchored at the very end, so match() and search() refuse "abc\\n" too."""
+    assert not TOOL_NAME_PATTERN.match("abc\n")
+    assert not TOOL_NAME_PATTERN.search("abc\n")
+    assert not TOOL_NAME_PATTERN.fullmatch("abc\n")
 
 
 def test_invalid_name_given_to_the_decorator_is_rejected() -> None:
