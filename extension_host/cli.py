@@ -58,10 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
         return code
     except ScaffoldError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(render.error_line(exc), err=True)
         return EXIT_USAGE
     except ExtensionHostError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(render.error_line(exc), err=True)
         return EXIT_FAILED
     except KeyboardInterrupt:
         return 130
@@ -163,11 +163,11 @@ def _scaffold(args: argparse.Namespace) -> int:
             }
         )
     else:
-        print(f"created {entry}")
+        _say(f"created {entry}")
         if newly_trusted:
-            print(f"trusted {find_project_root(args.root)}: its extensions run from now on (undo: extensions trust --revoke)")
-        print(f"try it:  extensions call {tool_prefix(args.name)}_count_lines '{{\"path\": \"README.md\"}}'"
-              if args.template == "basic" else "try it:  extensions list")
+            _say(f"trusted {find_project_root(args.root)}: its extensions run from now on (undo: extensions trust --revoke)")
+        _say(f"try it:  extensions call {tool_prefix(args.name)}_count_lines '{{\"path\": \"README.md\"}}'"
+             if args.template == "basic" else "try it:  extensions list")
     return EXIT_OK
 
 
@@ -177,7 +177,7 @@ def _list(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(listing)
         else:
-            print(render.extensions_table(infos))
+            _say(render.extensions_table(infos))
         return EXIT_FAILED if any(info.status == "failed" for info in infos) else EXIT_OK
 
     return asyncio.run(_ask_host_or_load(args, METHOD_LIST, None, describe_extensions, show))
@@ -191,7 +191,7 @@ def _inspect(args: argparse.Namespace) -> int:
             info = ExtensionInfo.from_json({**detail, "tools": [tool["name"] for tool in detail["tools"]]})
             tools = [ToolInfo.from_json(tool) for tool in detail["tools"]]
             calls = [HookRecord(**call) for call in detail["recent_hook_calls"]]
-            print(render.extension_detail(info, tools, detail["log_tail"], calls))
+            _say(render.extension_detail(info, tools, detail["log_tail"], calls))
         return EXIT_FAILED if detail["status"] == "failed" else EXIT_OK
 
     def load(host: ExtensionHost) -> dict[str, Any]:
@@ -205,7 +205,7 @@ def _reload(args: argparse.Namespace) -> int:
         if args.json:
             _print_json({"root": root, "host_running": host_running, "outcomes": [o.to_json() for o in outcomes]})
         else:
-            print(text)
+            _say(text)
         return EXIT_OK if all(outcome.ok for outcome in outcomes) else EXIT_FAILED
 
     async def check(host: ExtensionHost) -> int:
@@ -217,7 +217,7 @@ def _reload(args: argparse.Namespace) -> int:
         client = await _running_host(args)
         if client is None:
             root = find_project_root(args.root)
-            print(f"no host is running for {root}; loading every extension once to check it", file=sys.stderr)
+            _say(f"no host is running for {root}; loading every extension once to check it", err=True)
             return await _with_host(args, check)
         try:
             # No limit of our own: the host bounds each step (every extension's readiness
@@ -235,10 +235,10 @@ def _call(args: argparse.Namespace) -> int:
     try:
         arguments = json.loads(args.arguments)
     except json.JSONDecodeError as exc:
-        print(f"error: ARGUMENTS is not valid JSON ({exc}); pass an object such as '{{\"a\": 1}}'", file=sys.stderr)
+        _say(f"error: ARGUMENTS is not valid JSON ({exc}); pass an object such as '{{\"a\": 1}}'", err=True)
         return EXIT_USAGE
     if not isinstance(arguments, dict):
-        print("error: ARGUMENTS must be a JSON object, such as '{\"a\": 1}'", file=sys.stderr)
+        _say("error: ARGUMENTS must be a JSON object, such as '{\"a\": 1}'", err=True)
         return EXIT_USAGE
 
     async def run(host: ExtensionHost) -> int:
@@ -258,12 +258,12 @@ def _call(args: argparse.Namespace) -> int:
                 }
             )
         else:
-            print(render.tool_result(result.result))
+            _say(render.tool_result(result.result))
         if args.verbose:
             for event in host.events.history("hook.end"):
-                print(render.hook_end(event["data"]), file=sys.stderr)
+                _say(render.hook_end(event["data"]), err=True)
             if result.additional_context:
-                print(f"additional context:\n{result.additional_context}", file=sys.stderr)
+                _say(render.additional_context(result.additional_context), err=True)
         return EXIT_OK if result.success else EXIT_FAILED
 
     return asyncio.run(_with_host(args, run))
@@ -282,12 +282,8 @@ def _prompt(args: argparse.Namespace) -> int:
                     "rejected_by": outcome.rejected_by,
                 }
             )
-        elif outcome.rejected:
-            print(f"rejected by {outcome.rejected_by}: {outcome.reason}")
         else:
-            print(outcome.prompt)
-            if outcome.additional_context:
-                print(f"\nadditional context:\n{outcome.additional_context}")
+            _say(render.prompt_result(outcome))
         return EXIT_FAILED if outcome.rejected else EXIT_OK
 
     return asyncio.run(_with_host(args, run))
@@ -309,14 +305,14 @@ def _trust(args: argparse.Namespace) -> int:
             }
         )
     else:
-        print(render.trust_change(root, not args.revoke, specs, store.path))
+        _say(render.trust_change(root, not args.revoke, specs, store.path))
     return EXIT_OK
 
 
 def _grant(args: argparse.Namespace) -> int:
     bad = [name for name in args.variables if not VARIABLE_NAME.fullmatch(name)]
     if bad:
-        print(f"error: {bad[0]!r} is not an environment variable name", file=sys.stderr)
+        _say(render.error_line(f"{bad[0]!r} is not an environment variable name"), err=True)
         return EXIT_USAGE
     root = find_project_root(args.root)
     home = user_home(args.home)
@@ -344,9 +340,9 @@ def _grant(args: argparse.Namespace) -> int:
             }
         )
     else:
-        print(render.grants(spec.id, args.variables, args.revoke, sorted(granted)))
+        _say(render.grants(spec.id, args.variables, args.revoke, sorted(granted)))
         for note in notes:
-            print(f"note: {note}", file=sys.stderr)
+            _say(f"note: {note}", err=True)
     return EXIT_OK
 
 
@@ -388,28 +384,28 @@ def _demo(args: argparse.Namespace) -> int:
         (project / "README.md").write_text("# A demo project\n\nIt is here so that the demo tool has a file to read.\n", encoding="utf-8")
         folder = scaffold("hello", project / PROJECT_EXTENSIONS_DIR)
         TrustStore(Path(temp) / "home").set_project_trusted(project, True)  # its own code: trusted
-        print(f"1. scaffolded {folder.relative_to(project)}/extension.py into a temporary project")
+        _say(f"1. scaffolded {folder.relative_to(project)}/extension.py into a temporary project")
         demo_args = argparse.Namespace(**{**vars(args), "root": project, "home": Path(temp) / "home"})
 
         async def run(host: ExtensionHost) -> int:
-            print("2. started the host; the extensions it found:\n")
-            print(_indent(render.extensions_table(host.extensions)))
+            _say("2. started the host; the extensions it found:\n")
+            _say(_indent(render.extensions_table(host.extensions)))
             tool = f"{tool_prefix('hello')}_count_lines"
-            print(f"\n3. called {tool} {{\"path\": \"README.md\"}} through the host:\n")
+            _say(f"\n3. called {tool} {{\"path\": \"README.md\"}} through the host:\n")
             result = await host.call_tool(tool, {"path": "README.md"})
-            print(_indent(render.tool_result(result.result)))
-            print(f"\n4. called {tool} {{\"path\": \".env\"}}; the extension's on_pre_tool_use hook stops it:\n")
+            _say(_indent(render.tool_result(result.result)))
+            _say(f"\n4. called {tool} {{\"path\": \".env\"}}; the extension's on_pre_tool_use hook stops it:\n")
             guarded = await host.call_tool(tool, {"path": ".env"})
-            print(_indent(render.tool_result(guarded.result)))
-            logs = [e["data"]["message"] for e in host.events.history("session.info")]
-            print("\n5. what the extension logged to the session:\n")
-            print(_indent("\n".join(logs) or "(nothing)"))
+            _say(_indent(render.tool_result(guarded.result)))
+            logs = [render.safe_text(str(e["data"]["message"])) for e in host.events.history("session.info")]
+            _say("\n5. what the extension logged to the session:\n")
+            _say(_indent("\n".join(logs) or "(nothing)"))
             ok = (
                 result.success
                 and guarded.result_type == "denied"
                 and all(info.status == "running" for info in host.extensions)
             )
-            print("\nEverything worked." if ok else "\nSomething failed; see above.")
+            _say("\nEverything worked." if ok else "\nSomething failed; see above.")
             return EXIT_OK if ok else EXIT_FAILED
 
         return asyncio.run(_with_host(demo_args, run))
@@ -429,7 +425,7 @@ async def _with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], An
         code: int = await run(host)
         return code
     except (UnknownToolError, UnknownExtensionError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(render.error_line(exc), err=True)
         return EXIT_FAILED
     finally:
         await host.stop()
@@ -439,11 +435,11 @@ async def _running_host(args: argparse.Namespace) -> ControlClient | None:
     """The host running for the project, if there is one; says so (or that its socket was stale) on stderr."""
 
     def stale(_path: Path) -> None:
-        print("removed a stale control socket (its host is gone)", file=sys.stderr)
+        _say("removed a stale control socket (its host is gone)", err=True)
 
     client = await connect_to_host(args.root, on_stale=stale)
     if client is not None:
-        print(f"(from the running host, pid {client.pid})", file=sys.stderr)
+        _say(f"(from the running host, pid {client.pid})", err=True)
     return client
 
 
@@ -479,7 +475,7 @@ def _load_outcome(info: ExtensionInfo) -> ReloadOutcome:
 async def _progress_note(message: str) -> AsyncIterator[None]:
     async def note() -> None:
         await asyncio.sleep(_PROGRESS_AFTER_SECONDS)
-        print(message, file=sys.stderr, flush=True)
+        _say(message, err=True)
 
     task = asyncio.create_task(note())
     try:
@@ -489,7 +485,18 @@ async def _progress_note(message: str) -> AsyncIterator[None]:
 
 
 def _print_json(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False))
+    """Every ``--json`` print: the data exact, no character a terminal would act on."""
+    print(render.json_text(value))
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """Every human print, on stdout or (``err``) stderr.
+
+    What is printed has been built by ``render``; the last pass of ``render.safe_text`` (a
+    no-op on such text) keeps that true for a message composed here around a path or an
+    exception.
+    """
+    print(render.safe_text(text), file=sys.stderr if err else sys.stdout, flush=err)
 
 
 def _indent(text: str) -> str:

@@ -12,7 +12,9 @@ a project whose extensions the user has not trusted yet (asked once, before anyt
 whether to grant an extension the environment variables it failed to get (a yes is recorded
 and the extension reloaded; a no is remembered for that exact set until dev ends). Without a
 terminal it asks nothing: untrusted extensions are listed as such, with the command that
-trusts them. The printing and asking are this module's; the host does the work.
+trusts them. The printing and asking are this module's, its text built by ``render`` (which
+shows an extension's control characters as escapes and prefixes each line an extension logs
+with its id); the host does the work.
 """
 
 from __future__ import annotations
@@ -60,8 +62,13 @@ class DevLoop:
         self._asked: set[tuple[str, frozenset[str]]] = set()
 
     def say(self, text: str) -> None:
-        """Print a line (or lines) and flush, so a pipe reader sees it at once."""
-        print(text, file=self._out, flush=True)
+        """Print a line (or lines) and flush, so a pipe reader sees it at once.
+
+        What is said has been built by ``render``; the last pass of ``render.safe_text`` (a
+        no-op on such text) keeps that true for a message composed here around a path or an
+        exception.
+        """
+        print(render.safe_text(text), file=self._out, flush=True)
 
     async def run(self, commands: asyncio.StreamReader | None) -> int:
         """Run until ``quit``, SIGINT or SIGTERM; returns the exit code."""
@@ -77,7 +84,7 @@ class DevLoop:
         try:
             await control.start()  # first: a second dev for the same project stops here
         except ExtensionHostError as exc:
-            self.say(f"error: {exc}")
+            self.say(render.error_line(exc))
             return 1
         try:
             if self._interactive and commands is not None and not await self._ask_trust(commands):
@@ -117,7 +124,7 @@ class DevLoop:
                 else:
                     await self.execute(text)
             except Exception as exc:  # a bad command must never end the session
-                self.say(f"error: {type(exc).__name__}: {exc}")
+                self.say(render.error_line(f"{type(exc).__name__}: {exc}"))
 
     # -- questions ----------------------------------------------------------------------
 
@@ -217,20 +224,20 @@ class DevLoop:
         try:
             result = await self._host.call_tool(tool, arguments)
         except ExtensionHostError as exc:
-            self.say(f"error: {exc}")
+            self.say(render.error_line(exc))
             return
         self.say(render.tool_result(result.result))
         if result.additional_context:
-            self.say(f"(additional context: {result.additional_context})")
+            self.say(render.context_note(result.additional_context))
 
     async def _prompt(self, rest: str) -> None:
         outcome = await self._host.submit_prompt(rest)
         if outcome.rejected:
-            self.say(f"rejected by {outcome.rejected_by}: {outcome.reason}")
+            self.say(render.prompt_rejection(outcome))
             return
-        self.say(outcome.prompt)
+        self.say(render.safe_text(outcome.prompt))
         if outcome.additional_context:
-            self.say(f"(additional context: {outcome.additional_context})")
+            self.say(render.context_note(outcome.additional_context))
 
     async def _list(self, rest: str) -> None:
         self.say(render.extensions_table(self._host.extensions))
@@ -240,7 +247,7 @@ class DevLoop:
         try:
             outcomes = await self._host.reload(name)
         except ExtensionHostError as exc:
-            self.say(f"error: {exc}")
+            self.say(render.error_line(exc))
             return
         if not outcomes:
             self.say("nothing to reload")
@@ -260,8 +267,8 @@ class DevLoop:
                 self.say(render.reload_outcome(ReloadOutcome.from_json(change)))
             self._offer_grants()
         elif kind in ("session.info", "session.warning", "session.error"):
-            level = "" if kind == "session.info" else kind.split(".")[1] + ": "
-            self.say(f"[{data.get('extensionId', 'host')}] {level}{data.get('message', '')}")
+            level = "" if kind == "session.info" else kind.split(".")[1]
+            self.say(render.session_message(str(data.get("extensionId", "host")), str(data.get("message", "")), level))
         elif kind == "hook.end" and (data.get("decision") in ("deny", "ask") or data.get("outcome") != "ok"):
             self.say(f"[hook] {render.hook_end(data)}")
 

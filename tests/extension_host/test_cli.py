@@ -199,3 +199,52 @@ def test_inspect_lists_the_hooks_an_extension_implements(project: Project, capsy
     detail = json.loads(capsys.readouterr().out)
     assert detail["hooks"] == ["on_user_prompt_submitted", "on_pre_tool_use"]
     assert detail["recent_hook_calls"] == []
+
+
+PAINTER = r"""
+    from sdk_extension import join_session, tool
+
+    @tool(description="Answers with terminal controls")
+    def paint() -> str:
+        return "\x1b[2J\x1b]0;pwned\x07ok\r\nnext\x9b31m"
+
+    join_session(tools=[paint])
+"""
+PAINTED = "\x1b[2J\x1b]0;pwned\x07ok\r\nnext\x9b31m"
+RAW_CONTROLS = ("\x1b", "\x07", "\r", "\x9b")
+
+
+def test_call_shows_a_results_controls_visibly_and_json_keeps_them_exact(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A result that would clear the screen and set the title is printed as visible escapes;
+    --json decodes to the exact text."""
+    project.add_extension("painter", PAINTER)
+    assert cli(project, "call", "paint") == 0
+    out = capsys.readouterr().out
+    assert not [char for char in RAW_CONTROLS if char in out]
+    assert out == "\\x1b[2J\\x1b]0;pwned\\x07ok\\r\nnext\\x9b31m\n"
+    assert cli(project, "call", "paint", "--json") == 0
+    out = capsys.readouterr().out
+    assert not [char for char in RAW_CONTROLS if char in out]
+    assert json.loads(out)["text_result_for_llm"] == PAINTED
+
+
+def test_list_shows_controls_in_an_import_error_and_a_folder_name_visibly(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An exception message with colour codes, and a folder named with an escape sequence, are
+    shown as escapes; the table keeps one line per extension."""
+    project.add_extension("broken", r"raise RuntimeError('\x1b[31mboom')" + "\n")
+    project.add_extension("evil\x1b[2J", CALC)
+    assert cli(project, "list") == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    lines = out.splitlines()
+    assert len(lines) == 3
+    assert any("project:broken" in line and "RuntimeError: \\x1b[31mboom" in line for line in lines)
+    assert any(line.startswith("project:evil\\x1b[2J ") for line in lines)
+    assert cli(project, "list", "--json") == 1
+    listing = json.loads(capsys.readouterr().out)
+    ids = {extension["id"] for extension in listing["extensions"]}
+    assert ids == {"project:broken", "project:evil\x1b[2J"}

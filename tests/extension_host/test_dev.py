@@ -165,3 +165,46 @@ def test_a_running_dev_answers_list_from_another_shell_and_refuses_a_second_dev(
                 assert await dev.process.wait() == 0
 
     run(scenario())
+
+
+CHATTY = r"""
+    from sdk_extension import join_session, tool
+
+    @tool(description="Logs lines that pose as others'")
+    def chatter() -> str:
+        session.log("line 1\n[project:other] not mine\x1b[2J\n[host] stopped")
+        session.log("careful\nstill me", level="warning")
+        return "logged"
+
+    session = join_session(tools=[chatter])
+"""
+
+
+def test_dev_prints_the_extension_prefix_on_every_line_of_a_session_log(project: Project) -> None:
+    """A multi-line session.log cannot print a line that looks like another extension's or the
+    host's: each line carries its extension's prefix, and its controls are shown as escapes."""
+    project.add_extension("chatty", CHATTY)
+    expected = {
+        "[project:chatty] line 1",
+        "[project:chatty] [project:other] not mine\\x1b[2J",
+        "[project:chatty] [host] stopped",
+        "[project:chatty] warning: careful",
+        "[project:chatty] warning: still me",
+    }
+
+    async def scenario() -> None:
+        async with running_dev(project) as dev:
+            await dev.send("call chatter")
+            await dev.expect(r"^logged$")
+            async with asyncio.timeout(20):
+                while not expected <= set(dev.seen):
+                    await dev.expect("")
+            said = ("line 1", "not mine", "[host] stopped", "careful", "still me")
+            printed = [line for line in dev.seen if any(words in line for words in said)]
+            assert set(printed) == expected
+            assert not any("\x1b" in line for line in dev.seen)
+            await dev.send("quit")
+            async with asyncio.timeout(30):
+                assert await dev.process.wait() == 0
+
+    run(scenario())
