@@ -194,12 +194,19 @@ def _columns(rows: Sequence[Sequence[str]]) -> str:
 
 def _note(info: ExtensionInfo) -> str:
     if info.error:
-        return info.error
-    if info.shadowed_by:
-        return f"shadowed by {info.shadowed_by}"
-    if info.reload_error:
-        return f"last reload failed, this version kept serving: {info.reload_error}"
-    return ""
+        note = info.error
+    elif info.shadowed_by:
+        note = f"shadowed by {info.shadowed_by}"
+    elif info.reload_error:
+        note = f"last reload failed, this version kept serving: {info.reload_error}"
+    else:
+        note = ""
+    extras = [note] if note else []
+    if info.overrides_builtin:
+        extras.append(f"overrides built-in {', '.join(info.overrides_builtin)}")
+    if info.link_target:
+        extras.append(f"links to {info.link_target}")
+    return "; ".join(extras)
 
 
 def extension_detail(
@@ -216,7 +223,7 @@ def extension_detail(
     cell = safe_cell
     lines = [
         cell(info.id),
-        f"  path:    {cell(str(info.path))}",
+        f"  path:    {cell(str(info.path))}" + (f" -> {cell(str(info.link_target))}" if info.link_target else ""),
         f"  status:  {cell(info.status)}",
         f"  pid:     {info.pid if info.pid else '-'}",
     ]
@@ -226,6 +233,14 @@ def extension_detail(
         lines.append(f"  last reload failed (this version kept serving): {cell(info.reload_error)}")
     if info.shadowed_by:
         lines.append(f"  shadowed by {cell(info.shadowed_by)}: it is not started")
+    if info.overrides_builtin:
+        lines.append(f"  overrides the built-in tools: {_cells(info.overrides_builtin)}")
+    if info.environment_requested:
+        lines.append(
+            f"  environment: requested {_cells(info.environment_requested)}; "
+            f"granted {_cells(info.environment_granted) or '-'}"
+            + (f"; not granted {_cells(info.environment_missing)}" if info.environment_missing else "")
+        )
     lines.append(f"  hooks:   {_cells(info.hooks) or '-'}")
     lines.append(f"  tools:   {'-' if not tools else ''}")
     for tool in tools:

@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 from helpers import Project
@@ -248,3 +250,22 @@ def test_list_shows_controls_in_an_import_error_and_a_folder_name_visibly(
     listing = json.loads(capsys.readouterr().out)
     ids = {extension["id"] for extension in listing["extensions"]}
     assert ids == {"project:broken", "project:evil\x1b[2J"}
+
+
+def test_list_and_inspect_show_where_a_linked_extension_folder_really_is(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An extension folder that is a symbolic link: --json, the table and inspect name its target."""
+    checkout = tmp_path / "checkout" / "calc"
+    checkout.mkdir(parents=True)
+    (checkout / "extension.py").write_text(textwrap.dedent(CALC))
+    extensions = project.root / ".github" / "extensions"
+    extensions.mkdir(parents=True)
+    (extensions / "calc").symlink_to(checkout)
+    assert cli(project, "list", "--json") == 0
+    (entry,) = json.loads(capsys.readouterr().out)["extensions"]
+    assert (entry["status"], entry["link_target"]) == ("running", str(checkout.resolve()))
+    assert cli(project, "list") == 0
+    assert f"links to {checkout.resolve()}" in capsys.readouterr().out
+    assert cli(project, "inspect", "calc") == 0
+    assert f"-> {checkout.resolve()}" in capsys.readouterr().out

@@ -499,3 +499,53 @@ def test_calls_made_the_moment_an_extension_joins_can_use_the_returned_session(p
             assert [r.text_result_for_llm for r in results] == [host.session_id] * 8
 
     run(scenario())
+
+
+OVERRIDER = """
+    from sdk_extension import join_session, tool
+
+    @tool(description="A better read_file", overrides_built_in_tool=True)
+    def read_file(path: str) -> str:
+        return "from the extension"
+
+    join_session(tools=[read_file])
+"""
+
+
+def test_an_extension_that_overrides_a_built_in_tool_is_announced(project: Project) -> None:
+    """A session.warning names the extension and the built-in; the listing says which it replaces."""
+    project.add_extension("better", OVERRIDER)
+
+    @tool(description="Read a file")
+    def read_file(path: str) -> str:
+        return "built in"
+
+    async def scenario() -> None:
+        async with host_for(project, builtin_tools=[read_file]) as host:
+            info = host.extension("better")
+            assert (info.status, info.overrides_builtin) == ("running", ("read_file",))
+            assert info.to_json()["overrides_builtin"] == ["read_file"]
+            warning = await wait_for_event(host, lambda e: e["type"] == "session.warning")
+            assert warning["data"]["message"] == "extension project:better overrides the built-in tool 'read_file'"
+            assert (await host.call_tool("read_file", {"path": "x"})).text_result_for_llm == "from the extension"
+
+    run(scenario())
+
+
+def test_an_application_that_refuses_overrides_fails_the_extension_and_keeps_its_built_in(project: Project) -> None:
+    """allow_builtin_overrides=False: the extension is failed naming the tool; the built-in answers."""
+    project.add_extension("better", OVERRIDER)
+
+    @tool(description="Read a file")
+    def read_file(path: str) -> str:
+        return "built in"
+
+    async def scenario() -> None:
+        async with host_for(project, builtin_tools=[read_file], allow_builtin_overrides=False) as host:
+            info = host.extension("better")
+            assert info.status == "failed"
+            assert info.error is not None and "overrides the built-in tool 'read_file'" in info.error
+            assert host.tools["read_file"].owner == "builtin"
+            assert (await host.call_tool("read_file", {"path": "x"})).text_result_for_llm == "built in"
+
+    run(scenario())
