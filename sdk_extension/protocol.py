@@ -35,6 +35,7 @@ __all__ = [
     "HOOK_FAILED",
     "REQUEST_CANCELLED",
     "UNKNOWN_EXTENSION",
+    "TOO_MANY_CONNECTIONS",
     "ERROR_CODES",
     "RESULT_TYPES",
     "LOG_LEVELS",
@@ -96,6 +97,9 @@ HOOK_FAILED: Final = -32003
 UNKNOWN_EXTENSION: Final = -32004
 """The host's control socket was asked about an extension it did not discover (``data``:
 ``{extension, known}``, the name asked for and the ids it knows)."""
+TOO_MANY_CONNECTIONS: Final = -32005
+"""The host's control socket already serves as many clients as it allows; sent with id ``null``
+to a new client, whose connection is then closed (``data``: ``{limit}``)."""
 
 ERROR_CODES: Final[dict[int, str]] = {
     PARSE_ERROR: "parse error",
@@ -108,6 +112,7 @@ ERROR_CODES: Final[dict[int, str]] = {
     HOOK_FAILED: "hook failed",
     REQUEST_CANCELLED: "request cancelled",
     UNKNOWN_EXTENSION: "unknown extension",
+    TOO_MANY_CONNECTIONS: "too many connections",
 }
 """Every error code this project sends, with a short name for messages."""
 
