@@ -16,9 +16,22 @@ method           params             result
 
 An extension nobody discovered is answered with :data:`~sdk_extension.protocol.UNKNOWN_EXTENSION`.
 
-This module owns the socket file (its folder is created 0700 and the socket is 0600, so only
-the user who runs the host can connect; a live host is never replaced; a stale socket whose
-host is gone is removed), the answers above, and the client side (:func:`connect_to_host`).
+This module owns the socket file and who may use it, the answers above, and the client side
+(:func:`connect_to_host`):
+
+- the runtime folder must be the user's own: owned by them with mode 0700, in a parent folder
+  owned by them or root that others cannot write to (or that has the sticky bit, like
+  ``/tmp``). A folder it creates is made so; one it finds otherwise is refused, by the server
+  and the client alike, and never repaired. The socket is 0600.
+- each side asks the kernel who the other is (:func:`peer_uid`): the server drops a client of
+  another user at once, and the client refuses a listener of another user before believing
+  anything it says.
+- a live host is never replaced; a stale socket whose host is gone is removed.
+- the server is bounded: at most :data:`MAX_CLIENTS` connections at once (one more is told
+  :data:`~sdk_extension.protocol.TOO_MANY_CONNECTIONS` and closed), messages of at most
+  :data:`MAX_CONTROL_MESSAGE_BYTES` nested at most :data:`~sdk_extension.framing.MAX_DEPTH`
+  levels (a client that breaks this is told ``PARSE_ERROR`` and loses its connection only).
+
 It ignores what the answers are used for (the CLI renders them) and never starts or stops the
 host: whoever runs the host opens and closes the server beside it.
 """
@@ -31,23 +44,27 @@ import dataclasses
 import os
 import socket
 import stat
+import struct
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
 from sdk_extension.connection import Connection, ConnectionClosed, Handler, RpcError
-from sdk_extension.framing import FramingError
-from sdk_extension.protocol import INVALID_PARAMS, UNKNOWN_EXTENSION
+from sdk_extension.framing import FramingError, encode_message
+from sdk_extension.protocol import INVALID_PARAMS, TOO_MANY_CONNECTIONS, UNKNOWN_EXTENSION
 
 from .errors import ExtensionHostError, UnknownExtensionError
 from .host import ExtensionHost
 from .outcomes import ReloadOutcome
-from .paths import control_socket_path, find_project_root
+from .paths import RUNTIME_ENV, control_socket_path, find_project_root
 from .process import tail_lines
 
 __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",
+    "MAX_CLIENTS",
+    "MAX_CONTROL_MESSAGE_BYTES",
     "METHOD_INSPECT",
     "METHOD_LIST",
     "METHOD_RELOAD",
@@ -58,6 +75,7 @@ __all__ = [
     "connect_to_host",
     "describe_extension",
     "describe_extensions",
+    "peer_uid",
 ]
 
 METHOD_STATUS: Final = "host.status"
@@ -67,11 +85,33 @@ METHOD_RELOAD: Final = "host.reload"
 
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 """Seconds a control request may take unless the caller says otherwise."""
+MAX_CLIENTS: Final = 64
+"""Connections a server serves at once; one more is refused with ``TOO_MANY_CONNECTIONS``.
+The CLI needs one per command, so only something gone wrong (or hostile) reaches it."""
+MAX_CONTROL_MESSAGE_BYTES: Final = 16 * 1024 * 1024
+"""Largest message either side of a control connection accepts: requests are a few bytes, and
+the largest answer (``host.list`` of many extensions) is far below it."""
 _STATUS_TIMEOUT: Final = 10.0
 """A live socket's host has this long to say who it is; the answer needs no extension."""
 _LOG_TAIL_LINES: Final = 20
 _MAX_SOCKET_PATH_BYTES: Final = 104
 """``sun_path`` holds 108 bytes on Linux and 104 on macOS, the terminating NUL included."""
+_GROUP_OR_OTHER_BITS: Final = 0o077
+_GROUP_OR_OTHER_WRITE: Final = 0o022
+_ROOT_UID: Final = 0
+
+# How to ask the kernel who is at the other end of a Unix socket.
+# Linux: SO_PEERCRED gives struct ucred {pid_t pid; uid_t uid; gid_t gid}.
+_SO_PEERCRED: Final[int | None] = getattr(socket, "SO_PEERCRED", None) if sys.platform.startswith("linux") else None
+_UCRED: Final = struct.Struct("3i")
+# macOS and FreeBSD: LOCAL_PEERCRED at level SOL_LOCAL (0) gives struct xucred
+# {u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t cr_groups[16]}, version 0.
+_LOCAL_PEERCRED: Final[int | None] = (
+    getattr(socket, "LOCAL_PEERCRED", 0x001) if sys.platform == "darwin" or sys.platform.startswith("freebsd") else None
+)
+_SOL_LOCAL: Final = 0
+_XUCRED: Final = struct.Struct("IIh16I")
+_XUCRED_VERSION: Final = 0
 
 StaleHandler = Callable[[Path], object]
 """Told the path of a stale control socket that :func:`connect_to_host` has just removed."""
@@ -115,7 +155,9 @@ class ControlServer:
             ...   # `extensions list` in another shell now asks this host
 
     Every client has its own connection; one that disconnects mid-request loses only its
-    answer (a reload it asked for still runs to its end).
+    answer (a reload it asked for still runs to its end), and one that breaks the protocol
+    loses only its connection. Only clients of the user running the host are served, at most
+    :data:`MAX_CLIENTS` at once.
     """
 
     def __init__(self, host: ExtensionHost, path: Path | None = None) -> None:
@@ -149,11 +191,15 @@ class ControlServer:
 
         Raises:
             ExtensionHostError: a host already answers on this socket (the message names its
-                pid), something that is not a host listens there, or the path is unusable.
+                pid), something that is not a host listens there, the path is unusable, or its
+                folder is not private to the user (the message says what is wrong with it).
         """
         if self._server is not None:
             raise ExtensionHostError("this ControlServer was already started")
-        _make_private_folder(self.path.parent)
+        folder = self.path.parent
+        _make_private_folder(folder)
+        if not _check_runtime_folder(folder):
+            raise ExtensionHostError(f"the control socket folder {folder} was removed as it was made; try again")
         running = await _connect(self.path, on_stale=None)
         if running is not None:
             await running.close()
@@ -189,14 +235,27 @@ class ControlServer:
     # -- serving ------------------------------------------------------------------------
 
     async def _serve_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not _same_user(writer):
+            # Told nothing, not even why: the folder should have kept it out already.
+            writer.close()
+            return
+        if len(self._clients) >= MAX_CLIENTS:
+            _refuse(
+                writer,
+                TOO_MANY_CONNECTIONS,
+                f"the host serves at most {MAX_CLIENTS} control connections at once; "
+                "try again when one of them has closed",
+                {"limit": MAX_CLIENTS},
+            )
+            return
         task = asyncio.current_task()
-        connection = Connection(reader, writer, handlers=self._handlers)
+        connection = Connection(reader, writer, handlers=self._handlers, max_message_bytes=MAX_CONTROL_MESSAGE_BYTES)
         if task is not None:
             self._clients[task] = connection
         try:
             await connection.serve()
         except FramingError:
-            pass  # a client that breaks framing loses its own connection, nothing more
+            pass  # answered with PARSE_ERROR; the client loses its own connection, nothing more
         finally:
             connection.close()
             if task is not None:
@@ -295,9 +354,12 @@ async def connect_to_host(
 
     A socket whose host is gone (nobody listens, or it is not a socket) is removed, and
     ``on_stale(path)`` is called so the caller can say so; the answer is then ``None`` too.
+    No runtime folder at all means no host either.
 
     Raises:
-        ExtensionHostError: something listens on the socket but does not answer as a host.
+        ExtensionHostError: the runtime folder is not private to the user (checked before
+            connecting), the process listening on the socket belongs to another user, it
+            does not answer as a host, or the host refused the connection (too many clients).
     """
     return await _connect(control_socket_path(find_project_root(project_root)), on_stale=on_stale)
 
@@ -306,6 +368,8 @@ async def connect_to_host(
 
 
 async def _connect(path: Path, *, on_stale: StaleHandler | None) -> ControlClient | None:
+    if not _check_runtime_folder(path.parent):
+        return None
     try:
         before = os.lstat(path)
     except FileNotFoundError:
@@ -323,6 +387,7 @@ async def _connect(path: Path, *, on_stale: StaleHandler | None) -> ControlClien
         except (OSError, TimeoutError) as exc:
             raise ExtensionHostError(f"cannot connect to the control socket {path}: {exc}") from exc
         else:
+            _check_listener(path, writer)
             return await _greet(path, reader, writer)
     with contextlib.suppress(FileNotFoundError):
         now = os.lstat(path)
@@ -335,12 +400,19 @@ async def _connect(path: Path, *, on_stale: StaleHandler | None) -> ControlClien
 
 
 async def _greet(path: Path, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ControlClient:
-    connection = Connection(reader, writer)
+    connection = Connection(reader, writer, max_message_bytes=MAX_CONTROL_MESSAGE_BYTES)
     client = ControlClient(path, connection, writer, asyncio.ensure_future(connection.serve()))
     try:
         status = await connection.request(METHOD_STATUS, timeout=_STATUS_TIMEOUT)
         problem = None if isinstance(status, dict) and isinstance(status.get("pid"), int) else f"it said {status!r}"
-    except (RpcError, ConnectionClosed) as exc:
+    except ConnectionClosed as exc:
+        if exc.error is not None and exc.error.code == TOO_MANY_CONNECTIONS:
+            await client.close()
+            raise ExtensionHostError(
+                f"the host listening on {path} refused the connection: {exc.error.message}"
+            ) from None
+        problem = str(exc)
+    except (RpcError, ConnectionError) as exc:
         problem = str(exc)
     except TimeoutError:
         problem = f"no answer to {METHOD_STATUS} within {_STATUS_TIMEOUT:g} s"
@@ -357,10 +429,123 @@ async def _greet(path: Path, reader: asyncio.StreamReader, writer: asyncio.Strea
     return client
 
 
+def peer_uid(sock: socket.socket) -> int | None:
+    """The user id of the process at the other end of the Unix socket ``sock``, as the kernel
+    recorded it: for a connected client's socket, who called ``listen``; for an accepted one,
+    who called ``connect``.
+
+    Linux answers with ``SO_PEERCRED``, macOS and FreeBSD with ``LOCAL_PEERCRED``. Elsewhere
+    the answer is ``None``, and both sides go on without asking: the runtime folder, which
+    must be private to the user, is then all that keeps other users away.
+
+    Raises:
+        OSError: the kernel would not tell (``sock`` is not a Unix socket, or is closed).
+    """
+    if _SO_PEERCRED is not None:
+        _pid, uid, _gid = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, _SO_PEERCRED, _UCRED.size))
+        return int(uid)
+    if _LOCAL_PEERCRED is not None:
+        raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED.size)
+        version, uid = struct.unpack_from("II", raw)
+        return int(uid) if version == _XUCRED_VERSION else None
+    return None
+
+
+def _same_user(writer: asyncio.StreamWriter) -> bool:
+    """Whether the client at the other end of ``writer`` runs as the user running this server;
+    a client the kernel cannot name is not."""
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return False
+    try:
+        uid = peer_uid(sock)
+    except OSError:
+        return False
+    return uid is None or uid == os.geteuid()
+
+
+def _check_listener(path: Path, writer: asyncio.StreamWriter) -> None:
+    """Refuse (closing ``writer``) a control socket whose listening process is another user's:
+    whatever it would answer is not the user's host speaking."""
+    sock = writer.get_extra_info("socket")
+    try:
+        uid = peer_uid(sock) if sock is not None else None
+    except OSError as exc:
+        writer.close()
+        raise ExtensionHostError(f"cannot tell who listens on the control socket {path}: {exc}") from exc
+    me = os.geteuid()
+    if uid is not None and uid != me:
+        writer.close()
+        raise ExtensionHostError(
+            f"the control socket {path} is served by a process of uid {uid}, not by you (uid {me}), "
+            f"so it is not your host; remove {path} and check who else can write to {path.parent}"
+        )
+
+
+def _refuse(writer: asyncio.StreamWriter, code: int, message: str, data: Any) -> None:
+    """Tell a new client why it is not served (id ``null``: it asked nothing yet) and close."""
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message, "data": data}}
+    with contextlib.suppress(OSError):
+        writer.write(encode_message(error))
+    writer.close()  # sends what was written first
+
+
+def _check_runtime_folder(folder: Path) -> bool:
+    """Whether the runtime folder ``folder`` exists (False when it does not); refuse it when
+    another user could put a socket of theirs in it.
+
+    It must be a real folder (not a symbolic link), owned by the user, with no permission for
+    group or others; its parent must be owned by the user or root, and writable by nobody else
+    unless it has the sticky bit (like ``/tmp``): otherwise someone else could rename the folder
+    away and put theirs in its place. Nothing is changed: a folder found wanting is the user's
+    to fix.
+
+    Raises:
+        ExtensionHostError: what is wrong, and what to do.
+    """
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return False
+    me = os.geteuid()
+    elsewhere = f"set {RUNTIME_ENV} to a folder of your own"
+    what = f"the control socket folder {folder}"
+    if stat.S_ISLNK(info.st_mode):
+        raise ExtensionHostError(f"{what} is a symbolic link, not a folder; remove it, or {elsewhere}")
+    if not stat.S_ISDIR(info.st_mode):
+        raise ExtensionHostError(f"{what} is not a folder; remove it, or {elsewhere}")
+    if info.st_uid != me:
+        raise ExtensionHostError(
+            f"{what} belongs to uid {info.st_uid}, not you (uid {me}), so its owner could answer in place "
+            f"of your host; remove it, or {elsewhere}"
+        )
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & _GROUP_OR_OTHER_BITS:
+        raise ExtensionHostError(
+            f"{what} has mode {mode:04o}, not 0700, so other users can reach what is in it; "
+            f"run `chmod 700 {folder}` if it is yours, remove it, or {elsewhere}"
+        )
+    parent = folder.parent
+    above = os.stat(parent)
+    if above.st_uid not in (me, _ROOT_UID):
+        raise ExtensionHostError(
+            f"{what} is in {parent}, which belongs to uid {above.st_uid} (neither you nor root), so its owner "
+            f"could put a folder of theirs in place of {folder.name}; {elsewhere}"
+        )
+    parent_mode = stat.S_IMODE(above.st_mode)
+    if parent_mode & _GROUP_OR_OTHER_WRITE and not parent_mode & stat.S_ISVTX:
+        raise ExtensionHostError(
+            f"{what} is in {parent}, which others may write to (mode {parent_mode:04o}, no sticky bit), so they "
+            f"could put a folder of theirs in place of {folder.name}; run `chmod go-w {parent}` if it is yours, "
+            f"or {elsewhere}"
+        )
+    return True
+
+
 def _make_private_folder(folder: Path) -> None:
     """Create ``folder`` (and any missing parent, such as ``/tmp/runtime-1000``) readable by its
-    owner only. An existing folder is left as it is (it may be a shared one the user chose): the
-    socket's own mode guards it."""
+    owner only. An existing folder is left as it is, never chmod-ed: it is the user's to fix if
+    :func:`_check_runtime_folder` refuses it."""
     missing = [path for path in (folder, *folder.parents) if not path.exists()]
     for path in reversed(missing):
         with contextlib.suppress(FileExistsError):

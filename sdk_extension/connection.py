@@ -1,10 +1,11 @@
 """The JSON-RPC 2.0 connection: request ids, pending answers, the inbound method table.
 
 A :class:`Connection` turns a framed byte stream pair into ``request``/``notify`` going out and
-handler calls coming in. It owns id correlation, the receive loop and the single place where a
-handler's exception becomes a wire error (:func:`error_to_wire`). It treats methods as strings
-and params as plain JSON values: it knows nothing of sessions, tools or hooks, and nothing of
-processes (the caller hands it a reader and a writer).
+handler calls coming in. It owns id correlation, the receive loop and the single place where
+an exception becomes a wire error: a handler's (:func:`error_to_wire`), and the peer's broken
+framing, answered with one ``PARSE_ERROR`` (id ``null``) before the connection closes. It
+treats methods as strings and params as plain JSON values: it knows nothing of sessions, tools
+or hooks, and nothing of processes (the caller hands it a reader and a writer).
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any, Final, Protocol
 
-from .framing import MAX_MESSAGE_BYTES, FrameDecoder, FramingError, encode_message
+from .framing import MAX_DEPTH, MAX_MESSAGE_BYTES, FrameDecoder, FramingError, encode_message
 from .protocol import (
     ERROR_CODES,
     INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_CANCEL_REQUEST,
     METHOD_NOT_FOUND,
+    PARSE_ERROR,
     REQUEST_CANCELLED,
 )
 
@@ -79,7 +81,15 @@ class RpcError(Exception):
 
 
 class ConnectionClosed(Exception):
-    """The connection ended before an answer came, or was used after it ended."""
+    """The connection ended before an answer came, or was used after it ended.
+
+    ``error`` is what the peer said about the connection as a whole before it closed (an error
+    answer with id ``null``, such as a parse error or a refusal to serve), if it said anything.
+    """
+
+    def __init__(self, reason: str, error: RpcError | None = None) -> None:
+        super().__init__(reason)
+        self.error: Final = error
 
 
 def error_to_wire(exc: BaseException) -> dict[str, Any]:
@@ -99,8 +109,10 @@ class Connection:
     they arrive (one task wake-up less per read).
 
     Call :meth:`serve` (usually as a task) to receive; it returns at a clean end of stream and
-    raises :class:`~sdk_extension.framing.FramingError` when the peer breaks framing. Either
-    way every pending request fails with :class:`ConnectionClosed` carrying the reason.
+    raises :class:`~sdk_extension.framing.FramingError` when the peer breaks framing (after
+    answering it with a ``PARSE_ERROR``). Either way every pending request fails with
+    :class:`ConnectionClosed` carrying the reason. ``max_message_bytes`` and ``max_depth``
+    bound what one inbound message may be (see :mod:`sdk_extension.framing`).
     """
 
     def __init__(
@@ -112,6 +124,7 @@ class Connection:
         notification_handlers: dict[str, Handler] | None = None,
         id_generator: Iterator[int | str] | None = None,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
+        max_depth: int = MAX_DEPTH,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -123,12 +136,15 @@ class Connection:
             self.on_notification(method, handler)
         self._ids = id_generator if id_generator is not None else itertools.count(1)
         self._max_bytes = max_message_bytes
+        self._max_depth = max_depth
         self._pending: dict[int | str, asyncio.Future[Any] | Callable[[Exception], None]] = {}
         """Requests awaiting an answer: the future of its result, or the error callback of
         :meth:`send_request_nowait`."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._running: dict[int | str, asyncio.Task[None]] = {}
         self._close_reason: str | None = None
+        self._peer_error: RpcError | None = None
+        """The last error the peer sent with id ``null``: why it is about to close, usually."""
 
     # -- registration -----------------------------------------------------------------
 
@@ -226,7 +242,7 @@ class Connection:
 
     def _write(self, message: dict[str, Any]) -> None:
         if self._close_reason is not None:
-            raise ConnectionClosed(self._close_reason)
+            raise ConnectionClosed(self._close_reason, self._peer_error)
         if self._writer.is_closing():
             raise ConnectionClosed("the stream to the peer is closed")
         self._writer.write(encode_message(message))
@@ -237,10 +253,11 @@ class Connection:
         """Receive until the stream ends; dispatch each message.
 
         Raises:
-            FramingError: the peer sent an invalid frame; the connection is closed.
+            FramingError: the peer sent an invalid frame; it was answered with a
+                ``PARSE_ERROR`` and the connection is closed.
         """
         ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        decoder = FrameDecoder(self._max_bytes)
+        decoder = FrameDecoder(self._max_bytes, self._max_depth)
 
         def on_data(data: bytes) -> None:
             if ended.done():
@@ -249,6 +266,9 @@ class Connection:
                 for message in decoder.feed(data):
                     self._dispatch(message)
             except FramingError as exc:
+                # Said once, with id null (which request broke is unknowable), so the peer
+                # learns why; queued before the close, which sends what is queued first.
+                self._answer_error(None, {"code": PARSE_ERROR, "message": str(exc)})
                 self._shutdown(f"protocol error: {exc}")
                 ended.set_exception(exc)
 
@@ -256,16 +276,17 @@ class Connection:
             if ended.done():
                 return
             if error is not None:
-                self._shutdown(f"the stream failed: {error}")
+                self._shutdown(self._with_peer_error(f"the stream failed: {error}"))
                 ended.set_result(None)
                 return
             try:
                 decoder.end()
             except FramingError as exc:
+                # No answer: the peer that cut its frame short is gone.
                 self._shutdown(f"protocol error: {exc}")
                 ended.set_exception(exc)
                 return
-            self._shutdown("the peer closed the connection")
+            self._shutdown(self._with_peer_error("the peer closed the connection"))
             ended.set_result(None)
 
         reader = self._reader
@@ -290,6 +311,9 @@ class Connection:
             self._shutdown("the connection was closed")
             raise
 
+    def _with_peer_error(self, reason: str) -> str:
+        return reason if self._peer_error is None else f"{reason} after saying: {self._peer_error}"
+
     def close(self, reason: str = "the connection was closed") -> None:
         """End the connection: fail pending requests and close the outbound stream."""
         self._shutdown(reason)
@@ -302,9 +326,9 @@ class Connection:
         for waiter in pending:
             if isinstance(waiter, asyncio.Future):
                 if not waiter.done():
-                    waiter.set_exception(ConnectionClosed(self._close_reason))
+                    waiter.set_exception(ConnectionClosed(self._close_reason, self._peer_error))
             else:
-                waiter(ConnectionClosed(self._close_reason))
+                waiter(ConnectionClosed(self._close_reason, self._peer_error))
         for task in list(self._tasks):
             task.cancel()
         if not self._writer.is_closing():
@@ -399,6 +423,11 @@ class Connection:
     def _resolve(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
         if not isinstance(request_id, (int, str)):
+            error = message.get("error")
+            if request_id is None and error is not None:
+                # About no request in particular: kept to tell waiting callers if the peer now
+                # closes, rather than failing requests it may still answer.
+                self._peer_error = _rpc_error(error)
             return  # not an answer to anything we sent
         waiter = self._pending.pop(request_id, None)
         if waiter is None:

@@ -3,6 +3,11 @@
 A frame is a header block (``Content-Length: N``, optionally ``Content-Type``, each line ending
 in ``\\r\\n``), an empty line, then N bytes of UTF-8 JSON. This module owns that and nothing
 more: it does not know request ids, methods, tools or hooks.
+
+It also owns the limits that keep a peer's bytes from costing more than they should: the size
+of a header block (:data:`MAX_HEADER_BYTES`), of a body (:data:`MAX_MESSAGE_BYTES`, or the
+reader's own limit) and how deeply a body may nest (:data:`MAX_DEPTH`). Whatever is wrong with
+the bytes, the reader raises :class:`FramingError` and nothing else.
 """
 
 from __future__ import annotations
@@ -11,13 +16,27 @@ import asyncio
 import json
 from typing import Any, Final
 
-__all__ = ["MAX_HEADER_BYTES", "MAX_MESSAGE_BYTES", "FrameDecoder", "FramingError", "encode_message", "read_message"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_HEADER_BYTES",
+    "MAX_MESSAGE_BYTES",
+    "FrameDecoder",
+    "FramingError",
+    "encode_message",
+    "read_message",
+]
 
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 """Largest body accepted. A larger announced length is a protocol error, not an allocation."""
 
 MAX_HEADER_BYTES: Final = 64 * 1024
 """Longest header block accepted: no real header comes close; garbage without a blank line does."""
+
+MAX_DEPTH: Final = 100
+"""Deepest nesting of arrays and objects accepted in a body (``{}`` is one level, ``{"a": []}``
+two). No message of the protocol comes close; a hostile one could otherwise exhaust the JSON
+decoder's recursion. Keep a limit well under Python's recursion limit: the decoder recurses
+once per level, and a body deeper than it can go is refused whatever the limit says."""
 
 _HEADER_END: Final = b"\r\n\r\n"
 _CANONICAL_HEADER: Final = b"Content-Length: "
@@ -65,13 +84,14 @@ def _content_length(header_block: bytes) -> int:
 
 
 async def read_message(
-    reader: asyncio.StreamReader, max_bytes: int = MAX_MESSAGE_BYTES
+    reader: asyncio.StreamReader, max_bytes: int = MAX_MESSAGE_BYTES, max_depth: int = MAX_DEPTH
 ) -> dict[str, Any] | None:
     """Read one frame and return its JSON object, or ``None`` at a clean end of stream.
 
     Raises:
-        FramingError: the bytes are not a frame, the body is not a JSON object, the announced
-            length exceeds ``max_bytes``, or the stream ends inside a frame.
+        FramingError: the bytes are not a frame, the body is not a JSON object or nests deeper
+            than ``max_depth`` levels, the announced length exceeds ``max_bytes``, or the
+            stream ends inside a frame.
     """
     try:
         header = await reader.readuntil(_HEADER_END)
@@ -92,7 +112,7 @@ async def read_message(
         raise FramingError(
             f"stream ended after {len(exc.partial)} of {length} body bytes"
         ) from None
-    return _decode(body)
+    return _decode(body, max_depth)
 
 
 class FrameDecoder:
@@ -102,10 +122,11 @@ class FrameDecoder:
     over whatever one read returned and dispatch every message it contained at once.
     """
 
-    def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES) -> None:
+    def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES, max_depth: int = MAX_DEPTH) -> None:
         self._buffer = bytearray()
         self._body_length: int | None = None
         self._max_bytes = max_bytes
+        self._max_depth = max_depth
 
     def feed(self, data: bytes) -> list[dict[str, Any]]:
         """Add ``data``; return the messages it completed (possibly none).
@@ -141,7 +162,7 @@ class FrameDecoder:
                 position = end + len(_HEADER_END)
             if size - position < length:
                 break
-            messages.append(_decode(data[position : position + length]))
+            messages.append(_decode(data[position : position + length], self._max_depth))
             position += length
             length = None
         self._body_length = length
@@ -161,7 +182,7 @@ class FrameDecoder:
             raise FramingError(f"stream ended inside a header: {_preview(bytes(self._buffer))}")
 
 
-def _decode(body: bytes) -> dict[str, Any]:
+def _decode(body: bytes, max_depth: int) -> dict[str, Any]:
     try:
         if body[:1] == b"{" and body[1:2] != b"\0":
             # What json.loads(bytes) would do for a body starting with "{" (its encoding
@@ -169,11 +190,40 @@ def _decode(body: bytes) -> dict[str, Any]:
             message = _DECODER.decode(body.decode("utf-8", "surrogatepass"))
         else:
             message = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except RecursionError:
+        # The decoder recurses once per level: it gave up hundreds of levels down.
+        raise FramingError(f"body is nested deeper than {max_depth} levels") from None
+    except ValueError as exc:
+        # JSONDecodeError and UnicodeDecodeError, and a number too long to convert.
         raise FramingError(f"body is not valid JSON: {exc}") from None
     if not isinstance(message, dict):
         raise FramingError(f"body is JSON but not an object: {_preview(body)}")
+    # Every level opens with a bracket: a body with few of them (any message on the hot path)
+    # cannot nest too deeply, and two counts cost next to nothing. Brackets inside strings
+    # count too, so a body with many still gets the precise walk.
+    if body.count(b"{") + body.count(b"[") > max_depth and _nests_deeper(message, max_depth):
+        raise FramingError(f"body is nested deeper than {max_depth} levels")
     return message
+
+
+def _nests_deeper(message: dict[str, Any], max_depth: int) -> bool:
+    """Whether ``message`` has arrays and objects nested more than ``max_depth`` levels.
+
+    Level by level with a list, not a recursion: the point is to stay away from the recursion
+    limit. (Cheaper than a stack of (node, depth) pairs: nothing is built per container.)
+    """
+    level: list[Any] = [message]
+    for _ in range(max_depth):
+        below: list[Any] = []
+        add = below.append
+        for node in level:
+            for child in node.values() if type(node) is dict else node:
+                if type(child) is dict or type(child) is list:
+                    add(child)
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def _preview(data: bytes, limit: int = 60) -> str:

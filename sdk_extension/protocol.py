@@ -36,6 +36,7 @@ __all__ = [
     "REQUEST_CANCELLED",
     "UNKNOWN_EXTENSION",
     "ENVIRONMENT_NOT_GRANTED",
+    "TOO_MANY_CONNECTIONS",
     "ERROR_CODES",
     "RESULT_TYPES",
     "LOG_LEVELS",
@@ -97,8 +98,11 @@ HOOK_FAILED: Final = -32003
 UNKNOWN_EXTENSION: Final = -32004
 """The host's control socket was asked about an extension it did not discover (``data``:
 ``{extension, known}``, the name asked for and the ids it knows)."""
+TOO_MANY_CONNECTIONS: Final = -32005
+"""The host's control socket already serves as many clients as it allows; sent with id ``null``
+to a new client, whose connection is then closed (``data``: ``{limit}``)."""
 
-ENVIRONMENT_NOT_GRANTED: Final = -32005
+ENVIRONMENT_NOT_GRANTED: Final = -32006
 """``session.resume`` refused: the extension asked for sensitive environment variables the user
 has not granted (``data``: ``{variables}``, the names); the extension is not loaded."""
 
@@ -114,6 +118,7 @@ ERROR_CODES: Final[dict[int, str]] = {
     REQUEST_CANCELLED: "request cancelled",
     UNKNOWN_EXTENSION: "unknown extension",
     ENVIRONMENT_NOT_GRANTED: "environment not granted",
+    TOO_MANY_CONNECTIONS: "too many connections",
 }
 """Every error code this project sends, with a short name for messages."""
 

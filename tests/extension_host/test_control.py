@@ -3,23 +3,35 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import select
+import signal
 import socket
 import stat
 import tempfile
-from collections.abc import Iterator
+import traceback
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Project, run, wait_for_event
+from helpers import Project, run, wait_for_event, wait_for_exit
 
-from extension_host import ExtensionHost, ExtensionHostError, UnknownExtensionError
+from extension_host import ExtensionHost, ExtensionHostError, UnknownExtensionError, control
 from extension_host.cli import main
-from extension_host.control import ControlServer, connect_to_host, describe_extension
+from extension_host.control import (
+    MAX_CLIENTS,
+    MAX_CONTROL_MESSAGE_BYTES,
+    ControlServer,
+    connect_to_host,
+    describe_extension,
+    peer_uid,
+)
 from extension_host.paths import RUNTIME_ENV, control_socket_path
-from sdk_extension.framing import encode_message
+from sdk_extension.framing import MAX_DEPTH, encode_message, read_message
+from sdk_extension.protocol import PARSE_ERROR, TOO_MANY_CONNECTIONS
 
 pytestmark = pytest.mark.subprocess
 
@@ -81,6 +93,45 @@ async def cli_in_thread(project: Project, *args: str) -> int:
 
 def lines_of(text: str) -> list[list[str]]:
     return [line.split() for line in text.splitlines()]
+
+
+STATUS_REQUEST = encode_message({"jsonrpc": "2.0", "id": 1, "method": "host.status"})
+
+
+def parse_error(message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": message}}
+
+
+async def answers_until_closed(reader: asyncio.StreamReader) -> list[dict[str, Any]]:
+    """Every message read until the other side closes the connection (bounded)."""
+    answers: list[dict[str, Any]] = []
+    async with asyncio.timeout(10):
+        try:
+            while (answer := await read_message(reader)) is not None:
+                answers.append(answer)
+        except ConnectionResetError:
+            pass  # closed with our bytes unread: what it said before that still counts
+    return answers
+
+
+async def ask_status(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> dict[str, Any] | None:
+    """host.status over a raw connection: the answer, or None if the connection closed instead."""
+    writer.write(STATUS_REQUEST)
+    await writer.drain()
+    async with asyncio.timeout(10):
+        return await read_message(reader)
+
+
+@contextlib.contextmanager
+def loop_errors() -> Iterator[list[dict[str, Any]]]:
+    """What reaches the running loop's exception handler (tracebacks a user would see) meanwhile."""
+    loop = asyncio.get_running_loop()
+    seen: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: seen.append(context))
+    try:
+        yield seen
+    finally:
+        loop.set_exception_handler(None)
 
 
 def test_the_socket_is_private_to_its_user_and_removed_when_the_server_closes(
@@ -336,15 +387,18 @@ def test_closing_the_server_ends_the_connections_of_its_clients(project: Project
     run(scenario())
 
 
-def test_a_client_that_breaks_framing_is_dropped_and_the_next_one_is_served(project: Project, runtime: Path) -> None:
-    """Bytes that are not a frame end that client's connection only."""
+def test_a_client_that_breaks_framing_is_told_so_and_dropped_and_the_next_one_is_served(
+    project: Project, runtime: Path
+) -> None:
+    """Bytes that are not a frame get one parse error, then end that client's connection only."""
 
     async def scenario() -> None:
         async with host_for(project) as host, ControlServer(host) as server:
             reader, writer = await asyncio.open_unix_connection(str(server.path))
             writer.write(b"Content-Length: nope\r\n\r\n")
-            async with asyncio.timeout(10):
-                assert await reader.read() == b""
+            assert await answers_until_closed(reader) == [
+                parse_error("Content-Length is not a number: 'nope'")
+            ]
             writer.close()
             await writer.wait_closed()
             client = await connect_to_host(project.root)
@@ -429,3 +483,414 @@ def test_a_client_that_disconnects_mid_reload_does_not_disturb_the_host(project:
 def _changed(event: Any, extension: str, action: str) -> bool:
     changes = event["data"].get("changes", []) if event["type"] == "session.extensions_loaded" else []
     return any(c["extension"] == extension and c["action"] == action for c in changes)
+
+
+# -- who may use the socket ----------------------------------------------------------------
+
+OTHER_UID = 4242
+"""A uid nobody on the test machine has: the owner of folders that are not the user's."""
+
+STRANGER_UID = 65534
+"""``nobody``: the user a real process of someone else runs as (when the tests run as root)."""
+
+IS_ROOT = os.geteuid() == 0
+
+
+def belong_to_someone_else(path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Make ``path`` another user's; return that user's uid.
+
+    As root (CI) the folder is really given away. Otherwise the code under test is made to
+    believe it runs as another user, which is all it can tell apart."""
+    if IS_ROOT:
+        os.chown(path, OTHER_UID, OTHER_UID)
+        return OTHER_UID
+    owner = os.geteuid()
+    monkeypatch.setattr(control.os, "geteuid", lambda: owner + 1)
+    return owner
+
+
+async def refused_by_server_and_client(project: Project, match: str) -> None:
+    """ControlServer.start and connect_to_host both raise ExtensionHostError matching ``match``."""
+    async with host_for(project) as host:
+        with pytest.raises(ExtensionHostError, match=match):
+            await ControlServer(host).start()
+    with pytest.raises(ExtensionHostError, match=match):
+        await connect_to_host(project.root)
+
+
+def test_a_runtime_folder_of_another_user_is_refused_by_the_server_and_the_client(
+    project: Project, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whoever owns the folder could answer in place of the host: neither side uses it, and it is left as it is."""
+    runtime.mkdir(mode=0o700)
+    owner = belong_to_someone_else(runtime, monkeypatch)
+    before = runtime.lstat()
+
+    refused = rf"{runtime} belongs to uid {owner}, not you .*; remove it, or set {RUNTIME_ENV}"
+    run(refused_by_server_and_client(project, refused))
+    after = runtime.lstat()
+    assert (after.st_uid, after.st_mode) == (before.st_uid, before.st_mode)
+    assert list(runtime.iterdir()) == []
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o755])
+def test_a_runtime_folder_others_can_reach_is_refused_and_its_mode_left_as_it_was(
+    project: Project, runtime: Path, mode: int
+) -> None:
+    """The message says the mode and how to fix it; nothing is chmod-ed, nothing created in it."""
+    runtime.mkdir()
+    runtime.chmod(mode)
+
+    run(refused_by_server_and_client(project, rf"{runtime} has mode {mode:04o}, not 0700.*run `chmod 700 {runtime}`"))
+    assert stat.S_IMODE(runtime.stat().st_mode) == mode
+    assert list(runtime.iterdir()) == []
+
+
+def test_a_symbolic_link_in_place_of_the_runtime_folder_is_refused(project: Project, runtime: Path) -> None:
+    """Even to a private folder of the user's: the link could be changed to point elsewhere."""
+    target = runtime.parent / "elsewhere"
+    target.mkdir(mode=0o700)
+    runtime.symlink_to(target)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            with pytest.raises(ExtensionHostError, match=rf"{runtime} is a symbolic link, not a folder"):
+                await ControlServer(host, runtime / "host.sock").start()
+
+    run(scenario())
+    assert list(target.iterdir()) == []
+
+
+def test_a_runtime_folder_in_a_parent_others_may_write_is_refused_unless_it_is_sticky(
+    project: Project, runtime: Path
+) -> None:
+    """Without the sticky bit others could rename the folder away and put theirs in its place;
+    with it (like /tmp) the folder is safe and the server starts."""
+    runtime.mkdir(mode=0o700)
+    parent = runtime.parent
+    parent.chmod(0o777)
+
+    refused = rf"{runtime} is in {parent}, which others may write to \(mode 0777, no sticky bit\)"
+    run(refused_by_server_and_client(project, refused))
+    assert stat.S_IMODE(parent.stat().st_mode) == 0o777
+
+    parent.chmod(0o1777)
+
+    async def scenario() -> None:
+        async with host_for(project) as host, ControlServer(host):
+            client = await connect_to_host(project.root)
+            assert client is not None
+            await client.close()
+
+    run(scenario())
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="giving a folder to another user takes root")
+def test_a_runtime_folder_in_a_parent_of_another_user_is_refused(project: Project, runtime: Path) -> None:
+    """The parent's owner could swap the folder for one of theirs, whatever its mode."""
+    runtime.mkdir(mode=0o700)
+    os.chown(runtime.parent, OTHER_UID, OTHER_UID)
+
+    refused = rf"is in {runtime.parent}, which belongs to uid {OTHER_UID} \(neither you nor root\)"
+    run(refused_by_server_and_client(project, refused))
+
+
+def test_with_no_runtime_folder_the_client_finds_no_host_and_creates_nothing(project: Project, runtime: Path) -> None:
+    """A missing folder just means that no host runs."""
+    assert run(connect_to_host(project.root)) is None
+    assert not runtime.exists()
+
+
+def test_peer_uid_names_the_user_at_the_other_end_of_a_unix_socket() -> None:
+    """Both ends of a pair made by this process are this process's user."""
+    left, right = socket.socketpair(socket.AF_UNIX)
+    with left, right:
+        assert peer_uid(left) == peer_uid(right) == os.geteuid()
+
+
+class Stranger:
+    """A process of another user (uid 65534), forked before the test's event loop exists.
+
+    It runs ``work(go, report)``: ``go`` reads end of file once the test calls :meth:`release`,
+    and what ``work`` writes to ``report`` the test reads with :meth:`read_report`. Leaving the
+    ``with`` block releases the process and reaps it (bounded)."""
+
+    def __init__(self, work: Callable[[int, int], None]) -> None:
+        go_read, self._go = os.pipe()
+        self._report, report_write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 1
+            try:
+                os.close(self._go)
+                os.close(self._report)
+                os.setgroups([])
+                os.setgid(STRANGER_UID)
+                os.setuid(STRANGER_UID)
+                work(go_read, report_write)
+                code = 0
+            except BaseException:
+                os.write(report_write, traceback.format_exc().encode())
+            finally:
+                os._exit(code)
+        os.close(go_read)
+        os.close(report_write)
+
+    def __enter__(self) -> Stranger:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.release()
+        if not wait_for_exit(self.pid, timeout=15):
+            os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        os.close(self._report)
+
+    def release(self) -> None:
+        if self._go >= 0:
+            os.close(self._go)
+            self._go = -1
+
+    def read_report(self, until: bytes = b"", timeout: float = 15) -> bytes:
+        """What the process reported, up to and including ``until`` (else to the end); bounded."""
+        report = b""
+        while not (until and until in report):
+            readable, _, _ = select.select([self._report], [], [], timeout)
+            chunk = os.read(self._report, 65536) if readable else b""
+            if not chunk:
+                break
+            report += chunk
+        return report
+
+
+def knock(path: Path) -> Callable[[int, int], None]:
+    """Work for a Stranger: when released, ask host.status on ``path`` and report every byte
+    answered before the connection closed."""
+
+    def work(go: int, report: int) -> None:
+        select.select([go], [], [], 15)
+        received = b""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(10)
+            sock.connect(str(path))
+            sock.sendall(STATUS_REQUEST)
+            with contextlib.suppress(ConnectionResetError):  # closed with our request unread
+                while chunk := sock.recv(65536):
+                    received += chunk
+        os.write(report, b"answered: " + received)
+
+    return work
+
+
+def test_the_server_drops_a_client_of_another_user_without_a_word(
+    project: Project, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should another user reach the socket, its connection is closed unanswered, and the
+    user's own clients are still served.
+
+    As root, the client is a real process of uid 65534, let in by opening the folders and the
+    socket to everyone once the server runs. Otherwise peer_uid is made to name another user."""
+    path = control_socket_path(project.root)
+
+    async def knock_in_process() -> bytes:
+        with monkeypatch.context() as patch:
+            patch.setattr(control, "peer_uid", lambda _sock: os.geteuid() + 1)
+            reader, writer = await asyncio.open_unix_connection(str(path))
+            writer.write(STATUS_REQUEST)
+            answers = await answers_until_closed(reader)
+            writer.close()
+        return b"answered: " + b"".join(json.dumps(answer).encode() for answer in answers)
+
+    async def scenario(stranger: Stranger | None) -> bytes:
+        async with host_for(project) as host, ControlServer(host):
+            with loop_errors() as errors:
+                if stranger is None:
+                    report = await knock_in_process()
+                else:
+                    for folder in (runtime.parent, runtime):
+                        folder.chmod(0o711)
+                    path.chmod(0o666)
+                    stranger.release()
+                    report = await asyncio.to_thread(stranger.read_report)
+                    for folder in (runtime.parent, runtime):
+                        folder.chmod(0o700)
+                client = await connect_to_host(project.root)
+                assert client is not None
+                await client.close()
+            assert errors == []
+            return report
+
+    if IS_ROOT:
+        with Stranger(knock(path)) as stranger:
+            assert run(scenario(stranger)) == b"answered: "
+    else:
+        assert run(scenario(None)) == b"answered: "
+
+
+def test_the_client_refuses_a_listener_of_another_user_before_saying_anything(
+    project: Project, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A socket in place whose listening process is another user's is not the user's host,
+    however well it would answer: connect_to_host raises, naming the socket and the uid, sends
+    it nothing, and leaves the socket where it is.
+
+    As root, the listener is a real process of uid 65534 (the socket is bound in the private
+    folder first, then listened on by the stranger). Otherwise peer_uid is made to name another user."""
+    path = control_socket_path(project.root)
+    runtime.mkdir(mode=0o700)
+    impostor_answer = encode_message({"jsonrpc": "2.0", "id": 1, "result": {"root": "/", "pid": 1, "sessionId": "x"}})
+
+    if IS_ROOT:
+
+        def listen_like_a_host(sock: socket.socket) -> Callable[[int, int], None]:
+            def work(go: int, report: int) -> None:
+                sock.listen()  # the kernel records the listener's user now
+                os.write(report, b"listening\n")
+                sock.settimeout(10)
+                connection, _ = sock.accept()
+                with connection:
+                    connection.settimeout(10)
+                    asked = connection.recv(65536)
+                    if asked:
+                        connection.sendall(impostor_answer)
+                os.write(report, b"asked: " + asked)
+                select.select([go], [], [], 15)
+
+            return work
+
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.bind(str(path))
+            with Stranger(listen_like_a_host(sock)) as stranger:
+                sock.close()
+                assert stranger.read_report(until=b"listening\n") == b"listening\n"
+                with pytest.raises(
+                    ExtensionHostError,
+                    match=rf"the control socket {path} is served by a process of uid {STRANGER_UID}, not by you",
+                ):
+                    run(connect_to_host(project.root))
+                assert stranger.read_report(until=b"asked: ") == b"asked: "
+        assert path.exists()
+        return
+
+    async def scenario() -> list[bytes]:
+        asked: asyncio.Queue[bytes] = asyncio.Queue()
+
+        async def impostor(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            data = await reader.read(65536)
+            if data:
+                writer.write(impostor_answer)
+            writer.close()
+            asked.put_nowait(data)
+
+        async with await asyncio.start_unix_server(impostor, path=str(path)):
+            monkeypatch.setattr(control, "peer_uid", lambda _sock: os.geteuid() + 1)
+            with pytest.raises(
+                ExtensionHostError,
+                match=rf"the control socket {path} is served by a process of uid {os.geteuid() + 1}, not by you",
+            ):
+                await connect_to_host(project.root)
+            async with asyncio.timeout(10):
+                return [await asked.get()]
+
+    assert run(scenario()) == [b""]
+
+
+# -- bounded -------------------------------------------------------------------------------
+
+
+def test_a_client_beyond_max_clients_is_told_so_and_closed_while_the_others_are_served(
+    project: Project, runtime: Path
+) -> None:
+    """The 65th connection gets TOO_MANY_CONNECTIONS and is closed; the 64 others are unaffected,
+    and once one of them closes a new client is accepted."""
+    refusal = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": TOO_MANY_CONNECTIONS,
+            "message": f"the host serves at most {MAX_CLIENTS} control connections at once; "
+            "try again when one of them has closed",
+            "data": {"limit": MAX_CLIENTS},
+        },
+    }
+
+    async def connect(path: Path) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        async with asyncio.timeout(10):
+            return await asyncio.open_unix_connection(str(path))
+
+    async def scenario() -> None:
+        async with host_for(project) as host, ControlServer(host) as server:
+            with loop_errors() as errors:
+                clients = [await connect(server.path) for _ in range(MAX_CLIENTS)]
+                for reader, writer in clients:  # each one is served, so each one counts
+                    assert (await ask_status(reader, writer) or {})["result"]["pid"] == os.getpid()
+
+                reader, writer = await connect(server.path)
+                assert await answers_until_closed(reader) == [refusal]
+                writer.close()
+                busy = rf"the host listening on {server.path} refused the connection: the host serves at most {MAX_CLIENTS}"
+                with pytest.raises(ExtensionHostError, match=busy):
+                    await connect_to_host(project.root)
+                assert await ask_status(*clients[-1]) is not None
+
+                _, first = clients.pop(0)
+                first.close()
+                await first.wait_closed()
+                # The server sees that close in its own time: a newcomer until then is refused,
+                # so try until one is served (each try is answered at once either way).
+                async with asyncio.timeout(10):
+                    while True:
+                        newcomer = await connect(server.path)
+                        answer = await ask_status(*newcomer)
+                        if answer is not None and "result" in answer:
+                            break
+                        assert answer in (None, refusal)
+                        newcomer[1].close()
+                assert answer["result"]["pid"] == os.getpid()
+                for _, writer in [*clients, newcomer]:
+                    writer.close()
+            assert errors == []
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            b"Content-Length: %d\r\n\r\n" % (MAX_CONTROL_MESSAGE_BYTES + 1),
+            f"message of {MAX_CONTROL_MESSAGE_BYTES + 1} bytes exceeds the limit of {MAX_CONTROL_MESSAGE_BYTES} bytes",
+        ),
+        (
+            b"Content-Length: 200000\r\n\r\n" + b"[" * 100_000 + b"]" * 100_000,
+            f"body is nested deeper than {MAX_DEPTH} levels",
+        ),
+        (b"Content-Length: 8\r\n\r\nnot json", "body is not valid JSON: Expecting value: line 1 column 1 (char 0)"),
+    ],
+    ids=["over-16-MiB", "nested-100000-deep", "not-json"],
+)
+def test_a_message_too_big_too_deep_or_not_json_gets_a_parse_error_and_only_its_connection_closes(
+    project: Project, runtime: Path, data: bytes, message: str
+) -> None:
+    """One PARSE_ERROR answer with id null, then the connection closes; a client already
+    connected and the next one are served, and no traceback reaches the loop."""
+
+    async def scenario() -> None:
+        async with host_for(project) as host, ControlServer(host) as server:
+            with loop_errors() as errors:
+                bystander = await connect_to_host(project.root)
+                assert bystander is not None
+                try:
+                    reader, writer = await asyncio.open_unix_connection(str(server.path))
+                    writer.write(data)
+                    assert await answers_until_closed(reader) == [parse_error(message)]
+                    writer.close()
+                    assert (await bystander.request("host.status"))["pid"] == os.getpid()
+                finally:
+                    await bystander.close()
+                client = await connect_to_host(project.root)
+                assert client is not None
+                await client.close()
+            assert errors == []
+
+    run(scenario())

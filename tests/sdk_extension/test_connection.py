@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 
 from sdk_extension.connection import Connection, ConnectionClosed, RpcError, error_to_wire
-from sdk_extension.framing import FramingError, encode_message, read_message
+from sdk_extension.framing import MAX_DEPTH, FramingError, encode_message, read_message
 from sdk_extension.protocol import (
     REQUEST_CANCELLED,
     INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     NOT_SUPPORTED,
+    PARSE_ERROR,
 )
 
 
@@ -823,6 +824,92 @@ def test_framing_error_fails_pending_requests_and_is_raised_by_serve() -> None:
     assert "protocol error" in str(request_error)
     assert writer_closed
     assert closed
+
+
+@pytest.mark.parametrize(
+    ("data", "kwargs", "message"),
+    [
+        (b"Content-Length: nope\r\n\r\n", {}, "Content-Length is not a number: 'nope'"),
+        (b"Content-Length: 4\r\n\r\n{no}", {}, "body is not valid JSON: Expecting property name enclosed"),
+        (b"Content-Length: 3\r\n\r\n[1]", {}, "body is JSON but not an object: '[1]'"),
+        (b"Content-Length: 11\r\n\r\n", {"max_message_bytes": 10}, "message of 11 bytes exceeds the limit of 10 bytes"),
+        (
+            b"Content-Length: 200000\r\n\r\n" + b"[" * 100_000 + b"]" * 100_000,
+            {},
+            f"body is nested deeper than {MAX_DEPTH} levels",
+        ),
+        (b'Content-Length: 15\r\n\r\n{"a":{"b":[1]}}', {"max_depth": 2}, "body is nested deeper than 2 levels"),
+    ],
+    ids=["bad-header", "bad-json", "not-an-object", "oversize", "100000-deep", "deeper-than-max-depth"],
+)
+def test_a_framing_error_is_answered_with_one_parse_error_before_the_connection_closes(
+    data: bytes, kwargs: dict[str, Any], message: str
+) -> None:
+    """The peer reads why (PARSE_ERROR, id null), then end of stream; serve() raises the
+    FramingError and nothing reaches the loop's exception handler."""
+
+    async def main() -> tuple[BaseException | None, list[dict[str, Any] | None], list[dict[str, Any]]]:
+        loop_errors: list[dict[str, Any]] = []
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: loop_errors.append(context))
+        r = raw(**kwargs)
+        serve = asyncio.ensure_future(r.conn.serve())
+        r.inbox.feed_data(data)
+        async with asyncio.timeout(5):
+            serve_error = (await asyncio.gather(serve, return_exceptions=True))[0]
+        return serve_error, [await r.receive(), await r.receive()], loop_errors
+
+    serve_error, (answer, end), loop_errors = asyncio.run(main())
+    assert isinstance(serve_error, FramingError)
+    assert answer is not None
+    assert answer["error"]["message"].startswith(message)
+    assert answer == {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": str(serve_error)}}
+    assert end is None
+    assert loop_errors == []
+
+
+def test_a_stream_ending_inside_a_frame_is_not_answered() -> None:
+    """The peer that cut its frame short is gone: serve() raises, and nothing is written."""
+
+    async def main() -> tuple[BaseException | None, dict[str, Any] | None]:
+        r = raw()
+        serve = asyncio.ensure_future(r.conn.serve())
+        r.inbox.feed_data(b'Content-Length: 10\r\n\r\n{"a')
+        r.inbox.feed_eof()
+        async with asyncio.timeout(5):
+            serve_error = (await asyncio.gather(serve, return_exceptions=True))[0]
+        return serve_error, await r.receive()
+
+    serve_error, written = asyncio.run(main())
+    assert isinstance(serve_error, FramingError)
+    assert "stream ended after 3 of 10 body bytes" in str(serve_error)
+    assert written is None
+
+
+def test_an_error_with_a_null_id_is_the_reason_given_when_the_peer_then_closes() -> None:
+    """An error about no request in particular fails nothing by itself (the peer may still
+    answer); if the peer then closes, waiting requests fail with ConnectionClosed carrying it."""
+
+    async def main() -> tuple[bool, BaseException | None]:
+        r = raw(id_generator=ids("a"), handlers={"ok": lambda p: "ok"})
+        async with serving(r):
+            future = r.conn.send_request("m")
+            r.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32050, "message": "too busy", "data": 1}})
+            # A round trip after it: the error has been read, and the request still waits.
+            r.send({"jsonrpc": "2.0", "id": 1, "method": "ok"})
+            await r.receive()  # the request "m"
+            assert await r.receive() == {"jsonrpc": "2.0", "id": 1, "result": "ok"}
+            still_waiting = not future.done()
+            r.inbox.feed_eof()
+            async with asyncio.timeout(5):
+                error = (await asyncio.gather(future, return_exceptions=True))[0]
+        return still_waiting, error
+
+    still_waiting, error = asyncio.run(main())
+    assert still_waiting
+    assert isinstance(error, ConnectionClosed)
+    assert str(error) == "the peer closed the connection after saying: too busy (error -32050)"
+    assert error.error is not None
+    assert (error.error.code, error.error.message, error.error.data) == (-32050, "too busy", 1)
 
 
 def test_stream_failure_ends_serve_quietly_and_fails_pending_requests() -> None:

@@ -8,11 +8,23 @@ from typing import Any
 
 import pytest
 
-from sdk_extension.framing import MAX_MESSAGE_BYTES, FrameDecoder, FramingError, encode_message, read_message
+from sdk_extension.framing import (
+    MAX_DEPTH,
+    MAX_MESSAGE_BYTES,
+    FrameDecoder,
+    FramingError,
+    encode_message,
+    read_message,
+)
 
 
 async def _read(
-    data: bytes, *, eof: bool = True, max_bytes: int = MAX_MESSAGE_BYTES, limit: int | None = None
+    data: bytes,
+    *,
+    eof: bool = True,
+    max_bytes: int = MAX_MESSAGE_BYTES,
+    limit: int | None = None,
+    max_depth: int = MAX_DEPTH,
 ) -> Any:
     """Feed ``data`` (then EOF unless told otherwise) to a fresh reader and read one frame."""
     reader = asyncio.StreamReader(limit=limit) if limit is not None else asyncio.StreamReader()
@@ -20,7 +32,7 @@ async def _read(
     if eof:
         reader.feed_eof()
     async with asyncio.timeout(5):
-        return await read_message(reader, max_bytes)
+        return await read_message(reader, max_bytes, max_depth)
 
 
 def read_one(data: bytes, **kwargs: Any) -> Any:
@@ -368,3 +380,79 @@ def test_decoder_rejects_invalid_utf8_like_json_loads() -> None:
     with pytest.raises(FramingError) as caught:
         decode_all(b"Content-Length: %d\r\n\r\n%s" % (len(body), body), None)
     assert str(caught.value) == f"body is not valid JSON: {reason}"
+
+
+# -- nesting depth -------------------------------------------------------------------------
+
+
+def nested(depth: int, *, kind: str) -> bytes:
+    """A JSON object ``depth`` levels deep (itself the first level), of lists or of objects inside."""
+    if kind == "list":
+        return b'{"a":' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}"
+    return b'{"a":' * (depth - 1) + b"{}" + b"}" * (depth - 1)
+
+
+@pytest.mark.parametrize("kind", ["list", "object"])
+def test_a_body_at_max_depth_passes_and_one_level_more_is_a_framing_error(kind: str) -> None:
+    """MAX_DEPTH levels are accepted; one more says how deep is allowed. Brackets in a string
+    beside them (so that counting brackets cannot settle it) change neither."""
+    assert MAX_DEPTH == 100
+    padding = b',"pad":"' + b"[{" * MAX_DEPTH + b'"}'
+    for depth, ok in ((MAX_DEPTH, True), (MAX_DEPTH + 1, False)):
+        for body in (nested(depth, kind=kind), nested(depth, kind=kind)[:-1] + padding):
+            for read in (lambda data: decode_all(data, None)[0], read_one):
+                if ok:
+                    assert read(frame(body)) == json.loads(body)
+                else:
+                    with pytest.raises(FramingError, match=f"^body is nested deeper than {MAX_DEPTH} levels$"):
+                        read(frame(body))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000,  # what made json.loads raise RecursionError out of the reader
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+        b'{"a":' + b"[" * 100_000,
+    ],
+    ids=["unterminated-lists", "lists", "objects", "in-an-object"],
+)
+@pytest.mark.parametrize("chunk_size", [None, 4096])
+def test_a_body_nested_100000_deep_is_a_framing_error_not_a_recursion_error(
+    body: bytes, chunk_size: int | None
+) -> None:
+    """However the deep body is shaped, the reader raises FramingError and nothing else."""
+    with pytest.raises(FramingError, match=f"^body is nested deeper than {MAX_DEPTH} levels$"):
+        decode_all(frame(body), chunk_size)
+    with pytest.raises(FramingError, match=f"^body is nested deeper than {MAX_DEPTH} levels$"):
+        read_one(frame(body))
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    """Text full of brackets (source code in a tool result) is one level deep, whatever it holds."""
+    message = {"text": "[" * 5000 + "{" * 5000, "keys": {"[[[[": "{{{{" * 100}, "list": ["[", "{"] * 200}
+    data = encode_message(message)
+    assert decode_all(data, None) == [message]
+    assert read_one(data) == message
+
+
+def test_max_depth_is_a_parameter_of_the_decoder_and_of_read_message() -> None:
+    """A smaller limit is applied as precisely as the default one."""
+    ok, too_deep = frame(b'{"a":{"b":[]}}'), frame(b'{"a":{"b":[[]]}}')
+    decoder = FrameDecoder(max_depth=3)
+    assert decoder.feed(ok) == [{"a": {"b": []}}]
+    with pytest.raises(FramingError, match="^body is nested deeper than 3 levels$"):
+        decoder.feed(too_deep)
+    assert asyncio.run(_read(ok, max_depth=3)) == {"a": {"b": []}}
+    with pytest.raises(FramingError, match="^body is nested deeper than 3 levels$"):
+        asyncio.run(_read(too_deep, max_depth=3))
+
+
+def test_a_number_too_long_to_convert_is_a_framing_error() -> None:
+    """json raises a plain ValueError for an integer of more digits than Python converts: still 'not valid JSON'."""
+    data = frame(b'{"a":' + b"1" * 5000 + b"}")
+    with pytest.raises(FramingError, match="^body is not valid JSON: "):
+        decode_all(data, None)
+    with pytest.raises(FramingError, match="^body is not valid JSON: "):
+        read_one(data)

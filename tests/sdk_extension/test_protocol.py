@@ -17,9 +17,11 @@ from sdk_extension.protocol import (
     LOG_LEVELS,
     METHOD_NOT_FOUND,
     NOT_SUPPORTED,
+    ENVIRONMENT_NOT_GRANTED,
     PARSE_ERROR,
     PROTOCOL_VERSION,
     RESULT_TYPES,
+    TOO_MANY_CONNECTIONS,
     TOOL_REGISTRATION_FAILED,
     UNKNOWN_EXTENSION,
     camel_case,
@@ -37,6 +39,8 @@ ALL_CODES = {
     "HOOK_FAILED": HOOK_FAILED,
     "REQUEST_CANCELLED": REQUEST_CANCELLED,
     "UNKNOWN_EXTENSION": UNKNOWN_EXTENSION,
+    "TOO_MANY_CONNECTIONS": TOO_MANY_CONNECTIONS,
+    "ENVIRONMENT_NOT_GRANTED": ENVIRONMENT_NOT_GRANTED,
 }
 
 
@@ -75,7 +79,10 @@ def test_standard_json_rpc_codes_have_the_standard_values() -> None:
 
 def test_project_error_codes_are_in_the_server_error_range() -> None:
     """Custom codes lie in the implementation-defined -32000..-32099 range."""
-    for code in (TOOL_REGISTRATION_FAILED, NOT_SUPPORTED, HOOK_FAILED, UNKNOWN_EXTENSION):
+    for code in (
+        TOOL_REGISTRATION_FAILED, NOT_SUPPORTED, HOOK_FAILED, UNKNOWN_EXTENSION, TOO_MANY_CONNECTIONS,
+        ENVIRONMENT_NOT_GRANTED,
+    ):
         assert -32099 <= code <= -32000
 
 
