@@ -292,3 +292,48 @@ def test_a_kept_version_shows_the_reload_failure_in_the_listing(project: Project
             assert "ImportError: missing dependency yaml" in table
 
     run(scenario())
+
+
+def test_a_save_inside_a_linked_extension_folder_reloads_that_extension(project: Project) -> None:
+    """An extension folder that is a link to a checkout outside the project reloads on save."""
+    checkout = project.root.parent / "checkout"
+    checkout.mkdir()
+    write(checkout, versioned("v1"))
+    (project.root / ".github" / "extensions").mkdir(parents=True)
+    (project.root / ".github" / "extensions" / "linked").symlink_to(checkout, target_is_directory=True)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            assert (await host.call_tool("version")).text_result_for_llm == "v1"
+            write(checkout, versioned("v2"))
+            await wait_for_event(host, change_of("project:linked", "reloaded"), timeout=20)
+            assert (await host.call_tool("version")).text_result_for_llm == "v2"
+
+    run(scenario())
+
+
+def test_a_file_saved_in_a_new_sub_folder_reloads_the_extension(project: Project) -> None:
+    """The new folder is watched from the reload its creation caused on: a file saved in it then
+    reloads the extension again, which reads it."""
+    folder = project.add_extension(
+        "live",
+        """
+    import os
+    from pathlib import Path
+    from sdk_extension import join_session
+
+    session = join_session()
+    data = Path(__file__).parent / "data" / "nested"
+    session.log("sees " + (",".join(sorted(os.listdir(data))) if data.is_dir() else "no folder"))
+    """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            await wait_for_event(host, is_log("sees no folder"))
+            (folder / "data" / "nested").mkdir(parents=True)
+            await wait_for_event(host, is_log("sees "), timeout=20)
+            (folder / "data" / "nested" / "notes.txt").write_text("notes", encoding="utf-8")
+            await wait_for_event(host, is_log("sees notes.txt"), timeout=20)
+
+    run(scenario())
