@@ -20,6 +20,7 @@ from . import render
 from .control import (
     METHOD_INSPECT,
     METHOD_LIST,
+    METHOD_REFRESH,
     METHOD_RELOAD,
     ControlClient,
     connect_to_host,
@@ -295,6 +296,7 @@ def _trust(args: argparse.Namespace) -> int:
     store = TrustStore(home)
     store.set_project_trusted(root, not args.revoke)
     specs = [found.spec for found in discover(root, home) if found.spec.source == "project"]
+    outcomes = asyncio.run(_tell_running_host(args, METHOD_REFRESH, None))
     if args.json:
         _print_json(
             {
@@ -302,11 +304,14 @@ def _trust(args: argparse.Namespace) -> int:
                 "trusted": not args.revoke,
                 "record": str(store.path),
                 "extensions": [_spec_json(spec) for spec in specs],
+                "host_outcomes": None if outcomes is None else [outcome.to_json() for outcome in outcomes],
             }
         )
     else:
         _say(render.trust_change(root, not args.revoke, specs, store.path))
-    return EXIT_OK
+        if outcomes:
+            _say("the running host applied it:\n" + render.reload_outcomes(outcomes))
+    return EXIT_OK if outcomes is None or all(outcome.ok for outcome in outcomes) else EXIT_FAILED
 
 
 def _grant(args: argparse.Namespace) -> int:
@@ -329,6 +334,8 @@ def _grant(args: argparse.Namespace) -> int:
         for name in args.variables
         if not args.revoke and not is_sensitive(name)
     ]
+    # A running host restarts the extension, so that it asks again and gets what it is granted now.
+    outcomes = asyncio.run(_tell_running_host(args, METHOD_RELOAD, {"name": spec.id})) if args.variables else None
     if args.json:
         _print_json(
             {
@@ -337,13 +344,36 @@ def _grant(args: argparse.Namespace) -> int:
                 "granted": sorted(granted),
                 "record": str(store.path),
                 "notes": notes,
+                "host_outcomes": None if outcomes is None else [outcome.to_json() for outcome in outcomes],
             }
         )
     else:
         _say(render.grants(spec.id, args.variables, args.revoke, sorted(granted)))
         for note in notes:
             _say(f"note: {note}", err=True)
+        if outcomes:
+            _say("the running host applied it:\n" + render.reload_outcomes(outcomes))
     return EXIT_OK
+
+
+async def _tell_running_host(args: argparse.Namespace, method: str, params: Any) -> list[ReloadOutcome] | None:
+    """Ask the host running for the project, if any, to apply a decision just recorded; its
+    outcomes (``None``: no host runs, or it could not be told, which is said on stderr)."""
+    try:
+        client = await connect_to_host(args.root)
+    except ExtensionHostError as exc:
+        _say(render.error_line(f"the decision is recorded, but the running host cannot be told: {exc}"), err=True)
+        return None
+    if client is None:
+        return None
+    try:
+        answer = await client.request(method, params, timeout=None)
+    except ExtensionHostError as exc:
+        _say(render.error_line(f"the decision is recorded, but the running host did not apply it: {exc}"), err=True)
+        return None
+    finally:
+        await client.close()
+    return [ReloadOutcome.from_json(item) for item in answer["outcomes"]]
 
 
 def _find_extension(root: Path, home: Path, name: str) -> ExtensionSpec:

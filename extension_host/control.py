@@ -12,6 +12,8 @@ method           params             result
 ``host.list``    none               ``{root, extensions: [ExtensionInfo.to_json()]}``
 ``host.inspect`` ``{name}``         what ``extensions inspect --json`` prints
 ``host.reload``  ``{name?}``        ``{outcomes: [ReloadOutcome.to_json()]}``
+``host.refresh`` none               ``{outcomes}``: extensions now allowed start, ones no
+                                    longer allowed stop (after a trust decision)
 ===============  =================  ===============================================
 
 An extension nobody discovered is answered with :data:`~sdk_extension.protocol.UNKNOWN_EXTENSION`.
@@ -46,7 +48,7 @@ import socket
 import stat
 import struct
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -67,6 +69,7 @@ __all__ = [
     "MAX_CONTROL_MESSAGE_BYTES",
     "METHOD_INSPECT",
     "METHOD_LIST",
+    "METHOD_REFRESH",
     "METHOD_RELOAD",
     "METHOD_STATUS",
     "ControlClient",
@@ -82,6 +85,7 @@ METHOD_STATUS: Final = "host.status"
 METHOD_LIST: Final = "host.list"
 METHOD_INSPECT: Final = "host.inspect"
 METHOD_RELOAD: Final = "host.reload"
+METHOD_REFRESH: Final = "host.refresh"
 
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 """Seconds a control request may take unless the caller says otherwise."""
@@ -172,6 +176,7 @@ class ControlServer:
             METHOD_LIST: lambda _params: describe_extensions(self.host),
             METHOD_INSPECT: self._inspect,
             METHOD_RELOAD: self._reload,
+            METHOD_REFRESH: self._refresh,
         }
 
     async def __aenter__(self) -> ControlServer:
@@ -272,9 +277,15 @@ class ControlServer:
         name = _name_param(params, METHOD_RELOAD, required=False)
         if name is not None:
             name = self._known(name)
-        # The reload runs as a task of the server, not of this request: a client that goes
+        return await self._outcomes_of(self.host.reload(name))
+
+    async def _refresh(self, _params: Any) -> dict[str, Any]:
+        return await self._outcomes_of(self.host.apply_changes(set()))
+
+    async def _outcomes_of(self, change: Coroutine[Any, Any, list[ReloadOutcome]]) -> dict[str, Any]:
+        # The change runs as a task of the server, not of this request: a client that goes
         # away (or cancels) must not cut a reload in half and leave an extension half swapped.
-        work = asyncio.ensure_future(self.host.reload(name))
+        work = asyncio.ensure_future(change)
         self._work.add(work)
         work.add_done_callback(_forget(self._work))
         outcomes: list[ReloadOutcome] = await asyncio.shield(work)

@@ -184,7 +184,17 @@ class ExtensionHost:
             self._activity,
             self._unknown_tool_hint,
         )
-        self._watcher = ExtensionWatcher(self.project_root, self.user_home, self._supervisor.apply) if watch else None
+        self._watcher = (
+            # An untrusted project's extension folders are not walked: only their root is watched.
+            ExtensionWatcher(
+                self.project_root,
+                self.user_home,
+                self._supervisor.apply,
+                walk=lambda source: source == "user" or self.trust.trusted,
+            )
+            if watch
+            else None
+        )
         self._watching: asyncio.Task[None] | None = None
         self._stop_watching = asyncio.Event()
         self._started = False
@@ -260,13 +270,24 @@ class ExtensionHost:
             UnknownExtensionError: ``name`` is not a discovered extension.
         """
         if name is None:
-            return await self._supervisor.restart_all()
-        return await self._supervisor.apply({self.extension(name).id})
+            outcomes = await self._supervisor.restart_all()
+        else:
+            outcomes = await self._supervisor.apply({self.extension(name).id})
+        await self._refresh_watch()
+        return outcomes
 
     async def apply_changes(self, changed: set[str] | None = None) -> list[ReloadOutcome]:
-        """Start new extensions, stop removed ones and reload ``changed`` ids (all if ``None``);
-        what the file watcher calls after a batch of saves."""
-        return await self._supervisor.apply(changed)
+        """Start new extensions (and those now trusted), stop removed ones (and those no longer
+        trusted) and reload ``changed`` ids (all if ``None``); what the file watcher calls after
+        a batch of saves, and what a trust decision needs."""
+        outcomes = await self._supervisor.apply(changed)
+        await self._refresh_watch()
+        return outcomes
+
+    async def _refresh_watch(self) -> None:
+        # Trust may have changed, and with it which extension folders are walked.
+        if self._watcher is not None:
+            await self._watcher.refresh()
 
     # -- trust --------------------------------------------------------------------------
 

@@ -66,6 +66,10 @@ watch, and the system has a limited number per user: one repository must not use
 MOVES_PER_BATCH: Final = 3
 """How often watching may move to a new set of folders before one batch is applied (a tree that
 keeps changing is followed by the batches after it)."""
+REFRESH_POLL_MS: Final = 250
+"""While nothing changes, how often the watcher looks whether :meth:`ExtensionWatcher.refresh`
+asked for the watch set to be computed again (ms). Only a wait that timed out can be ended
+without dropping what the notifier has gathered."""
 IGNORED_DIRS: Final = frozenset(watchfiles.DefaultFilter.ignore_dirs)
 """Folders never walked: the filter drops every change inside them anyway."""
 
@@ -136,6 +140,8 @@ class ExtensionWatcher:
         # was handed on (a batch may name folders gone since) and of the set then watched.
         self._owners: Mapping[Path, frozenset[str]] = {}
         self._over_bound: set[str] = set()
+        self._refreshes: list[asyncio.Future[None]] = []
+        self._watching = False
         self.batches = 0
         """How many batches were applied (for diagnostics and tests)."""
 
@@ -157,6 +163,20 @@ class ExtensionWatcher:
                     ids |= owners
                     break
         return ids
+
+    async def refresh(self, timeout: float = 5.0) -> None:
+        """Compute the watch set again, though no file changed: ``walk``'s answer may have (the
+        project was trusted, say); return once watching covers the new set (within about
+        :data:`REFRESH_POLL_MS`, at most ``timeout`` seconds). No change is lost meanwhile."""
+        if not self._watching:
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._refreshes.append(done)
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.shield(done)
+        except TimeoutError:
+            print(f"extension watching did not take a change of trust within {timeout:g} s", file=sys.stderr)
 
     def watch_paths(self) -> list[Path]:
         """The extension roots to watch (each non-recursively).
@@ -272,17 +292,23 @@ class ExtensionWatcher:
         # One thread, so a notifier is only ever closed after its last wait has returned.
         waiter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="extension-watcher")
         loop = asyncio.get_running_loop()
+        self._watching = True
         try:
             while True:
                 try:
-                    raw = await loop.run_in_executor(waiter, current.wait, halt, 0)
+                    # A timeout comes only when nothing changed: the moment to look at refresh().
+                    raw = await loop.run_in_executor(waiter, current.wait, halt, REFRESH_POLL_MS)
                 except Exception as exc:  # the notifier broke: say so rather than end the task
                     print(f"extension watching stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
                     return
                 if raw == "stop":
                     return
                 if isinstance(raw, str):  # a timeout or a signal: nothing happened
-                    continue
+                    if not self._refreshes:
+                        continue
+                    raw = set()
+                # Taken before the set is computed: a refresh asked for later is served next time.
+                refreshed, self._refreshes = self._refreshes, []
                 changes = current.accept(raw)
                 # Watching moves to the folders there are now before the batch is applied, so the
                 # reload it triggers reads files that are being watched. What the old notifier saw
@@ -304,10 +330,17 @@ class ExtensionWatcher:
                     if isinstance(leftover, str):
                         break
                     changes |= old.accept(leftover)
+                for done in refreshed:
+                    if not done.done():
+                        done.set_result(None)
                 if changes:
                     yield changes
                     self._owners = current.watched.owners
         finally:
+            self._watching = False
+            for done in self._refreshes:
+                if not done.done():
+                    done.set_result(None)  # nothing to wait for: watching is over
             halt.set()  # a wait still running returns within a step; then the notifier closes
             waiter.submit(current.close)
             waiter.shutdown(wait=False)

@@ -6,11 +6,12 @@ import asyncio
 import contextlib
 import importlib.util
 import os
+import re
 import select
 import subprocess
 import sys
 import textwrap
-from collections.abc import Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -168,3 +169,65 @@ def sample_extension_module(name: str, sibling: str) -> Iterator[ModuleType]:
         sys.modules.pop(sibling, None)
         if saved is not None:
             sys.modules[sibling] = saved
+
+
+class Dev:
+    """A running ``extensions dev`` with line-oriented, bounded reads of its output.
+
+    Its stdin is a pipe, or with ``terminal`` a pseudo-terminal (so dev may ask questions).
+    """
+
+    def __init__(self, process: asyncio.subprocess.Process, terminal: int | None = None) -> None:
+        self.process = process
+        self.terminal = terminal
+        self.seen: list[str] = []
+
+    async def send(self, line: str) -> None:
+        if self.terminal is not None:
+            os.write(self.terminal, (line + "\n").encode())
+            return
+        assert self.process.stdin is not None
+        self.process.stdin.write((line + "\n").encode())
+        await self.process.stdin.drain()
+
+    async def expect(self, pattern: str, timeout: float = 20) -> re.Match[str]:
+        """Read lines until one matches ``pattern``; fail after ``timeout`` seconds."""
+        assert self.process.stdout is not None
+        async with asyncio.timeout(timeout):
+            while True:
+                raw = await self.process.stdout.readline()
+                if not raw:
+                    raise AssertionError(f"dev exited before printing {pattern!r}; it printed {self.seen}")
+                line = raw.decode().rstrip("\n")
+                self.seen.append(line)
+                found = re.search(pattern, line)
+                if found:
+                    return found
+
+
+@contextlib.asynccontextmanager
+async def running_dev(
+    project: Project, *, terminal: bool = False, ready: str | None = r"^watching "
+) -> AsyncIterator[Dev]:
+    """``extensions dev`` started (and, unless ``ready`` is None, past the line matching it);
+    killed on the way out if a test left it running."""
+    main_fd, stdin = os.openpty() if terminal else (None, asyncio.subprocess.PIPE)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home), "dev",
+            stdin=stdin, stdout=asyncio.subprocess.PIPE, env=dict(os.environ),
+        )
+    finally:
+        if terminal:
+            os.close(stdin)  # the child has its own copy
+    dev = Dev(process, main_fd)
+    try:
+        if ready is not None:
+            await dev.expect(ready)
+        yield dev
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        if main_fd is not None:
+            os.close(main_fd)

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import re
 import signal
 import sys
 import textwrap
-from collections.abc import AsyncIterator
 
 import pytest
-from helpers import Project, run, wait_for_exit
+from helpers import Project, run, running_dev, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
 
@@ -28,64 +24,6 @@ VERSIONED = """
     session = join_session(tools=[version])
     session.log("{version} ready, pid " + str(os.getpid()))
 """
-
-
-class Dev:
-    """A running ``extensions dev`` with line-oriented, bounded reads of its output."""
-
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
-        self.seen: list[str] = []
-
-    async def send(self, line: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write((line + "\n").encode())
-        await self.process.stdin.drain()
-
-    async def expect(self, pattern: str, timeout: float = 20) -> re.Match[str]:
-        """Read lines until one matches ``pattern``; fail after ``timeout`` seconds."""
-        assert self.process.stdout is not None
-        async with asyncio.timeout(timeout):
-            while True:
-                raw = await self.process.stdout.readline()
-                if not raw:
-                    raise AssertionError(f"dev exited before printing {pattern!r}; it printed {self.seen}")
-                line = raw.decode().rstrip("\n")
-                self.seen.append(line)
-                found = re.search(pattern, line)
-                if found:
-                    return found
-
-
-@contextlib.asynccontextmanager
-async def running_dev(project: Project) -> AsyncIterator[Dev]:
-    """``extensions dev`` started and ready; killed on the way out if a test left it running."""
-    dev = await start_dev(project)
-    try:
-        yield dev
-    finally:
-        if dev.process.returncode is None:
-            dev.process.kill()
-            await dev.process.wait()
-
-
-async def start_dev(project: Project) -> Dev:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "extension_host",
-        "--root",
-        str(project.root),
-        "--home",
-        str(project.home),
-        "dev",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=dict(os.environ),
-    )
-    dev = Dev(process)
-    await dev.expect(r"^watching ")
-    return dev
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import json
 import os
@@ -9,10 +10,12 @@ import sys
 from typing import Any
 
 import pytest
-from helpers import REPO_ROOT, Project, run
+from helpers import REPO_ROOT, Project, run, running_dev
 
 from extension_host import ExtensionHost
 from extension_host.cli import main
+from extension_host.control import ControlServer
+from extension_host.trust import TrustStore
 from extension_host.environment import (
     SENSITIVE_PATTERNS,
     is_sensitive,
@@ -298,3 +301,61 @@ def _can_read_environ_of(target: int) -> bool:
         os._exit(code)
     _, status = os.waitpid(reader, 0)
     return os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.subprocess
+def test_a_grant_reloads_the_extension_in_the_running_host(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An extension failed for want of a variable runs as soon as extensions grant gives it."""
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_running")
+    project.add_extension("spy", REPORTER.format(request=', requested_environment_variables=["GITHUB_TOKEN"]'))
+    cli = ["--root", str(project.root), "--home", str(project.home)]
+
+    async def scenario() -> None:
+        async with _host(project) as host, ControlServer(host):
+            assert host.extension("spy").status == "failed"
+            assert await asyncio.to_thread(main, [*cli, "grant", "spy", "GITHUB_TOKEN"]) == 0
+            out = capsys.readouterr().out
+            assert "the running host applied it" in out and "reloaded" in out, out
+            assert host.extension("spy").status == "running"
+            assert (await _report(host))["environ"]["GITHUB_TOKEN"] == "ghp_running"
+
+    run(scenario())
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_dev_on_a_terminal_asks_to_grant_a_missing_variable(
+    project: Project, monkeypatch: pytest.MonkeyPatch, answer: str
+) -> None:
+    """dev names the extension and the exact list; y records the grant and reloads it, n leaves
+    it failed and is not asked again for that set after a save."""
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_dev")
+    folder = project.add_extension("spy", REPORTER.format(request=', requested_environment_variables=["GITHUB_TOKEN"]'))
+
+    async def scenario() -> None:
+        async with running_dev(project, terminal=True) as dev:
+            await dev.expect(r"^project:spy asks for the environment variable GITHUB_TOKEN\. Grant it\? \[y/N\]")
+            await dev.send(answer)
+            if answer == "y":
+                await dev.expect(r"^granted GITHUB_TOKEN to project:spy")
+                await dev.expect(r"^project:spy: reloaded")
+                await dev.send("call report")
+                await dev.expect("ghp_dev")
+            else:
+                await dev.expect(r"^not granted: project:spy stays failed")
+                (folder / "extension.py").write_text((folder / "extension.py").read_text() + "\n# saved\n")
+                await dev.expect(r"^project:spy: kept|^project:spy: failed")
+                await dev.send("list")
+                await dev.expect(r"^project:spy\s+failed")
+                declined = next(n for n, line in enumerate(dev.seen) if line.startswith("not granted"))
+                assert not any("[y/N]" in line for line in dev.seen[declined:])
+            await dev.send("quit")
+            async with asyncio.timeout(30):
+                assert await dev.process.wait() == 0
+
+    run(scenario())
+    assert TrustStore(project.home).granted(project.root, "project", "spy") == (
+        {"GITHUB_TOKEN"} if answer == "y" else frozenset()
+    )

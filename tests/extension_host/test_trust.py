@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import stat
-import sys
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers import Project, run, wait_for_event
+from helpers import Project, run, running_dev, wait_for_event
 
 from extension_host import ExtensionHost, TrustFileError, UnknownToolError
 from extension_host.cli import main
+from extension_host.control import ControlServer
 from extension_host.trust import TRUST_ENV, TrustStore, decide_project_trust
 
 MARKER_EXTENSION = """
@@ -160,8 +158,6 @@ def test_project_grants_belong_to_their_project_and_user_grants_to_every_project
 
 
 # -- nothing of an untrusted project runs ------------------------------------------------------
-
-pytestmark_subprocess = pytest.mark.subprocess
 
 
 @pytest.mark.subprocess
@@ -315,44 +311,17 @@ def test_scaffold_in_a_project_records_trust_in_it(
 # -- dev ---------------------------------------------------------------------------------------
 
 
-async def _dev(project: Project, stdin: Any) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home), "dev",
-        stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=dict(os.environ),
-    )
-
-
-async def _read_until(process: asyncio.subprocess.Process, text: str, seen: list[str]) -> None:
-    assert process.stdout is not None
-    async with asyncio.timeout(30):
-        while True:
-            line = await process.stdout.readline()
-            if not line:
-                raise AssertionError(f"dev ended before printing {text!r}: {seen}")
-            seen.append(line.decode())
-            if text in seen[-1]:
-                return
-
-
 @pytest.mark.subprocess
 def test_dev_without_a_terminal_asks_nothing_and_runs_nothing_untrusted(project: Project, cloned: Path) -> None:
     """stdin is a pipe: the table shows the extension untrusted with the way to trust it."""
 
     async def scenario() -> None:
-        dev = await _dev(project, asyncio.subprocess.PIPE)
-        seen: list[str] = []
-        try:
-            await _read_until(dev, "watching", seen)
-            assert any("untrusted" in line and "extensions trust" in line for line in seen), seen
-            assert not any("[y/N]" in line for line in seen)
-            assert dev.stdin is not None
-            dev.stdin.write(b"quit\n")
+        async with running_dev(project) as dev:
+            assert any("untrusted" in line and "extensions trust" in line for line in dev.seen), dev.seen
+            assert not any("[y/N]" in line for line in dev.seen)
+            await dev.send("quit")
             async with asyncio.timeout(30):
-                assert await dev.wait() == 0
-        finally:
-            if dev.returncode is None:
-                dev.kill()
-                await dev.wait()
+                assert await dev.process.wait() == 0
 
     run(scenario())
     assert not cloned.exists()
@@ -364,30 +333,50 @@ def test_dev_on_a_terminal_asks_once_and_runs_the_project_only_on_yes(
     project: Project, cloned: Path, answer: str
 ) -> None:
     """The question names the extensions; y records trust and runs them, n runs nothing."""
-    main_fd, terminal_fd = os.openpty()
 
     async def scenario() -> None:
-        dev = await _dev(project, terminal_fd)
-        os.close(terminal_fd)
-        seen: list[str] = []
-        try:
-            await _read_until(dev, "[y/N]", seen)
-            assert "project:payload" in "".join(seen[-3:])
-            os.write(main_fd, f"{answer}\n".encode())
-            await _read_until(dev, "watching", seen)
+        async with running_dev(project, terminal=True, ready=None) as dev:
+            await dev.expect(r"\[y/N\]")
+            assert "project:payload" in " ".join(dev.seen[-3:])
+            await dev.send(answer)
             status = "running" if answer == "y" else "untrusted"
-            assert any(line.startswith("project:payload") and status in line for line in seen), seen
-            os.write(main_fd, b"quit\n")
+            await dev.expect(rf"^project:payload\s+{status}")
+            await dev.expect(r"^watching ")
+            await dev.send("quit")
             async with asyncio.timeout(30):
-                assert await dev.wait() == 0
-        finally:
-            if dev.returncode is None:
-                dev.kill()
-                await dev.wait()
+                assert await dev.process.wait() == 0
 
-    try:
-        run(scenario())
-    finally:
-        os.close(main_fd)
+    run(scenario())
     assert cloned.exists() == (answer == "y")
     assert TrustStore(project.home).project_trusted(project.root) == (answer == "y")
+
+
+@pytest.mark.subprocess
+def test_trust_and_revoke_take_effect_in_the_running_host_and_its_watching(
+    project: Project, cloned: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """extensions trust makes the running host start the project's extensions, whose saves then
+    reload them; --revoke stops them."""
+    folder = project.root / ".github" / "extensions" / "payload"
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, stop_grace=2.0) as host, ControlServer(host):
+            assert host.extension("payload").status == "untrusted"
+            assert await asyncio.to_thread(cli, project, "trust") == 0
+            assert "the running host applied it" in capsys.readouterr().out
+            assert host.extension("payload").status == "running"
+            assert cloned.exists()
+            source = (folder / "extension.py").read_text()
+            (folder / "extension.py").write_text(source.replace("it runs", "it runs again"))
+            await wait_for_event(
+                host,
+                lambda e: e["type"] == "session.extensions_loaded"
+                and any(c["action"] == "reloaded" for c in e["data"].get("changes", [])),
+                timeout=20,
+            )
+            assert (await host.call_tool("runs")).text_result_for_llm == "it runs again"
+            assert await asyncio.to_thread(cli, project, "trust", "--revoke") == 0
+            assert host.extension("payload").status == "untrusted"
+            assert "runs" not in host.tools
+
+    run(scenario())
