@@ -81,7 +81,7 @@ async def _echo(host: ExtensionHost) -> None:
 
 async def host_calls(project: Path, home: Path, count: int) -> list[float]:
     """Seconds of each of ``count`` sequential ``host.call_tool("echo0")``."""
-    async with ExtensionHost(project, home) as host:
+    async with ExtensionHost(project, home, trust=True) as host:
         _check_running(host)
         async with asyncio.timeout(CALL_TIMEOUT):
             return await timed_calls(lambda: _echo(host), count)
@@ -89,7 +89,7 @@ async def host_calls(project: Path, home: Path, count: int) -> list[float]:
 
 async def host_in_flight(project: Path, home: Path, warmup: int, calls: int, width: int) -> float:
     """Calls per second of ``host.call_tool("echo0")`` with ``width`` calls in flight."""
-    async with ExtensionHost(project, home) as host:
+    async with ExtensionHost(project, home, trust=True) as host:
         _check_running(host)
         async with asyncio.timeout(CALL_TIMEOUT):
             await in_flight(lambda: _echo(host), warmup, width)
@@ -100,7 +100,7 @@ async def host_calls_both(
     project: Path, home: Path, count: int, warmup: int, calls: int, width: int
 ) -> tuple[list[float], float]:
     """One host: sequential call times, then calls per second with ``width`` in flight."""
-    async with ExtensionHost(project, home) as host:
+    async with ExtensionHost(project, home, trust=True) as host:
         _check_running(host)
         async with asyncio.timeout(CALL_TIMEOUT):
             sequential = await timed_calls(lambda: _echo(host), count)
@@ -160,7 +160,7 @@ async def builtin_hook_points(project: Path, home: Path, blocks: int, block_call
     async with AsyncExitStack() as stack:
         hosts = []
         for _ in range(2):
-            host = ExtensionHost(project, home, builtin_tools=[builtin_echo], watch=False)
+            host = ExtensionHost(project, home, trust=True, builtin_tools=[builtin_echo], watch=False)
             await stack.enter_async_context(host)
             hosts.append(host)
         _without_hook_points(hosts[1])
@@ -184,7 +184,7 @@ async def builtin_hook_points(project: Path, home: Path, blocks: int, block_call
 
 async def host_start(project: Path, home: Path) -> float:
     """Seconds of ``host.start()`` until every extension of ``project`` is running."""
-    host = ExtensionHost(project, home)
+    host = ExtensionHost(project, home, trust=True)
     try:
         started = time.perf_counter()
         async with asyncio.timeout(CALL_TIMEOUT):
@@ -207,7 +207,7 @@ async def reloading_host(project: Path, home: Path) -> AsyncIterator[Callable[[i
     ``version`` of ``echo00/extension.py`` to that version answering a call."""
     entry = project / ".github" / "extensions" / "echo00" / "extension.py"
     entry.write_text(reload_extension_code(0), encoding="utf-8")
-    async with ExtensionHost(project, home, stop_grace=2) as host:
+    async with ExtensionHost(project, home, trust=True, stop_grace=2) as host:
         _check_running(host)
 
         async def save(version: int) -> float:
@@ -239,7 +239,7 @@ async def reloading_host(project: Path, home: Path) -> AsyncIterator[Callable[[i
 async def extension_memory(project: Path, home: Path, idle: float) -> dict[str, float]:
     """PSS/RSS (MiB) of a joined extension that answered one call and then idled ``idle`` s,
     and (``server_pss``, ``server_rss``) of the fork server it was forked from, if it was."""
-    async with ExtensionHost(project, home) as host:
+    async with ExtensionHost(project, home, trust=True) as host:
         _check_running(host)
         await _echo(host)
         await asyncio.sleep(idle)
