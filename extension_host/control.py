@@ -18,16 +18,15 @@ method           params             result
 
 An extension nobody discovered is answered with :data:`~sdk_extension.protocol.UNKNOWN_EXTENSION`.
 
-This module owns the socket file and who may use it, the answers above, and the client side
-(:func:`connect_to_host`):
+This module owns the socket file, the answers above, and the client side
+(:func:`connect_to_host`). Who may use the socket is :mod:`extension_host.private_socket`'s
+rule, applied by both sides:
 
-- the runtime folder must be the user's own: owned by them with mode 0700, in a parent folder
-  owned by them or root that others cannot write to (or that has the sticky bit, like
-  ``/tmp``). A folder it creates is made so; one it finds otherwise is refused, by the server
-  and the client alike, and never repaired. The socket is 0600.
-- each side asks the kernel who the other is (:func:`peer_uid`): the server drops a client of
-  another user at once, and the client refuses a listener of another user before believing
-  anything it says.
+- the runtime folder must be the user's own (mode 0700, in a parent nobody else may write to
+  without the sticky bit); a folder found otherwise is refused by the server and the client
+  alike, and never repaired. The socket is 0600.
+- each side asks the kernel who the other is: the server drops a client of another user at
+  once, and the client refuses a listener of another user before believing anything it says.
 - a live host is never replaced; a stale socket whose host is gone is removed.
 - the server is bounded: at most :data:`MAX_CLIENTS` connections at once (one more is told
   :data:`~sdk_extension.protocol.TOO_MANY_CONNECTIONS` and closed), messages of at most
@@ -44,10 +43,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-import socket
 import stat
-import struct
-import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
@@ -60,7 +56,8 @@ from sdk_extension.protocol import INVALID_PARAMS, TOO_MANY_CONNECTIONS, UNKNOWN
 from .errors import ExtensionHostError, UnknownExtensionError
 from .host import ExtensionHost
 from .outcomes import ReloadOutcome
-from .paths import RUNTIME_ENV, control_socket_path, find_project_root
+from .paths import control_socket_path, find_project_root
+from .private_socket import bind_private, check_listener, check_private_folder, make_private_folder, same_user
 from .process import tail_lines
 
 __all__ = [
@@ -78,7 +75,6 @@ __all__ = [
     "connect_to_host",
     "describe_extension",
     "describe_extensions",
-    "peer_uid",
 ]
 
 METHOD_STATUS: Final = "host.status"
@@ -98,25 +94,6 @@ the largest answer (``host.list`` of many extensions) is far below it."""
 _STATUS_TIMEOUT: Final = 10.0
 """A live socket's host has this long to say who it is; the answer needs no extension."""
 _LOG_TAIL_LINES: Final = 20
-_MAX_SOCKET_PATH_BYTES: Final = 104
-"""``sun_path`` holds 108 bytes on Linux and 104 on macOS, the terminating NUL included."""
-_GROUP_OR_OTHER_BITS: Final = 0o077
-_GROUP_OR_OTHER_WRITE: Final = 0o022
-_ROOT_UID: Final = 0
-
-# How to ask the kernel who is at the other end of a Unix socket.
-# Linux: SO_PEERCRED gives struct ucred {pid_t pid; uid_t uid; gid_t gid}.
-_SO_PEERCRED: Final[int | None] = getattr(socket, "SO_PEERCRED", None) if sys.platform.startswith("linux") else None
-_UCRED: Final = struct.Struct("3i")
-# macOS and FreeBSD: LOCAL_PEERCRED at level SOL_LOCAL (0) gives struct xucred
-# {u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t cr_groups[16]}, version 0.
-_LOCAL_PEERCRED: Final[int | None] = (
-    getattr(socket, "LOCAL_PEERCRED", 0x001) if sys.platform == "darwin" or sys.platform.startswith("freebsd") else None
-)
-_SOL_LOCAL: Final = 0
-_XUCRED: Final = struct.Struct("IIh16I")
-_XUCRED_VERSION: Final = 0
-
 StaleHandler = Callable[[Path], object]
 """Told the path of a stale control socket that :func:`connect_to_host` has just removed."""
 
@@ -202,8 +179,8 @@ class ControlServer:
         if self._server is not None:
             raise ExtensionHostError("this ControlServer was already started")
         folder = self.path.parent
-        _make_private_folder(folder)
-        if not _check_runtime_folder(folder):
+        make_private_folder(folder)
+        if not check_private_folder(folder):
             raise ExtensionHostError(f"the control socket folder {folder} was removed as it was made; try again")
         running = await _connect(self.path, on_stale=None)
         if running is not None:
@@ -211,7 +188,7 @@ class ControlServer:
             raise ExtensionHostError(
                 f"a host is already running for {self.host.project_root} (pid {running.pid}); stop it first"
             )
-        sock = _bind_private(self.path, self.host.project_root)
+        sock = bind_private(self.path, self.host.project_root)
         try:
             info = os.lstat(self.path)
             self._identity = (info.st_dev, info.st_ino)
@@ -240,7 +217,7 @@ class ControlServer:
     # -- serving ------------------------------------------------------------------------
 
     async def _serve_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if not _same_user(writer):
+        if not same_user(writer):
             # Told nothing, not even why: the folder should have kept it out already.
             writer.close()
             return
@@ -379,7 +356,7 @@ async def connect_to_host(
 
 
 async def _connect(path: Path, *, on_stale: StaleHandler | None) -> ControlClient | None:
-    if not _check_runtime_folder(path.parent):
+    if not check_private_folder(path.parent):
         return None
     try:
         before = os.lstat(path)
@@ -398,7 +375,7 @@ async def _connect(path: Path, *, on_stale: StaleHandler | None) -> ControlClien
         except (OSError, TimeoutError) as exc:
             raise ExtensionHostError(f"cannot connect to the control socket {path}: {exc}") from exc
         else:
-            _check_listener(path, writer)
+            check_listener(path, writer)
             return await _greet(path, reader, writer)
     with contextlib.suppress(FileNotFoundError):
         now = os.lstat(path)
@@ -440,166 +417,12 @@ async def _greet(path: Path, reader: asyncio.StreamReader, writer: asyncio.Strea
     return client
 
 
-def peer_uid(sock: socket.socket) -> int | None:
-    """The user id of the process at the other end of the Unix socket ``sock``, as the kernel
-    recorded it: for a connected client's socket, who called ``listen``; for an accepted one,
-    who called ``connect``.
-
-    Linux answers with ``SO_PEERCRED``, macOS and FreeBSD with ``LOCAL_PEERCRED``. Elsewhere
-    the answer is ``None``, and both sides go on without asking: the runtime folder, which
-    must be private to the user, is then all that keeps other users away.
-
-    Raises:
-        OSError: the kernel would not tell (``sock`` is not a Unix socket, or is closed).
-    """
-    if _SO_PEERCRED is not None:
-        _pid, uid, _gid = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, _SO_PEERCRED, _UCRED.size))
-        return int(uid)
-    if _LOCAL_PEERCRED is not None:
-        raw = sock.getsockopt(_SOL_LOCAL, _LOCAL_PEERCRED, _XUCRED.size)
-        version, uid = struct.unpack_from("II", raw)
-        return int(uid) if version == _XUCRED_VERSION else None
-    return None
-
-
-def _same_user(writer: asyncio.StreamWriter) -> bool:
-    """Whether the client at the other end of ``writer`` runs as the user running this server;
-    a client the kernel cannot name is not."""
-    sock = writer.get_extra_info("socket")
-    if sock is None:
-        return False
-    try:
-        uid = peer_uid(sock)
-    except OSError:
-        return False
-    return uid is None or uid == os.geteuid()
-
-
-def _check_listener(path: Path, writer: asyncio.StreamWriter) -> None:
-    """Refuse (closing ``writer``) a control socket whose listening process is another user's:
-    whatever it would answer is not the user's host speaking."""
-    sock = writer.get_extra_info("socket")
-    try:
-        uid = peer_uid(sock) if sock is not None else None
-    except OSError as exc:
-        writer.close()
-        raise ExtensionHostError(f"cannot tell who listens on the control socket {path}: {exc}") from exc
-    me = os.geteuid()
-    if uid is not None and uid != me:
-        writer.close()
-        raise ExtensionHostError(
-            f"the control socket {path} is served by a process of uid {uid}, not by you (uid {me}), "
-            f"so it is not your host; remove {path} and check who else can write to {path.parent}"
-        )
-
-
 def _refuse(writer: asyncio.StreamWriter, code: int, message: str, data: Any) -> None:
     """Tell a new client why it is not served (id ``null``: it asked nothing yet) and close."""
     error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message, "data": data}}
     with contextlib.suppress(OSError):
         writer.write(encode_message(error))
     writer.close()  # sends what was written first
-
-
-def _check_runtime_folder(folder: Path) -> bool:
-    """Whether the runtime folder ``folder`` exists (False when it does not); refuse it when
-    another user could put a socket of theirs in it.
-
-    It must be a real folder (not a symbolic link), owned by the user, with no permission for
-    group or others; its parent must be owned by the user or root, and writable by nobody else
-    unless it has the sticky bit (like ``/tmp``): otherwise someone else could rename the folder
-    away and put theirs in its place. Nothing is changed: a folder found wanting is the user's
-    to fix.
-
-    Raises:
-        ExtensionHostError: what is wrong, and what to do.
-    """
-    try:
-        info = os.lstat(folder)
-    except FileNotFoundError:
-        return False
-    me = os.geteuid()
-    elsewhere = f"set {RUNTIME_ENV} to a folder of your own"
-    what = f"the control socket folder {folder}"
-    if stat.S_ISLNK(info.st_mode):
-        raise ExtensionHostError(f"{what} is a symbolic link, not a folder; remove it, or {elsewhere}")
-    if not stat.S_ISDIR(info.st_mode):
-        raise ExtensionHostError(f"{what} is not a folder; remove it, or {elsewhere}")
-    if info.st_uid != me:
-        raise ExtensionHostError(
-            f"{what} belongs to uid {info.st_uid}, not you (uid {me}), so its owner could answer in place "
-            f"of your host; remove it, or {elsewhere}"
-        )
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & _GROUP_OR_OTHER_BITS:
-        raise ExtensionHostError(
-            f"{what} has mode {mode:04o}, not 0700, so other users can reach what is in it; "
-            f"run `chmod 700 {folder}` if it is yours, remove it, or {elsewhere}"
-        )
-    parent = folder.parent
-    above = os.stat(parent)
-    if above.st_uid not in (me, _ROOT_UID):
-        raise ExtensionHostError(
-            f"{what} is in {parent}, which belongs to uid {above.st_uid} (neither you nor root), so its owner "
-            f"could put a folder of theirs in place of {folder.name}; {elsewhere}"
-        )
-    parent_mode = stat.S_IMODE(above.st_mode)
-    if parent_mode & _GROUP_OR_OTHER_WRITE and not parent_mode & stat.S_ISVTX:
-        raise ExtensionHostError(
-            f"{what} is in {parent}, which others may write to (mode {parent_mode:04o}, no sticky bit), so they "
-            f"could put a folder of theirs in place of {folder.name}; run `chmod go-w {parent}` if it is yours, "
-            f"or {elsewhere}"
-        )
-    return True
-
-
-def _make_private_folder(folder: Path) -> None:
-    """Create ``folder`` (and any missing parent, such as ``/tmp/runtime-1000``) readable by its
-    owner only. An existing folder is left as it is, never chmod-ed: it is the user's to fix if
-    :func:`_check_runtime_folder` refuses it."""
-    missing = [path for path in (folder, *folder.parents) if not path.exists()]
-    for path in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            path.mkdir(mode=0o700)
-            path.chmod(0o700)  # mkdir's mode is filtered by the umask
-
-
-def _bind_private(path: Path, project_root: Path) -> socket.socket:
-    """A listening socket at ``path`` that nobody but its owner could ever connect to.
-
-    It is bound under a temporary name, made 0600 and listening, and only then linked into
-    place: a client never meets it half made (with the umask's mode, or refusing connections
-    and so looking stale), and ``link`` never replaces a socket another host put there meanwhile.
-    """
-    temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
-    if len(os.fsencode(temporary)) >= _MAX_SOCKET_PATH_BYTES:
-        raise ExtensionHostError(
-            f"the control socket path {path} is too long for a Unix socket; "
-            "set EXTENSION_HOST_RUNTIME_DIR to a shorter folder"
-        )
-    with contextlib.suppress(FileNotFoundError):
-        temporary.unlink()  # left by an earlier attempt that was killed half way
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.bind(os.fspath(temporary))
-        try:
-            temporary.chmod(0o600)
-            sock.listen()
-            os.link(temporary, path)
-        finally:
-            temporary.unlink()
-    except FileExistsError:
-        sock.close()
-        raise ExtensionHostError(
-            f"another host started for {project_root} at the same moment; stop it first"
-        ) from None
-    except OSError as exc:
-        sock.close()
-        raise ExtensionHostError(f"cannot create the control socket {path}: {exc}") from exc
-    except BaseException:
-        sock.close()
-        raise
-    return sock
 
 
 def _name_param(params: Any, method: str, *, required: bool) -> str | None:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from helpers import Project, run, wait_for_event, wait_for_exit
 
-from extension_host import ExtensionHost, ExtensionHostError, UnknownExtensionError, control
+from extension_host import ExtensionHost, ExtensionHostError, UnknownExtensionError, private_socket
 from extension_host.cli import main
 from extension_host.control import (
     MAX_CLIENTS,
@@ -27,8 +27,8 @@ from extension_host.control import (
     ControlServer,
     connect_to_host,
     describe_extension,
-    peer_uid,
 )
+from extension_host.private_socket import peer_uid
 from extension_host.paths import RUNTIME_ENV, control_socket_path
 from sdk_extension.framing import MAX_DEPTH, encode_message, read_message
 from sdk_extension.protocol import PARSE_ERROR, TOO_MANY_CONNECTIONS
@@ -505,7 +505,7 @@ def belong_to_someone_else(path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
         os.chown(path, OTHER_UID, OTHER_UID)
         return OTHER_UID
     owner = os.geteuid()
-    monkeypatch.setattr(control.os, "geteuid", lambda: owner + 1)
+    monkeypatch.setattr(private_socket.os, "geteuid", lambda: owner + 1)
     return owner
 
 
@@ -694,7 +694,7 @@ def test_the_server_drops_a_client_of_another_user_without_a_word(
 
     async def knock_in_process() -> bytes:
         with monkeypatch.context() as patch:
-            patch.setattr(control, "peer_uid", lambda _sock: os.geteuid() + 1)
+            patch.setattr(private_socket, "peer_uid", lambda _sock: os.geteuid() + 1)
             reader, writer = await asyncio.open_unix_connection(str(path))
             writer.write(STATUS_REQUEST)
             answers = await answers_until_closed(reader)
@@ -783,7 +783,7 @@ def test_the_client_refuses_a_listener_of_another_user_before_saying_anything(
             asked.put_nowait(data)
 
         async with await asyncio.start_unix_server(impostor, path=str(path)):
-            monkeypatch.setattr(control, "peer_uid", lambda _sock: os.geteuid() + 1)
+            monkeypatch.setattr(private_socket, "peer_uid", lambda _sock: os.geteuid() + 1)
             with pytest.raises(
                 ExtensionHostError,
                 match=rf"the control socket {path} is served by a process of uid {os.geteuid() + 1}, not by you",
