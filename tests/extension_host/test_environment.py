@@ -10,6 +10,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from helpers import REPO_ROOT, Project, run, running_dev
 
 from extension_host import ExtensionHost
@@ -359,3 +361,24 @@ def test_dev_on_a_terminal_asks_to_grant_a_missing_variable(
     assert TrustStore(project.home).granted(project.root, "project", "spy") == (
         {"GITHUB_TOKEN"} if answer == "y" else frozenset()
     )
+
+
+NAMES = st.sampled_from(sorted({*SECRETS, *ORDINARY, "NPM_TOKEN", "UNSET_TOKEN", "PLAIN"}))
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    requested=st.lists(NAMES, max_size=12),
+    host=st.dictionaries(NAMES, st.text(max_size=5), max_size=12),
+    granted=st.frozensets(NAMES, max_size=12),
+)
+def test_a_request_never_yields_an_ungranted_secret(
+    requested: list[str], host: dict[str, str], granted: frozenset[str]
+) -> None:
+    """Whatever is asked: values come from the host, a sensitive one only if granted, and the
+    missing names are exactly the sensitive, set, ungranted ones asked for."""
+    grant = resolve_request(requested, host, granted)
+    assert all(host[name] == value for name, value in grant.values.items())
+    assert all(name in granted for name in grant.values if is_sensitive(name))
+    assert set(grant.missing) == {n for n in requested if n in host and is_sensitive(n) and n not in granted}
+    assert set(grant.values) | set(grant.missing) == {n for n in requested if n in host}

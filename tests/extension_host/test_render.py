@@ -7,6 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from extension_host import render
 from extension_host.hooks import HookRecord
@@ -211,3 +213,16 @@ def test_json_text_escapes_controls_and_leaves_other_text_readable() -> None:
     """Controls are \\uXXXX escapes; accents, CJK and emoji stay as they are (not ASCII-escaped)."""
     out = render.json_text({"a": "\x1b\x9b\x7f\u202e é 漢字 🙂"})
     assert out == '{\n  "a": "\\u001b\\u009b\\u007f\\u202e é 漢字 🙂"\n}'
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(text=st.text(alphabet=st.characters(codec=None, exclude_categories=())))
+def test_any_text_made_safe_holds_no_raw_control_and_json_round_trips_it(text: str) -> None:
+    """Whatever an extension sends: safe_text leaves no unsafe character but lines and tabs,
+    safe_cell not even those, and json_text decodes to the exact text with nothing raw."""
+    assert raw_controls(render.safe_text(text)) == set()
+    assert raw_controls(render.safe_cell(text), UNSAFE_IN_CELL) == set()
+    assert "\n" not in render.safe_cell(text)
+    out = render.json_text({"text": text})
+    assert json.loads(out) == {"text": text}
+    assert raw_controls(out) == set()

@@ -37,3 +37,11 @@ def test_tools_must_be_tool_objects_and_names_unique(monkeypatch: pytest.MonkeyP
         join_session(tools=[lambda: None])  # type: ignore[list-item]
     with pytest.raises(Exception, match="given twice"):
         join_session(tools=[echo, echo])
+
+
+def test_requested_environment_variables_must_be_a_list_of_names() -> None:
+    """A bare string (a common slip) is refused before anything is sent."""
+    with pytest.raises(TypeError, match="takes a list of names"):
+        join_session(requested_environment_variables="GITHUB_TOKEN")
+    with pytest.raises(TypeError, match="is not a variable name"):
+        join_session(requested_environment_variables=["GITHUB_TOKEN", 3])  # type: ignore[list-item]
