@@ -95,8 +95,10 @@ class ErrorDecision:
 class ReloadOutcome:
     """What a start, reload or stop did to one extension.
 
-    ``action`` is ``started``, ``reloaded``, ``stopped``, ``failed`` (it is not running), or
-    ``kept`` (the new version failed and the old one keeps serving; ``error`` says why).
+    ``action`` is ``started``, ``reloaded``, ``stopped``, ``failed`` (it is not running),
+    ``kept`` (the new version failed and the old one keeps serving; ``error`` says why), or
+    ``untrusted`` (it appeared in a project not trusted, so it does not run; ``error`` says how
+    to trust it).
     """
 
     extension: str

@@ -124,6 +124,7 @@ class Supervisor:
                 started.append(instance)
         await asyncio.gather(*(instance.start() for instance in started))
         outcomes = [_outcome("started", instance) for instance in started]
+        outcomes += self._newly_untrusted(set())
         self._announce(outcomes)
         return outcomes
 
@@ -135,6 +136,7 @@ class Supervisor:
         """
         async with self._lock:
             tools_before = self._tool_owners()
+            untrusted_before = set(self.untrusted())
             self._found = self._discover()
             wanted = {f.spec.id: (index, f) for index, f in enumerate(self._found) if f.startable}
             outcomes: list[ReloadOutcome] = []
@@ -151,6 +153,8 @@ class Supervisor:
                     outcomes.append(await self._start_one(found, index))
                 elif changed is None or extension_id in changed:
                     outcomes.append(await self._reload_one(found, index, old))
+            stopped = {outcome.extension for outcome in outcomes}
+            outcomes += self._newly_untrusted(untrusted_before | stopped)
             self._announce(outcomes, tools_before)
             return outcomes
 
@@ -223,6 +227,15 @@ class Supervisor:
         task = asyncio.ensure_future(drain_then_stop())
         self._retiring.add(task)
         task.add_done_callback(self._retiring.discard)
+
+    def _newly_untrusted(self, known: set[str]) -> list[ReloadOutcome]:
+        """An outcome for each extension not run for want of trust that ``known`` lacks, so a
+        folder added to an untrusted project is reported, not silently ignored."""
+        return [
+            ReloadOutcome(found.spec.id, "untrusted", "untrusted", found.untrusted)
+            for found in self._found
+            if found.untrusted and found.spec.id not in known
+        ]
 
     def _why_gone(self, extension_id: str) -> str:
         for found in self._found:

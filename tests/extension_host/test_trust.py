@@ -319,6 +319,12 @@ def test_dev_without_a_terminal_asks_nothing_and_runs_nothing_untrusted(project:
         async with running_dev(project) as dev:
             assert any("untrusted" in line and "extensions trust" in line for line in dev.seen), dev.seen
             assert not any("[y/N]" in line for line in dev.seen)
+            # A folder that appears later is reported too (moved in whole, as a checkout does).
+            staged = project.root / "staged"
+            staged.mkdir()
+            (staged / "extension.py").write_text((project.root / ".github/extensions/payload/extension.py").read_text())
+            staged.rename(project.root / ".github" / "extensions" / "later")
+            await dev.expect(r"^project:later: untrusted \(not run: this project is not trusted")
             await dev.send("quit")
             async with asyncio.timeout(30):
                 assert await dev.process.wait() == 0
