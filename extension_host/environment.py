@@ -42,6 +42,7 @@ __all__ = [
     "resolve_request",
     "scrub",
     "sdk_environment",
+    "validate_request",
 ]
 
 SENSITIVE_PATTERNS: Final[tuple[str, ...]] = (
@@ -112,6 +113,19 @@ class EnvironmentGrant:
     def granted(self) -> tuple[str, ...]:
         """The names it gets, in the order it asked for them."""
         return tuple(name for name in self.requested if name in self.values)
+
+
+def validate_request(requested: list[str]) -> None:
+    """Check an extension's request before anything is looked up.
+
+    Raises:
+        ValueError: too many names, or one that is not a variable name (the message says which).
+    """
+    if len(requested) > MAX_REQUESTED_VARIABLES:
+        raise ValueError(f"{len(requested)} names were requested; at most {MAX_REQUESTED_VARIABLES}")
+    for name in requested:
+        if not VARIABLE_NAME.fullmatch(name):
+            raise ValueError(f"{name[:80]!r} is not an environment variable name")
 
 
 def resolve_request(

@@ -5,8 +5,8 @@ An :class:`ExtensionInstance` starts the process, answers what the extension ask
 ``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest``), registers its
 tools when it joins, answers its request for environment variables with the granted values,
 and turns every way it can go wrong (crash, protocol error, collision, a variable nobody
-granted, no join in time) into status ``failed`` with a one-line reason. Whatever happens to it, its
-pending calls end at once and its tools leave the registry. It knows nothing of other
+granted, no join in time) into status ``failed`` with a one-line reason. Whatever happens to
+it, its pending calls end at once and its tools leave the registry. It knows nothing of other
 extensions beyond the shared registry and event log it is given.
 """
 
@@ -28,7 +28,7 @@ from sdk_extension.hooks import HOOK_NAMES, hook_point
 from sdk_extension.results import ToolResult, result_from_wire
 
 from .discovery import ExtensionSpec
-from .environment import MAX_REQUESTED_VARIABLES, VARIABLE_NAME, EnvironmentGrant, extension_environment, resolve_request
+from .environment import EnvironmentGrant, extension_environment, resolve_request, validate_request
 from .errors import ExtensionHostError, ExtensionLoadError
 from .events import EventLog, make_event, unique_ids
 from .forkserver import ForkServer
@@ -72,7 +72,7 @@ class SessionContext:
     host_environment: Mapping[str, str] | None = None
     """Where granted variables take their values from (default: :attr:`environment`)."""
     grants: GrantLookup | None = None
-    """Who was granted what (default: nobody, anything)."""
+    """Who was granted what (default: nothing is granted to anyone)."""
     allow_builtin_overrides: bool = True
     """Whether an extension may replace a built-in tool (``overridesBuiltInTool``)."""
 
@@ -441,16 +441,10 @@ class ExtensionInstance:
     def _grant_environment(self, resume: p.ResumeParams) -> EnvironmentGrant:
         """The answer to its request for variables; fails the join if one is not granted."""
         requested = resume.get("requestedEnvironmentVariables", [])
-        if len(requested) > MAX_REQUESTED_VARIABLES:
-            raise RpcError(
-                p.INVALID_PARAMS,
-                f"session.resume: requestedEnvironmentVariables has {len(requested)} names; at most {MAX_REQUESTED_VARIABLES}",
-            )
-        for name in requested:
-            if not VARIABLE_NAME.fullmatch(name):
-                raise RpcError(
-                    p.INVALID_PARAMS, f"session.resume: {name[:80]!r} is not an environment variable name"
-                )
+        try:
+            validate_request(requested)
+        except ValueError as exc:
+            raise RpcError(p.INVALID_PARAMS, f"session.resume: requestedEnvironmentVariables: {exc}") from None
         if not requested:
             return EnvironmentGrant((), {}, ())
         context = self._context

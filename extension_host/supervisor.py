@@ -13,8 +13,9 @@ changes, transactionally:
 
 Project extensions run only while their project is trusted: trust is asked again at every
 discovery, so a decision recorded while the host runs takes effect at its next change. Changes
-are applied one batch at a time, extensions in load order, so outcomes never depend on timing. The supervisor knows instances, discovery and the registries; not files being
-watched, and not the CLI.
+are applied one batch at a time, extensions in load order, so outcomes never depend on timing.
+The supervisor knows instances, discovery and the registries; not files being watched, and not
+the CLI.
 """
 
 from __future__ import annotations
