@@ -512,16 +512,17 @@ OVERRIDER = """
 """
 
 
+@tool(name="read_file", description="Read a file")
+def builtin_read_file(path: str) -> str:
+    return "built in"
+
+
 def test_an_extension_that_overrides_a_built_in_tool_is_announced(project: Project) -> None:
     """A session.warning names the extension and the built-in; the listing says which it replaces."""
     project.add_extension("better", OVERRIDER)
 
-    @tool(description="Read a file")
-    def read_file(path: str) -> str:
-        return "built in"
-
     async def scenario() -> None:
-        async with host_for(project, builtin_tools=[read_file]) as host:
+        async with host_for(project, builtin_tools=[builtin_read_file]) as host:
             info = host.extension("better")
             assert (info.status, info.overrides_builtin) == ("running", ("read_file",))
             assert info.to_json()["overrides_builtin"] == ["read_file"]
@@ -536,12 +537,8 @@ def test_an_application_that_refuses_overrides_fails_the_extension_and_keeps_its
     """allow_builtin_overrides=False: the extension is failed naming the tool; the built-in answers."""
     project.add_extension("better", OVERRIDER)
 
-    @tool(description="Read a file")
-    def read_file(path: str) -> str:
-        return "built in"
-
     async def scenario() -> None:
-        async with host_for(project, builtin_tools=[read_file], allow_builtin_overrides=False) as host:
+        async with host_for(project, builtin_tools=[builtin_read_file], allow_builtin_overrides=False) as host:
             info = host.extension("better")
             assert info.status == "failed"
             assert info.error is not None and "overrides the built-in tool 'read_file'" in info.error
