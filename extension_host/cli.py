@@ -139,16 +139,16 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _scaffold(args: argparse.Namespace) -> int:
+    project_root = find_project_root(args.root)
     if args.user:
         root = extensions_dir(user_home(args.home))
     else:
-        root = find_project_root(args.root) / PROJECT_EXTENSIONS_DIR
+        root = project_root / PROJECT_EXTENSIONS_DIR
     folder = scaffold(args.name, root, args.template)
     entry = folder / "extension.py"
     newly_trusted = False
     if not args.user:
         # Creating your own code in a project is consent to run that project's extensions.
-        project_root = find_project_root(args.root)
         store = TrustStore(user_home(args.home))
         newly_trusted = not store.project_trusted(project_root)
         if newly_trusted:
@@ -166,7 +166,7 @@ def _scaffold(args: argparse.Namespace) -> int:
     else:
         _say(f"created {entry}")
         if newly_trusted:
-            _say(f"trusted {find_project_root(args.root)}: its extensions run from now on (undo: extensions trust --revoke)")
+            _say(f"trusted {project_root}: its extensions run from now on (undo: extensions trust --revoke)")
         _say(f"try it:  extensions call {tool_prefix(args.name)}_count_lines '{{\"path\": \"README.md\"}}'"
              if args.template == "basic" else "try it:  extensions list")
     return EXIT_OK

@@ -49,7 +49,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from sdk_extension.connection import Connection, ConnectionClosed, Handler, RpcError
+from sdk_extension.connection import Connection, ConnectionClosed, Handler, RpcError, error_to_wire
 from sdk_extension.framing import FramingError, encode_message
 from sdk_extension.protocol import INVALID_PARAMS, TOO_MANY_CONNECTIONS, UNKNOWN_EXTENSION
 
@@ -419,7 +419,7 @@ async def _greet(path: Path, reader: asyncio.StreamReader, writer: asyncio.Strea
 
 def _refuse(writer: asyncio.StreamWriter, code: int, message: str, data: Any) -> None:
     """Tell a new client why it is not served (id ``null``: it asked nothing yet) and close."""
-    error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message, "data": data}}
+    error = {"jsonrpc": "2.0", "id": None, "error": error_to_wire(RpcError(code, message, data))}
     with contextlib.suppress(OSError):
         writer.write(encode_message(error))
     writer.close()  # sends what was written first

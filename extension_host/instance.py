@@ -67,12 +67,12 @@ class SessionContext:
     tool_timeout: float
     stop_grace: float
     cache_dir: Path
+    host_environment: Mapping[str, str]
+    """Where granted variables take their values from: the environment before stripping."""
+    grants: GrantLookup
+    """Who was granted what."""
     on_send: SendHandler | None = None
     fork_server: ForkServer | None = None
-    host_environment: Mapping[str, str] | None = None
-    """Where granted variables take their values from (default: :attr:`environment`)."""
-    grants: GrantLookup | None = None
-    """Who was granted what (default: nothing is granted to anyone)."""
     allow_builtin_overrides: bool = True
     """Whether an extension may replace a built-in tool (``overridesBuiltInTool``)."""
 
@@ -449,12 +449,11 @@ class ExtensionInstance:
             return EnvironmentGrant((), {}, ())
         context = self._context
         try:
-            granted = context.grants(self.spec) if context.grants is not None else frozenset()
+            granted = context.grants(self.spec)
         except ExtensionHostError as exc:
             self._fail(f"its environment grants cannot be checked: {exc}")
             raise RpcError(p.ENVIRONMENT_NOT_GRANTED, str(exc)) from None
-        host_environment = context.host_environment if context.host_environment is not None else context.environment
-        grant = resolve_request(requested, host_environment, granted)
+        grant = resolve_request(requested, context.host_environment, granted)
         if grant.missing:
             names = ", ".join(grant.missing)
             who = self.spec.name if self.spec.source == "project" else self.id

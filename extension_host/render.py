@@ -84,13 +84,13 @@ def safe_text(text: str) -> str:
     indentation stay. Backslashes are left alone (paths stay readable): the escapes are for
     reading, not for decoding. Applying it twice changes nothing.
     """
-    return _UNSAFE.sub(_visible, text) if _UNSAFE.search(text) else text
+    return _UNSAFE.sub(_visible, text)
 
 
 def safe_cell(text: str) -> str:
     """:func:`safe_text` for one-line cells and notes: newline and tab are shown as ``\\n`` and
     ``\\t`` too, so a value can neither break a table nor start a line of its own."""
-    return _UNSAFE_IN_CELL.sub(_visible, text) if _UNSAFE_IN_CELL.search(text) else text
+    return _UNSAFE_IN_CELL.sub(_visible, text)
 
 
 def _json_escape(match: re.Match[str]) -> str:

@@ -45,7 +45,7 @@ class Supervisor:
         project_root: Path,
         user_home: Path,
         drain_timeout: float,
-        untrusted: Callable[[], str | None] = lambda: None,
+        untrusted: Callable[[], str | None],
     ) -> None:
         """``untrusted()`` says why the project's own extensions may not run now (``None``:
         they may)."""
