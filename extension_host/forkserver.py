@@ -9,9 +9,13 @@ start-up and the SDK's imports, and shares their memory with the server.
 
 The server is the forked processes' parent, so it reports their exit codes; a
 :class:`ForkedChild` turns those reports into ``returncode``/``wait()``. When the server cannot
-start, the caller spawns directly (:class:`ForkServerUnavailable`); when it dies, the
-processes it forked are killed and reported as killed (they would exit anyway: their parent
-is gone). This module knows processes and descriptors, not the protocol or extensions.
+start, the caller spawns directly (:class:`ForkServerUnavailable`). The server is not a single
+point of failure: its children hold the host's lifeline, not the server's, so when it dies they
+keep running (adopted by init); the host watches each through a pidfd opened when the server
+reported its pid (Linux; elsewhere by polling its pid once the server is gone), learns when it
+exits, with :data:`EXIT_CODE_UNKNOWN` as its code since nobody can report it any more, and the
+next request starts a new server. This module knows processes and descriptors, not the protocol
+or extensions.
 """
 
 from __future__ import annotations
@@ -29,13 +33,22 @@ from typing import Any, Final
 
 from sdk_extension.pipes import PipeReader
 
-__all__ = ["ForkServer", "ForkServerUnavailable", "ForkedChild", "fork_server_supported"]
+from .lifeline import lifeline_fd
+
+__all__ = ["EXIT_CODE_UNKNOWN", "ForkServer", "ForkServerUnavailable", "ForkedChild", "fork_server_supported"]
 
 START_TIMEOUT: Final = 15.0
 """Seconds the server has to import the SDK and say it is ready."""
 
 REQUEST_TIMEOUT: Final = 10.0
 """Seconds the server has to answer one fork request."""
+
+EXIT_CODE_UNKNOWN: Final = -256
+"""The ``returncode`` of a forked process that exited after its server died (never a real code:
+those are 0 to 255, or minus a signal number)."""
+
+ORPHAN_POLL_SECONDS: Final = 0.5
+"""Where there is no pidfd: how often the host looks for a forked process whose server died."""
 
 _LENGTH: Final = struct.Struct("!I")
 
@@ -50,14 +63,65 @@ class ForkServerUnavailable(Exception):
 
 
 class ForkedChild:
-    """A process the fork server forked: its pid and, once reported, its exit code."""
+    """A process the fork server forked: its pid and, once it has exited, its exit code.
+
+    The server reports the code; once the server is gone, the process's end is seen through
+    its pidfd (or by polling) and its code is :data:`EXIT_CODE_UNKNOWN`.
+    """
 
     def __init__(self, pid: int) -> None:
         self.pid: Final = pid
         self.returncode: int | None = None
         self._exited = asyncio.Event()
+        self._ended = False
+        """Seen to end (its pidfd), its code not reported yet."""
+        self._orphaned = False
+        """Its server is gone: nobody will report its code."""
+        self._poller: asyncio.Task[None] | None = None
+        self._pidfd: int | None = None
+        try:
+            # Opened now, while the pid cannot be reused: the server has not reaped it.
+            self._pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            self._ended = True
+        except (AttributeError, OSError):
+            pass  # no pidfds here: polled once orphaned
+        else:
+            asyncio.get_running_loop().add_reader(self._pidfd, self._on_end)
+
+    def _on_end(self) -> None:
+        self._close_pidfd()
+        self._ended = True
+        if self._orphaned:
+            self._exit(EXIT_CODE_UNKNOWN)
+
+    def _orphan(self) -> None:
+        """Its server died: from now on its end is all the host can learn."""
+        self._orphaned = True
+        if self._ended:
+            self._exit(EXIT_CODE_UNKNOWN)
+        elif self._pidfd is None and self.returncode is None:
+            self._poller = asyncio.ensure_future(self._poll())
+
+    async def _poll(self) -> None:
+        while True:
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                break  # the pid belongs to someone else now: ours is long gone
+            await asyncio.sleep(ORPHAN_POLL_SECONDS)
+        self._exit(EXIT_CODE_UNKNOWN)
+
+    def _close_pidfd(self) -> None:
+        if self._pidfd is not None:
+            asyncio.get_running_loop().remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
 
     def _exit(self, code: int) -> None:
+        self._close_pidfd()
         if self.returncode is None:
             self.returncode = code
             self._exited.set()
@@ -113,15 +177,23 @@ class ForkServer:
         self._requests[request_id] = future
         try:
             async with asyncio.timeout(REQUEST_TIMEOUT):
-                await self._send(_LENGTH.pack(len(body)), list(streams), body)
+                try:
+                    await self._send(_LENGTH.pack(len(body)), list(streams), body)
+                except OSError as exc:
+                    # It died before the host noticed: this start goes without it, the next
+                    # one starts a new server.
+                    await self.stop(grace=0)
+                    raise ForkServerUnavailable(f"the fork server is gone: {exc}") from None
                 child = await future
-        except (OSError, TimeoutError) as exc:
+        except TimeoutError:
             # A server that cannot take one request is not trusted with the next either.
-            self.failure = f"the fork server did not answer: {str(exc) or f'nothing within {REQUEST_TIMEOUT:g} s'}"
+            self.failure = f"the fork server did not answer: nothing within {REQUEST_TIMEOUT:g} s"
             await self.stop(grace=0)  # it is stuck: no point waiting for it to exit by itself
             raise ForkServerUnavailable(self.failure) from None
         finally:
             self._requests.pop(request_id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # a server lost mid-request fails it too; that is said above
         return child
 
     async def _send(self, head: bytes, fds: list[int], body: bytes) -> None:
@@ -171,7 +243,8 @@ class ForkServer:
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=asyncio.subprocess.DEVNULL,
                     stderr=log,
-                    pass_fds=(server_end.fileno(), write_fd),
+                    # The lifeline goes to every child it forks, which outlive it if it dies.
+                    pass_fds=(server_end.fileno(), write_fd, lifeline_fd()),
                     env=self._environment,
                     start_new_session=True,
                 )
@@ -218,19 +291,15 @@ class ForkServer:
                 future.set_exception(ForkServerUnavailable(str(reply.get("error"))))
 
     def _lost(self, ready: asyncio.Future[int]) -> None:
-        """The server is gone: nobody will report on its children, so end them now."""
+        """The server is gone: its children live on, watched by the host from now on."""
         if not ready.done():
             ready.set_exception(ForkServerUnavailable("the fork server exited before it was ready"))
         for future in self._requests.values():
             if not future.done():
                 future.set_exception(ForkServerUnavailable("the fork server exited"))
         children, self._children = self._children, {}
-        for pid, child in children.items():
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            child._exit(-signal.SIGKILL)
+        for child in children.values():
+            child._orphan()
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop the server (its children are the caller's to stop first); safe to call again."""

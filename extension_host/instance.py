@@ -35,7 +35,7 @@ from .forkserver import ForkServer
 from .hooks import HookRunner
 from .info import ExtensionInfo, ExtensionStatus
 from .node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
-from .process import ExtensionProcess, LaunchSpec, python_argv, spawn
+from .process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from .registry import ToolEntry, ToolRegistry
 from .wire import validate
 
@@ -261,7 +261,7 @@ class ExtensionInstance:
             return
         reason = process.failure_reason()
         when = "before joining" if self.status == "starting" else "while running"
-        text = f"exited with code {code} {when}"
+        text = f"{describe_exit(code)} {when}"
         self._fail(f"{text}: {reason}" if reason else text)
 
     def _spawn(self, coroutine: Awaitable[Any]) -> None:

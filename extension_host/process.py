@@ -3,9 +3,11 @@
 Each extension runs as ``<host python> -P -m sdk_extension <extension.py>`` in its own process
 group, with stdin/stdout as pipes for the protocol and stderr appended to its log file; a Python
 extension is the same process forked by the host's fork server when there is one
-(:mod:`extension_host.forkserver`), which skips the interpreter's start-up. The stop ladder is:
-close stdin (the SDK exits on end of stream), SIGTERM the group, SIGKILL the group, each step
-bounded. This module knows processes and files; it does not speak the protocol.
+(:mod:`extension_host.forkserver`), which skips the interpreter's start-up. Every one inherits
+the host's lifeline (:mod:`extension_host.lifeline`), so that it takes its group down when the
+host dies. The stop ladder is: close stdin (the SDK exits on end of stream), SIGTERM the group,
+SIGKILL the group, each step bounded; once the extension is gone, SIGKILL its group again for
+whatever it left behind. This module knows processes and files; it does not speak the protocol.
 """
 
 from __future__ import annotations
@@ -24,13 +26,17 @@ from typing import Final, Protocol
 
 from sdk_extension.pipes import PipeReader
 
-from .forkserver import ForkedChild, ForkServer, ForkServerUnavailable
+from .forkserver import EXIT_CODE_UNKNOWN, ForkedChild, ForkServer, ForkServerUnavailable
+from .lifeline import LIFELINE_ENV, lifeline_fd
 
 __all__ = [
     "STOP_GRACE_SECONDS",
     "ExtensionProcess",
     "LaunchSpec",
+    "describe_exit",
+    "failure_line",
     "python_argv",
+    "signal_group",
     "spawn",
     "tail_lines",
 ]
@@ -40,9 +46,14 @@ STOP_GRACE_SECONDS: Final = 5.0
 
 _TAIL_BYTES: Final = 64 * 1024
 """How much of the end of a log is read to find the reason a process failed."""
-_EXCEPTION_LINE: Final = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b[^:]*:")
+_EXCEPTION_LINE: Final = re.compile(r"^(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt|Warning)\b[^:]*:")
+"""A Python exception line or a Node.js error line: ``ValueError: ...``, ``Error [ERR_X]: ...``."""
+_CARET: Final = re.compile(r"^\s*\^+\s*$")
+"""The caret under a code excerpt; in a Node.js report the error line comes right after it."""
 _NOISE: Final = re.compile(r"^(===|Node\.js v\d)")
 """Lines that never explain a failure: the host's start marker, Node's version footer."""
+_SAYS_NOTHING: Final = re.compile(r"^([\W_]*|Traceback .*)$")
+"""Lines that name no error: the ``}`` closing a Node.js error's properties, a bare caret."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,10 +140,8 @@ class ExtensionProcess:
         self._signal_group(signal.SIGKILL)
 
     def _signal_group(self, sig: signal.Signals) -> None:
-        try:
-            os.killpg(self._process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        signal_group(self._process.pid, sig)
+
 
     def log_tail(self, max_lines: int = 20) -> list[str]:
         """The last lines this process wrote to its log (not earlier runs')."""
@@ -141,17 +150,48 @@ class ExtensionProcess:
     def failure_reason(self) -> str | None:
         """The line of its log that best says why it failed, if any.
 
-        The exception line of a Python traceback or a Node.js error report (``ValueError: ...``,
-        ``Error: ...``), else the last line that is not part of a stack.
+        See :func:`failure_line`.
         """
-        lines = [line for line in self.log_tail(200) if not _NOISE.match(line)]
-        for line in reversed(lines):
-            if _EXCEPTION_LINE.match(line):
-                return line.strip()
-        for line in reversed(lines):
-            if not line.startswith((" ", "\t", "Traceback")):
-                return line.strip()
-        return None
+        return failure_line(self.log_tail(200))
+
+
+def failure_line(lines: list[str]) -> str | None:
+    """The line of a failed process's output that names its error, if any.
+
+    The last of: a Python exception line (``ValueError: ...``), a Node.js error line
+    (``Error [ERR_MODULE_NOT_FOUND]: Cannot find package ...``), or what Node.js printed after
+    the caret of its code excerpt (``MyError: ...``, a thrown string). Failing those, the last
+    line that is not part of a stack, a code excerpt or a closing brace.
+    """
+    lines = [line for line in lines if not _NOISE.match(line)]
+    named: str | None = None
+    for index, line in enumerate(lines):
+        if _EXCEPTION_LINE.match(line):
+            named = line
+        elif _CARET.match(line) and index + 1 < len(lines) and not lines[index + 1][:1].isspace():
+            named = lines[index + 1]
+    if named is not None:
+        return named.strip()
+    for line in reversed(lines):
+        if not line[:1].isspace() and not _SAYS_NOTHING.match(line):
+            return line.strip()
+    return None
+
+
+def describe_exit(code: int) -> str:
+    """How a process ended, for a failure line: ``exited with code 3`` (negative: killed by
+    that signal), or that its code is unknown (:data:`~extension_host.forkserver.EXIT_CODE_UNKNOWN`)."""
+    if code == EXIT_CODE_UNKNOWN:
+        return "exited with an unknown exit code (the fork server that started it had died)"
+    return f"exited with code {code}"
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Send ``sig`` to process group ``pgid``; a group that is already gone is no error."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def tail_lines(path: Path, max_lines: int = 20, *, start: int = 0) -> list[str]:
@@ -180,9 +220,11 @@ async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> Exte
         log.write(f"=== {started} starting {spec.extension_id}: {' '.join(spec.argv)}\n".encode())
         log.flush()
         offset = log.tell()
+        lifeline = lifeline_fd()
+        env = {**spec.env, LIFELINE_ENV: str(lifeline)}
         if fork_server is not None and spec.python_entry is not None:
             try:
-                child, stdin, stdout = await _fork(spec, spec.python_entry, fork_server, log.fileno())
+                child, stdin, stdout = await _fork(spec, env, fork_server, log.fileno())
             except ForkServerUnavailable:
                 pass  # the server says why in its log; a new interpreter does the same job
             else:
@@ -197,7 +239,8 @@ async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> Exte
                 stdout=write_fd,
                 stderr=log,
                 cwd=spec.cwd,
-                env=dict(spec.env),
+                env=env,
+                pass_fds=(lifeline,),
                 start_new_session=True,
             )
         except BaseException:
@@ -210,8 +253,9 @@ async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> Exte
 
 
 async def _fork(
-    spec: LaunchSpec, entry: Path, fork_server: ForkServer, stderr: int
+    spec: LaunchSpec, env: Mapping[str, str], fork_server: ForkServer, stderr: int
 ) -> tuple[ForkedChild, asyncio.StreamWriter, PipeReader]:
+    assert spec.python_entry is not None
     if not spec.cwd.is_dir():
         raise FileNotFoundError(errno.ENOENT, "No such directory", str(spec.cwd))
     # Pipes of their own: if the server fails, a process it might still fork later holds
@@ -219,7 +263,7 @@ async def _fork(
     stdin_read, stdin_write = os.pipe()
     stdout_read, stdout_write = os.pipe()
     try:
-        child = await fork_server.spawn(entry, spec.cwd, spec.env, (stdin_read, stdout_write, stderr))
+        child = await fork_server.spawn(spec.python_entry, spec.cwd, env, (stdin_read, stdout_write, stderr))
     except BaseException:
         os.close(stdin_write)
         os.close(stdout_read)

@@ -14,8 +14,12 @@ once, ``{"id": n, "pid": pid}`` (or ``{"id": n, "error": text}``) per request, a
 ``{"exited": pid, "code": code}`` when a child ends (negative: killed by that signal).
 
 The server stays single-threaded, because forking a process with threads is unsafe, and exits
-when the host's end of the socket closes; its children watch it as their parent. It knows
-processes and file descriptors, not the protocol.
+when the host's end of the socket closes. Its children do not depend on it: they watch the
+host's lifeline (inherited from the server, see ``extension_host.lifeline``), so they outlive a
+server that was killed. On Linux the server is a child subreaper: a process an extension
+started that left its process group (``setsid``) and lost its parent is adopted by the server
+rather than by init, and the server kills whatever it still has (its children's groups and the
+processes it adopted) when it exits. It knows processes and file descriptors, not the protocol.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ import signal
 import socket
 import struct
 import sys
+import time
+from pathlib import Path
 from typing import Any, Final
 
 _LENGTH: Final = struct.Struct("!I")
@@ -41,6 +47,61 @@ the collection and freeze of the server's objects), so the first start waits for
 
 _IDLE_SECONDS: Final = 0.05
 """How long the server waits for more requests before it does the :data:`_LATER` work."""
+
+_END_SECONDS: Final = 2.0
+"""How long an exiting server keeps killing and reaping what is left (a process stuck in the
+kernel may not die at once; the server does not wait for it forever)."""
+_END_POLL_SECONDS: Final = 0.01
+
+_PR_SET_CHILD_SUBREAPER: Final = 36
+"""``prctl`` option (Linux): orphaned descendants are reparented to this process, not init."""
+
+
+def _become_subreaper() -> bool:
+    """Adopt this process's orphaned descendants (Linux); ``True`` if it now does."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes  # only here: no other platform needs it
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> list[int]:
+    """The pids of this process's children (Linux); ``[]`` where that cannot be read."""
+    pid = os.getpid()
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _end_children() -> None:
+    """Kill every child left, with its process group, and reap it, until none is left (killing
+    one can orphan more, which a subreaper adopts) or :data:`_END_SECONDS` have passed."""
+    deadline = time.monotonic() + _END_SECONDS
+    while True:
+        while True:
+            try:
+                pid, _status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                break
+        children = _children()
+        if not children or time.monotonic() > deadline:
+            return
+        for child in children:
+            # Forked extensions lead their group; an adopted process may lead one too.
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(child, signal.SIGKILL)
+                except OSError:
+                    pass
+        time.sleep(_END_POLL_SECONDS)  # SIGKILL is not instant; there is no event to wait on
 
 
 def _preload(*modules: str, freeze: bool = False) -> None:
@@ -55,6 +116,7 @@ def _preload(*modules: str, freeze: bool = False) -> None:
 
 
 def _reply(replies: int, message: dict[str, Any]) -> None:
+    """Send one reply line (raises ``BrokenPipeError`` once the host is gone)."""
     data = (json.dumps(message) + "\n").encode()
     while data:
         data = data[os.write(replies, data) :]
@@ -122,6 +184,7 @@ def serve(requests: socket.socket, replies: int) -> dict[str, Any] | None:
     signal.set_wakeup_fd(wake_write)
     # A handler (rather than the default, ignore) so that SIGCHLD reaches the wake-up pipe.
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    _become_subreaper()
     _reply(replies, {"ready": os.getpid()})
     request_fd = requests.fileno()
     later: tuple[str, ...] = _LATER
@@ -173,12 +236,19 @@ def main() -> None:
     requests = socket.socket(fileno=int(sys.argv[1]))
     replies = int(sys.argv[2])
     _preload("asyncio", "runpy", "sdk_extension", "sdk_extension.__main__")
-    request = serve(requests, replies)
+    try:
+        request = serve(requests, replies)
+    except BrokenPipeError:
+        request = None  # the host is gone: nobody reads the replies any more
     if request is None:
+        # The host has stopped its extensions first, or it is gone; either way nothing the
+        # server started or adopted may outlive it.
+        _end_children()
         return
     from sdk_extension.__main__ import run_extension
 
-    run_extension(request["path"], request["parent"])
+    # The server's pid: a fallback lifeline for a child that was given no lifeline descriptor.
+    run_extension(request["path"], request.get("parent"))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from . import protocol as p
+from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
 from ._workers import run_in_worker
 from .connection import Connection, ConnectionClosed, RpcError
@@ -439,6 +440,7 @@ def join_session(
 
     def run() -> None:
         asyncio.run(serve())
+        end_if_host_gone()  # the end of stream was the host's death: take the group down too
         if threading.main_thread().is_alive() and isinstance(outcome[0], Session):
             # The host ended the session while the script's main thread is still busy:
             # the contract is a prompt, clean exit on end of stream.

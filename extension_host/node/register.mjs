@@ -1,10 +1,13 @@
 // Loaded with `node --import` before a JavaScript extension (extension.mjs/.cjs/.js) runs.
 // 1. Makes `@github/copilot-sdk` and `@github/copilot-sdk/...` resolve to the copy of the SDK the
 //    host installed (EXTENSION_HOST_NODE_SDK), so authors need no `npm install`, as in Copilot CLI.
-// 2. Exits when the host is gone, even if the extension never joined (the SDK itself exits when
-//    its stdin closes, but only once it has joined).
+// 2. Ends the extension and its whole process group when the host is gone, even if it never
+//    joined (the SDK itself exits when its stdin closes, but only once it has joined): the host's
+//    lifeline pipe (EXTENSION_HOST_LIFELINE_FD) reaches end of file the moment the host process
+//    ends, SIGKILL included; without one, the parent pid is polled.
 // 3. Sends console.log/info/debug to stderr (the extension's log): stdout is the protocol.
 import { register } from "node:module";
+import net from "node:net";
 
 console.log = console.error;
 console.info = console.error;
@@ -15,8 +18,45 @@ register(new URL("./resolve.mjs", import.meta.url), {
 });
 
 const parent = Number(process.env.EXTENSION_HOST_PARENT_PID);
-if (Number.isInteger(parent) && parent > 0) {
-  setInterval(() => {
-    if (process.ppid !== parent) process.exit(0);
-  }, 500).unref();
+const orphaned = () => Number.isInteger(parent) && parent > 0 && process.ppid !== parent;
+
+function killGroup() {
+  try {
+    // The host starts a Node extension as its group's leader: the group's id is its pid. If it
+    // is not one (started by hand), there is no such group and nothing else is killed.
+    process.kill(-process.pid, "SIGKILL");
+  } catch {}
 }
+
+function goDown() {
+  killGroup();
+  process.exit(0);
+}
+
+function watchParent() {
+  if (Number.isInteger(parent) && parent > 0) {
+    setInterval(() => {
+      if (orphaned()) goDown();
+    }, 500).unref();
+  }
+}
+
+// The SDK exits by itself at the end of its stdin, which the host's death causes too: whichever
+// notices first, the group goes.
+process.on("exit", () => {
+  if (orphaned()) killGroup();
+});
+
+const lifeline = Number(process.env.EXTENSION_HOST_LIFELINE_FD);
+let watching = false;
+if (Number.isInteger(lifeline) && lifeline > 2) {
+  try {
+    const pipe = new net.Socket({ fd: lifeline, readable: true, writable: false });
+    pipe.on("end", goDown);
+    pipe.on("error", () => {}); // a descriptor that is not a pipe: nothing to watch on it
+    pipe.resume();
+    pipe.unref(); // never what keeps the extension alive
+    watching = true;
+  } catch {} // not open in this process: fall back to the parent pid
+}
+if (!watching) watchParent();

@@ -1,0 +1,103 @@
+"""The host's lifeline, seen from an extension process: go, with the whole group, once the host is gone.
+
+The host passes the read end of a pipe whose write end only it holds (descriptor number in
+``EXTENSION_HOST_LIFELINE_FD``, see ``extension_host.lifeline``); the pipe reaches end of file the
+moment the host process ends, a SIGKILL included, whoever the extension's parent is. A daemon
+thread waits for that and then kills the extension's process group, so that what the extension
+started goes with it. Without a lifeline (a launcher run by hand), the thread polls the parent
+pid instead. :func:`end_if_host_gone` lets the SDK's own exit on end of stream (which the host's
+death also causes) take the group down too, whichever of the two notices first.
+
+It only ever kills a group the process leads (the host starts each extension as one), never the
+group of a shell that ran it. This module knows descriptors and signals, not the protocol.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import threading
+from typing import Final
+
+from ._stdio import flush_std_streams
+
+__all__ = ["LIFELINE_ENV", "end_if_host_gone", "watch_host"]
+
+LIFELINE_ENV: Final = "EXTENSION_HOST_LIFELINE_FD"
+"""Set by the host: the descriptor of the read end of its lifeline pipe."""
+
+_PARENT_POLL_SECONDS: Final = 0.5
+"""How often the fallback check looks at the parent pid; bounds how long an orphan lingers."""
+
+_lifeline: int | None = None
+_parent: int | None = None
+
+
+def _go_down() -> None:
+    """The host is gone: end this process and everything in its process group."""
+    flush_std_streams()
+    if os.getpgid(0) == os.getpid():
+        os.killpg(0, signal.SIGKILL)
+    os._exit(0)
+
+
+def _host_gone() -> bool:
+    if _lifeline is not None:
+        poller = select.poll()
+        poller.register(_lifeline, select.POLLIN)
+        # No writer left: the pipe reports a hang-up (and end of file) without anything to read.
+        return any(events & select.POLLHUP for _fd, events in poller.poll(0))
+    return _parent is not None and os.getppid() != _parent
+
+
+def end_if_host_gone() -> None:
+    """If the host is gone, end this process and its group now (else return)."""
+    if _host_gone():
+        _go_down()
+
+
+def _watch_lifeline(fd: int) -> None:
+    # poll() rather than a blocking read: the pipe end is shared with the host's other
+    # extensions, and a Node one makes it non-blocking for everyone.
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while True:
+        poller.poll()
+        try:
+            if not os.read(fd, 512):
+                _go_down()
+        except BlockingIOError:
+            continue
+        except OSError:
+            return  # the extension closed the descriptor itself: it gave up its lifeline
+
+
+def _watch_parent() -> None:
+    stop = threading.Event()
+    while not stop.wait(_PARENT_POLL_SECONDS):
+        end_if_host_gone()
+
+
+def watch_host(parent_pid: int | None) -> None:
+    """Start the thread that ends this process's group once the host is gone.
+
+    It watches the lifeline named by ``EXTENSION_HOST_LIFELINE_FD``; without one, whether
+    ``parent_pid`` is still this process's parent (``None``: nothing is watched).
+    """
+    global _lifeline, _parent
+    value = os.environ.get(LIFELINE_ENV, "")
+    if value.isdigit():
+        try:
+            os.set_inheritable(int(value), False)  # what the extension starts has no use for it
+            _lifeline = int(value)
+        except OSError:
+            pass  # not open here: the variable was inherited without the descriptor
+    if _lifeline is not None:
+        watch = threading.Thread(target=_watch_lifeline, args=(_lifeline,), name="sdk-extension-lifeline", daemon=True)
+    elif parent_pid is not None:
+        _parent = parent_pid
+        watch = threading.Thread(target=_watch_parent, name="sdk-extension-lifeline", daemon=True)
+    else:
+        return
+    watch.start()
