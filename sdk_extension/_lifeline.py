@@ -6,7 +6,10 @@ moment the host process ends, a SIGKILL included, whoever the extension's parent
 thread waits for that and then kills the extension's process group, so that what the extension
 started goes with it. Without a lifeline (a launcher run by hand), the thread polls the parent
 pid instead. :func:`end_if_host_gone` lets the SDK's own exit on end of stream (which the host's
-death also causes) take the group down too, whichever of the two notices first.
+death also causes) take the group down too, whichever of the two notices first: as the dying
+host's descriptors close one by one, the end of stdin can come a moment before the lifeline's,
+so that check also asks Linux whether the host is exiting (``PF_EXITING`` in its
+``/proc/PID/stat``, set before any of its descriptors closes).
 
 It only ever kills a group the process leads (the host starts each extension as one), never the
 group of a shell that ran it. This module knows descriptors and signals, not the protocol.
@@ -27,6 +30,12 @@ __all__ = ["LIFELINE_ENV", "end_if_host_gone", "watch_host"]
 LIFELINE_ENV: Final = "EXTENSION_HOST_LIFELINE_FD"
 """Set by the host: the descriptor of the read end of its lifeline pipe."""
 
+_HOST_PID_ENV: Final = "EXTENSION_HOST_PARENT_PID"
+"""Set by the host: its own pid (a forked extension's parent is the fork server)."""
+
+_PF_EXITING: Final = 0x4
+"""Linux's task flag for a process that has begun to exit (``include/linux/sched.h``)."""
+
 _PARENT_POLL_SECONDS: Final = 0.5
 """How often the fallback check looks at the parent pid; bounds how long an orphan lingers."""
 
@@ -42,13 +51,29 @@ def _go_down() -> None:
     os._exit(0)
 
 
+def _host_exiting() -> bool:
+    """Whether the host process has begun to exit (Linux; ``False`` where that cannot be read)."""
+    host = os.environ.get(_HOST_PID_ENV, "")
+    if not host.isdigit():
+        return False
+    try:
+        with open(f"/proc/{host}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+        return bool(int(fields[6]) & _PF_EXITING)
+    except (OSError, ValueError, IndexError):
+        return False
+
+
 def _host_gone() -> bool:
     if _lifeline is not None:
         poller = select.poll()
         poller.register(_lifeline, select.POLLIN)
         # No writer left: the pipe reports a hang-up (and end of file) without anything to read.
-        return any(events & select.POLLHUP for _fd, events in poller.poll(0))
-    return _parent is not None and os.getppid() != _parent
+        if any(events & select.POLLHUP for _fd, events in poller.poll(0)):
+            return True
+    elif _parent is not None and os.getppid() != _parent:
+        return True
+    return _host_exiting()
 
 
 def end_if_host_gone() -> None:

@@ -7,6 +7,7 @@
 //    ends, SIGKILL included; without one, the parent pid is polled.
 // 3. Sends console.log/info/debug to stderr (the extension's log): stdout is the protocol.
 import { register } from "node:module";
+import fs from "node:fs";
 import net from "node:net";
 
 console.log = console.error;
@@ -41,10 +42,21 @@ function watchParent() {
   }
 }
 
-// The SDK exits by itself at the end of its stdin, which the host's death causes too: whichever
-// notices first, the group goes.
+// Linux: whether the host has begun to exit (PF_EXITING in its /proc/PID/stat, set before any of
+// its descriptors closes).
+function hostExiting() {
+  try {
+    const stat = fs.readFileSync(`/proc/${parent}/stat`, "latin1");
+    return (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[6]) & 0x4) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+// The SDK exits by itself at the end of its stdin, which the host's death causes too, a moment
+// before the lifeline ends: whichever notices first, the group goes.
 process.on("exit", () => {
-  if (orphaned()) killGroup();
+  if (orphaned() || (Number.isInteger(parent) && parent > 0 && hostExiting())) killGroup();
 });
 
 const lifeline = Number(process.env.EXTENSION_HOST_LIFELINE_FD);
