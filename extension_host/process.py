@@ -142,7 +142,6 @@ class ExtensionProcess:
     def _signal_group(self, sig: signal.Signals) -> None:
         signal_group(self._process.pid, sig)
 
-
     def log_tail(self, max_lines: int = 20) -> list[str]:
         """The last lines this process wrote to its log (not earlier runs')."""
         return tail_lines(self.spec.log_path, max_lines, start=self._log_offset)

@@ -21,6 +21,7 @@ from helpers import (
 )
 
 from extension_host import ExtensionHost
+from extension_host.process import signal_group
 
 pytestmark = pytest.mark.subprocess
 
@@ -210,3 +211,51 @@ def test_an_extension_that_never_joins_exits_when_its_host_dies(project: Project
     """The launcher's lifeline ends an orphan even if it never calls join_session."""
     project.add_extension("sleeper", "import threading\nthreading.Event().wait(600)\n")
     assert_orphan_exits_when_host_is_killed(project, "project:sleeper")
+
+
+LAUNCHING_PARENT = """
+import os, subprocess, sys, threading
+env = {k: v for k, v in os.environ.items() if k != "EXTENSION_HOST_LIFELINE_FD"}
+env["EXTENSION_HOST_PARENT_PID"] = str(os.getpid())
+child = subprocess.Popen([sys.executable, "-m", "sdk_extension", sys.argv[1]], env=env, start_new_session=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+print(child.pid, flush=True)
+threading.Event().wait(600)
+"""
+
+
+def test_without_a_lifeline_the_launcher_still_takes_its_group_down_when_its_parent_dies(project: Project) -> None:
+    """The fallback: a launcher run with only EXTENSION_HOST_PARENT_PID polls its parent pid."""
+    folder = project.add_extension(
+        "alone",
+        """
+        import subprocess, sys, threading
+        sleeper = subprocess.Popen(["sleep", "1000"])
+        print(f"sleeper {sleeper.pid}", file=sys.stderr, flush=True)
+        threading.Event().wait(600)
+        """,
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", LAUNCHING_PARENT, str(folder / "extension.py")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    extension = 0
+    try:
+        assert parent.stdout is not None and parent.stderr is not None
+        extension = int(parent.stdout.readline())
+        sleeper = int(parent.stderr.readline().split()[1])
+        assert os.getpgid(sleeper) == extension
+        parent.kill()
+        parent.wait(timeout=10)
+        assert wait_for_exit(extension, timeout=15), "the launcher outlived its parent"
+        assert wait_for_exit(sleeper, timeout=15), "what the launcher started outlived its parent"
+    finally:
+        parent.kill()
+        parent.wait(timeout=10)
+        if extension:
+            signal_group(extension, signal.SIGKILL)  # whatever a failed check left behind
+        for stream in (parent.stdout, parent.stderr):
+            if stream:
+                stream.close()
