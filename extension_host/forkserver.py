@@ -27,7 +27,7 @@ import signal
 import socket
 import struct
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -51,6 +51,9 @@ ORPHAN_POLL_SECONDS: Final = 0.5
 """Where there is no pidfd: how often the host looks for a forked process whose server died."""
 
 _LENGTH: Final = struct.Struct("!I")
+
+_pidfd_open: Callable[[int], int] | None = getattr(os, "pidfd_open", None)
+"""Linux's way to wait for any process's end (``None`` elsewhere: polled instead)."""
 
 
 def fork_server_supported() -> bool:
@@ -79,13 +82,15 @@ class ForkedChild:
         """Its server is gone: nobody will report its code."""
         self._poller: asyncio.Task[None] | None = None
         self._pidfd: int | None = None
+        if _pidfd_open is None:
+            return  # polled once orphaned
         try:
             # Opened now, while the pid cannot be reused: the server has not reaped it.
-            self._pidfd = os.pidfd_open(pid)
+            self._pidfd = _pidfd_open(pid)
         except ProcessLookupError:
             self._ended = True
-        except (AttributeError, OSError):
-            pass  # no pidfds here: polled once orphaned
+        except OSError:
+            pass  # no pidfds in this kernel: polled once orphaned
         else:
             asyncio.get_running_loop().add_reader(self._pidfd, self._on_end)
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import Project, assert_orphan_exits_when_host_is_killed, run, wait_for_exit
+from helpers import Project, assert_orphan_exits_when_host_is_killed, run, wait_for_event, wait_for_exit
 
 import extension_host.forkserver
 from extension_host import ExtensionHost
@@ -160,6 +160,30 @@ def test_when_the_fork_server_dies_its_extensions_keep_running_and_a_reload_fork
             assert new_server != server and "sdk_extension._forkserver" in _command_line(new_server)
             result = await host.call_tool("describe")
             assert result.result_type == "success"
+
+    run(scenario())
+
+
+def test_without_pidfds_an_extension_that_exits_after_its_server_died_is_found_by_polling(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.add_extension("probe", INTROSPECT)
+
+    monkeypatch.setattr(extension_host.forkserver, "_pidfd_open", None)
+    monkeypatch.setattr(extension_host.forkserver, "ORPHAN_POLL_SECONDS", 0.05)
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, watch=False) as host:
+            pid = host.extension("probe").pid
+            assert pid is not None
+            server = _parent_of(pid)
+            os.kill(server, signal.SIGKILL)
+            assert await asyncio.to_thread(wait_for_exit, server, 10)
+            assert (await host.call_tool("describe")).result_type == "success"
+            os.kill(pid, signal.SIGKILL)
+            event = await wait_for_event(host, lambda e: e["type"] == "session.warning", timeout=15)
+            assert "exited with an unknown exit code" in event["data"]["message"]
+            assert host.extension("probe").status == "failed"
 
     run(scenario())
 
