@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import stat
 import threading
 from typing import Final
 
@@ -111,11 +112,13 @@ def watch_host(parent_pid: int | None) -> None:
     ``parent_pid`` is still this process's parent (``None``: nothing is watched).
     """
     global _lifeline, _parent
-    value = os.environ.get(LIFELINE_ENV, "")
+    # Taken, not left for what the extension starts: that has no lifeline of ours.
+    value = os.environ.pop(LIFELINE_ENV, "")
     if value.isdigit():
         try:
-            os.set_inheritable(int(value), False)  # what the extension starts has no use for it
-            _lifeline = int(value)
+            if stat.S_ISFIFO(os.fstat(int(value)).st_mode):
+                os.set_inheritable(int(value), False)
+                _lifeline = int(value)
         except OSError:
             pass  # not open here: the variable was inherited without the descriptor
     if _lifeline is not None:

@@ -60,6 +60,7 @@ process.on("exit", () => {
 });
 
 const lifeline = Number(process.env.EXTENSION_HOST_LIFELINE_FD);
+delete process.env.EXTENSION_HOST_LIFELINE_FD; // what the extension starts has no lifeline of ours
 let watching = false;
 if (Number.isInteger(lifeline) && lifeline > 2) {
   try {
