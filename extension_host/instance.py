@@ -333,7 +333,8 @@ class ExtensionInstance:
         return {"success": True}
 
     async def invoke_hook(self, hook: str, wire_input: Mapping[str, Any], timeout: float) -> Any:
-        """Call one of the extension's hooks and return its raw output (``None``: no opinion).
+        """Call one of the extension's hooks and return its answer as received (``{"output":
+        ...}``); the hook runner checks its shape.
 
         Raises:
             RpcError: the hook raised or returned something the SDK refused.
@@ -348,8 +349,7 @@ class ExtensionInstance:
             "hookType": p.HOOK_WIRE_NAMES[hook],
             "input": dict(wire_input),
         }
-        answer = await connection.request(p.METHOD_HOOKS_INVOKE, params, timeout=timeout)
-        return answer.get("output") if isinstance(answer, dict) else None
+        return await connection.request(p.METHOD_HOOKS_INVOKE, params, timeout=timeout)
 
     # -- events -------------------------------------------------------------------------
 
