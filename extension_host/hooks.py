@@ -276,27 +276,18 @@ class HookRunner:
             "hook.start", {"hookInvocationId": call_id, "hookType": wire, "hook": hook, "extensionId": owner}, ephemeral=True
         )
         started = time.perf_counter()
-        decision = None
-        failure: _Failure | None = None
         # A chain snapshot may still hold an implementation its owner has since replaced
         # (reloaded mid-call): its health is no longer anyone's.
         current = self._manager.get_plugin(owner) is impl.plugin
         key = (owner, hook)
         suspended_now = False
         if current and self._timeouts_in_a_row.get(key, 0) >= SUSPEND_AFTER_TIMEOUTS:
-            failure = _Failure(
+            decision = None
+            failure: _Failure | None = _Failure(
                 "suspended", f"suspended after {SUSPEND_AFTER_TIMEOUTS} timeouts in a row; {self._resume_hint(owner)}"
             )
         else:
-            try:
-                output = await self._invoke(hook, impl, value, invocation)
-                try:
-                    decision = composition.apply(output, owner)
-                except Exception as exc:  # the checks passed, so a bug of ours: still never wave it through
-                    message = f"its output could not be applied ({type(exc).__name__}: {exc})"
-                    raise _Failure("invalid", message) from None
-            except _Failure as exc:
-                failure = exc
+            decision, failure = await self._answer(hook, impl, value, invocation, composition)
             if current:
                 suspended_now = self._track_health(key, failure)
         duration_ms = (time.perf_counter() - started) * 1000
@@ -337,6 +328,19 @@ class HookRunner:
             },
             ephemeral=True,
         )
+
+    async def _answer(
+        self, hook: str, impl: pluggy.HookImpl, value: Any, invocation: HookInvocation, composition: Composition
+    ) -> tuple[str | None, _Failure | None]:
+        """Call one implementation and fold its output in: (its decision, or how it failed)."""
+        try:
+            output = await self._invoke(hook, impl, value, invocation)
+        except _Failure as exc:
+            return None, exc
+        try:
+            return composition.apply(output, impl.plugin_name), None
+        except Exception as exc:  # the checks passed, so a bug of ours: still never wave it through
+            return None, _Failure("invalid", f"its output could not be applied ({type(exc).__name__}: {exc})")
 
     def _track_health(self, key: tuple[str, str], failure: _Failure | None) -> bool:
         """Count a timeout or reset the count; True when this call suspends the hook."""

@@ -774,6 +774,24 @@ def test_an_observer_answering_garbage_is_ignored_with_a_warning_naming_extensio
     assert f"hook {hook} of raw failed" in warning["message"] and "(ignored)" in warning["message"]
 
 
+def test_an_output_that_cannot_be_applied_is_a_deny_not_an_exception(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should folding a checked output in ever raise, a guard still denies and run() returns."""
+
+    def broken_apply(self: Composition, output: Any, owner: str) -> str | None:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(Composition, "apply", broken_apply)
+    hook = "on_pre_tool_use"
+    runner, _ = make_runner()
+    runner.register_extension("ext", 0, (hook,), FakeExtension("ext", answer=lambda wire: {"permissionDecision": "allow"}))
+
+    composition = run(runner.run(hook, base_input(hook)))
+
+    assert (composition.decision, composition.decided_by) == ("deny", "ext")
+    assert "could not be applied (KeyError" in (composition.reason or "")
+    assert runner.recent["ext"][-1].outcome == "invalid"
+
+
 # -- hook health --------------------------------------------------------------------------------
 
 
