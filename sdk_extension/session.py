@@ -6,6 +6,12 @@ protocol first (:mod:`sdk_extension._stdio`), send ``connect`` and ``session.res
 extension's tools and hook types, then answer ``external_tool.requested`` events and
 ``hooks.invoke`` requests until the host closes the connection.
 
+Every tool call is answered: a result that cannot be sent (larger than the host accepts, not
+JSON) is replaced by a ``failure`` that says why. A sync hook that is still stuck in a call the
+host gave up on is not started again (the call is answered with an error at once), and sync
+hooks run on threads of their own (:mod:`sdk_extension._workers`), so a hung hook never starves
+the extension's tools.
+
 This module maps protocol messages to tools, hooks and event handlers; framing and request
 correlation are :mod:`~sdk_extension.connection`'s.
 """
@@ -23,9 +29,11 @@ from typing import Any, Final
 
 from . import protocol as p
 from ._stdio import claim_protocol_stdio, flush_std_streams
-from ._workers import run_in_worker
+from ._workers import hook_workers
 from .connection import Connection, ConnectionClosed, RpcError
+from .results import ToolResult
 from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
+from .framing import MessageTooLarge
 from .pipes import PipeReader
 from .tools import Tool, ToolInvocation, run_tool
 
@@ -158,6 +166,8 @@ class _Client:
         self.subscribers: dict[str, list[EventHandler]] = {}
         self.interests: set[str] = set()
         self.background: set[asyncio.Task[Any]] = set()
+        self.stuck_hooks: dict[str, set[_HookCall]] = {}
+        """Per hook, the sync calls still running on a thread after the host gave up on them."""
         connection.on_notification(p.METHOD_SESSION_EVENT, self.on_session_event)
         connection.on_request(p.METHOD_HOOKS_INVOKE, self.on_hooks_invoke)
 
@@ -292,14 +302,30 @@ class _Client:
                 arguments=data.get("arguments"),
             )
             result = await run_tool(selected, data.get("arguments"), invocation)
-            params: p.HandlePendingToolCallParams = {
-                "sessionId": self.session_id,
-                "requestId": str(data.get("requestId")),
-                "result": result.to_wire(),
-            }
-            self.request_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
+            self._send_result(selected.name, str(data.get("requestId")), result)
         finally:
             self.background.discard(asyncio.current_task())
+
+    def _send_result(self, tool_name: str, request_id: str, result: ToolResult) -> None:
+        """Send a tool's result; if it cannot go (too large, not JSON), a failure saying why."""
+        params: p.HandlePendingToolCallParams = {
+            "sessionId": self.session_id,
+            "requestId": request_id,
+            "result": result.to_wire(),
+        }
+        try:
+            self.request_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
+            return
+        except MessageTooLarge as exc:
+            text = (
+                f"the result of tool {tool_name!r} is {_size(exc.size)}, over the limit of {_size(exc.limit)} "
+                "a message to the host may be; return less (a summary, or the path of a file)"
+            )
+        except (TypeError, ValueError) as exc:
+            text = f"the result of tool {tool_name!r} could not be sent: {exc}"
+        print(text, file=sys.stderr)
+        params["result"] = ToolResult(text, "failure", error=text).to_wire()
+        self.request_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
 
     # -- hooks -------------------------------------------------------------------------
 
@@ -324,7 +350,9 @@ class _Client:
             if asyncio.iscoroutinefunction(handler):
                 output = await handler(value, invocation)
             else:
-                output = await run_in_worker(handler, value, invocation)
+                output = await self._run_sync_hook(name, handler, value, invocation)
+        except RpcError:
+            raise
         except Exception as exc:
             raise RpcError(
                 p.HOOK_FAILED,
@@ -335,6 +363,64 @@ class _Client:
             return {"output": point.output_to_wire(output)}
         except HookOutputError as exc:
             raise RpcError(p.HOOK_FAILED, str(exc), {"hook": exc.hook, "key": exc.key}) from None
+
+
+    async def _run_sync_hook(self, name: str, handler: Callable[..., Any], value: Any, invocation: Any) -> Any:
+        """Run a plain-``def`` hook on a hook thread; refuse at once while an earlier call of
+        the same hook that the host gave up on is still running (it holds a thread, and a
+        hook that hung once will likely hang again)."""
+        stuck = self.stuck_hooks.setdefault(name, set())
+        if stuck:
+            raise RpcError(
+                p.HOOK_FAILED,
+                f"hook {name} is still running a call the host gave up on; "
+                "it is not started again until that call returns",
+                {"hook": name},
+            )
+        call = _HookCall()
+
+        def run() -> Any:
+            with call.lock:
+                if call.abandoned:
+                    return None  # the host gave up before a thread was free: nobody waits
+                call.started = True
+            try:
+                return handler(value, invocation)
+            finally:
+                with call.lock:
+                    call.finished = True
+                    if call.abandoned:
+                        self.loop.call_soon_threadsafe(stuck.discard, call)
+
+        try:
+            return await hook_workers.run(run)
+        except asyncio.CancelledError:
+            # The host timed out (it sends $/cancelRequest) or the connection ended. A thread
+            # cannot be stopped: remember it until it returns.
+            with call.lock:
+                call.abandoned = True
+                if call.started and not call.finished:
+                    stuck.add(call)
+            raise
+
+
+class _HookCall:
+    """One sync hook call: whether its thread began and ended it, and whether the host gave up.
+
+    The three change under ``lock``, so the thread and the loop always agree on who removes
+    the call from the stuck set."""
+
+    __slots__ = ("abandoned", "finished", "lock", "started")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.started = False
+        self.finished = False
+        self.abandoned = False
+
+
+def _size(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MiB" if size >= 1024 * 1024 else f"{size} bytes"
 
 
 def _report_failure(method: str, error: Exception) -> None:
