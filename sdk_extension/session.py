@@ -236,11 +236,17 @@ class _Client:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
     def request_in_background(self, method: str, params: Any) -> None:
-        """Write a request now (keeping order); report a failed answer in the log."""
+        """Write a request now (keeping order); report a failed answer, or a request that
+        cannot be sent (too large, not JSON), in the log."""
         try:
-            self.connection.send_request_nowait(method, params, functools.partial(_report_failure, method))
+            self._send_in_background(method, params)
         except ConnectionClosed:
             return
+        except (TypeError, ValueError) as exc:
+            print(f"{method} was not sent: {exc}", file=sys.stderr)
+
+    def _send_in_background(self, method: str, params: Any) -> None:
+        self.connection.send_request_nowait(method, params, functools.partial(_report_failure, method))
 
     def _spawn(self, coroutine: Any) -> None:
         task = self.loop.create_task(coroutine)
@@ -314,7 +320,9 @@ class _Client:
             "result": result.to_wire(),
         }
         try:
-            self.request_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
+            self._send_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
+            return
+        except ConnectionClosed:
             return
         except MessageTooLarge as exc:
             text = (
