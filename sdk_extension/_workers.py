@@ -7,7 +7,9 @@ have no such rule: daemon threads fed from a queue, added while every existing o
 Tools and hooks have pools of their own (:data:`TOOL_WORKERS`, :data:`HOOK_WORKERS`): a hook
 stuck forever in a plain ``def`` holds a thread it never gives back, and such threads must not
 be the ones tools wait for. A job whose caller gave up before a thread took it is dropped, not
-run. This module knows threads and event loops, not tools or hooks.
+run. A call whose caller gave up while it ran cannot be stopped: :class:`AbandonableRunner`
+remembers it until it returns and refuses to start the same function again meanwhile. This
+module knows threads and event loops, not tools or hooks.
 """
 
 from __future__ import annotations
@@ -18,7 +20,16 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["HOOK_WORKERS", "TOOL_WORKERS", "WorkerPool", "hook_workers", "run_in_worker", "tool_workers"]
+__all__ = [
+    "HOOK_WORKERS",
+    "TOOL_WORKERS",
+    "AbandonableRunner",
+    "StillRunning",
+    "WorkerPool",
+    "hook_workers",
+    "run_in_worker",
+    "tool_workers",
+]
 
 TOOL_WORKERS: Final = 32
 """Threads for sync tool handlers at most; more concurrent calls than this wait their turn."""
@@ -104,3 +115,74 @@ hook_workers: Final = WorkerPool("hook", HOOK_WORKERS)
 def run_in_worker(function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
     """Run ``function(*args)`` on a tool worker thread; await the returned future for its result."""
     return tool_workers.run(function, *args)
+
+
+class StillRunning(Exception):
+    """A call under this key was abandoned by its caller and is still running on its thread."""
+
+
+class AbandonableRunner:
+    """Runs functions on a pool, keyed (e.g. by hook name), and keeps track of abandoned calls.
+
+    A call is abandoned when its awaiting task is cancelled (a timeout, a cancel request) while
+    the function runs: the thread cannot be stopped, so the call is remembered until it returns,
+    and :meth:`run` with the same key raises :class:`StillRunning` at once meanwhile instead of
+    taking another thread. A call abandoned before a thread took it is never run.
+    """
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self._pool = pool
+        self._stuck: dict[str, set[_Call]] = {}
+
+    def stuck(self, key: str) -> int:
+        """How many abandoned calls under ``key`` are still running."""
+        return len(self._stuck.get(key, ()))
+
+    async def run(self, key: str, function: Callable[..., Any], *args: Any) -> Any:
+        """Run ``function(*args)`` on the pool and return its result (or raise its exception).
+
+        Raises:
+            StillRunning: an abandoned call under ``key`` has not returned yet.
+        """
+        stuck = self._stuck.setdefault(key, set())
+        if stuck:
+            raise StillRunning(key)
+        loop = asyncio.get_running_loop()
+        call = _Call()
+
+        def run() -> Any:
+            with call.lock:
+                if call.abandoned:
+                    return None  # given up on before a thread was free: nobody waits
+                call.started = True
+            try:
+                return function(*args)
+            finally:
+                with call.lock:
+                    call.finished = True
+                    if call.abandoned:
+                        loop.call_soon_threadsafe(stuck.discard, call)
+
+        try:
+            return await self._pool.run(run)
+        except asyncio.CancelledError:
+            with call.lock:
+                call.abandoned = True
+                if call.started and not call.finished:
+                    stuck.add(call)
+            raise
+
+
+class _Call:
+    """One call: whether its thread began and ended it, and whether its caller gave up.
+
+    The three change under ``lock``, so the thread and the loop always agree on who removes
+    the call from the stuck set."""
+
+    __slots__ = ("abandoned", "finished", "lock", "started")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.started = False
+        self.finished = False
+        self.abandoned = False

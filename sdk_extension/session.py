@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from . import protocol as p
 from ._stdio import claim_protocol_stdio, flush_std_streams
-from ._workers import hook_workers
+from ._workers import AbandonableRunner, StillRunning, hook_workers
 from .connection import Connection, ConnectionClosed, RpcError
 from .results import ToolResult
 from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
@@ -166,8 +166,8 @@ class _Client:
         self.subscribers: dict[str, list[EventHandler]] = {}
         self.interests: set[str] = set()
         self.background: set[asyncio.Task[Any]] = set()
-        self.stuck_hooks: dict[str, set[_HookCall]] = {}
-        """Per hook, the sync calls still running on a thread after the host gave up on them."""
+        self.sync_hooks = AbandonableRunner(hook_workers)
+        """Runs plain-``def`` hooks, keyed by hook name, refusing one that is still stuck."""
         connection.on_notification(p.METHOD_SESSION_EVENT, self.on_session_event)
         connection.on_request(p.METHOD_HOOKS_INVOKE, self.on_hooks_invoke)
 
@@ -358,9 +358,15 @@ class _Client:
             if asyncio.iscoroutinefunction(handler):
                 output = await handler(value, invocation)
             else:
-                output = await self._run_sync_hook(name, handler, value, invocation)
-        except RpcError:
-            raise
+                output = await self.sync_hooks.run(name, handler, value, invocation)
+        except StillRunning:
+            # It holds a thread, and a hook that hung once will likely hang again.
+            raise RpcError(
+                p.HOOK_FAILED,
+                f"hook {name} is still running a call the host gave up on; "
+                "it is not started again until that call returns",
+                {"hook": name},
+            ) from None
         except Exception as exc:
             raise RpcError(
                 p.HOOK_FAILED,
@@ -371,60 +377,6 @@ class _Client:
             return {"output": point.output_to_wire(output)}
         except HookOutputError as exc:
             raise RpcError(p.HOOK_FAILED, str(exc), {"hook": exc.hook, "key": exc.key}) from None
-
-
-    async def _run_sync_hook(self, name: str, handler: Callable[..., Any], value: Any, invocation: Any) -> Any:
-        """Run a plain-``def`` hook on a hook thread; refuse at once while an earlier call of
-        the same hook that the host gave up on is still running (it holds a thread, and a
-        hook that hung once will likely hang again)."""
-        stuck = self.stuck_hooks.setdefault(name, set())
-        if stuck:
-            raise RpcError(
-                p.HOOK_FAILED,
-                f"hook {name} is still running a call the host gave up on; "
-                "it is not started again until that call returns",
-                {"hook": name},
-            )
-        call = _HookCall()
-
-        def run() -> Any:
-            with call.lock:
-                if call.abandoned:
-                    return None  # the host gave up before a thread was free: nobody waits
-                call.started = True
-            try:
-                return handler(value, invocation)
-            finally:
-                with call.lock:
-                    call.finished = True
-                    if call.abandoned:
-                        self.loop.call_soon_threadsafe(stuck.discard, call)
-
-        try:
-            return await hook_workers.run(run)
-        except asyncio.CancelledError:
-            # The host timed out (it sends $/cancelRequest) or the connection ended. A thread
-            # cannot be stopped: remember it until it returns.
-            with call.lock:
-                call.abandoned = True
-                if call.started and not call.finished:
-                    stuck.add(call)
-            raise
-
-
-class _HookCall:
-    """One sync hook call: whether its thread began and ended it, and whether the host gave up.
-
-    The three change under ``lock``, so the thread and the loop always agree on who removes
-    the call from the stuck set."""
-
-    __slots__ = ("abandoned", "finished", "lock", "started")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.started = False
-        self.finished = False
-        self.abandoned = False
 
 
 def _size(size: int) -> str:
