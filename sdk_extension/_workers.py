@@ -8,8 +8,9 @@ Tools and hooks have pools of their own (:data:`TOOL_WORKERS`, :data:`HOOK_WORKE
 stuck forever in a plain ``def`` holds a thread it never gives back, and such threads must not
 be the ones tools wait for. A job whose caller gave up before a thread took it is dropped, not
 run. A call whose caller gave up while it ran cannot be stopped: :class:`AbandonableRunner`
-remembers it until it returns and refuses to start the same function again meanwhile. This
-module knows threads and event loops, not tools or hooks.
+remembers it until it returns, and refuses to start more calls under the same key while
+:data:`STUCK_CALLS_PER_KEY` such calls are still running. This module knows threads and event
+loops, not tools or hooks.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Final
 
 __all__ = [
     "HOOK_WORKERS",
+    "STUCK_CALLS_PER_KEY",
     "TOOL_WORKERS",
     "AbandonableRunner",
     "StillRunning",
@@ -34,8 +36,15 @@ __all__ = [
 TOOL_WORKERS: Final = 32
 """Threads for sync tool handlers at most; more concurrent calls than this wait their turn."""
 
-HOOK_WORKERS: Final = 8
+HOOK_WORKERS: Final = 16
 """Threads for sync hook handlers at most, apart from the tools' threads; more wait their turn."""
+
+STUCK_CALLS_PER_KEY: Final = 2
+"""Calls of one hook that may still be running after the host gave up on them; while that many
+are, that hook is refused at once. Six hook points times two stay under :data:`HOOK_WORKERS`,
+so hooks that hang call after call never hold every hook thread. (A burst of concurrent calls
+to a hook that hangs can: each started before any was given up on. Then only hooks wait;
+tools have threads of their own.)"""
 
 _Job = tuple[Callable[..., Any], tuple[Any, ...], asyncio.AbstractEventLoop, "asyncio.Future[Any]"]
 
@@ -125,13 +134,16 @@ class AbandonableRunner:
     """Runs functions on a pool, keyed (e.g. by hook name), and keeps track of abandoned calls.
 
     A call is abandoned when its awaiting task is cancelled (a timeout, a cancel request) while
-    the function runs: the thread cannot be stopped, so the call is remembered until it returns,
-    and :meth:`run` with the same key raises :class:`StillRunning` at once meanwhile instead of
-    taking another thread. A call abandoned before a thread took it is never run.
+    the function runs: the thread cannot be stopped, so the call is remembered until it returns.
+    While ``max_stuck`` calls under one key are, :meth:`run` with that key raises
+    :class:`StillRunning` at once instead of taking another thread (one stuck call still lets
+    the next one try: a hook may hang on one input only). A call abandoned before a thread took
+    it is never run.
     """
 
-    def __init__(self, pool: WorkerPool) -> None:
+    def __init__(self, pool: WorkerPool, max_stuck: int = STUCK_CALLS_PER_KEY) -> None:
         self._pool = pool
+        self._max_stuck = max_stuck
         self._stuck: dict[str, set[_Call]] = {}
 
     def stuck(self, key: str) -> int:
@@ -142,10 +154,10 @@ class AbandonableRunner:
         """Run ``function(*args)`` on the pool and return its result (or raise its exception).
 
         Raises:
-            StillRunning: an abandoned call under ``key`` has not returned yet.
+            StillRunning: ``max_stuck`` abandoned calls under ``key`` have not returned yet.
         """
         stuck = self._stuck.setdefault(key, set())
-        if stuck:
+        if len(stuck) >= self._max_stuck:
             raise StillRunning(key)
         loop = asyncio.get_running_loop()
         call = _Call()

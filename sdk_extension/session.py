@@ -7,8 +7,8 @@ extension's tools and hook types, then answer ``external_tool.requested`` events
 ``hooks.invoke`` requests until the host closes the connection.
 
 Every tool call is answered: a result that cannot be sent (larger than the host accepts, not
-JSON) is replaced by a ``failure`` that says why. A sync hook that is still stuck in a call the
-host gave up on is not started again (the call is answered with an error at once), and sync
+JSON) is replaced by a ``failure`` that says why. A sync hook stuck in calls the host gave up
+on is not started again once a few are (the call is answered with an error at once), and sync
 hooks run on threads of their own (:mod:`sdk_extension._workers`), so a hung hook never starves
 the extension's tools.
 
@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from . import protocol as p
 from ._stdio import claim_protocol_stdio, flush_std_streams
-from ._workers import AbandonableRunner, StillRunning, hook_workers
+from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 from .connection import Connection, ConnectionClosed, RpcError
 from .results import ToolResult
 from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
@@ -363,8 +363,8 @@ class _Client:
             # It holds a thread, and a hook that hung once will likely hang again.
             raise RpcError(
                 p.HOOK_FAILED,
-                f"hook {name} is still running a call the host gave up on; "
-                "it is not started again until that call returns",
+                f"hook {name} is still running {STUCK_CALLS_PER_KEY} calls the host gave up on; "
+                "it is not started again until one of them returns",
                 {"hook": name},
             ) from None
         except Exception as exc:

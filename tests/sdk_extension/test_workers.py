@@ -48,10 +48,10 @@ def test_a_job_given_up_on_before_a_thread_took_it_is_never_run() -> None:
     assert ran == ["after"]
 
 
-def test_a_key_with_an_abandoned_call_still_running_is_refused_until_that_call_returns() -> None:
-    """A call cancelled mid-run is remembered; the same key is refused at once, another key
-    runs, and once the stuck call returns the key runs again."""
-    runner = AbandonableRunner(WorkerPool("test-abandon", 4))
+def test_a_key_with_its_abandoned_calls_still_running_is_refused_until_one_returns() -> None:
+    """A call cancelled mid-run is remembered; with max_stuck=1 the same key is refused at once,
+    another key runs, and once the stuck call returns the key runs again."""
+    runner = AbandonableRunner(WorkerPool("test-abandon", 4), max_stuck=1)
     entered, release = threading.Event(), threading.Event()
 
     def hang() -> str:
