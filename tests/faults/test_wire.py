@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 from helpers import Project, running_dev, run, wait_for_exit
@@ -110,6 +111,20 @@ def raw_extension(project: Project, name: str, body: str) -> None:
 def assert_all_exited(pids: list[int]) -> None:
     for pid in pids:
         assert wait_for_exit(pid, timeout=15), f"process {pid} was left running"
+
+
+def processes_working_in(folder: Path) -> list[int]:
+    """Pids of this user's processes whose working directory is ``folder`` (extensions run in
+    the project root), whoever started them."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")) == folder:
+                    found.append(int(entry.name))
+            except OSError:
+                continue  # gone meanwhile, or not ours
+    return found
 
 
 def one_line(text: str | None) -> str:
@@ -268,8 +283,11 @@ def test_extensions_call_prints_a_lone_surrogate_from_a_raw_client_without_crash
         """)
     command = [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home),
                "call", "weird", *(["--json"] if as_json else [])]
-    done = subprocess.run(command, capture_output=True, timeout=90, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    done = subprocess.run(
+        command, capture_output=True, timeout=90, cwd=project.home, env={**os.environ, "PYTHONIOENCODING": "utf-8"}
+    )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert_all_exited(processes_working_in(project.root))
     assert b"Traceback" not in done.stderr
     if as_json:
         printed = json.loads(done.stdout)
