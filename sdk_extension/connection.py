@@ -25,13 +25,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any, Final, Protocol
 
-from .framing import (
-    MAX_DEPTH,
-    MAX_MESSAGE_BYTES,
-    FrameDecoder,
-    FramingError,
-    encode_message,
-)
+from .framing import MAX_DEPTH, MAX_MESSAGE_BYTES, FrameDecoder, FramingError, encode_message
 from .protocol import (
     ERROR_CODES,
     INTERNAL_ERROR,
@@ -140,9 +134,9 @@ class Connection:
     :class:`ConnectionClosed` carrying the reason. ``max_message_bytes`` and ``max_depth``
     bound what one inbound message may be (see :mod:`sdk_extension.framing`);
     ``max_outbound_bytes`` what one outbound message may be (by default what a peer of this
-    protocol accepts by default, :data:`~sdk_extension.framing.MAX_MESSAGE_BYTES`). ``max_queued_bytes`` bounds the bytes
-    written but not yet taken by the peer (read from the writer's transport); ``None`` leaves
-    them unbounded.
+    protocol accepts, :data:`~sdk_extension.framing.MAX_MESSAGE_BYTES`). ``max_queued_bytes``
+    bounds the bytes written but not yet taken by the peer (as the writer's transport counts
+    them); ``None`` leaves them unbounded.
     """
 
     def __init__(

@@ -31,10 +31,10 @@ from . import protocol as p
 from ._stdio import claim_protocol_stdio, flush_std_streams
 from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 from .connection import Connection, ConnectionClosed, RpcError
-from .results import ToolResult
 from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
 from .framing import MessageTooLarge
 from .pipes import PipeReader
+from .results import ToolResult
 from .tools import Tool, ToolInvocation, run_tool
 
 __all__ = ["DEFAULT_JOIN_TIMEOUT", "Session", "join_session", "join_session_async", "resolve_hooks"]
@@ -360,7 +360,7 @@ class _Client:
             else:
                 output = await self.sync_hooks.run(name, handler, value, invocation)
         except StillRunning:
-            # It holds a thread, and a hook that hung once will likely hang again.
+            # Each of those holds a thread for good: starting more would only add to them.
             raise RpcError(
                 p.HOOK_FAILED,
                 f"hook {name} is still running {STUCK_CALLS_PER_KEY} calls the host gave up on; "
