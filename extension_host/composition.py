@@ -10,7 +10,9 @@ The rules, per hook point (implementations run in the order of :mod:`extension_h
 - ``error_handling`` takes the strongest (``abort`` > ``skip`` > ``retry``), ``retry_count``
   the largest, ``user_notification`` values are joined with a newline.
 
-Pure data: no I/O, no processes, no timing.
+Outputs arrive checked (:mod:`sdk_extension.hooks` reads them); a malformed one never gets
+here: the runner fails that implementation instead (a guard denies). Pure data: no I/O, no
+processes, no timing.
 """
 
 from __future__ import annotations

@@ -10,11 +10,19 @@ of the embedding application. The order of a call is fixed and documented:
 4. in-process plugins marked ``trylast``.
 
 Each implementation call is bounded by the hook point's timeout (an extension that times out
-is told to cancel, and its late answer is ignored). A failure (exception, timeout, invalid
-output, extension gone) of a *guard* hook (``on_pre_tool_use``, ``on_user_prompt_submitted``)
-denies, with a reason naming the implementation; the other hook points fail open with a
-``session.warning``. Every call emits ``hook.start`` and ``hook.end``. How outputs combine is
-:mod:`extension_host.composition`'s.
+is told to cancel, and its late answer is ignored). A failure (exception, timeout, extension
+gone, or an answer of any shape other than no opinion or a valid output) of a *guard* hook
+(``on_pre_tool_use``, ``on_user_prompt_submitted``) denies, with a reason naming the
+implementation; the other hook points ignore that implementation's answer, with a
+``session.warning``. Every call emits ``hook.start`` and ``hook.end``.
+
+Health: an implementation that timed out :data:`SUSPEND_AFTER_TIMEOUTS` times in a row is
+suspended until it is registered again (an extension registers anew each time it joins, so a
+reload or restart resumes it): a guard then denies at once, an observer is skipped at once,
+and one ``session.warning`` says so when it happens. Any answer resets the count.
+
+How outputs combine is :mod:`extension_host.composition`'s; what a valid output is, is the
+hook-point table's (:mod:`sdk_extension.hooks`). This module does not start processes.
 """
 
 from __future__ import annotations
@@ -42,27 +50,34 @@ from .events import EventLog, unique_ids
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
     "GUARD_HOOKS",
+    "SUSPEND_AFTER_TIMEOUTS",
     "ExtensionHookCall",
     "HookRecord",
     "HookRunner",
+    "output_of",
 ]
 
 DEFAULT_HOOK_TIMEOUT: Final = 30.0
 """Seconds one hook implementation may take (contract §6); configurable per host and per hook."""
 GUARD_HOOKS: Final = frozenset({"on_pre_tool_use", "on_user_prompt_submitted"})
 """Hook points that fail closed: when one of their implementations fails, the action is denied."""
+SUSPEND_AFTER_TIMEOUTS: Final = 2
+"""Consecutive timeouts after which an implementation is suspended until registered again: a
+hung guard would otherwise cost every later call the whole timeout again."""
 _FORWARDER: Final = "_extension_host_forwarder"
 """Marks a function that forwards to an extension (its own request enforces the timeout)."""
 _RECENT: Final = 20
 """How many recent outcomes are kept per implementation, for ``extensions inspect``."""
 
 ExtensionHookCall = Callable[[str, Mapping[str, Any], float], Awaitable[Any]]
-"""Forwards one hook to an extension: ``(hook name, wire input, timeout) -> wire output``."""
+"""Forwards one hook to an extension: ``(hook name, wire input, timeout) -> the result of its
+``hooks.invoke`` request`` as received (``{"output": ...}``), which the runner checks."""
 
 
 @dataclass(frozen=True, slots=True)
 class HookRecord:
-    """The outcome of one implementation's call: ``ok``, ``error``, ``timeout`` or ``invalid``."""
+    """The outcome of one implementation's call: ``ok``, ``error``, ``timeout``, ``invalid`` or
+    ``suspended`` (not called: it timed out too often in a row)."""
 
     hook: str
     owner: str
@@ -105,6 +120,9 @@ class HookRunner:
         """Each hook point's call order, computed on first use after any change (every tool
         call asks for two)."""
         self._ids = unique_ids()
+        self._timeouts_in_a_row: dict[tuple[str, str], int] = {}
+        """Per (owner, hook point) of the current registrations; dropped when the owner
+        registers again, which is what resumes a suspended hook."""
         self.recent: dict[str, deque[HookRecord]] = {}
         """Recent outcomes per implementation (extension id or plugin name)."""
 
@@ -128,6 +146,8 @@ class HookRunner:
         """
         self._chains.clear()
         registered = self._manager.register(plugin, name)
+        if registered is not None:
+            self._remove_health(registered)
         if registered is None:
             raise ValueError(f"plugin {name or plugin!r} is blocked")
         try:
@@ -178,11 +198,21 @@ class HookRunner:
 
     def _remove(self, name: str) -> None:
         self._chains.clear()
+        self._remove_health(name)
         self._extension_order.pop(name, None)
         self._holders.pop(name, None)
         plugin = self._manager.get_plugin(name)
         if plugin is not None:
             self._manager.unregister(plugin, name)
+
+    def _remove_health(self, name: str) -> None:
+        for key in [key for key in self._timeouts_in_a_row if key[0] == name]:
+            del self._timeouts_in_a_row[key]
+
+    def suspended(self, owner: str) -> list[str]:
+        """The hook points of ``owner`` that are suspended (they timed out too often in a row)."""
+        return [hook for (name, hook), count in self._timeouts_in_a_row.items()
+                if name == owner and count >= SUSPEND_AFTER_TIMEOUTS]
 
     def implementers(self, hook: str) -> list[str]:
         """Who implements ``hook``, in the order they are called."""
@@ -246,21 +276,36 @@ class HookRunner:
             "hook.start", {"hookInvocationId": call_id, "hookType": wire, "hook": hook, "extensionId": owner}, ephemeral=True
         )
         started = time.perf_counter()
-        decision = None
-        failure: _Failure | None = None
-        try:
-            output = await self._invoke(hook, impl, value, invocation)
-            decision = composition.apply(output, owner)
-        except _Failure as exc:
-            failure = exc
+        # A chain snapshot may still hold an implementation its owner has since replaced
+        # (reloaded mid-call): its health is no longer anyone's.
+        current = self._manager.get_plugin(owner) is impl.plugin
+        key = (owner, hook)
+        suspended_now = False
+        if current and self._timeouts_in_a_row.get(key, 0) >= SUSPEND_AFTER_TIMEOUTS:
+            decision = None
+            failure: _Failure | None = _Failure(
+                "suspended", f"suspended after {SUSPEND_AFTER_TIMEOUTS} timeouts in a row; {self._resume_hint(owner)}"
+            )
+        else:
+            decision, failure = await self._answer(hook, impl, value, invocation, composition)
+            if current:
+                suspended_now = self._track_health(key, failure)
         duration_ms = (time.perf_counter() - started) * 1000
         if failure is not None:
-            reason = f"hook {hook} of {owner} failed: {failure}"
+            verb = "is" if failure.outcome == "suspended" else "failed:"
+            reason = f"hook {hook} of {owner} {verb} {failure}"
             if hook in GUARD_HOOKS:
                 composition.decide("deny", f"{reason} (guard hooks fail closed)", owner)
                 decision = "deny"
-            else:
+            elif failure.outcome != "suspended":  # said once, when it was suspended
                 self._events.emit("session.warning", {"message": f"{reason} (ignored)", "extensionId": owner})
+        if suspended_now:
+            effect = "denies every call at once" if hook in GUARD_HOOKS else "is skipped"
+            message = (
+                f"hook {hook} of {owner} timed out {SUSPEND_AFTER_TIMEOUTS} times in a row and is suspended: "
+                f"it {effect} until {self._resume_hint(owner, until=True)}"
+            )
+            self._events.emit("session.warning", {"message": message, "extensionId": owner})
         record = HookRecord(
             hook, owner, failure.outcome if failure else "ok", decision, round(duration_ms, 3), str(failure) if failure else None
         )
@@ -283,6 +328,34 @@ class HookRunner:
             },
             ephemeral=True,
         )
+
+    async def _answer(
+        self, hook: str, impl: pluggy.HookImpl, value: Any, invocation: HookInvocation, composition: Composition
+    ) -> tuple[str | None, _Failure | None]:
+        """Call one implementation and fold its output in: (its decision, or how it failed)."""
+        try:
+            output = await self._invoke(hook, impl, value, invocation)
+        except _Failure as exc:
+            return None, exc
+        try:
+            return composition.apply(output, impl.plugin_name), None
+        except Exception as exc:  # the checks passed, so a bug of ours: still never wave it through
+            return None, _Failure("invalid", f"its output could not be applied ({type(exc).__name__}: {exc})")
+
+    def _track_health(self, key: tuple[str, str], failure: _Failure | None) -> bool:
+        """Count a timeout or reset the count; True when this call suspends the hook."""
+        if failure is None or failure.outcome != "timeout":
+            self._timeouts_in_a_row.pop(key, None)  # it answered: whatever came before was a blip
+            return False
+        count = self._timeouts_in_a_row[key] = self._timeouts_in_a_row.get(key, 0) + 1
+        return count == SUSPEND_AFTER_TIMEOUTS
+
+    def _resume_hint(self, owner: str, *, until: bool = False) -> str:
+        if owner in self._extension_order:
+            if until:
+                return "the extension reloads (fix it and save, or reload it)"
+            return "fix the extension and save or reload it to resume"
+        return "the plugin is registered again" if until else "register the plugin again to resume"
 
     async def _invoke(self, hook: str, impl: pluggy.HookImpl, value: Any, invocation: HookInvocation) -> Any:
         arguments = {"input": value, "invocation": invocation}
@@ -311,7 +384,24 @@ def _forwarder(hook: str, call: ExtensionHookCall, timeout: float) -> Callable[.
     point = HOOK_POINTS[hook]
 
     async def forward(input: Any) -> Any:
-        return await call(hook, point.input_to_wire(input), timeout)
+        return output_of(hook, await call(hook, point.input_to_wire(input), timeout))
 
     setattr(forward, _FORWARDER, True)
     return hookspecs.hookimpl(forward)
+
+
+def output_of(hook: str, answer: Any) -> Any:
+    """The output in an extension's answer to ``hooks.invoke`` (``{"output": ...}``), unchecked.
+
+    No answer (``null``), no ``output`` key and ``"output": null`` are all "no opinion"; an
+    answer of any other type than an object is an error, not silence.
+
+    Raises:
+        HookOutputError: the answer is neither ``null`` nor an object.
+    """
+    if answer is None:
+        return None
+    if not isinstance(answer, dict):
+        kind = type(answer).__name__
+        raise HookOutputError(hook, None, f"answered hooks.invoke with {kind}; expected an object {{\"output\": ...}}")
+    return answer.get("output")

@@ -4,7 +4,8 @@ One function per hook point, body-less, documented. Every implementation (an ext
 hooks, forwarded over the wire, or an in-process plugin of the embedding application) takes
 ``input`` (the hook's input object from :mod:`sdk_extension.hooks`) and optionally
 ``invocation`` (with ``session_id``), and returns ``None`` (no opinion), the hook's output
-object, or a dict of its output keys; it may be ``async``. How outputs of several
+object, or a dict of its output keys; it may be ``async``. Anything else is malformed: a
+guard hook denies, another hook's answer is ignored with a warning. How outputs of several
 implementations compose is :mod:`extension_host.hooks`' business, not pluggy's.
 
 In-process plugins use :data:`hookimpl`::

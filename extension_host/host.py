@@ -37,7 +37,7 @@ from .events import EventListener, EventLog
 from .forkserver import ForkServer, fork_server_supported
 from .hooks import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .info import ExtensionInfo, ToolInfo
-from .instance import SendHandler, SessionContext
+from .instance import MAX_QUEUED_BYTES, SendHandler, SessionContext
 from .outcomes import (
     ErrorDecision,
     PromptResult,
@@ -101,6 +101,8 @@ class ExtensionHost:
         allow_builtin_overrides: whether an extension may replace a tool of ``builtin_tools``
             by declaring ``overridesBuiltInTool`` (each override is announced with a
             ``session.warning``); ``False`` fails such an extension instead.
+        max_queued_bytes: bytes queued towards an extension that does not read its input
+            before it is failed (default 64 MiB, :data:`~extension_host.instance.MAX_QUEUED_BYTES`).
     """
 
     def __init__(
@@ -122,6 +124,7 @@ class ExtensionHost:
         on_send: SendHandler | None = None,
         trust: bool | None = None,
         allow_builtin_overrides: bool = True,
+        max_queued_bytes: int = MAX_QUEUED_BYTES,
     ) -> None:
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
@@ -165,6 +168,7 @@ class ExtensionHost:
             host_environment=host_environment,
             grants=self._granted,
             allow_builtin_overrides=allow_builtin_overrides,
+            max_queued_bytes=max_queued_bytes,
         )
         self._activity = ActivityTracker()
         self._supervisor = Supervisor(

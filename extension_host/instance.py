@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from sdk_extension import protocol as p
-from sdk_extension.connection import Connection, ConnectionClosed, RpcError
-from sdk_extension.framing import FramingError
+from sdk_extension.connection import Connection, ConnectionClosed, QueueOverflow, RpcError
+from sdk_extension.framing import FramingError, MessageTooLarge
 from sdk_extension.hooks import HOOK_NAMES, hook_point
 from sdk_extension.results import ToolResult, result_from_wire
 
@@ -39,7 +39,7 @@ from .process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, s
 from .registry import ToolEntry, ToolRegistry
 from .wire import validate
 
-__all__ = ["ExtensionInstance", "SendHandler", "SessionContext"]
+__all__ = ["MAX_QUEUED_BYTES", "ExtensionInstance", "SendHandler", "SessionContext"]
 
 SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
 """What the embedding application does with ``session.send``: ``(prompt, attachments, extension_id)``."""
@@ -49,6 +49,13 @@ GrantLookup = Callable[[ExtensionSpec], frozenset[str]]
 :class:`~extension_host.errors.ExtensionHostError` when the record cannot be read)."""
 
 _ALL_EVENTS: Final = "*"
+
+MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
+"""Bytes the host keeps queued towards an extension that does not read its input; past that
+the extension fails ("stopped reading its input") and its pending calls fail. Checked before
+each message is queued, so the queue holds at most this plus one message. The default is the
+largest message an extension accepts, so one such message being read still lets small ones
+queue behind it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +82,8 @@ class SessionContext:
     fork_server: ForkServer | None = None
     allow_builtin_overrides: bool = True
     """Whether an extension may replace a built-in tool (``overridesBuiltInTool``)."""
+    max_queued_bytes: int = MAX_QUEUED_BYTES
+    """See :data:`MAX_QUEUED_BYTES`."""
 
 
 class ExtensionInstance:
@@ -184,6 +193,7 @@ class ExtensionInstance:
                 p.METHOD_HANDLE_PENDING_TOOL_CALL: self._on_tool_result,
                 p.METHOD_REGISTER_INTEREST: self._on_register_interest,
             },
+            max_queued_bytes=context.max_queued_bytes,
         )
         self._spawn(self._serve(self._connection))
         self._spawn(self._watch_exit(self._process))
@@ -254,6 +264,8 @@ class ExtensionInstance:
             await connection.serve()
         except FramingError as exc:
             self._fail(f"protocol error: {exc}")
+        except QueueOverflow as exc:
+            self._fail(str(exc))
 
     async def _watch_exit(self, process: ExtensionProcess) -> None:
         code = await process.wait()
@@ -299,6 +311,12 @@ class ExtensionInstance:
             # A timer that settles the future: cheaper than asyncio.timeout, which cancels the task.
             timer = loop.call_later(self._context.tool_timeout, self._time_out, future, tool_name)
             return await future
+        except MessageTooLarge as exc:
+            text = (
+                f"tool {tool_name!r} of {self.id} was not called: its arguments are too large ({exc}); "
+                "pass less, e.g. the path of a file"
+            )
+            return ToolResult(text, "failure", error=text)
         except Exception as exc:  # the pipe broke under us: the exit watcher will say why
             text = f"tool {tool_name!r} could not be sent to {self.id}: {exc}"
             return ToolResult(text, "failure", error=text)
@@ -333,7 +351,8 @@ class ExtensionInstance:
         return {"success": True}
 
     async def invoke_hook(self, hook: str, wire_input: Mapping[str, Any], timeout: float) -> Any:
-        """Call one of the extension's hooks and return its raw output (``None``: no opinion).
+        """Call one of the extension's hooks and return its answer as received (``{"output":
+        ...}``); the hook runner checks its shape.
 
         Raises:
             RpcError: the hook raised or returned something the SDK refused.
@@ -348,8 +367,7 @@ class ExtensionInstance:
             "hookType": p.HOOK_WIRE_NAMES[hook],
             "input": dict(wire_input),
         }
-        answer = await connection.request(p.METHOD_HOOKS_INVOKE, params, timeout=timeout)
-        return answer.get("output") if isinstance(answer, dict) else None
+        return await connection.request(p.METHOD_HOOKS_INVOKE, params, timeout=timeout)
 
     # -- events -------------------------------------------------------------------------
 

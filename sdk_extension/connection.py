@@ -3,14 +3,22 @@
 A :class:`Connection` turns a framed byte stream pair into ``request``/``notify`` going out and
 handler calls coming in. It owns id correlation, the receive loop and the single place where
 an exception becomes a wire error: a handler's (:func:`error_to_wire`), and the peer's broken
-framing, answered with one ``PARSE_ERROR`` (id ``null``) before the connection closes. It
-treats methods as strings and params as plain JSON values: it knows nothing of sessions, tools
-or hooks, and nothing of processes (the caller hands it a reader and a writer).
+framing, answered with one ``PARSE_ERROR`` (id ``null``) before the connection closes. Every
+request it is handed gets an answer: a result it cannot send (too large for the peer, not JSON)
+is answered with an error that says why.
+
+It also bounds what goes out: no message larger than the peer accepts is written
+(:class:`~sdk_extension.framing.MessageTooLarge`, the connection stays usable), and, when asked,
+no more than ``max_queued_bytes`` wait for a peer that does not read: past that the connection
+ends with :class:`QueueOverflow`. It treats methods as strings and params as plain JSON values:
+it knows nothing of sessions, tools or hooks, and nothing of processes (the caller hands it a
+reader and a writer).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import itertools
@@ -33,6 +41,7 @@ __all__ = [
     "ConnectionClosed",
     "Handler",
     "PushReader",
+    "QueueOverflow",
     "RpcError",
     "Writer",
     "error_to_wire",
@@ -92,6 +101,17 @@ class ConnectionClosed(Exception):
         self.error: Final = error
 
 
+class QueueOverflow(ConnectionClosed):
+    """The peer stopped reading: more than ``max_queued_bytes`` were waiting for it.
+
+    Raised by :meth:`Connection.serve` (and to the writer whose message found the queue full);
+    what was queued is dropped, every pending request fails with this reason.
+    """
+
+
+_MIB: Final = 1024 * 1024
+
+
 def error_to_wire(exc: BaseException) -> dict[str, Any]:
     """Map any exception from a handler to a JSON-RPC error object (the only such mapping)."""
     if isinstance(exc, RpcError):
@@ -112,7 +132,11 @@ class Connection:
     raises :class:`~sdk_extension.framing.FramingError` when the peer breaks framing (after
     answering it with a ``PARSE_ERROR``). Either way every pending request fails with
     :class:`ConnectionClosed` carrying the reason. ``max_message_bytes`` and ``max_depth``
-    bound what one inbound message may be (see :mod:`sdk_extension.framing`).
+    bound what one inbound message may be (see :mod:`sdk_extension.framing`);
+    ``max_outbound_bytes`` what one outbound message may be (by default what a peer of this
+    protocol accepts, :data:`~sdk_extension.framing.MAX_MESSAGE_BYTES`). ``max_queued_bytes``
+    bounds the bytes written but not yet taken by the peer (as the writer's transport counts
+    them); ``None`` leaves them unbounded.
     """
 
     def __init__(
@@ -125,6 +149,8 @@ class Connection:
         id_generator: Iterator[int | str] | None = None,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         max_depth: int = MAX_DEPTH,
+        max_outbound_bytes: int = MAX_MESSAGE_BYTES,
+        max_queued_bytes: int | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -137,6 +163,13 @@ class Connection:
         self._ids = id_generator if id_generator is not None else itertools.count(1)
         self._max_bytes = max_message_bytes
         self._max_depth = max_depth
+        self._max_outbound = max_outbound_bytes
+        self._max_queued = max_queued_bytes
+        transport = getattr(writer, "transport", None)
+        self._queued: Callable[[], int] | None = getattr(transport, "get_write_buffer_size", None)
+        self._ended: asyncio.Future[None] | None = None
+        """Settled when :meth:`serve` is to return (or raise)."""
+        self._overflowed: QueueOverflow | None = None
         self._pending: dict[int | str, asyncio.Future[Any] | Callable[[Exception], None]] = {}
         """Requests awaiting an answer: the future of its result, or the error callback of
         :meth:`send_request_nowait`."""
@@ -170,6 +203,7 @@ class Connection:
 
         Raises:
             ConnectionClosed: the connection has ended.
+            MessageTooLarge: the request is larger than the peer accepts; nothing was sent.
         """
         request_id, future = self._send_request(method, params)
         # A caller may cancel the future: then nobody waits for the answer any more.
@@ -185,6 +219,7 @@ class Connection:
 
         Raises:
             ConnectionClosed: the connection has ended.
+            MessageTooLarge: the request is larger than the peer accepts; nothing was sent.
         """
         request_id = self._write_request(method, params)
         self._pending[request_id] = on_error
@@ -209,6 +244,7 @@ class Connection:
         Raises:
             RpcError: the peer answered with an error.
             ConnectionClosed: the connection ended before the answer.
+            MessageTooLarge: the request is larger than the peer accepts; nothing was sent.
             TimeoutError: no answer within ``timeout`` seconds; the peer is told to cancel
                 (``$/cancelRequest``) and a late answer is ignored.
         """
@@ -233,7 +269,8 @@ class Connection:
         """Send a notification; it is queued on the stream at once and never answered.
 
         Raises:
-            ConnectionClosed: the connection has ended.
+            ConnectionClosed: the connection has ended (or ends now: see :class:`QueueOverflow`).
+            MessageTooLarge: the notification is larger than the peer accepts; nothing was sent.
         """
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
@@ -245,7 +282,28 @@ class Connection:
             raise ConnectionClosed(self._close_reason, self._peer_error)
         if self._writer.is_closing():
             raise ConnectionClosed("the stream to the peer is closed")
-        self._writer.write(encode_message(message))
+        frame = encode_message(message, self._max_outbound)
+        if self._max_queued is not None and self._queued is not None:
+            # Checked before the write, so one frame (up to the message limit) always goes
+            # out: the queue holds at most the limit plus that frame.
+            queued = self._queued()
+            if queued > self._max_queued:
+                self._overflow(queued, self._max_queued)
+        self._writer.write(frame)
+
+    def _overflow(self, queued: int, limit: int) -> None:
+        reason = f"stopped reading its input: {queued / _MIB:.0f} MiB queued (limit {limit / _MIB:g} MiB)"
+        error = QueueOverflow(reason)
+        self._overflowed = error
+        transport = getattr(self._writer, "transport", None)
+        if transport is not None:
+            transport.abort()  # drops the queue now: waiting for the peer to take it is the problem
+        self._shutdown(reason)
+        if self._ended is not None and not self._ended.done():
+            self._ended.set_exception(error)
+            if isinstance(self._reader, asyncio.StreamReader):
+                self._reader.feed_eof()  # wakes serve()'s pending read; nothing more is read
+        raise error
 
     # -- inbound ----------------------------------------------------------------------
 
@@ -255,8 +313,9 @@ class Connection:
         Raises:
             FramingError: the peer sent an invalid frame; it was answered with a
                 ``PARSE_ERROR`` and the connection is closed.
+            QueueOverflow: the peer stopped reading (see ``max_queued_bytes``).
         """
-        ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        ended = self._ended = asyncio.get_running_loop().create_future()
         decoder = FrameDecoder(self._max_bytes, self._max_depth)
 
         def on_data(data: bytes) -> None:
@@ -289,6 +348,8 @@ class Connection:
             self._shutdown(self._with_peer_error("the peer closed the connection"))
             ended.set_result(None)
 
+        if self._overflowed is not None:
+            ended.set_exception(self._overflowed)
         reader = self._reader
         try:
             if isinstance(reader, asyncio.StreamReader):
@@ -408,10 +469,25 @@ class Connection:
             del self._running[request_id]
 
     def _answer(self, request_id: Any, result: Any) -> None:
-        self._try_write({"jsonrpc": "2.0", "id": request_id, "result": result})
+        try:
+            self._try_write({"jsonrpc": "2.0", "id": request_id, "result": result})
+        except (TypeError, ValueError) as exc:
+            # Too large for the peer, or not JSON: the request still gets an answer, saying why.
+            self._answer_error(
+                request_id, {"code": INTERNAL_ERROR, "message": f"the result could not be sent: {exc}"}
+            )
 
     def _answer_error(self, request_id: Any, error: dict[str, Any]) -> None:
-        self._try_write({"jsonrpc": "2.0", "id": request_id, "error": error})
+        try:
+            self._try_write({"jsonrpc": "2.0", "id": request_id, "error": error})
+        except (TypeError, ValueError) as exc:
+            code = error.get("code")
+            fallback = {
+                "code": code if isinstance(code, int) else INTERNAL_ERROR,
+                "message": f"the error could not be sent: {exc}",
+            }
+            with contextlib.suppress(TypeError, ValueError):
+                self._try_write({"jsonrpc": "2.0", "id": request_id, "error": fallback})
 
     def _try_write(self, message: dict[str, Any]) -> None:
         # An answer to a peer that has gone away has nowhere to go; that is not our error.

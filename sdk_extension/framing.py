@@ -7,7 +7,10 @@ more: it does not know request ids, methods, tools or hooks.
 It also owns the limits that keep a peer's bytes from costing more than they should: the size
 of a header block (:data:`MAX_HEADER_BYTES`), of a body (:data:`MAX_MESSAGE_BYTES`, or the
 reader's own limit) and how deeply a body may nest (:data:`MAX_DEPTH`). Whatever is wrong with
-the bytes, the reader raises :class:`FramingError` and nothing else.
+the bytes, the reader raises :class:`FramingError` and nothing else. On the way out, a frame
+whose body would exceed the limit is refused (:class:`MessageTooLarge`) before a byte is
+written, and text that UTF-8 cannot carry (lone surrogates, as ``os.listdir`` returns for a file
+name that is not UTF-8) is sent with U+FFFD in their place rather than failing the send.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "FrameDecoder",
     "FramingError",
+    "MessageTooLarge",
     "encode_message",
     "read_message",
 ]
@@ -51,10 +55,41 @@ class FramingError(Exception):
     """The peer sent bytes that are not a valid frame (bad header, bad JSON, oversize, cut short)."""
 
 
-def encode_message(message: dict[str, Any]) -> bytes:
-    """Return one complete frame for ``message``."""
-    body = _ENCODER.encode(message).encode()
+class MessageTooLarge(ValueError):
+    """A message to send is larger than the peer accepts; nothing was written."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the message is {_size_text(size)}, over the limit of {_size_text(limit)} per message")
+        self.size: Final = size
+        self.limit: Final = limit
+
+
+def encode_message(message: dict[str, Any], max_bytes: int | None = None) -> bytes:
+    """Return one complete frame for ``message``.
+
+    Lone surrogates in its strings (and keys) are written as U+FFFD: UTF-8 cannot carry them,
+    and a result that cannot be sent at all is worse than one with a replaced character.
+
+    Raises:
+        MessageTooLarge: the body would exceed ``max_bytes``.
+        TypeError, ValueError: ``message`` holds a value JSON cannot represent.
+    """
+    text = _ENCODER.encode(message)
+    try:
+        body = text.encode()
+    except UnicodeEncodeError:
+        # Through UTF-16: a surrogate pair left split in the str is joined back into its
+        # character, and only the truly lone ones are replaced.
+        body = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
+    if max_bytes is not None and len(body) > max_bytes:
+        raise MessageTooLarge(len(body), max_bytes)
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def _size_text(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MiB ({size} bytes)"
+    return f"{size} bytes"
 
 
 def _content_length(header_block: bytes) -> int:
@@ -122,11 +157,23 @@ class FrameDecoder:
     over whatever one read returned and dispatch every message it contained at once.
     """
 
-    def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES, max_depth: int = MAX_DEPTH) -> None:
+    def __init__(
+        self,
+        max_bytes: int = MAX_MESSAGE_BYTES,
+        max_depth: int = MAX_DEPTH,
+        max_header_bytes: int = MAX_HEADER_BYTES,
+    ) -> None:
         self._buffer = bytearray()
         self._body_length: int | None = None
         self._max_bytes = max_bytes
         self._max_depth = max_depth
+        self._max_header_bytes = max_header_bytes
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held for a frame not yet complete: at most the larger of the body limit and
+        the header limit, whatever the peer sends."""
+        return len(self._buffer)
 
     def feed(self, data: bytes) -> list[dict[str, Any]]:
         """Add ``data``; return the messages it completed (possibly none).
@@ -153,7 +200,7 @@ class FrameDecoder:
             if length is None:
                 end = data.find(_HEADER_END, position)
                 if end < 0:
-                    if size - position > MAX_HEADER_BYTES:
+                    if size - position > self._max_header_bytes:
                         raise FramingError("header block is too long (no empty line after the headers)")
                     break
                 length = _content_length(data[position:end])

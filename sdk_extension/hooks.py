@@ -319,11 +319,16 @@ class HookPoint:
             )
         by_camel = {camel_case(name): name for name in self.checks}
         fields: dict[str, Any] = {}
+        seen: set[str] = set()
         for key, item in value.items():
             name = key if key in self.checks else by_camel.get(key) if isinstance(key, str) else None
             if name is None:
                 valid = ", ".join(self.checks)
                 raise HookOutputError(self.name, str(key), f"unknown output key {key!r} (valid: {valid})")
+            if name in seen:
+                # Both spellings at once: which one was meant is a guess, and a guess may be "allow".
+                raise HookOutputError(self.name, name, f"output key {name!r} is given twice (snake_case and camelCase)")
+            seen.add(name)
             if item is None:
                 continue
             try:

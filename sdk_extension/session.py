@@ -6,6 +6,12 @@ protocol first (:mod:`sdk_extension._stdio`), send ``connect`` and ``session.res
 extension's tools and hook types, then answer ``external_tool.requested`` events and
 ``hooks.invoke`` requests until the host closes the connection.
 
+Every tool call is answered: a result that cannot be sent (larger than the host accepts, not
+JSON) is replaced by a ``failure`` that says why. A sync hook stuck in calls the host gave up
+on is not started again once a few are (the call is answered with an error at once), and sync
+hooks run on threads of their own (:mod:`sdk_extension._workers`), so a hung hook never starves
+the extension's tools.
+
 This module maps protocol messages to tools, hooks and event handlers; framing and request
 correlation are :mod:`~sdk_extension.connection`'s.
 """
@@ -24,10 +30,12 @@ from typing import Any, Final
 from . import protocol as p
 from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
-from ._workers import run_in_worker
+from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 from .connection import Connection, ConnectionClosed, RpcError
 from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
+from .framing import MessageTooLarge
 from .pipes import PipeReader
+from .results import ToolResult
 from .tools import Tool, ToolInvocation, run_tool
 
 __all__ = ["DEFAULT_JOIN_TIMEOUT", "Session", "join_session", "join_session_async", "resolve_hooks"]
@@ -159,6 +167,8 @@ class _Client:
         self.subscribers: dict[str, list[EventHandler]] = {}
         self.interests: set[str] = set()
         self.background: set[asyncio.Task[Any]] = set()
+        self.sync_hooks = AbandonableRunner(hook_workers)
+        """Runs plain-``def`` hooks, keyed by hook name, refusing one that is still stuck."""
         connection.on_notification(p.METHOD_SESSION_EVENT, self.on_session_event)
         connection.on_request(p.METHOD_HOOKS_INVOKE, self.on_hooks_invoke)
 
@@ -227,11 +237,17 @@ class _Client:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
     def request_in_background(self, method: str, params: Any) -> None:
-        """Write a request now (keeping order); report a failed answer in the log."""
+        """Write a request now (keeping order); report a failed answer, or a request that
+        cannot be sent (too large, not JSON), in the log."""
         try:
-            self.connection.send_request_nowait(method, params, functools.partial(_report_failure, method))
+            self._send_in_background(method, params)
         except ConnectionClosed:
             return
+        except (TypeError, ValueError) as exc:
+            print(f"{method} was not sent: {exc}", file=sys.stderr)
+
+    def _send_in_background(self, method: str, params: Any) -> None:
+        self.connection.send_request_nowait(method, params, functools.partial(_report_failure, method))
 
     def _spawn(self, coroutine: Any) -> None:
         task = self.loop.create_task(coroutine)
@@ -293,14 +309,32 @@ class _Client:
                 arguments=data.get("arguments"),
             )
             result = await run_tool(selected, data.get("arguments"), invocation)
-            params: p.HandlePendingToolCallParams = {
-                "sessionId": self.session_id,
-                "requestId": str(data.get("requestId")),
-                "result": result.to_wire(),
-            }
-            self.request_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
+            self._send_result(selected.name, str(data.get("requestId")), result)
         finally:
             self.background.discard(asyncio.current_task())
+
+    def _send_result(self, tool_name: str, request_id: str, result: ToolResult) -> None:
+        """Send a tool's result; if it cannot go (too large, not JSON), a failure saying why."""
+        params: p.HandlePendingToolCallParams = {
+            "sessionId": self.session_id,
+            "requestId": request_id,
+            "result": result.to_wire(),
+        }
+        try:
+            self._send_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
+            return
+        except ConnectionClosed:
+            return
+        except MessageTooLarge as exc:
+            text = (
+                f"the result of tool {tool_name!r} is {_size(exc.size)}, over the limit of {_size(exc.limit)} "
+                "a message to the host may be; return less (a summary, or the path of a file)"
+            )
+        except (TypeError, ValueError) as exc:
+            text = f"the result of tool {tool_name!r} could not be sent: {exc}"
+        print(text, file=sys.stderr)
+        params["result"] = ToolResult(text, "failure", error=text).to_wire()
+        self.request_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
 
     # -- hooks -------------------------------------------------------------------------
 
@@ -325,7 +359,15 @@ class _Client:
             if asyncio.iscoroutinefunction(handler):
                 output = await handler(value, invocation)
             else:
-                output = await run_in_worker(handler, value, invocation)
+                output = await self.sync_hooks.run(name, handler, value, invocation)
+        except StillRunning:
+            # Each of those holds a thread for good: starting more would only add to them.
+            raise RpcError(
+                p.HOOK_FAILED,
+                f"hook {name} is still running {STUCK_CALLS_PER_KEY} calls the host gave up on; "
+                "it is not started again until one of them returns",
+                {"hook": name},
+            ) from None
         except Exception as exc:
             raise RpcError(
                 p.HOOK_FAILED,
@@ -336,6 +378,10 @@ class _Client:
             return {"output": point.output_to_wire(output)}
         except HookOutputError as exc:
             raise RpcError(p.HOOK_FAILED, str(exc), {"hook": exc.hook, "key": exc.key}) from None
+
+
+def _size(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MiB" if size >= 1024 * 1024 else f"{size} bytes"
 
 
 def _report_failure(method: str, error: Exception) -> None:

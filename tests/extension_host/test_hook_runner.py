@@ -14,10 +14,12 @@ from typing import Any, TypeVar
 
 import pluggy
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from extension_host.composition import Composition
 from extension_host.events import EventLog
-from extension_host.hooks import HookRunner
+from extension_host.hooks import SUSPEND_AFTER_TIMEOUTS, HookRunner
 from extension_host.hookspecs import hookimpl
 from sdk_extension.connection import ConnectionClosed, RpcError
 from sdk_extension.hooks import (
@@ -98,18 +100,26 @@ def recording_plugin(hook: str, name: str, calls: list[str], answer: Any = None,
 
 
 class FakeExtension:
-    """Stands in for an extension's forwarder: records wire inputs, answers with ``answer(wire)``."""
+    """Stands in for an extension's forwarder: records wire inputs, answers ``hooks.invoke`` with
+    ``{"output": answer(wire)}``, or with ``raw(wire)`` as the whole answer when given."""
 
-    def __init__(self, name: str, calls: list[str] | None = None, answer: Callable[[Wire], Any] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        calls: list[str] | None = None,
+        answer: Callable[[Wire], Any] | None = None,
+        raw: Callable[[Wire], Any] | None = None,
+    ) -> None:
         self.name = name
         self.calls = calls if calls is not None else []
         self.answer = answer or (lambda wire: None)
+        self.raw = raw or (lambda wire: {"output": self.answer(wire)})
         self.received: list[tuple[str, dict[str, Any], float]] = []
 
     async def __call__(self, hook: str, wire: Wire, timeout: float) -> Any:
         self.received.append((hook, dict(wire), timeout))
         self.calls.append(self.name)
-        return self.answer(wire)
+        return self.raw(wire)
 
 
 def hook_events(events: EventLog) -> list[tuple[str, dict[str, Any]]]:
@@ -698,3 +708,343 @@ def test_a_composition_is_returned_for_the_hook_that_was_run() -> None:
     composition = run(runner.run("on_user_prompt_submitted", base_input("on_user_prompt_submitted", prompt="hi")))
     assert isinstance(composition, Composition)
     assert (composition.hook, composition.prompt) == ("on_user_prompt_submitted", "hi")
+
+
+# -- the shape of an extension's answer ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("hook", GUARDS)
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        ("garbage", ["answered hooks.invoke with str"]),
+        (42, ["answered hooks.invoke with int"]),
+        ([1], ["answered hooks.invoke with list"]),
+        ({"output": "garbage"}, ["returned str"]),
+        ({"output": 42}, ["returned int"]),
+        ({"output": [1]}, ["returned list"]),
+        ({"output": {"additionalContext": 7}}, ["additional_context"]),
+        ({"output": {"additionalContext": "a", "additional_context": "b"}}, ["given twice"]),
+    ],
+    ids=["str", "int", "list", "output-str", "output-int", "output-list", "wrong-type", "both-spellings"],
+)
+def test_a_guard_answering_anything_malformed_denies_naming_the_extension(
+    hook: str, answer: Any, words: list[str]
+) -> None:
+    """Whatever the shape of the whole answer or of its output, a malformed one is a deny."""
+    runner, events = make_runner()
+    runner.register_extension("raw", 0, (hook,), FakeExtension("raw", raw=lambda wire: answer))
+
+    composition = run(runner.run(hook, base_input(hook)))
+
+    assert (composition.decision, composition.decided_by) == ("deny", "raw")
+    assert composition.reason is not None and "hook " + hook + " of raw failed" in composition.reason
+    for word in words:
+        assert word in composition.reason
+    assert runner.recent["raw"][-1].outcome == "invalid"
+
+
+@pytest.mark.parametrize("hook", GUARDS)
+@pytest.mark.parametrize("answer", [None, {}, {"output": None}], ids=["null", "no-output-key", "output-null"])
+def test_no_answer_no_output_key_and_a_null_output_are_no_opinion(hook: str, answer: Any) -> None:
+    """The three spellings of "nothing to say" pass the guard untouched."""
+    runner, events = make_runner()
+    runner.register_extension("quiet", 0, (hook,), FakeExtension("quiet", raw=lambda wire: answer))
+    base = base_input(hook)
+
+    composition = run(runner.run(hook, base))
+
+    assert composition.decision is None and composition.stopped is False
+    assert composition.next_input(base) is base
+    assert runner.recent["quiet"][-1].outcome == "ok"
+
+
+@pytest.mark.parametrize("hook", ["on_post_tool_use", "on_session_start", "on_session_end", "on_error_occurred"])
+def test_an_observer_answering_garbage_is_ignored_with_a_warning_naming_extension_and_hook(hook: str) -> None:
+    """The answer changes nothing; one session.warning names the extension and the hook point."""
+    runner, events = make_runner()
+    runner.register_extension("raw", 0, (hook,), FakeExtension("raw", raw=lambda wire: {"output": [1]}))
+    base = base_input(hook)
+
+    composition = run(runner.run(hook, base))
+
+    assert composition == Composition(hook, result=getattr(base, "tool_result", None))
+    (warning,) = [e["data"] for e in events.history("session.warning")]
+    assert warning["extensionId"] == "raw"
+    assert f"hook {hook} of raw failed" in warning["message"] and "(ignored)" in warning["message"]
+
+
+def test_an_output_that_cannot_be_applied_is_a_deny_not_an_exception(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should folding a checked output in ever raise, a guard still denies and run() returns."""
+
+    def broken_apply(self: Composition, output: Any, owner: str) -> str | None:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(Composition, "apply", broken_apply)
+    hook = "on_pre_tool_use"
+    runner, _ = make_runner()
+    runner.register_extension("ext", 0, (hook,), FakeExtension("ext", answer=lambda wire: {"permissionDecision": "allow"}))
+
+    composition = run(runner.run(hook, base_input(hook)))
+
+    assert (composition.decision, composition.decided_by) == ("deny", "ext")
+    assert "could not be applied (KeyError" in (composition.reason or "")
+    assert runner.recent["ext"][-1].outcome == "invalid"
+
+
+# -- hook health --------------------------------------------------------------------------------
+
+
+def timing_out_extension(name: str, hangs: list[bool]) -> FakeExtension:
+    """An extension whose hook times out while ``hangs[0]`` is true, and else says nothing."""
+
+    def raw(wire: Wire) -> Any:
+        if hangs[0]:
+            raise TimeoutError
+        return {"output": None}
+
+    return FakeExtension(name, raw=raw)
+
+
+def test_a_guard_that_timed_out_twice_in_a_row_is_suspended_and_denies_without_being_called() -> None:
+    """Two timeouts deny as failures; the third call denies at once saying suspended and how to
+    resume; one warning announces the suspension."""
+    hook = "on_pre_tool_use"
+    runner, events = make_runner()
+    fake = timing_out_extension("slow", [True])
+    runner.register_extension("slow", 0, (hook,), fake)
+
+    first, second, third = (run(runner.run(hook, base_input(hook))) for _ in range(3))
+
+    assert SUSPEND_AFTER_TIMEOUTS == 2
+    assert len(fake.received) == 2
+    for composition in (first, second):
+        assert composition.decision == "deny" and "no answer within" in (composition.reason or "")
+    assert third.decision == "deny"
+    assert third.reason == (
+        "hook on_pre_tool_use of slow is suspended after 2 timeouts in a row; "
+        "fix the extension and save or reload it to resume (guard hooks fail closed)"
+    )
+    assert [r.outcome for r in runner.recent["slow"]] == ["timeout", "timeout", "suspended"]
+    assert runner.suspended("slow") == [hook]
+    (warning,) = [e["data"] for e in events.history("session.warning")]
+    assert warning["extensionId"] == "slow"
+    assert "timed out 2 times in a row and is suspended" in warning["message"]
+    assert "denies every call at once until the extension reloads" in warning["message"]
+    ends = [e["data"] for e in events.history("hook.end")]
+    assert [(e["outcome"], e["success"], e["decision"]) for e in ends][-1] == ("suspended", False, "deny")
+
+
+def test_an_answer_between_two_timeouts_resets_the_count() -> None:
+    """timeout, answer, timeout: not two in a row, so the hook is still called."""
+    hook = "on_user_prompt_submitted"
+    runner, _ = make_runner()
+    hangs = [True]
+    fake = timing_out_extension("flaky", hangs)
+    runner.register_extension("flaky", 0, (hook,), fake)
+    for hang in (True, False, True, False):
+        hangs[0] = hang
+        run(runner.run(hook, base_input(hook)))
+    assert len(fake.received) == 4
+    assert runner.suspended("flaky") == []
+
+
+def test_a_suspended_observer_is_skipped_and_later_ones_still_run() -> None:
+    """The suspended observer is not called; the next implementation contributes; the
+    suspension is announced once, not on every skipped call."""
+    hook = "on_post_tool_use"
+    runner, events = make_runner()
+    fake = timing_out_extension("slow", [True])
+    runner.register_extension("slow", 0, (hook,), fake)
+    runner.register_plugin(recording_plugin(hook, "after", [], answer={"additional_context": "after ran"}), "after")
+    for _ in range(4):
+        composition = run(runner.run(hook, base_input(hook)))
+        assert composition.additional_context == "after ran" and composition.decision is None
+    assert len(fake.received) == 2
+    assert [r.outcome for r in runner.recent["slow"]] == ["timeout", "timeout", "suspended", "suspended"]
+    messages = [e["data"]["message"] for e in events.history("session.warning")]
+    assert len(messages) == 3  # two failed calls, one suspension
+    assert "is skipped until the extension reloads" in messages[-1]
+
+
+def test_a_suspended_hook_resumes_when_its_extension_registers_again_and_only_that_hook_is_suspended() -> None:
+    """Registering again (a reload or restart joins anew) gives fresh health; the same
+    extension's other hook point was never suspended."""
+    runner, _ = make_runner()
+    hangs = [True]
+    old = timing_out_extension("ext", hangs)
+    runner.register_extension("ext", 0, ("on_pre_tool_use", "on_session_start"), old)
+    for _ in range(3):
+        run(runner.run("on_pre_tool_use", base_input("on_pre_tool_use")))
+    hangs[0] = False
+    run(runner.run("on_session_start", base_input("on_session_start")))
+    assert runner.suspended("ext") == ["on_pre_tool_use"]
+    assert [hook for hook, _, _ in old.received] == ["on_pre_tool_use", "on_pre_tool_use", "on_session_start"]
+
+    new = timing_out_extension("ext", hangs)
+    runner.register_extension("ext", 0, ("on_pre_tool_use", "on_session_start"), new)
+    composition = run(runner.run("on_pre_tool_use", base_input("on_pre_tool_use")))
+
+    assert composition.decision is None
+    assert len(new.received) == 1
+    assert runner.suspended("ext") == []
+
+
+def test_a_hook_of_a_replaced_generation_does_not_count_against_the_new_one() -> None:
+    """A chain snapshot taken before a reload still calls the old generation; its timeouts do
+    not suspend the extension's new registration."""
+    hook = "on_pre_tool_use"
+    runner, _ = make_runner()
+    runner.register_extension("ext", 0, (hook,), timing_out_extension("ext", [True]))
+    snapshot = runner.chain(hook)
+    runner.register_extension("ext", 0, (hook,), FakeExtension("ext"))
+    for _ in range(3):
+        run(runner.run(hook, base_input(hook), snapshot))
+    assert runner.suspended("ext") == []
+    assert run(runner.run(hook, base_input(hook))).decision is None
+
+
+def test_a_suspended_plugin_resumes_when_registered_again() -> None:
+    """In-process plugins follow the same rule; the reason says to register the plugin again."""
+    hook = "on_pre_tool_use"
+    runner, _ = make_runner(timeouts={hook: 0.01})
+    hanging_plugin(runner, hook)
+    compositions = [run(runner.run(hook, base_input(hook))) for _ in range(3)]
+    assert "register the plugin again to resume" in (compositions[-1].reason or "")
+    runner.unregister("broken-plugin")
+    runner.register_plugin(recording_plugin(hook, "fixed", []), "broken-plugin")
+    assert run(runner.run(hook, base_input(hook))).decision is None
+
+
+# -- property: arbitrary answers never let a guard pass unless they are a valid allow -------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+SNAKE_TO_CAMEL = {
+    "permission_decision": "permissionDecision",
+    "permission_decision_reason": "permissionDecisionReason",
+    "modified_args": "modifiedArgs",
+    "modified_prompt": "modifiedPrompt",
+    "additional_context": "additionalContext",
+}
+DECISIONS = st.sampled_from(["allow", "ask", "deny", "Allow", "DENY", "", "maybe", "allow "])
+STRINGS = st.text(max_size=8)
+# Each real key with values that are right for it, wrong for it, or anything at all.
+KEY_VALUES = {
+    "permission_decision": DECISIONS | JSON,
+    "permission_decision_reason": STRINGS | JSON,
+    "modified_args": JSON,
+    "modified_prompt": STRINGS | JSON,
+    "additional_context": STRINGS | JSON,
+}
+NEAR_OUTPUTS = st.fixed_dictionaries(
+    {},
+    optional={
+        **{snake: value for snake, value in KEY_VALUES.items()},
+        **{camel: KEY_VALUES[snake] for snake, camel in SNAKE_TO_CAMEL.items()},
+        "permision_decision": DECISIONS,
+        "decision": DECISIONS,
+        "output": JSON,
+    },
+)
+OUTPUTS = JSON | NEAR_OUTPUTS
+ANSWERS = (
+    JSON
+    | st.builds(lambda output: {"output": output}, OUTPUTS)
+    | st.builds(lambda output, extra: {"output": output, **extra}, OUTPUTS, st.dictionaries(STRINGS, JSON, max_size=2))
+)
+GUARD_KEYS = {
+    "on_pre_tool_use": ("permission_decision", "permission_decision_reason", "modified_args", "additional_context"),
+    "on_user_prompt_submitted": ("modified_prompt", "additional_context"),
+}
+
+
+def expected_fields(hook: str, output: Any) -> dict[str, Any] | None:
+    """What a correct reading of ``output`` gives (its fields by snake_case name, without the
+    null ones), or ``None`` if it is malformed. Written from the contract, not from the code."""
+    if output is None:
+        return {}
+    if not isinstance(output, dict):
+        return None
+    allowed = GUARD_KEYS[hook]
+    spelled = {name: [key for key in output if key in (name, SNAKE_TO_CAMEL[name])] for name in allowed}
+    if set(output) - {key for keys in spelled.values() for key in keys}:
+        return None  # an unknown key
+    if any(len(keys) > 1 for keys in spelled.values()):
+        return None  # one field in both spellings
+    fields = {name: output[keys[0]] for name, keys in spelled.items() if keys and output[keys[0]] is not None}
+    for name, value in fields.items():
+        if name == "permission_decision" and value not in ("allow", "ask", "deny"):
+            return None
+        if name in ("permission_decision_reason", "modified_prompt", "additional_context") and not isinstance(
+            value, str
+        ):
+            return None
+    return fields
+
+
+def passes(composition: Composition) -> bool:
+    """The guard let the action through: no decision, or allow (ask goes to the user)."""
+    return composition.decision in (None, "allow")
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(hook=st.sampled_from(GUARDS), answer=ANSWERS)
+def test_no_answer_of_an_extension_lets_a_guard_pass_unless_it_is_a_valid_allow(hook: str, answer: Any) -> None:
+    """Arbitrary JSON as the whole hooks.invoke answer: the guard passes exactly when the answer
+    is no opinion or a well-formed output that does not ask or deny; anything else is a deny
+    naming the extension, and nothing escapes the runner."""
+    runner, _ = make_runner()
+    runner.register_extension("raw", 0, (hook,), FakeExtension("raw", raw=lambda wire: answer))
+    if answer is None or isinstance(answer, dict):
+        fields = expected_fields(hook, None if answer is None else answer.get("output"))
+    else:
+        fields = None
+
+    composition = run(runner.run(hook, base_input(hook)))
+
+    if fields is None:
+        assert (composition.decision, composition.decided_by) == ("deny", "raw")
+        assert runner.recent["raw"][-1].outcome == "invalid"
+        return
+    assert composition.decision == fields.get("permission_decision")
+    assert passes(composition) == (fields.get("permission_decision") in (None, "allow"))
+    if "modified_prompt" in fields:
+        assert composition.prompt == fields["modified_prompt"]
+    if "modified_args" in fields:
+        assert composition.args == fields["modified_args"]
+    assert composition.additional_context == (fields.get("additional_context") or None)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(hook=st.sampled_from(GUARDS), output=OUTPUTS)
+def test_no_return_value_of_a_plugin_lets_a_guard_pass_unless_it_is_a_valid_allow(hook: str, output: Any) -> None:
+    """The same rule for in-process plugins, which return the output itself."""
+    runner, _ = make_runner()
+    runner.register_plugin(recording_plugin(hook, "p", [], answer=output), "p")
+    fields = expected_fields(hook, output)
+
+    composition = run(runner.run(hook, base_input(hook)))
+
+    if fields is None:
+        assert (composition.decision, composition.decided_by) == ("deny", "p")
+    else:
+        assert composition.decision == fields.get("permission_decision")
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(hook=st.sampled_from(["on_post_tool_use", "on_session_end", "on_error_occurred"]), answer=ANSWERS)
+def test_no_answer_of_an_extension_makes_an_observer_decide_or_raise(hook: str, answer: Any) -> None:
+    """Observers never deny, never stop the chain, and never raise, whatever they are told."""
+    runner, events = make_runner()
+    runner.register_extension("raw", 0, (hook,), FakeExtension("raw", raw=lambda wire: answer))
+    runner.register_plugin(recording_plugin(hook, "after", [], answer=None), "after")
+    composition = run(runner.run(hook, base_input(hook)))
+    assert composition.decision is None and composition.stopped is False
+    assert runner.recent["after"][-1].outcome == "ok"
+    if runner.recent["raw"][-1].outcome != "ok":
+        (warning,) = [e["data"] for e in events.history("session.warning")]
+        assert warning["extensionId"] == "raw"

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from sdk_extension.connection import Connection, ConnectionClosed, RpcError, error_to_wire
-from sdk_extension.framing import MAX_DEPTH, FramingError, encode_message, read_message
+from sdk_extension.connection import Connection, ConnectionClosed, QueueOverflow, RpcError, error_to_wire
+from sdk_extension.framing import MAX_DEPTH, FramingError, MessageTooLarge, encode_message, read_message
 from sdk_extension.protocol import (
     REQUEST_CANCELLED,
     INTERNAL_ERROR,
@@ -1129,3 +1129,108 @@ def test_a_cancel_for_an_answered_request_is_ignored_and_its_id_can_be_reused() 
     first, second = asyncio.run(main())
     assert first == {"jsonrpc": "2.0", "id": 1, "result": "quick"}
     assert second["id"] == 1 and second["error"]["code"] == REQUEST_CANCELLED
+
+
+# -- what goes out: every request answered, nothing over the peer's limit, a bounded queue ----
+
+
+def test_a_request_over_the_outbound_limit_is_refused_and_the_connection_stays_usable() -> None:
+    """Nothing is written for the peer to choke on; the next request goes through."""
+
+    async def main() -> tuple[Any, int]:
+        async with duplex(a_kwargs={"max_outbound_bytes": 200}, b_kwargs={"handlers": {"echo": lambda x: x}}) as pair:
+            with pytest.raises(MessageTooLarge, match="over the limit of 200 bytes per message"):
+                await pair.a.request("echo", "x" * 300)
+            written = len(pair.a_writer.chunks)
+            return await pair.a.request("echo", "small"), written
+
+    answer, written = asyncio.run(main())
+    assert answer == "small"
+    assert written == 0
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        ("x" * 300, "the result could not be sent: the message is 3"),
+        (object(), "the result could not be sent: Object of type object is not JSON serializable"),
+    ],
+    ids=["too-large", "not-json"],
+)
+def test_a_result_that_cannot_be_sent_is_answered_with_an_error_saying_why(result: Any, message: str) -> None:
+    """Every request gets an answer, inline or async handler alike."""
+
+    async def handler_async(_: Any) -> Any:
+        return result
+
+    async def main() -> list[RpcError]:
+        handlers = {"inline": lambda _: result, "async": handler_async}
+        errors: list[RpcError] = []
+        async with duplex(b_kwargs={"handlers": handlers, "max_outbound_bytes": 200}) as pair:
+            for method in handlers:
+                with pytest.raises(RpcError) as caught:
+                    await pair.a.request(method, timeout=5)
+                errors.append(caught.value)
+        return errors
+
+    for error in asyncio.run(main()):
+        assert error.code == INTERNAL_ERROR
+        assert error.message.startswith(message)
+
+
+class QueueTransport:
+    """The part of a pipe transport a connection reads its queue from."""
+
+    def __init__(self) -> None:
+        self.queued = 0
+        self.aborted = False
+
+    def get_write_buffer_size(self) -> int:
+        return self.queued
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+def test_a_peer_that_stops_reading_ends_the_connection_once_the_queue_is_over_the_limit() -> None:
+    """Under the limit messages go out; over it the next one raises QueueOverflow, the queue is
+    dropped, pending requests fail with the reason and serve() raises it."""
+
+    async def main() -> tuple[BaseException | None, BaseException | None, BaseException, QueueTransport]:
+        inbox, outbox = new_inbox(), asyncio.StreamReader()
+        writer = PipeWriter(outbox)
+        transport = writer.transport = QueueTransport()  # type: ignore[attr-defined]
+        conn = Connection(inbox, writer, max_queued_bytes=3 * 1024 * 1024)
+        serve = asyncio.ensure_future(conn.serve())
+        pending = conn.send_request("slow")
+        transport.queued = 3 * 1024 * 1024
+        conn.notify("still-fits")
+        transport.queued += 1
+        with pytest.raises(QueueOverflow) as caught:
+            conn.notify("one-too-many")
+        async with asyncio.timeout(5):
+            serve_error = (await asyncio.gather(serve, return_exceptions=True))[0]
+            pending_error = (await asyncio.gather(pending, return_exceptions=True))[0]
+        return serve_error, pending_error, caught.value, transport
+
+    serve_error, pending_error, raised, transport = asyncio.run(main())
+    assert str(raised) == "stopped reading its input: 3 MiB queued (limit 3 MiB)"
+    assert isinstance(serve_error, QueueOverflow) and str(serve_error) == str(raised)
+    assert isinstance(pending_error, ConnectionClosed) and str(pending_error) == str(raised)
+    assert transport.aborted
+
+
+def test_without_a_queue_limit_nothing_is_checked() -> None:
+    """The SDK's side (and the control socket) set no limit: a large queue is the transport's business."""
+
+    async def main() -> None:
+        inbox, outbox = new_inbox(), asyncio.StreamReader()
+        writer = PipeWriter(outbox)
+        transport = writer.transport = QueueTransport()  # type: ignore[attr-defined]
+        transport.queued = 1 << 40
+        conn = Connection(inbox, writer)
+        conn.notify("fine")
+        assert not transport.aborted and not conn.closed
+        conn.close()
+
+    asyncio.run(main())

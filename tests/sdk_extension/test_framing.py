@@ -7,12 +7,15 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sdk_extension.framing import (
     MAX_DEPTH,
     MAX_MESSAGE_BYTES,
     FrameDecoder,
     FramingError,
+    MessageTooLarge,
     encode_message,
     read_message,
 )
@@ -456,3 +459,80 @@ def test_a_number_too_long_to_convert_is_a_framing_error() -> None:
         decode_all(data, None)
     with pytest.raises(FramingError, match="^body is not valid JSON: "):
         read_one(data)
+
+
+# -- what goes out: text UTF-8 cannot carry, and the size limit ----------------------------
+
+
+def test_lone_surrogates_are_sent_as_replacement_characters_and_pairs_stay_characters() -> None:
+    """os.listdir gives '\\udcff' for a byte that is not UTF-8: the frame carries U+FFFD instead of
+    failing; a pair split into two surrogates is joined back into its character."""
+    name = b"caf\xff.txt".decode("utf-8", "surrogateescape")
+    message = {"text": name, "lone": "\ud800", "pair": "\ud83d\ude00", name: "key too"}
+    assert decode_all(encode_message(message), None) == [
+        {"text": "caf\ufffd.txt", "lone": "\ufffd", "pair": "\U0001f600", "caf\ufffd.txt": "key too"}
+    ]
+
+
+def test_a_message_over_the_limit_is_refused_with_its_size_and_the_limit() -> None:
+    """Nothing is built for the peer to refuse: the caller learns the size and the limit."""
+    assert decode_all(encode_message({"a": "x" * 100}, max_bytes=108), None) == [{"a": "x" * 100}]
+    with pytest.raises(MessageTooLarge, match="^the message is 109 bytes, over the limit of 108 bytes per message$") as caught:
+        encode_message({"a": "x" * 101}, max_bytes=108)
+    assert (caught.value.size, caught.value.limit) == (109, 108)
+
+
+# -- properties: whatever the bytes, frames or FramingError, and bounded buffering -----------
+
+SMALL_BODY_LIMIT = 64
+SMALL_HEADER_LIMIT = 48
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+_pieces = st.one_of(
+    st.binary(max_size=80),
+    st.builds(lambda value: encode_message({"v": value}), _json_values),
+    st.builds(lambda n: b"Content-Length: %d\r\n\r\n" % n, st.integers(-5, 200)),
+    st.sampled_from([b"\r\n", b"\r\n\r\n", b"{", b"[" * 40, b"]" * 40, b"Content-Length: ", b"\xff\xfe", b"\x00"]),
+)
+
+
+@settings(max_examples=500, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(_pieces, max_size=12), cuts=st.lists(st.integers(0, 400), max_size=12))
+def test_any_byte_stream_in_any_chunking_yields_frames_or_a_framing_error_and_bounded_buffering(
+    pieces: list[bytes], cuts: list[int]
+) -> None:
+    """Fed to the decoder in arbitrary chunks: messages (objects) or FramingError, nothing else;
+    between feeds it never holds more than the larger of the body and header limits."""
+    stream = b"".join(pieces)
+    bounds = sorted({0, len(stream), *(min(cut, len(stream)) for cut in cuts)})
+    decoder = FrameDecoder(SMALL_BODY_LIMIT, max_depth=8, max_header_bytes=SMALL_HEADER_LIMIT)
+    try:
+        for start, end in zip(bounds, bounds[1:], strict=False):
+            for message in decoder.feed(stream[start:end]):
+                assert isinstance(message, dict)
+            assert decoder.buffered <= max(SMALL_BODY_LIMIT, SMALL_HEADER_LIMIT)
+        decoder.end()
+    except FramingError:
+        pass
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(values=st.lists(_json_values, max_size=6), chunk=st.integers(1, 50))
+def test_frames_of_any_values_come_back_whole_in_any_chunking(values: list[Any], chunk: int) -> None:
+    """The decoder gives back exactly what was encoded, however the bytes are cut."""
+    messages = [{"v": value} for value in values]
+    assert decode_all(b"".join(encode_message(m) for m in messages), chunk) == messages
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(text=st.text(alphabet=st.characters(categories=["Cs"]) | st.characters()))
+def test_any_text_with_or_without_lone_surrogates_encodes_and_decodes_as_text(text: str) -> None:
+    """Whatever str a result holds, it becomes a frame; what arrives is the same text with each
+    lone surrogate replaced by U+FFFD."""
+    [decoded] = decode_all(encode_message({"text": text}), None)
+    expected = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert decoded == {"text": expected}

@@ -1,0 +1,476 @@
+"""Fault matrix, the wire: what a peer's bytes can do to the host, and what the SDK always answers.
+
+One test per row of the fault table this area covers, each with real processes: extensions
+that misbehave on purpose are raw protocol clients written here (the SDK would refuse to),
+and each test checks the outcome and that no process is left running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from helpers import Project, running_dev, run, wait_for_exit
+
+from extension_host import ExtensionHost
+from extension_host.paths import control_socket_path
+from sdk_extension.framing import MAX_DEPTH, MAX_MESSAGE_BYTES, encode_message, read_message
+from sdk_extension.protocol import PARSE_ERROR
+
+pytestmark = pytest.mark.subprocess
+
+MIB = 1024 * 1024
+
+RAW_CLIENT = """
+import json, os, sys, time
+from sdk_extension._stdio import claim_protocol_stdio
+
+IN, OUT = claim_protocol_stdio()
+SESSION = os.environ["SESSION_ID"]
+_buffer = b""
+_last_id = 0
+
+
+def send_body(body):
+    view = memoryview(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
+    while view:
+        view = view[os.write(OUT, view):]
+
+
+def send(message):
+    # json.dumps escapes: a lone surrogate goes out as the six characters \\ud800, valid JSON.
+    send_body(json.dumps(message).encode())
+
+
+def _read():
+    global _buffer
+    chunk = os.read(IN, 1 << 16)
+    if not chunk:
+        sys.exit(0)  # the host closed our input: the contract is to exit
+    _buffer += chunk
+
+
+def receive():
+    global _buffer
+    while b"\\r\\n\\r\\n" not in _buffer:
+        _read()
+    header, _, _buffer = _buffer.partition(b"\\r\\n\\r\\n")
+    length = int(header.split(b":")[1])
+    while len(_buffer) < length:
+        _read()
+    body, _buffer = _buffer[:length], _buffer[length:]
+    return json.loads(body)
+
+
+def request(method, params):
+    global _last_id
+    _last_id += 1
+    send({"jsonrpc": "2.0", "id": _last_id, "method": method, "params": params})
+    while True:
+        message = receive()
+        if message.get("id") == _last_id and "method" not in message:
+            return message
+
+
+def join(*tools, all_events=False):
+    request("connect", {})
+    resume = {"sessionId": SESSION, "tools": [{"name": t, "description": t} for t in tools],
+              "hooks": False, "hookTypes": [], "disableResume": True}
+    if not all_events:
+        resume["eventTypes"] = []
+    return request("session.resume", resume)
+
+
+def next_call():
+    while True:
+        message = receive()
+        event = (message.get("params") or {}).get("event") or {}
+        if event.get("type") == "external_tool.requested":
+            return event["data"]
+
+
+def answer(call, result):
+    send({"jsonrpc": "2.0", "id": "answer-" + call["requestId"],
+          "method": "session.tools.handlePendingToolCall",
+          "params": {"sessionId": SESSION, "requestId": call["requestId"], "result": result}})
+"""
+
+
+def raw_extension(project: Project, name: str, body: str) -> None:
+    """An extension that speaks the protocol by hand: the raw client above, then ``body``."""
+    project.add_extension(name, RAW_CLIENT + textwrap.dedent(body))
+
+
+def assert_all_exited(pids: list[int]) -> None:
+    for pid in pids:
+        assert wait_for_exit(pid, timeout=15), f"process {pid} was left running"
+
+
+def processes_working_in(folder: Path) -> list[int]:
+    """Pids of this user's processes whose working directory is ``folder`` (extensions run in
+    the project root), whoever started them."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(os.readlink(entry / "cwd")) == folder:
+                    found.append(int(entry.name))
+            except OSError:
+                continue  # gone meanwhile, or not ours
+    return found
+
+
+def one_line(text: str | None) -> str:
+    assert text is not None and "\n" not in text and "Traceback" not in text
+    return text
+
+
+# -- deeply nested JSON ------------------------------------------------------------------------
+
+NESTED = b"[" * 100_000 + b"]" * 100_000
+
+
+def test_deeply_nested_json_from_an_extension_fails_it_at_once_and_its_pending_call_with_it(
+    project: Project, reap_extension_processes: list[int]
+) -> None:
+    """100,000 nested arrays while a call is pending: the extension fails with a one-line
+    protocol error and the call fails at once, not at the tool timeout; the others serve on."""
+    raw_extension(
+        project,
+        "nester",
+        f"""
+        join("nest")
+        next_call()
+        send_body(b'{{"jsonrpc":"2.0","method":"x","params":' + {NESTED!r} + b'}}')
+        time.sleep(600)
+        """,
+    )
+    raw_extension(project, "echo", """
+        join("echo")
+        while True:
+            answer(next_call(), "echoed")
+        """)
+
+    async def scenario() -> float:
+        async with ExtensionHost(project.root, project.home, tool_timeout=120, stop_grace=2) as host:
+            started = time.monotonic()
+            result = await host.call_tool("nest")
+            took = time.monotonic() - started
+            assert result.result_type == "failure"
+            reason = f"protocol error: body is nested deeper than {MAX_DEPTH} levels"
+            assert result.text_result_for_llm == (
+                f"tool 'nest' could not finish: extension project:nester failed: {reason}"
+            )
+            info = host.extension("nester")
+            assert info.status == "failed" and one_line(info.error) == reason
+            assert (await host.call_tool("echo")).text_result_for_llm == "echoed"
+        return took
+
+    took = run(scenario())
+    assert took < 15, f"the call waited {took:.1f} s: it should fail at once, the tool timeout is 120 s"
+    assert_all_exited(reap_extension_processes)
+    print(f"nested JSON: the pending call failed after {took:.3f} s (tool timeout 120 s)")
+
+
+def test_deeply_nested_json_on_the_control_socket_gets_a_parse_error_and_the_host_serves_on(
+    project: Project,
+) -> None:
+    """A client of a running ``extensions dev`` sends 100,000 nested arrays: it is told why and
+    dropped; the next client is answered and ``extensions list`` still reaches the host."""
+    raw_extension(project, "echo", """
+        join("echo")
+        while True:
+            answer(next_call(), "echoed")
+        """)
+
+    async def scenario() -> None:
+        async with running_dev(project) as dev:
+            path = control_socket_path(project.root)
+            reader, writer = await asyncio.open_unix_connection(str(path))
+            started = time.monotonic()
+            writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(NESTED), NESTED))
+            async with asyncio.timeout(10):
+                said = await read_message(reader)
+                assert await read_message(reader) is None  # then it hangs up
+            print(f"nested JSON on the control socket: parse error after {time.monotonic() - started:.3f} s")
+            assert said == {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": PARSE_ERROR, "message": f"body is nested deeper than {MAX_DEPTH} levels"},
+            }
+            writer.close()
+            reader, writer = await asyncio.open_unix_connection(str(path))
+            writer.write(encode_message({"jsonrpc": "2.0", "id": 1, "method": "host.status"}))
+            async with asyncio.timeout(10):
+                status = await read_message(reader)
+            writer.close()
+            assert status is not None and status["result"]["pid"] == dev.process.pid
+            listing = await asyncio.to_thread(
+                subprocess.run,
+                [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home),
+                 "list", "--json"],
+                capture_output=True, text=True, timeout=60,
+            )
+            assert listing.returncode == 0, listing.stderr
+            [echo] = json.loads(listing.stdout)["extensions"]
+            assert echo["status"] == "running" and echo["pid"] is not None
+            await dev.send("quit")
+            async with asyncio.timeout(20):
+                assert await dev.process.wait() == 0
+            assert wait_for_exit(echo["pid"], timeout=15)
+
+    run(scenario())
+
+
+# -- lone surrogates ---------------------------------------------------------------------------
+
+
+def test_a_tool_returning_a_file_name_that_is_not_utf8_is_answered_with_a_replacement_character(
+    project: Project, reap_extension_processes: list[int]
+) -> None:
+    """os.listdir on a name that is not UTF-8 gives a lone surrogate: the call is answered at
+    once, the byte shown as U+FFFD, not left to hang until the tool timeout."""
+    files = project.root / "files"
+    files.mkdir()
+    os.close(os.open(bytes(files) + b"/caf\xff.txt", os.O_CREAT | os.O_WRONLY, 0o600))
+    project.add_extension(
+        "lister",
+        f"""
+        import os
+        from sdk_extension import join_session, tool
+
+        @tool(description="List the files")
+        def list_files() -> str:
+            return "\\n".join(os.listdir({str(files)!r}))
+
+        join_session(tools=[list_files])
+        """,
+    )
+
+    async def scenario() -> float:
+        async with ExtensionHost(project.root, project.home, tool_timeout=120, stop_grace=2) as host:
+            started = time.monotonic()
+            result = await host.call_tool("list_files")
+            took = time.monotonic() - started
+            assert result.result_type == "success"
+            assert result.text_result_for_llm == "caf\ufffd.txt"
+            assert host.extension("lister").status == "running"
+        return took
+
+    took = run(scenario())
+    assert took < 15, f"the call took {took:.1f} s: it should be answered at once"
+    assert_all_exited(reap_extension_processes)
+    print(f"lone surrogate: answered in {took:.3f} s (tool timeout 120 s)")
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_extensions_call_prints_a_lone_surrogate_from_a_raw_client_without_crashing(
+    project: Project, as_json: bool
+) -> None:
+    """A raw client answers with the JSON escape \\ud800 (a lone surrogate once decoded):
+    ``extensions call`` shows it as a visible escape and exits 0, with and without --json."""
+    raw_extension(project, "weird", """
+        join("weird")
+        while True:
+            answer(next_call(), "bad \\ud800 name")
+        """)
+    command = [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home),
+               "call", "weird", *(["--json"] if as_json else [])]
+    done = subprocess.run(
+        command, capture_output=True, timeout=90, cwd=project.home, env={**os.environ, "PYTHONIOENCODING": "utf-8"}
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert_all_exited(processes_working_in(project.root))
+    assert b"Traceback" not in done.stderr
+    if as_json:
+        printed = json.loads(done.stdout)
+        assert printed["result_type"] == "success"
+        assert printed["text_result_for_llm"] == "bad \ud800 name"
+    else:
+        assert done.stdout.decode() == "bad \\ud800 name\n"
+
+
+# -- oversize arguments and results --------------------------------------------------------
+
+
+def test_arguments_over_the_message_limit_fail_that_call_and_leave_the_extension_running(
+    project: Project, reap_extension_processes: list[int]
+) -> None:
+    """An argument of 64 MiB + 1 byte is refused before it is sent, naming the tool and the
+    limit; a 16 MiB one still goes; the extension answers the next call."""
+    project.add_extension(
+        "sizer",
+        """
+        from sdk_extension import join_session, tool
+
+        @tool(description="Measure the text")
+        def size(text: str) -> str:
+            return str(len(text))
+
+        join_session(tools=[size])
+        """,
+    )
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, tool_timeout=120, stop_grace=2) as host:
+            started = time.monotonic()
+            result = await host.call_tool("size", {"text": "x" * (MAX_MESSAGE_BYTES + 1)})
+            print(f"oversize arguments: the call failed after {time.monotonic() - started:.3f} s")
+            assert result.result_type == "failure"
+            text = one_line(result.text_result_for_llm)
+            assert text.startswith("tool 'size' of project:sizer was not called: its arguments are too large (")
+            assert "over the limit of 64.0 MiB (67108864 bytes) per message" in text
+            assert host.extension("sizer").status == "running"
+            assert (await host.call_tool("size", {"text": "x" * (16 * MIB)})).text_result_for_llm == str(16 * MIB)
+            assert (await host.call_tool("size", {"text": "abc"})).text_result_for_llm == "3"
+
+    run(scenario(), timeout=120)
+    assert_all_exited(reap_extension_processes)
+
+
+def test_a_result_over_the_message_limit_is_answered_with_a_failure_saying_so(
+    project: Project, reap_extension_processes: list[int]
+) -> None:
+    """The SDK does not send what the host would refuse: the call fails at once with the size
+    and the limit, and the extension keeps serving."""
+    project.add_extension(
+        "flood",
+        """
+        from sdk_extension import join_session, tool
+
+        @tool(description="Return too much")
+        def huge() -> str:
+            return "x" * (65 * 1024 * 1024)
+
+        @tool(description="Answer")
+        def ping() -> str:
+            return "pong"
+
+        join_session(tools=[huge, ping])
+        """,
+    )
+
+    async def scenario() -> float:
+        async with ExtensionHost(project.root, project.home, tool_timeout=120, stop_grace=2) as host:
+            started = time.monotonic()
+            result = await host.call_tool("huge")
+            took = time.monotonic() - started
+            assert result.result_type == "failure"
+            assert one_line(result.text_result_for_llm).startswith(
+                "the result of tool 'huge' is 65.0 MiB, over the limit of 64.0 MiB a message to the host may be"
+            )
+            assert host.extension("flood").status == "running"
+            assert (await host.call_tool("ping")).text_result_for_llm == "pong"
+        return took
+
+    took = run(scenario(), timeout=120)
+    assert took < 60, f"the call took {took:.1f} s: the tool timeout is 120 s"
+    assert_all_exited(reap_extension_processes)
+    print(f"oversize result: the call failed after {took:.3f} s (tool timeout 120 s)")
+
+
+# -- an extension that never reads its input -------------------------------------------------
+
+DEAF_HOST = """
+import asyncio, json, sys, time
+from extension_host import ExtensionHost
+
+def peak_mib():
+    # VmHWM, not ru_maxrss: the latter carries the peak of the process that started this one.
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
+
+async def main():
+    async with ExtensionHost(sys.argv[1], sys.argv[2], tool_timeout=120, stop_grace=1) as host:
+        before = peak_mib()
+        blob = {"blob": "x" * (8 * 1024 * 1024)}
+        started = time.monotonic()
+        results = await asyncio.gather(*(host.call_tool("sink", blob) for _ in range(int(sys.argv[3]))))
+        took = time.monotonic() - started
+        info = host.extension("deaf")
+        print(json.dumps({
+            "before": before, "peak": peak_mib(), "took": took, "status": info.status, "error": info.error,
+            "pid": info.pid, "results": [[r.result_type, r.text_result_for_llm] for r in results],
+        }), flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_an_extension_that_never_reads_is_failed_once_its_queue_is_full_and_host_memory_stays_bounded(
+    project: Project,
+) -> None:
+    """80 calls of 8 MiB (640 MiB offered) to an extension that stopped reading: it fails with
+    "stopped reading its input", every call fails at once, and the host's memory peak grows by
+    about the queue limit (64 MiB), not by what was offered."""
+    raw_extension(project, "deaf", """
+        join("sink", all_events=True)
+        time.sleep(600)
+        """)
+    done = subprocess.run(
+        [sys.executable, "-c", DEAF_HOST, str(project.root), str(project.home), "80"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == "failed"
+    reason = one_line(report["error"])
+    assert reason.startswith("stopped reading its input: ") and reason.endswith("MiB queued (limit 64 MiB)")
+    types = {result_type for result_type, _ in report["results"]}
+    assert types == {"failure"}
+    texts = [text for _, text in report["results"]]
+    assert any(f"extension project:deaf failed: {reason}" in text for text in texts)
+    assert report["took"] < 60, f"the calls took {report['took']:.1f} s: the tool timeout is 120 s"
+    growth = report["peak"] - report["before"]
+    assert growth < 250, f"the host grew by {growth:.0f} MiB for a queue limit of 64 MiB"
+    assert wait_for_exit(report["pid"], timeout=15)
+    print(f"peak RSS {report['before']:.0f} -> {report['peak']:.0f} MiB, all calls settled in {report['took']:.2f} s")
+
+
+# -- a plain def hook that hangs -------------------------------------------------------------
+
+
+def test_a_hung_plain_def_hook_called_40_times_does_not_starve_its_extensions_tools(
+    project: Project, reap_extension_processes: list[int]
+) -> None:
+    """A prompt hook that blocks forever in a plain ``def``, 40 prompts at once and 40 more one
+    by one, with a short hook timeout: a sync tool of the same extension still answers."""
+    project.add_extension(
+        "stuck",
+        """
+        import threading
+        from sdk_extension import join_session, tool
+
+        def on_user_prompt_submitted(prompt, invocation):
+            threading.Event().wait()
+
+        @tool(description="Answer")
+        def ping() -> str:
+            return "pong"
+
+        join_session(tools=[ping], hooks={"on_user_prompt_submitted": on_user_prompt_submitted})
+        """,
+    )
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, hook_timeout=0.5, tool_timeout=60, stop_grace=2) as host:
+            prompts = await asyncio.gather(*(host.submit_prompt("hi") for _ in range(40)))
+            for _ in range(40):
+                prompts.append(await host.submit_prompt("hi"))
+            assert all(prompt.rejected for prompt in prompts)  # a guard that fails, fails closed
+            started = time.monotonic()
+            result = await host.call_tool("ping")
+            print(f"hung hook x80: a tool of the same extension answered in {time.monotonic() - started:.3f} s")
+            assert result.text_result_for_llm == "pong", result.text_result_for_llm
+            assert host.extension("stuck").status == "running"
+
+    run(scenario(), timeout=120)
+    assert_all_exited(reap_extension_processes)
