@@ -39,7 +39,16 @@ from .process import ExtensionProcess, LaunchSpec, python_argv, spawn
 from .registry import ToolEntry, ToolRegistry
 from .wire import validate
 
-__all__ = ["STOP_IDLE_LIMIT", "STOP_QUIET", "Arbiter", "CrashHandler", "ExtensionInstance", "SendHandler", "SessionContext"]
+__all__ = [
+    "NOT_JOINED_GRACE",
+    "STOP_IDLE_LIMIT",
+    "STOP_QUIET",
+    "Arbiter",
+    "CrashHandler",
+    "ExtensionInstance",
+    "SendHandler",
+    "SessionContext",
+]
 
 SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
 """What the embedding application does with ``session.send``: ``(prompt, attachments, extension_id)``."""
@@ -61,6 +70,9 @@ STOP_QUIET: Final = 0.2
 request it sent just before (a ``session.log`` right after joining) is read and answered."""
 STOP_IDLE_LIMIT: Final = 1.0
 """The longest a stop waits for that quiet (s): a chatty extension is stopped anyway."""
+
+NOT_JOINED_GRACE: Final = 0.5
+"""Each step of the stop ladder for an extension that failed before joining (s)."""
 
 _ALL_EVENTS: Final = "*"
 
@@ -278,7 +290,12 @@ class ExtensionInstance:
             if removed:
                 self._context.events.emit("session.tools_updated", {"removed": removed, "extensionId": self.id})
         if self._process is not None and self._process.returncode is None and not self._stopping:
-            self._spawn(self._process.stop(self._context.stop_grace))
+            # One that never joined has no calls to finish and may not read its stdin at all
+            # (stuck at import): it gets a short ladder, so a one-shot command is not held up.
+            grace = self._context.stop_grace
+            if not was_running:
+                grace = min(grace, NOT_JOINED_GRACE)
+            self._spawn(self._process.stop(grace))
         if was_running and not self.retired and not self._evicted and not self._stopping and self._on_crash:
             self._on_crash(self)
 

@@ -82,6 +82,8 @@ class Supervisor:
         self._crash_budget = crash_budget
         self._crashes = SlidingCount(crash_budget.restarts, crash_budget.window) if crash_budget else None
         self._restarts: set[asyncio.Task[None]] = set()
+        self._scheduled: set[ExtensionInstance] = set()
+        """Crashed instances whose restart is waiting for its backoff."""
         self._reloads = SlidingCount(reload_budget.reloads, reload_budget.window) if reload_budget else None
         self._paused: set[str] = set()
         """Extensions whose file changes are ignored: they reloaded too often."""
@@ -170,6 +172,8 @@ class Supervisor:
         """
         for extension_id in changed or ():
             self._paused.discard(extension_id)
+            if self._reloads is not None:
+                self._reloads.reset(extension_id)
         return await self._apply(changed)
 
     async def apply_watched(self, changed: set[str]) -> list[ReloadOutcome]:
@@ -315,11 +319,12 @@ class Supervisor:
         events.emit(
             "session.warning",
             {
-                "message": f"extension {instance.id} crashed; restarting it in {delay:g} s "
+                "message": f"extension {instance.id} crashed ({instance.error}); restarting it in {delay:g} s "
                 f"(restart {attempt} of {budget.restarts} {within})",
                 "extensionId": instance.id,
             },
         )
+        self._scheduled.add(instance)
         task = asyncio.ensure_future(self._restart(instance, delay, attempt))
         self._restarts.add(task)
         task.add_done_callback(self._restarts.discard)
@@ -332,6 +337,7 @@ class Supervisor:
         except TimeoutError:
             pass
         async with self._lock:
+            self._scheduled.discard(old)
             if self._closing.is_set() or self._current.get(old.id) is not old:
                 return  # stopped, reloaded or removed meanwhile
             tools_before = self._tool_owners()
@@ -350,7 +356,7 @@ class Supervisor:
                         "extensionId": old.id,
                     },
                 )
-            else:
+            elif new not in self._scheduled and new.status != "quarantined":  # else it crashed once more
                 self._context.events.emit(
                     "session.warning",
                     {

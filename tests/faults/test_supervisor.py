@@ -34,16 +34,20 @@ def joining(name: str, tool: str | None = None) -> str:
     """
 
 
+@pytest.fixture
+def spawned(reap_extension_processes: list[int]) -> list[int]:
+    """Every extension process (and fork server) started in the test, as they are started."""
+    return reap_extension_processes
+
+
 def host_for(project: Project, **options: Any) -> ExtensionHost:
     options.setdefault("stop_grace", 1.0)
     return ExtensionHost(project.root, project.home, **options)
 
 
-def pids_of(host: ExtensionHost) -> list[int]:
-    return [info.pid for info in host.extensions if info.pid is not None]
-
-
 def assert_all_exited(pids: list[int]) -> None:
+    """Every extension process the host started (and its fork server) has exited."""
+    assert pids
     for pid in pids:
         assert wait_for_exit(pid, timeout=15), f"extension process {pid} is still running"
 
@@ -57,14 +61,19 @@ def reload_count(host: ExtensionHost, extension_id: str) -> int:
     )
 
 
-def is_warning(fragment: str) -> Any:
-    return lambda event: event["type"] == "session.warning" and fragment in event["data"]["message"]
+def is_warning(*fragments: str) -> Any:
+    """A predicate matching a session.warning whose message contains every fragment."""
+    return lambda event: event["type"] == "session.warning" and all(
+        fragment in event["data"]["message"] for fragment in fragments
+    )
 
 
 # -- the first extension hangs at import --------------------------------------------------
 
 
-def test_an_extension_that_hangs_at_import_delays_and_fails_only_itself(project: Project) -> None:
+def test_an_extension_that_hangs_at_import_delays_and_fails_only_itself(
+    project: Project, spawned: list[int]
+) -> None:
     """``a`` (first in load order) never joins; ``b`` and ``c`` are running and serve calls while
     ``a`` is still starting, and ``a`` alone fails with the readiness timeout."""
     project.add_extension("a", "import time\ntime.sleep(3600)\n")
@@ -87,11 +96,9 @@ def test_an_extension_that_hangs_at_import_delays_and_fails_only_itself(project:
             assert (a.status, b.status, c.status) == ("failed", "running", "running")
             assert a.error is not None and a.error.startswith("did not join within 5 s")
             assert b.error is None and c.error is None
-            pids = pids_of(host)
-            assert len(pids) == 3
         finally:
             await host.stop()
-        assert_all_exited(pids)
+        assert_all_exited(spawned)
 
     run(scenario())
 
@@ -131,7 +138,9 @@ LATE_B = """
 """
 
 
-def test_an_earlier_extension_that_joins_late_takes_its_tool_from_a_later_one(project: Project) -> None:
+def test_an_earlier_extension_that_joins_late_takes_its_tool_from_a_later_one(
+    project: Project, spawned: list[int]
+) -> None:
     """``a`` is earlier in load order but joins after ``b``, and both declare ``t``: ``b`` fails
     with the collision error naming ``t`` and ``project:a`` (its call in flight ends with a
     failure), ``a`` serves ``t``: the end state loading in order gives."""
@@ -154,10 +163,9 @@ def test_an_earlier_extension_that_joins_late_takes_its_tool_from_a_later_one(pr
             assert host.tools["t"].owner == "project:a"
             assert (await host.call_tool("t")).text_result_for_llm == "from a"
             await wait_for_event(host, is_warning("extension project:b failed: tool 't'"))
-            pids = pids_of(host)
         finally:
             await host.stop()
-        assert_all_exited(pids)
+        assert_all_exited(spawned)
 
     run(scenario())
 
@@ -184,7 +192,9 @@ CRASHY = """
 FAST = CrashBudget(restarts=3, window=300, backoff=0.05)
 
 
-def test_an_extension_that_crashes_after_joining_is_restarted_then_quarantined(project: Project) -> None:
+def test_an_extension_that_crashes_after_joining_is_restarted_then_quarantined(
+    project: Project, spawned: list[int]
+) -> None:
     """A long-running host restarts a crashed extension with a backoff, three times; the fourth
     crash quarantines it (no more restarts), and a reload by name brings it back."""
     project.add_extension("crashy", CRASHY)
@@ -196,25 +206,40 @@ def test_an_extension_that_crashes_after_joining_is_restarted_then_quarantined(p
             for attempt in (1, 2, 3):
                 result = await host.call_tool("boom")
                 assert result.result_type == "failure"
-                await wait_for_event(host, is_warning(f"restarting it in {0.05 * 2 ** (attempt - 1):g} s (restart {attempt} of 3 within 5 min)"))
-                await wait_for_event(host, is_log_prefix(f"extension project:crashy restarted after a crash (restart {attempt} of 3"))
+                delay = 0.05 * 2 ** (attempt - 1)
+                await wait_for_event(
+                    host,
+                    is_warning(
+                        "extension project:crashy crashed (exited with code 3 while running",
+                        f"restarting it in {delay:g} s (restart {attempt} of 3 within 5 min)",
+                    ),
+                )
+                restarted = f"extension project:crashy restarted after a crash (restart {attempt} of 3"
+                await wait_for_event(host, is_log_prefix(restarted))
                 assert host.extension("crashy").status == "running"
             assert (await host.call_tool("boom")).result_type == "failure"
-            await wait_for_event(host, is_warning("quarantined: it is not restarted until its files change or 'extensions reload crashy'"))
+            await wait_for_event(
+                host,
+                is_warning(
+                    "extension project:crashy crashed again after 3 restarts within 5 min; quarantined: "
+                    "it is not restarted until its files change or 'extensions reload crashy'"
+                ),
+            )
             info = host.extension("crashy")
             assert info.status == "quarantined"
             assert info.error is not None and "exited with code 3 while running" in info.error
-            assert host.extension("crashy").to_json()["status"] == "quarantined"
+            assert info.to_json()["status"] == "quarantined"
+            assert "boom" not in host.tools
+            call = await host.call_tool("boom")
+            assert call.result_type == "failure"
+            assert call.error is not None and "extension project:crashy quarantined: exited with code 3" in call.error
             assert len(starts.read_text().split()) == 4  # the first start and three restarts
-            call = await host.call_tool("boom") if "boom" in host.tools else None
-            assert call is None  # its tool is not offered while it is quarantined
 
             (project.root / "crash").unlink()
             (outcome,) = await host.reload("crashy")
             assert (outcome.action, outcome.status) == ("reloaded", "running")
             assert (await host.call_tool("boom")).text_result_for_llm == "fine"
-            pids = [int(pid) for pid in starts.read_text().split()]
-        assert_all_exited(pids)
+        assert_all_exited(spawned)
 
     run(scenario())
 
@@ -223,7 +248,9 @@ def is_log_prefix(prefix: str) -> Any:
     return lambda event: event["type"] == "session.info" and event["data"].get("message", "").startswith(prefix)
 
 
-def test_a_one_shot_host_does_not_restart_a_crashed_extension(project: Project) -> None:
+def test_a_one_shot_host_does_not_restart_a_crashed_extension(
+    project: Project, spawned: list[int]
+) -> None:
     """Without watching (one-shot commands) a crash leaves the extension failed, not restarted."""
     project.add_extension("crashy", CRASHY)
     (project.root / "crash").write_text("yes")
@@ -233,10 +260,10 @@ def test_a_one_shot_host_does_not_restart_a_crashed_extension(project: Project) 
             assert (await host.call_tool("boom")).result_type == "failure"
             await wait_for_event(host, is_warning("extension project:crashy failed: exited with code 3"))
             assert host.extension("crashy").status == "failed"
-            assert not any("restarting" in event["data"]["message"] for event in host.events.history("session.warning"))
-            pids = [int(pid) for pid in (project.root / "starts.txt").read_text().split()]
-            assert len(pids) == 1
-        assert_all_exited(pids)
+            warnings = [event["data"]["message"] for event in host.events.history("session.warning")]
+            assert not any("restarting" in warning for warning in warnings)
+            assert len((project.root / "starts.txt").read_text().split()) == 1
+        assert_all_exited(spawned)
 
     run(scenario())
 
@@ -253,35 +280,42 @@ SELF_WRITER = """
 """
 
 
-def test_an_extension_that_writes_into_its_own_folder_has_its_watching_paused(project: Project) -> None:
+def test_an_extension_that_writes_into_its_own_folder_has_its_watching_paused(
+    project: Project, spawned: list[int]
+) -> None:
     """Each join writes into the extension's folder, which reloads it: after five reloads its
     watching pauses with a warning saying how to resume; a later save of another extension
     reloads that one and not the writer."""
     writer = project.add_extension("writer", SELF_WRITER)
     other = project.add_extension("other", joining("other"))
 
+    paused = is_warning(
+        "extension project:writer reloaded 5 times within 10 s (does it write into its own folder?); "
+        "its file changes are ignored until 'extensions reload writer'"
+    )
+
     async def scenario() -> None:
         async with host_for(project, reload_budget=ReloadBudget(reloads=5, window=10)) as host:
             # Its first write came before watching began: a save starts the storm.
             (writer / "extension.py").write_text((writer / "extension.py").read_text() + "# saved\n")
-            await wait_for_event(
-                host,
-                is_warning("extension project:writer reloaded 5 times within 10 s (does it write into its own folder?); "
-                           "its file changes are ignored until 'extensions reload writer'"),
-                timeout=60,
-            )
+            first = await wait_for_event(host, paused, timeout=60)
             reloads = reload_count(host, "project:writer")
             writes = (writer / "notes.txt").read_text().count("joined")
             assert reloads <= 5 and writes <= 6
             assert host.extension("writer").status == "running"
 
-            (other / "extension.py").write_text((other / "extension.py").read_text().replace("other joined", "other v2"))
+            code = (other / "extension.py").read_text()
+            (other / "extension.py").write_text(code.replace("other joined", "other v2"))
             await wait_for_event(host, is_log("other v2"), timeout=30)
             assert reload_count(host, "project:writer") == reloads
             assert (writer / "notes.txt").read_text().count("joined") == writes
             assert host.extension("writer").status == "running"
-            pids = pids_of(host)
-        assert_all_exited(pids)
+
+            # Reloading it by name resumes its watching (and, as it still writes, pauses it again).
+            (outcome,) = await host.reload("writer")
+            assert outcome.action == "reloaded"
+            await wait_for_event(host, lambda event: paused(event) and event["id"] != first["id"], timeout=60)
+        assert_all_exited(spawned)
 
     run(scenario(), timeout=120)
 
