@@ -186,8 +186,8 @@ class Supervisor:
                 if not self._reloads.take(extension_id):
                     wanted.discard(extension_id)
                     self._pause(self._current[extension_id])
-        if not wanted and all(self._current_entry_exists(extension_id) for extension_id in changed):
-            return []  # only paused extensions changed: not even a discovery
+        if changed and not wanted and all(self._current_entry_exists(extension_id) for extension_id in changed):
+            return []  # only paused extensions changed (and are still there): not even a discovery
         return await self._apply(wanted)
 
     async def _apply(self, changed: set[str] | None) -> list[ReloadOutcome]:
