@@ -3,11 +3,15 @@
 An :class:`ExtensionInstance` starts the process, answers what the extension asks of the host
 (``connect``, ``session.resume``, ``session.log``, ``session.send``,
 ``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest``), registers its
-tools when it joins, answers its request for environment variables with the granted values,
-and turns every way it can go wrong (crash, protocol error, collision, a variable nobody
-granted, no join in time) into status ``failed`` with a one-line reason. Whatever happens to
-it, its pending calls end at once and its tools leave the registry. It knows nothing of other
-extensions beyond the shared registry and event log it is given.
+tools the moment it joins (never waiting for another extension), answers its request for
+environment variables with the granted values, and turns every way it can go wrong (crash,
+protocol error, collision, a variable nobody granted, no join in time) into status ``failed``
+with a one-line reason. Whatever happens to it, its pending calls end at once and its tools
+leave the registry. Before its stdin is closed, the requests it already sent are answered.
+
+It knows nothing of other extensions beyond the shared registry and event log it is given:
+who wins a tool-name collision with a running extension is its arbiter's call, and what
+follows a crash after joining (restart, quarantine) its crash handler's, both the supervisor's.
 """
 
 from __future__ import annotations
