@@ -300,29 +300,20 @@ class Supervisor:
         if self._current.get(instance.id) is not instance:
             return
         budget = self._crash_budget
-        events = self._context.events
         within = f"within {_duration(budget.window)}"
         attempt = self._crashes.take(instance.id)
         if not attempt:
             instance.quarantine()
-            events.emit(
-                "session.warning",
-                {
-                    "message": f"extension {instance.id} crashed again after {budget.restarts} restarts {within}; "
-                    f"quarantined: it is not restarted until its files change or "
-                    f"'extensions reload {_name_for_command(instance.spec)}'",
-                    "extensionId": instance.id,
-                },
+            self._say(
+                instance,
+                f"crashed again after {budget.restarts} restarts {within}; quarantined: it is not restarted "
+                f"until its files change or 'extensions reload {_name_for_command(instance.spec)}'",
             )
             return
         delay = budget.delay(attempt)
-        events.emit(
-            "session.warning",
-            {
-                "message": f"extension {instance.id} crashed ({instance.error}); restarting it in {delay:g} s "
-                f"(restart {attempt} of {budget.restarts} {within})",
-                "extensionId": instance.id,
-            },
+        self._say(
+            instance,
+            f"crashed ({instance.error}); restarting it in {delay:g} s (restart {attempt} of {budget.restarts} {within})",
         )
         self._scheduled.add(instance)
         task = asyncio.ensure_future(self._restart(instance, delay, attempt))
@@ -348,22 +339,13 @@ class Supervisor:
             budget = self._crash_budget
             assert budget is not None
             if new.status == "running":
-                self._context.events.emit(
-                    "session.info",
-                    {
-                        "message": f"extension {old.id} restarted after a crash (restart {attempt} of "
-                        f"{budget.restarts} within {_duration(budget.window)})",
-                        "extensionId": old.id,
-                    },
-                )
+                within = f"within {_duration(budget.window)}"
+                self._say(new, f"restarted after a crash (restart {attempt} of {budget.restarts} {within})", "info")
             elif new not in self._scheduled and new.status != "quarantined":  # else it crashed once more
-                self._context.events.emit(
-                    "session.warning",
-                    {
-                        "message": f"extension {old.id} did not come back after a crash: {new.error}; "
-                        f"fix it and save, or 'extensions reload {_name_for_command(old.spec)}'",
-                        "extensionId": old.id,
-                    },
+                self._say(
+                    new,
+                    f"did not come back after a crash: {new.error}; fix it and save, or "
+                    f"'extensions reload {_name_for_command(new.spec)}'",
                 )
             self._announce([_outcome("restarted", new)], tools_before)
 
@@ -371,14 +353,15 @@ class Supervisor:
         self._paused.add(instance.id)
         budget = self._reloads
         assert budget is not None
+        self._say(
+            instance,
+            f"reloaded {budget.limit} times within {budget.window:g} s (does it write into its own folder?); "
+            f"its file changes are ignored until 'extensions reload {_name_for_command(instance.spec)}'",
+        )
+
+    def _say(self, instance: ExtensionInstance, text: str, level: str = "warning") -> None:
         self._context.events.emit(
-            "session.warning",
-            {
-                "message": f"extension {instance.id} reloaded {budget.limit} times within {budget.window:g} s "
-                f"(does it write into its own folder?); its file changes are ignored until "
-                f"'extensions reload {_name_for_command(instance.spec)}'",
-                "extensionId": instance.id,
-            },
+            f"session.{level}", {"message": f"extension {instance.id} {text}", "extensionId": instance.id}
         )
 
     def _current_entry_exists(self, extension_id: str) -> bool:

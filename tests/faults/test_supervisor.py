@@ -244,6 +244,27 @@ def test_an_extension_that_crashes_after_joining_is_restarted_then_quarantined(
     run(scenario())
 
 
+def test_stopping_the_host_while_a_restart_waits_for_its_backoff_stops_at_once(
+    project: Project, spawned: list[int]
+) -> None:
+    """A restart due in 60 s does not hold up the host's stop, and never happens."""
+    project.add_extension("crashy", CRASHY)
+    (project.root / "crash").write_text("yes")
+
+    async def scenario() -> None:
+        host = host_for(project, crash_budget=CrashBudget(restarts=3, window=300, backoff=60))
+        async with host:
+            assert (await host.call_tool("boom")).result_type == "failure"
+            await wait_for_event(host, is_warning("restarting it in 60 s (restart 1 of 3"))
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+        assert loop.time() - began < 15  # not the 60 s backoff
+        assert len((project.root / "starts.txt").read_text().split()) == 1
+        assert_all_exited(spawned)
+
+    run(scenario())
+
+
 def is_log_prefix(prefix: str) -> Any:
     return lambda event: event["type"] == "session.info" and event["data"].get("message", "").startswith(prefix)
 
