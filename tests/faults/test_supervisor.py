@@ -8,10 +8,11 @@ import asyncio
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Project, is_log, run, wait_for_event, wait_for_exit
+from helpers import Project, is_log, run, running_dev, wait_for_event, wait_for_exit
 
 from extension_host import ExtensionHost
 from extension_host.budget import CrashBudget, ReloadBudget
@@ -292,13 +293,19 @@ def test_a_one_shot_host_does_not_restart_a_crashed_extension(
 # -- an extension writes into its own folder ----------------------------------------------
 
 SELF_WRITER = """
+    import os
     from pathlib import Path
     from sdk_extension import join_session
 
     session = join_session()
     with open(Path(__file__).parent / "notes.txt", "a") as notes:
-        notes.write("joined\\n")
+        notes.write(f"joined {os.getpid()}\\n")
 """
+
+
+def save(folder: Path) -> None:
+    """Save the extension's file again (a change, as an editor makes it)."""
+    (folder / "extension.py").write_text((folder / "extension.py").read_text() + "# saved\n")
 
 
 def test_an_extension_that_writes_into_its_own_folder_has_its_watching_paused(
@@ -317,8 +324,7 @@ def test_an_extension_that_writes_into_its_own_folder_has_its_watching_paused(
 
     async def scenario() -> None:
         async with host_for(project, reload_budget=ReloadBudget(reloads=5, window=10)) as host:
-            # Its first write came before watching began: a save starts the storm.
-            (writer / "extension.py").write_text((writer / "extension.py").read_text() + "# saved\n")
+            save(writer)  # its first write came before watching began: a save starts the storm
             first = await wait_for_event(host, paused, timeout=60)
             reloads = reload_count(host, "project:writer")
             writes = (writer / "notes.txt").read_text().count("joined")
@@ -394,3 +400,30 @@ def test_list_answers_a_request_sent_right_after_joining_before_stopping_the_ext
     log = next((project.home / "logs").glob("*logger*.log")).read_text()
     assert "ConnectionError" not in log
     assert wait_for_exit(int((project.root / "pid.txt").read_text()), timeout=15)
+
+
+def test_extensions_reload_resumes_the_paused_watching_of_a_running_dev(project: Project) -> None:
+    """In ``dev``, the pause warning names ``extensions reload writer``; run from another shell,
+    that reloads it and resumes its watching (so this writer's storm, and its pause, come back)."""
+    writer = project.add_extension("writer", SELF_WRITER)
+    pause = r"\[project:writer\] warning: extension project:writer reloaded 5 times within 10 s .*'extensions reload writer'"
+
+    async def scenario() -> None:
+        async with running_dev(project) as dev:
+            save(writer)
+            await dev.expect(pause, timeout=60)
+            reload = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home),
+                "reload", "writer", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )
+            async with asyncio.timeout(60):
+                out, _ = await reload.communicate()
+            assert reload.returncode == 0 and "project:writer  reloaded" in out.decode()
+            await dev.expect(pause, timeout=60)
+            await dev.send("quit")
+            async with asyncio.timeout(30):
+                assert await dev.process.wait() == 0
+        pids = [int(line.split()[1]) for line in (writer / "notes.txt").read_text().splitlines()]
+        assert_all_exited(pids)
+
+    run(scenario(), timeout=150)
