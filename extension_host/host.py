@@ -28,6 +28,7 @@ from sdk_extension.protocol import Event
 from sdk_extension.tools import Tool
 
 from .activity import ActivityTracker
+from .budget import CrashBudget, ReloadBudget
 from .composition import join_context
 from .discovery import ExtensionSpec
 from .dispatch import AskHandler, Dispatcher, builtin_entry
@@ -103,6 +104,11 @@ class ExtensionHost:
             ``session.warning``); ``False`` fails such an extension instead.
         max_queued_bytes: bytes queued towards an extension that does not read its input
             before it is failed (default 64 MiB, :data:`~extension_host.instance.MAX_QUEUED_BYTES`).
+        crash_budget: with ``watch``, how an extension that crashes after joining is restarted
+            (backoff 1, 2, 4 s; at most 3 restarts in 5 minutes, then ``quarantined``).
+            Without ``watch`` a crashed extension stays ``failed``.
+        reload_budget: with ``watch``, how many reloads caused by one extension's files may
+            happen in a window (5 in 10 s) before its watching is paused.
     """
 
     def __init__(
@@ -125,6 +131,8 @@ class ExtensionHost:
         trust: bool | None = None,
         allow_builtin_overrides: bool = True,
         max_queued_bytes: int = MAX_QUEUED_BYTES,
+        crash_budget: CrashBudget = CrashBudget(),
+        reload_budget: ReloadBudget = ReloadBudget(),
     ) -> None:
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
@@ -178,6 +186,8 @@ class ExtensionHost:
             user_home=self.user_home,
             drain_timeout=tool_timeout,
             untrusted=self._untrusted,
+            crash_budget=crash_budget if watch else None,
+            reload_budget=reload_budget if watch else None,
         )
         self._dispatcher = Dispatcher(
             self._registry,
@@ -193,7 +203,7 @@ class ExtensionHost:
             ExtensionWatcher(
                 self.project_root,
                 self.user_home,
-                self._supervisor.apply,
+                self._supervisor.apply_watched,
                 walk=lambda source: source == "user" or self.trust.trusted,
             )
             if watch
@@ -221,8 +231,8 @@ class ExtensionHost:
     async def start(self) -> None:
         """Discover and start every extension; return when each is running or failed.
 
-        Extensions start in parallel; tools are registered in load order, so which of two
-        colliding extensions fails never depends on timing.
+        Extensions start in parallel and each is ``running`` as soon as it joined; of two
+        colliding extensions the later in load order fails, whichever joined first.
 
         Raises:
             ExtensionHostError: the host was already started.

@@ -13,7 +13,9 @@ from typing import Any, Literal, cast
 
 __all__ = ["ExtensionInfo", "ExtensionStatus", "ToolInfo"]
 
-ExtensionStatus = Literal["starting", "running", "failed", "disabled", "shadowed", "untrusted"]
+ExtensionStatus = Literal["starting", "running", "failed", "quarantined", "disabled", "shadowed", "untrusted"]
+"""``quarantined``: it crashed after joining more often than the crash budget allows, so a
+long-running host stopped restarting it until its files change or it is reloaded by name."""
 
 
 @dataclass(frozen=True, slots=True)

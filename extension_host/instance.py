@@ -3,11 +3,15 @@
 An :class:`ExtensionInstance` starts the process, answers what the extension asks of the host
 (``connect``, ``session.resume``, ``session.log``, ``session.send``,
 ``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest``), registers its
-tools when it joins, answers its request for environment variables with the granted values,
-and turns every way it can go wrong (crash, protocol error, collision, a variable nobody
-granted, no join in time) into status ``failed`` with a one-line reason. Whatever happens to
-it, its pending calls end at once and its tools leave the registry. It knows nothing of other
-extensions beyond the shared registry and event log it is given.
+tools the moment it joins (never waiting for another extension), answers its request for
+environment variables with the granted values, and turns every way it can go wrong (crash,
+protocol error, collision, a variable nobody granted, no join in time) into status ``failed``
+with a one-line reason. Whatever happens to it, its pending calls end at once and its tools
+leave the registry. Before its stdin is closed, the requests it already sent are answered.
+
+It knows nothing of other extensions beyond the shared registry and event log it is given:
+who wins a tool-name collision with a running extension is its arbiter's call, and what
+follows a crash after joining (restart, quarantine) its crash handler's, both the supervisor's.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from sdk_extension.results import ToolResult, result_from_wire
 
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment, resolve_request, validate_request
-from .errors import ExtensionHostError, ExtensionLoadError
+from .errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
 from .events import EventLog, make_event, unique_ids
 from .forkserver import ForkServer
 from .hooks import HookRunner
@@ -39,7 +43,17 @@ from .process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, s
 from .registry import ToolEntry, ToolRegistry
 from .wire import validate
 
-__all__ = ["MAX_QUEUED_BYTES", "ExtensionInstance", "SendHandler", "SessionContext"]
+__all__ = [
+    "MAX_QUEUED_BYTES",
+    "NOT_JOINED_GRACE",
+    "STOP_IDLE_LIMIT",
+    "STOP_QUIET",
+    "Arbiter",
+    "CrashHandler",
+    "ExtensionInstance",
+    "SendHandler",
+    "SessionContext",
+]
 
 SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
 """What the embedding application does with ``session.send``: ``(prompt, attachments, extension_id)``."""
@@ -47,6 +61,23 @@ SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
 GrantLookup = Callable[[ExtensionSpec], frozenset[str]]
 """The sensitive variables the user granted to an extension (may raise
 :class:`~extension_host.errors.ExtensionHostError` when the record cannot be read)."""
+
+Arbiter = Callable[[int, str], "ExtensionInstance | None"]
+"""Asked, when an extension joining at load-order position ``order`` declares a tool that the
+extension ``owner`` holds, which running instance gives the tool up (``None``: the joiner fails)."""
+
+CrashHandler = Callable[["ExtensionInstance"], None]
+"""Told when a running extension fails by itself (exit, protocol error): not when it is stopped,
+replaced, or loses a tool-name collision."""
+
+STOP_QUIET: Final = 0.2
+"""Before its stdin is closed, an extension's connection must have been quiet this long (s), so a
+request it sent just before (a ``session.log`` right after joining) is read and answered."""
+STOP_IDLE_LIMIT: Final = 1.0
+"""The longest a stop waits for that quiet (s): a chatty extension is stopped anyway."""
+
+NOT_JOINED_GRACE: Final = 0.5
+"""Each step of the stop ladder for an extension that failed before joining (s)."""
 
 _ALL_EVENTS: Final = "*"
 
@@ -95,13 +126,18 @@ class ExtensionInstance:
         context: SessionContext,
         *,
         order: int = 0,
-        after: asyncio.Event | None = None,
+        arbiter: Arbiter | None = None,
+        on_crash: CrashHandler | None = None,
     ) -> None:
+        """``arbiter`` settles a collision with a running extension in its favour (see
+        :data:`Arbiter`); without it the joiner always fails. ``on_crash``: see :data:`CrashHandler`."""
         self.spec = spec
         self.order = order
         """Its place in the load order, which is also its place in every hook chain."""
         self._context = context
-        self._after = after
+        self._arbiter = arbiter
+        self._on_crash = on_crash
+        self._evicted = False
         self.status: ExtensionStatus = "starting"
         self.error: str | None = None
         self.hooks: tuple[str, ...] = ()
@@ -181,6 +217,9 @@ class ExtensionInstance:
         except OSError as exc:
             self._fail(f"could not start: {exc}")
             return
+        if self._stopping:  # stopped while it was being launched
+            await self._process.stop(context.stop_grace)
+            return
         self._connection = Connection(
             self._process.stdout,
             self._process.stdin,
@@ -218,6 +257,11 @@ class ExtensionInstance:
         self._context.registry.unregister(self.id, holder=self)
         self._context.hooks.unregister(self.id, holder=self)
         self._end_pending("the extension is stopping")
+        self.settled.set()  # a start still waiting for the join returns
+        if self._connection is not None and self._process is not None and self._process.returncode is None:
+            # Requests it already sent are answered before its stdin closes: it may be stopped
+            # right after joining (a one-shot command), when its first requests are on the way.
+            await self._connection.wait_idle(STOP_QUIET, STOP_IDLE_LIMIT)
         if self._process is not None:
             await self._process.stop(self._context.stop_grace)
         if self._connection is not None:
@@ -232,8 +276,19 @@ class ExtensionInstance:
         if self._process is not None:
             self._process.kill()
 
-    def _fail(self, reason: str) -> None:
+    def evict(self, reason: str) -> None:
+        """Fail it because an extension earlier in load order joined later and claimed one of
+        its tools (its in-flight calls end with a failure); not a crash."""
+        self._evicted = True
+        self._fail(reason)
+
+    def quarantine(self) -> None:
+        """Mark a failed instance as one its supervisor will not restart any more."""
         if self.status == "failed":
+            self.status = "quarantined"
+
+    def _fail(self, reason: str) -> None:
+        if self.status in ("failed", "quarantined"):
             return
         was_running = self.status == "running"
         self.status = "failed"
@@ -250,7 +305,14 @@ class ExtensionInstance:
             if removed:
                 self._context.events.emit("session.tools_updated", {"removed": removed, "extensionId": self.id})
         if self._process is not None and self._process.returncode is None and not self._stopping:
-            self._spawn(self._process.stop(self._context.stop_grace))
+            # One that never joined has no calls to finish and may not read its stdin at all
+            # (stuck at import): it gets a short ladder, so a one-shot command is not held up.
+            grace = self._context.stop_grace
+            if not was_running:
+                grace = min(grace, NOT_JOINED_GRACE)
+            self._spawn(self._process.stop(grace))
+        if was_running and not self.retired and not self._evicted and not self._stopping and self._on_crash:
+            self._on_crash(self)
 
     def _end_pending(self, reason: str) -> None:
         for future, tool_name in self._pending.values():
@@ -269,7 +331,7 @@ class ExtensionInstance:
 
     async def _watch_exit(self, process: ExtensionProcess) -> None:
         code = await process.wait()
-        if self._stopping or self.status == "failed":
+        if self._stopping or self.status in ("failed", "quarantined"):
             return
         reason = process.failure_reason()
         when = "before joining" if self.status == "starting" else "while running"
@@ -403,12 +465,8 @@ class ExtensionInstance:
             )
         hooks = self._declared_hooks(resume)
         self.environment = self._grant_environment(resume)
-        if self._after is not None:
-            # Registration follows load order even though processes start in parallel, so a
-            # collision always fails the later extension.
-            await self._after.wait()
-        if self.status != "starting":
-            raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is {self.status}: {self.error}")
+        if self._stopping or self.retired:
+            raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
         entries = [
             ToolEntry(
                 name=tool["name"],
@@ -436,7 +494,7 @@ class ExtensionInstance:
         try:
             # Checked against the other extensions only: an earlier version of this one is
             # swapped out in the same step (hot reload), or there is none.
-            self._context.registry.replace(self.id, entries)
+            self._claim(entries)
         except ExtensionLoadError as exc:
             self._fail(str(exc))
             raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"tool": getattr(exc, "tool", None)}) from None
@@ -455,6 +513,27 @@ class ExtensionInstance:
         if "requestedEnvironmentVariables" in resume:
             result["grantedEnvironmentVariables"] = self.environment.values
         return result
+
+    def _claim(self, entries: list[ToolEntry]) -> None:
+        """Register ``entries``; each extension registers as it joins, whatever the others do.
+
+        A name another extension holds fails this one, unless the arbiter names, for every such
+        name, a running holder that yields (one later in load order, while extensions start
+        together): those are evicted with the collision error naming this one, so the end state
+        is the one joining in load order gives.
+
+        Raises:
+            ExtensionLoadError: a name is invalid, declared twice, or taken and not yielded.
+        """
+        registry = self._context.registry
+        taken = registry.conflicts(self.id, entries)
+        if taken and self._arbiter is not None:
+            yielding = {name: self._arbiter(self.order, owner) for name, owner in taken.items()}
+            if all(yielding.values()):
+                for name, holder in yielding.items():
+                    if holder is not None:
+                        holder.evict(str(ToolCollisionError(holder.id, name, self.id)))
+        registry.replace(self.id, entries)
 
     def _grant_environment(self, resume: p.ResumeParams) -> EnvironmentGrant:
         """The answer to its request for variables; fails the join if one is not granted."""

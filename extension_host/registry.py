@@ -92,8 +92,28 @@ class ToolRegistry:
             ExtensionLoadError: a name is invalid or declared twice.
         """
         batch = list(entries)
-        seen: set[str] = set()
+        for name, holder in self.conflicts(owner, batch).items():
+            raise ToolCollisionError(owner, name, holder)
+        before = set(self.owned_by(owner))
+        self.unregister(owner)
         for entry in batch:
+            current = self._tools.get(entry.name)
+            if current is not None:
+                self._overridden[entry.name] = current
+            self._tools[entry.name] = entry
+        after = {entry.name for entry in batch}
+        return sorted(after - before), sorted(before - after)
+
+    def conflicts(self, owner: str, entries: Iterable[ToolEntry]) -> dict[str, str]:
+        """The names among ``entries`` that another owner holds, with that owner, in the order
+        of ``entries``; empty when :meth:`replace` would succeed.
+
+        Raises:
+            ExtensionLoadError: a name is invalid or declared twice (whoever holds what).
+        """
+        seen: set[str] = set()
+        taken: dict[str, str] = {}
+        for entry in entries:
             if not TOOL_NAME_PATTERN.fullmatch(entry.name):
                 raise ExtensionLoadError(
                     owner,
@@ -106,16 +126,8 @@ class ToolRegistry:
             if current is not None and current.owner != owner and not (
                 current.owner == BUILTIN_OWNER and entry.overrides_built_in_tool
             ):
-                raise ToolCollisionError(owner, entry.name, current.owner)
-        before = set(self.owned_by(owner))
-        self.unregister(owner)
-        for entry in batch:
-            current = self._tools.get(entry.name)
-            if current is not None:
-                self._overridden[entry.name] = current
-            self._tools[entry.name] = entry
-        after = {entry.name for entry in batch}
-        return sorted(after - before), sorted(before - after)
+                taken[entry.name] = current.owner
+        return taken
 
     def unregister(self, owner: str, holder: object = None) -> list[str]:
         """Remove every tool of ``owner`` (restoring built-ins it overrode); return their names.

@@ -11,9 +11,22 @@ changes, transactionally:
   finish on it) and is stopped. If the new version fails (syntax error, crash, collision,
   timeout), the old one keeps serving and the failure is reported as its ``reload_error``.
 
+Extensions started together (the host's start, a reload of all) start in parallel and each
+registers its tools as soon as it joins, so one that hangs or crashes delays and fails only
+itself. Collisions still end as load order says: when an extension joins after a *later* one
+(in load order) of the same batch took one of its tool names, the later one is failed with the
+collision error naming the earlier, which gets the name. An extension that starts on its own (a
+new folder, a reload, a restart) never evicts a running one: it fails if a name is taken.
+
+With a :class:`~extension_host.budget.CrashBudget` (long-running hosts), an extension that
+crashes after joining is restarted after a backoff, a few times in a window, then
+``quarantined`` until its files change or it is reloaded by name. With a
+:class:`~extension_host.budget.ReloadBudget`, reloads caused by an extension's own files past
+the budget pause its watching until it is reloaded by name.
+
 Project extensions run only while their project is trusted: trust is asked again at every
 discovery, so a decision recorded while the host runs takes effect at its next change. Changes
-are applied one batch at a time, extensions in load order, so outcomes never depend on timing.
+are applied one batch at a time, extensions in load order.
 The supervisor knows instances, discovery and the registries; not files being watched, and not
 the CLI.
 """
@@ -26,7 +39,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .activity import ActivityTracker
-from .discovery import Discovered, discover
+from .budget import CrashBudget, ReloadBudget, SlidingCount
+from .discovery import Discovered, ExtensionSpec, discover
 from .info import ExtensionInfo
 from .instance import ExtensionInstance, SessionContext
 from .outcomes import ReloadOutcome
@@ -46,9 +60,12 @@ class Supervisor:
         user_home: Path,
         drain_timeout: float,
         untrusted: Callable[[], str | None],
+        crash_budget: CrashBudget | None = None,
+        reload_budget: ReloadBudget | None = None,
     ) -> None:
         """``untrusted()`` says why the project's own extensions may not run now (``None``:
-        they may)."""
+        they may). Without ``crash_budget`` a crashed extension stays failed (one-shot hosts);
+        without ``reload_budget`` :meth:`apply_watched` never pauses."""
         self._context = context
         self._untrusted = untrusted
         self._activity = activity
@@ -60,6 +77,17 @@ class Supervisor:
         self._reload_errors: dict[str, str] = {}
         self._retiring: set[asyncio.Task[None]] = set()
         self._lock = asyncio.Lock()
+        self._batch: dict[str, ExtensionInstance] | None = None
+        """The instances of the start under way, whose collisions follow load order."""
+        self._crash_budget = crash_budget
+        self._crashes = SlidingCount(crash_budget.restarts, crash_budget.window) if crash_budget else None
+        self._restarts: set[asyncio.Task[None]] = set()
+        self._scheduled: set[ExtensionInstance] = set()
+        """Crashed instances whose restart is waiting for its backoff."""
+        self._reloads = SlidingCount(reload_budget.reloads, reload_budget.window) if reload_budget else None
+        self._paused: set[str] = set()
+        """Extensions whose file changes are ignored: they reloaded too often."""
+        self._closing = asyncio.Event()
 
     # -- reading ------------------------------------------------------------------------
 
@@ -99,9 +127,13 @@ class Supervisor:
     def unavailable_reason(self, tool_name: str) -> str | None:
         """Why a tool that used to be offered is gone, if its extension failed."""
         for instance in self._current.values():
-            if tool_name in instance.lost_tools and instance.status == "failed":
-                return f"tool {tool_name!r} is unavailable: extension {instance.id} failed: {instance.error}"
+            if tool_name in instance.lost_tools and instance.status in ("failed", "quarantined"):
+                return f"tool {tool_name!r} is unavailable: extension {instance.id} {instance.status}: {instance.error}"
         return None
+
+    def paused(self) -> set[str]:
+        """The ids of the extensions whose file changes are ignored (they reloaded too often)."""
+        return set(self._paused)
 
     # -- changing -----------------------------------------------------------------------
 
@@ -115,15 +147,17 @@ class Supervisor:
 
     async def _start_all(self) -> list[ReloadOutcome]:
         self._found = self._discover()
-        previous: asyncio.Event | None = None
         started: list[ExtensionInstance] = []
         for index, found in enumerate(self._found):
             if found.startable:
-                instance = ExtensionInstance(found.spec, self._context, order=index, after=previous)
-                previous = instance.settled
+                instance = self._instance(found.spec, index)
                 self._current[found.spec.id] = instance
                 started.append(instance)
-        await asyncio.gather(*(instance.start() for instance in started))
+        self._batch = {instance.id: instance for instance in started}
+        try:
+            await asyncio.gather(*(instance.start() for instance in started))
+        finally:
+            self._batch = None
         outcomes = [_outcome("started", instance) for instance in started]
         outcomes += self._newly_untrusted(set())
         self._announce(outcomes)
@@ -134,7 +168,29 @@ class Supervisor:
 
         Extensions that appeared are started, ones that disappeared (or are now shadowed or
         invalid) are stopped, and those in ``changed`` (ids; ``None`` means all) are reloaded.
+        Asked for by name, a reload also lifts a quarantine and resumes paused watching.
         """
+        for extension_id in changed or ():
+            self._paused.discard(extension_id)
+            if self._reloads is not None:
+                self._reloads.reset(extension_id)
+        return await self._apply(changed)
+
+    async def apply_watched(self, changed: set[str]) -> list[ReloadOutcome]:
+        """:meth:`apply` for a batch of file changes: an extension past its reload budget has
+        its watching paused (its changes ignored, with a ``session.warning``) until it is
+        reloaded by name."""
+        wanted = changed - self._paused
+        if self._reloads is not None:
+            for extension_id in sorted(wanted & self._current.keys()):
+                if not self._reloads.take(extension_id):
+                    wanted.discard(extension_id)
+                    self._pause(self._current[extension_id])
+        if changed and not wanted and all(self._current_entry_exists(extension_id) for extension_id in changed):
+            return []  # only paused extensions changed (and are still there): not even a discovery
+        return await self._apply(wanted)
+
+    async def _apply(self, changed: set[str] | None) -> list[ReloadOutcome]:
         async with self._lock:
             tools_before = self._tool_owners()
             untrusted_before = set(self.untrusted())
@@ -167,6 +223,9 @@ class Supervisor:
                 self._retire(instance)
             self._current.clear()
             self._reload_errors.clear()
+            self._paused.clear()
+            if self._crashes is not None:
+                self._crashes.reset()
             await self.drain()
             outcomes = await self._start_all()
             self._announce([], tools_before)
@@ -174,11 +233,14 @@ class Supervisor:
 
     async def stop_all(self) -> None:
         """Stop every instance, current and retiring; safe to call twice."""
+        self._closing.set()  # no more restarts; one waiting for its backoff gives up at once
         async with self._lock:
             instances = list(self._current.values())
             self._current.clear()
         try:
             await asyncio.gather(*(instance.stop() for instance in instances))
+            if self._restarts:
+                await asyncio.wait(self._restarts)
             await self.drain()
         except BaseException:
             for instance in instances:
@@ -192,14 +254,29 @@ class Supervisor:
 
     # -- internals ----------------------------------------------------------------------
 
+    def _instance(self, spec: ExtensionSpec, index: int) -> ExtensionInstance:
+        return ExtensionInstance(
+            spec, self._context, order=index, arbiter=self._yielding, on_crash=self._crashed
+        )
+
+    def _yielding(self, order: int, owner: str) -> ExtensionInstance | None:
+        """The running holder of a tool that an extension at ``order`` takes from it: one
+        later in load order, started with it."""
+        holder = self._batch.get(owner) if self._batch is not None else None
+        if holder is not None and holder.order > order and holder.status == "running":
+            return holder
+        return None
+
     async def _start_one(self, found: Discovered, index: int) -> ReloadOutcome:
-        instance = ExtensionInstance(found.spec, self._context, order=index)
+        instance = self._instance(found.spec, index)
         self._current[found.spec.id] = instance
         await instance.start()
         return _outcome("started", instance)
 
     async def _reload_one(self, found: Discovered, index: int, old: ExtensionInstance) -> ReloadOutcome:
-        new = ExtensionInstance(found.spec, self._context, order=index)
+        if self._crashes is not None:
+            self._crashes.reset(found.spec.id)  # new code, or asked for by name: a fresh budget
+        new = self._instance(found.spec, index)
         await new.start()
         if new.status == "running":
             self._current[found.spec.id] = new
@@ -213,6 +290,83 @@ class Supervisor:
             return ReloadOutcome(found.spec.id, "kept", old.status, error, old.info().tools)
         self._current[found.spec.id] = new
         return _outcome("failed", new)
+
+    # -- crashes and storms ---------------------------------------------------------------
+
+    def _crashed(self, instance: ExtensionInstance) -> None:
+        """A running extension failed by itself: restart it after a backoff, or quarantine it."""
+        if self._crashes is None or self._crash_budget is None or self._closing.is_set():
+            return
+        if self._current.get(instance.id) is not instance:
+            return
+        budget = self._crash_budget
+        within = f"within {_duration(budget.window)}"
+        attempt = self._crashes.take(instance.id)
+        if not attempt:
+            instance.quarantine()
+            self._say(
+                instance,
+                f"crashed again after {budget.restarts} restarts {within}; quarantined: it is not restarted "
+                f"until its files change or 'extensions reload {_name_for_command(instance.spec)}'",
+            )
+            return
+        delay = budget.delay(attempt)
+        self._say(
+            instance,
+            f"crashed ({instance.error}); restarting it in {delay:g} s (restart {attempt} of {budget.restarts} {within})",
+        )
+        self._scheduled.add(instance)
+        task = asyncio.ensure_future(self._restart(instance, delay, attempt))
+        self._restarts.add(task)
+        task.add_done_callback(self._restarts.discard)
+
+    async def _restart(self, old: ExtensionInstance, delay: float, attempt: int) -> None:
+        try:
+            async with asyncio.timeout(delay):
+                await self._closing.wait()
+            return  # the host is stopping
+        except TimeoutError:
+            pass
+        async with self._lock:
+            self._scheduled.discard(old)
+            if self._closing.is_set() or self._current.get(old.id) is not old:
+                return  # stopped, reloaded or removed meanwhile
+            tools_before = self._tool_owners()
+            new = self._instance(old.spec, old.order)
+            self._current[old.id] = new
+            self._retire(old)
+            await new.start()
+            budget = self._crash_budget
+            assert budget is not None
+            if new.status == "running":
+                within = f"within {_duration(budget.window)}"
+                self._say(new, f"restarted after a crash (restart {attempt} of {budget.restarts} {within})", "info")
+            elif new not in self._scheduled and new.status != "quarantined":  # else it crashed once more
+                self._say(
+                    new,
+                    f"did not come back after a crash: {new.error}; fix it and save, or "
+                    f"'extensions reload {_name_for_command(new.spec)}'",
+                )
+            self._announce([_outcome("restarted", new)], tools_before)
+
+    def _pause(self, instance: ExtensionInstance) -> None:
+        self._paused.add(instance.id)
+        budget = self._reloads
+        assert budget is not None
+        self._say(
+            instance,
+            f"reloaded {budget.limit} times within {budget.window:g} s (does it write into its own folder?); "
+            f"its file changes are ignored until 'extensions reload {_name_for_command(instance.spec)}'",
+        )
+
+    def _say(self, instance: ExtensionInstance, text: str, level: str = "warning") -> None:
+        self._context.events.emit(
+            f"session.{level}", {"message": f"extension {instance.id} {text}", "extensionId": instance.id}
+        )
+
+    def _current_entry_exists(self, extension_id: str) -> bool:
+        instance = self._current.get(extension_id)
+        return instance is not None and instance.spec.entry.is_file()
 
     def _retire(self, instance: ExtensionInstance) -> None:
         """Take an instance out of service now; stop it once the calls it may serve are done."""
@@ -264,6 +418,15 @@ class Supervisor:
                 },
                 ephemeral=True,
             )
+
+
+def _name_for_command(spec: ExtensionSpec) -> str:
+    # What 'extensions reload' accepts: a project extension's name wins over a user one's.
+    return spec.name if spec.source == "project" else spec.id
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
 
 
 def _outcome(action: str, instance: ExtensionInstance) -> ReloadOutcome:

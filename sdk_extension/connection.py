@@ -22,6 +22,7 @@ import contextlib
 import functools
 import inspect
 import itertools
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final, Protocol
 
@@ -178,6 +179,8 @@ class Connection:
         self._close_reason: str | None = None
         self._peer_error: RpcError | None = None
         """The last error the peer sent with id ``null``: why it is about to close, usually."""
+        self._last_traffic = 0.0
+        """When something was last read or written (monotonic): see :meth:`wait_idle`."""
 
     # -- registration -----------------------------------------------------------------
 
@@ -290,6 +293,7 @@ class Connection:
             if queued > self._max_queued:
                 self._overflow(queued, self._max_queued)
         self._writer.write(frame)
+        self._last_traffic = time.monotonic()
 
     def _overflow(self, queued: int, limit: int) -> None:
         reason = f"stopped reading its input: {queued / _MIB:.0f} MiB queued (limit {limit / _MIB:g} MiB)"
@@ -321,6 +325,7 @@ class Connection:
         def on_data(data: bytes) -> None:
             if ended.done():
                 return  # after a framing error nothing more is read
+            self._last_traffic = time.monotonic()
             try:
                 for message in decoder.feed(data):
                     self._dispatch(message)
@@ -371,6 +376,24 @@ class Connection:
         except asyncio.CancelledError:
             self._shutdown("the connection was closed")
             raise
+
+    async def wait_idle(self, quiet: float, timeout: float) -> bool:
+        """Wait until no request of the peer is being handled and nothing was read or written
+        for ``quiet`` seconds, at most ``timeout`` seconds; True if it got quiet.
+
+        For an orderly close: a request the peer sent in answer to our last message is read and
+        answered before the stream is closed under it.
+        """
+        deadline = time.monotonic() + timeout
+        while not self.closed:
+            now = time.monotonic()
+            quiet_left = self._last_traffic + quiet - now
+            if quiet_left <= 0 and not self._running:
+                return True
+            if now >= deadline:
+                return False
+            await asyncio.sleep(min(max(quiet_left, quiet / 4), deadline - now))
+        return True
 
     def _with_peer_error(self, reason: str) -> str:
         return reason if self._peer_error is None else f"{reason} after saying: {self._peer_error}"

@@ -85,3 +85,23 @@ def test_unregister_removes_only_that_owners_tools() -> None:
     registry.register("project:b", [entry("b1", "project:b")])
     assert sorted(registry.unregister("project:a")) == ["a1", "a2"]
     assert [e.name for e in registry.entries()] == ["b1"]
+
+
+def test_conflicts_lists_each_taken_name_with_its_holder_and_changes_nothing() -> None:
+    """What a joining extension would collide with, so the supervisor can settle it by load order."""
+    registry = ToolRegistry()
+    registry.register(BUILTIN_OWNER, [entry("read", BUILTIN_OWNER)])
+    registry.register("project:b", [entry("t", "project:b"), entry("u", "project:b")])
+    wanted = [entry("u", "project:a"), entry("own", "project:a"), entry("t", "project:a"), entry("read", "project:a")]
+    assert registry.conflicts("project:a", wanted) == {"u": "project:b", "t": "project:b", "read": BUILTIN_OWNER}
+    assert registry.conflicts("project:b", [entry("t", "project:b")]) == {}
+    assert registry.conflicts("project:a", [entry("read", "project:a", overrides=True)]) == {}
+    assert sorted(e.name for e in registry.entries()) == ["read", "t", "u"]
+
+
+def test_conflicts_refuses_an_invalid_or_doubled_name_whoever_holds_what() -> None:
+    registry = ToolRegistry()
+    with pytest.raises(ExtensionLoadError, match="declared twice"):
+        registry.conflicts("project:a", [entry("t", "project:a"), entry("t", "project:a")])
+    with pytest.raises(ExtensionLoadError, match="is invalid"):
+        registry.conflicts("project:a", [entry("no spaces", "project:a")])

@@ -337,3 +337,20 @@ def test_a_file_saved_in_a_new_sub_folder_reloads_the_extension(project: Project
             await wait_for_event(host, is_log("sees notes.txt"), timeout=20)
 
     run(scenario())
+
+
+def test_a_new_folder_earlier_in_load_order_never_takes_a_tool_from_a_running_extension(project: Project) -> None:
+    """Only extensions started together settle collisions by load order: ``a`` appearing while
+    ``b`` serves ``version`` fails with the collision error, and ``b`` keeps serving."""
+    project.add_extension("b", versioned("b"))
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            project.add_extension("a", versioned("a"))
+            await wait_for_event(host, change_of("project:a", "failed"), timeout=20)
+            a, b = host.extensions
+            assert (a.status, b.status) == ("failed", "running")
+            assert a.error is not None and "'version' is already provided by extension project:b" in a.error
+            assert (await host.call_tool("version")).text_result_for_llm == "b"
+
+    run(scenario())
