@@ -31,7 +31,10 @@ rule, applied by both sides:
 - the server is bounded: at most :data:`MAX_CLIENTS` connections at once (one more is told
   :data:`~sdk_extension.protocol.TOO_MANY_CONNECTIONS` and closed), messages of at most
   :data:`MAX_CONTROL_MESSAGE_BYTES` nested at most :data:`~sdk_extension.framing.MAX_DEPTH`
-  levels (a client that breaks this is told ``PARSE_ERROR`` and loses its connection only).
+  levels either way (a client that breaks this is told ``PARSE_ERROR`` and loses its
+  connection only; an answer over the limit becomes an error), and at most
+  :data:`MAX_CONTROL_QUEUED_BYTES` of answers waiting for a client that does not read them
+  (past that it is disconnected).
 
 It ignores what the answers are used for (the CLI renders them) and never starts or stops the
 host: whoever runs the host opens and closes the server beside it.
@@ -49,7 +52,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from sdk_extension.connection import Connection, ConnectionClosed, Handler, RpcError, error_to_wire
+from sdk_extension.connection import Connection, ConnectionClosed, Handler, QueueOverflow, RpcError, error_to_wire
 from sdk_extension.framing import FramingError, encode_message
 from sdk_extension.protocol import INVALID_PARAMS, TOO_MANY_CONNECTIONS, UNKNOWN_EXTENSION
 
@@ -64,6 +67,7 @@ __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",
     "MAX_CLIENTS",
     "MAX_CONTROL_MESSAGE_BYTES",
+    "MAX_CONTROL_QUEUED_BYTES",
     "METHOD_INSPECT",
     "METHOD_LIST",
     "METHOD_REFRESH",
@@ -91,6 +95,8 @@ The CLI needs one per command, so only something gone wrong (or hostile) reaches
 MAX_CONTROL_MESSAGE_BYTES: Final = 16 * 1024 * 1024
 """Largest message either side of a control connection accepts: requests are a few bytes, and
 the largest answer (``host.list`` of many extensions) is far below it."""
+MAX_CONTROL_QUEUED_BYTES: Final = 2 * MAX_CONTROL_MESSAGE_BYTES
+"""Answers queued towards a client that does not read them before it is disconnected."""
 _STATUS_TIMEOUT: Final = 10.0
 """A live socket's host has this long to say who it is; the answer needs no extension."""
 _LOG_TAIL_LINES: Final = 20
@@ -231,13 +237,20 @@ class ControlServer:
             )
             return
         task = asyncio.current_task()
-        connection = Connection(reader, writer, handlers=self._handlers, max_message_bytes=MAX_CONTROL_MESSAGE_BYTES)
+        connection = Connection(
+            reader,
+            writer,
+            handlers=self._handlers,
+            max_message_bytes=MAX_CONTROL_MESSAGE_BYTES,
+            max_outbound_bytes=MAX_CONTROL_MESSAGE_BYTES,
+            max_queued_bytes=MAX_CONTROL_QUEUED_BYTES,
+        )
         if task is not None:
             self._clients[task] = connection
         try:
             await connection.serve()
-        except FramingError:
-            pass  # answered with PARSE_ERROR; the client loses its own connection, nothing more
+        except (FramingError, QueueOverflow):
+            pass  # a bad frame is answered with PARSE_ERROR; either way the client loses only its own connection
         finally:
             connection.close()
             if task is not None:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from helpers import Project, run, wait_for_event, wait_for_exit
 
-from extension_host import ExtensionHost, ExtensionHostError, UnknownExtensionError, private_socket
+from extension_host import ExtensionHost, ExtensionHostError, UnknownExtensionError, control, private_socket
 from extension_host.cli import main
 from extension_host.control import (
     MAX_CLIENTS,
@@ -891,6 +891,34 @@ def test_a_message_too_big_too_deep_or_not_json_gets_a_parse_error_and_only_its_
                 client = await connect_to_host(project.root)
                 assert client is not None
                 await client.close()
+            assert errors == []
+
+    run(scenario())
+
+
+def test_a_client_that_never_reads_its_answers_is_disconnected_and_the_host_serves_on(
+    project: Project, runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Answers queue up for a client that only writes; past the queue limit that client is
+    disconnected (its writes then fail), and the next client is served."""
+    monkeypatch.setattr(control, "MAX_CONTROL_QUEUED_BYTES", 64 * 1024)
+
+    async def scenario() -> None:
+        async with host_for(project) as host, ControlServer(host) as server:
+            with loop_errors() as errors:
+                _reader, writer = await asyncio.open_unix_connection(str(server.path))
+                with pytest.raises((ConnectionResetError, BrokenPipeError)):
+                    async with asyncio.timeout(30):
+                        while True:  # the kernel's buffers take the first answers; then the host's queue
+                            writer.write(STATUS_REQUEST * 1000)
+                            await writer.drain()
+                writer.close()
+                client = await connect_to_host(project.root)
+                assert client is not None
+                try:
+                    assert (await client.request("host.status"))["pid"] == os.getpid()
+                finally:
+                    await client.close()
             assert errors == []
 
     run(scenario())
