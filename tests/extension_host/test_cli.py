@@ -269,3 +269,36 @@ def test_list_and_inspect_show_where_a_linked_extension_folder_really_is(
     assert f"links to {checkout.resolve()}" in capsys.readouterr().out
     assert cli(project, "inspect", "calc") == 0
     assert f"-> {checkout.resolve()}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["list"], ["call", "add"], ["trust"], ["scaffold", "x"], ["reload"]])
+def test_a_root_that_is_not_a_folder_is_exit_2_naming_it_for_every_command(
+    project: Project, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """Nothing runs, nothing is recorded or created: the root is checked before the command."""
+    project.add_extension("calc", CALC)
+    missing = project.root / "typo"
+    assert main(["--root", str(missing), "--home", str(project.home), *command]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: project root {str(missing)!r} is not a folder; pass an existing project folder\n"
+    assert not missing.exists() and not (project.home / "trust.json").exists()
+
+
+def test_one_shot_commands_stop_extensions_with_the_short_ladder(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host a one-shot command starts gets ONE_SHOT_STOP_GRACE; dev keeps the contract's."""
+    import extension_host.cli as cli_module
+    from extension_host.process import STOP_GRACE_SECONDS
+
+    graces: list[float] = []
+    real = cli_module.ExtensionHost
+
+    def recording(*args: object, **kwargs: object) -> object:
+        graces.append(kwargs.get("stop_grace", STOP_GRACE_SECONDS))  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cli_module, "ExtensionHost", recording)
+    project.add_extension("calc", CALC)
+    assert cli(project, "call", "add", '{"a": 1, "b": 2}') == 0
+    assert graces == [cli_module.ONE_SHOT_STOP_GRACE] and cli_module.ONE_SHOT_STOP_GRACE < STOP_GRACE_SECONDS
