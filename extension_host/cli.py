@@ -68,7 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.root is not None:
             find_project_root(args.root)  # a root that is not a folder is a usage error, up front
         code: int = args.run(args)
-        sys.stdout.flush()  # a closed stdout shows here, not in the interpreter's last flush
+        if sys.stdout is not None:  # None: started without a stdout at all (``>&-``)
+            sys.stdout.flush()  # a closed stdout shows here, not in the interpreter's last flush
         return code
     except BrokenPipeError:
         silence_stdout()
@@ -546,7 +547,9 @@ def _say(text: str, *, err: bool = False) -> None:
     no-op on such text) keeps that true for a message composed here around a path or an
     exception.
     """
-    print(render.safe_text(text), file=sys.stderr if err else sys.stdout, flush=err)
+    stream = sys.stderr if err else sys.stdout
+    if stream is not None:  # None: the process was started without it; print would pick stdout
+        print(render.safe_text(text), file=stream, flush=err)
 
 
 def _indent(text: str) -> str:

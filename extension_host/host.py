@@ -39,6 +39,7 @@ from .forkserver import ForkServer, fork_server_supported
 from .hooks import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .info import ExtensionInfo, ToolInfo
 from .instance import MAX_QUEUED_BYTES, SendHandler, SessionContext
+from .logs import rotate_log
 from .outcomes import (
     ErrorDecision,
     PromptResult,
@@ -170,6 +171,8 @@ class ExtensionHost:
             if fork_server and fork_server_supported() and os.environ.get("EXTENSION_HOST_FORK_SERVER") != "0"
             else None
         )
+        if self._fork_server is not None:
+            rotate_log(logs / "fork-server.log")  # the server appends to it for this host's life
         self._context = SessionContext(
             session_id=self.session_id,
             project_root=self.project_root,

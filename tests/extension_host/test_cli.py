@@ -302,3 +302,18 @@ def test_one_shot_commands_stop_extensions_with_the_short_ladder(
     project.add_extension("calc", CALC)
     assert cli(project, "call", "add", '{"a": 1, "b": 2}') == 0
     assert graces == [cli_module.ONE_SHOT_STOP_GRACE] and cli_module.ONE_SHOT_STOP_GRACE < STOP_GRACE_SECONDS
+
+
+def test_a_command_started_without_stdout_or_stderr_runs_without_a_traceback(project: Project) -> None:
+    """``extensions list >&-`` and ``2>&-``: the interpreter has no such stream; nothing fails,
+    and an error meant for stderr never lands on stdout."""
+    project.add_extension("calc", CALC)
+    base = [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home)]
+    no_stdout = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *base, "list"], capture_output=True, text=True, timeout=60
+    )
+    assert no_stdout.returncode == 0 and no_stdout.stderr == ""
+    no_stderr = subprocess.run(
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", *base, "call", "nope"], capture_output=True, text=True, timeout=60
+    )
+    assert no_stderr.returncode == 1 and no_stderr.stdout == ""
