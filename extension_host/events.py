@@ -184,17 +184,16 @@ class EventLog:
 
 def _estimate(value: Any, depth: int) -> int:
     """Roughly the bytes ``value`` holds: strings as CPython stores them (``sys.getsizeof`` is
-    O(1) for a string), a fixed cost per container and scalar. No string is read, and the
-    common shapes (exact ``str``, ``dict``, ``list``) skip a call each: this runs per event."""
-    kind = type(value)
-    if kind is str:
+    O(1) for a string), a fixed cost per container and scalar. No string is read, and strings
+    and scalars inside a container are counted without a call: this runs for every event."""
+    if isinstance(value, str):
         return _sizeof(value)
-    if kind is dict or kind is list or kind is tuple or isinstance(value, (dict, list, tuple)):
-        if depth >= _MAX_DEPTH:
-            return _CONTAINER_BYTES
-        total = _CONTAINER_BYTES
-        items = itertools.chain.from_iterable(value.items()) if isinstance(value, dict) else value
-        for item in items:
+    if depth >= _MAX_DEPTH or not isinstance(value, (dict, list, tuple)):
+        return _CONTAINER_BYTES
+    total = _CONTAINER_BYTES
+    if isinstance(value, dict):
+        for key, item in value.items():
+            total += _sizeof(key) if type(key) is str else _CONTAINER_BYTES
             kind = type(item)
             if kind is str:
                 total += _sizeof(item)
@@ -203,9 +202,15 @@ def _estimate(value: Any, depth: int) -> int:
             else:
                 total += _estimate(item, depth + 1)
         return total
-    if isinstance(value, str):
-        return _sizeof(value)
-    return _CONTAINER_BYTES
+    for item in value:
+        kind = type(item)
+        if kind is str:
+            total += _sizeof(item)
+        elif kind is int or kind is bool or kind is float or item is None:
+            total += _CONTAINER_BYTES
+        else:
+            total += _estimate(item, depth + 1)
+    return total
 
 
 def _cut(value: Any, keep: int, depth: int) -> Any:
