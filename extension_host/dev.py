@@ -35,7 +35,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, Protocol, TextIO
+from typing import BinaryIO, Final, Protocol, TextIO
 
 from sdk_extension.protocol import Event
 
@@ -53,7 +53,8 @@ EXIT_STDOUT_CLOSED: Final = 141
 """Exit code when the reader of stdout went away: the shell's code for a process ended by
 SIGPIPE (128 + 13), which is what ``yes | head -1`` reports for ``yes``."""
 _QUEUED_LINES: Final = 64
-"""Lines read ahead from a stdin the event loop cannot watch (a file): enough to never wait."""
+"""Lines read ahead from a stdin the event loop cannot watch (a file); the thread that reads
+it waits while dev is this far behind, so a huge file is never held in memory."""
 
 
 class LineReader(Protocol):
@@ -364,16 +365,16 @@ async def stdin_reader() -> LineReader | None:
 class _ThreadedLines:
     """Lines of a blocking binary stream, read by a daemon thread into a bounded queue."""
 
-    def __init__(self, stream: Any, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, stream: BinaryIO, loop: asyncio.AbstractEventLoop) -> None:
         self._lines: asyncio.Queue[bytes] = asyncio.Queue(_QUEUED_LINES)
         self._loop = loop
         self._ended = False
         threading.Thread(target=self._pump, args=(stream,), name="dev-stdin", daemon=True).start()
 
-    def _pump(self, stream: Any) -> None:
+    def _pump(self, stream: BinaryIO) -> None:
         while True:
             try:
-                line: bytes = stream.readline()
+                line = stream.readline()
             except (OSError, ValueError):
                 line = b""
             try:

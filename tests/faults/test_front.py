@@ -136,7 +136,7 @@ LOGGING_EXTENSION = """
     from sdk_extension import join_session, tool
 
     pathlib.Path({pid_file!r}).write_text(str(os.getpid()))
-    print({line!r}, file=sys.stderr, flush=True)
+    print({message}, file=sys.stderr, flush=True)
 
     @tool(description="Say hello", name={tool!r})
     def hello() -> str:
@@ -154,19 +154,17 @@ def test_two_projects_with_an_extension_of_the_same_name_keep_separate_logs(proj
     pids = tmp_path / "pids"
     pids.mkdir()
     project.add_extension(
-        "same", LOGGING_EXTENSION.format(pid_file=str(pids / "a"), line="ERROR only project A has", tool="a_hello")
+        "same", LOGGING_EXTENSION.format(pid_file=str(pids / "a"), message="'ERROR only project A has'", tool="a_hello")
     )
     folder = other / ".github" / "extensions" / "same"
     folder.mkdir(parents=True)
     (folder / "extension.py").write_text(
-        textwrap.dedent(LOGGING_EXTENSION.format(pid_file=str(pids / "b"), line="project B is fine", tool="b_hello"))
+        textwrap.dedent(LOGGING_EXTENSION.format(pid_file=str(pids / "b"), message="'project B is fine'", tool="b_hello"))
     )
     # A user extension runs in each project (its working directory is the project's root).
     project.add_extension(
         "mine",
-        LOGGING_EXTENSION.format(pid_file=str(pids / "u"), line="", tool="u_hello").replace(
-            "print('',", "print('user extension in ' + os.getcwd(),"
-        ),
+        LOGGING_EXTENSION.format(pid_file=str(pids / "u"), message="'user extension in ' + os.getcwd()", tool="u_hello"),
         source="user",
     )
 
