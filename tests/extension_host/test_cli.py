@@ -317,3 +317,22 @@ def test_a_command_started_without_stdout_or_stderr_runs_without_a_traceback(pro
         ["sh", "-c", 'exec "$@" 2>&-', "sh", *base, "call", "nope"], capture_output=True, text=True, timeout=60
     )
     assert no_stderr.returncode == 1 and no_stderr.stdout == ""
+
+
+def test_arguments_with_lone_surrogates_are_printed_escaped(project: Project) -> None:
+    """A name that is not UTF-8 on the command line (Python decodes it to a lone surrogate)
+    is printed as an escape in results and errors alike, never a UnicodeEncodeError."""
+    project.add_extension("calc", CALC)
+    base = [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home)]
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    for args, code, where, shown in [
+        (["prompt", b"caf\xe9"], 0, "stdout", "caf\\udce9"),
+        (["call", b"add\xff"], 1, "stderr", "no tool named 'add\\udcff'"),
+        (["inspect", b"calc\xff"], 1, "stderr", "no extension named 'calc\\udcff'"),
+        (["--root", b"/nowhere\xff", "list"], 2, "stderr", "/nowhere\\udcff"),
+    ]:
+        argv = [os.fsencode(part) if isinstance(part, str) else part for part in [*base, *args]]
+        done = subprocess.run(argv, capture_output=True, timeout=60, env=env)
+        assert done.returncode == code, done.stderr
+        assert shown in getattr(done, where).decode("utf-8"), (args, done)
+        assert b"Traceback" not in done.stderr
