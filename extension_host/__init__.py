@@ -16,6 +16,7 @@ from sdk_extension.results import ToolResult
 from .errors import (
     ExtensionHostError,
     ExtensionLoadError,
+    ProjectRootError,
     ScaffoldError,
     ToolCollisionError,
     TrustFileError,
@@ -46,6 +47,7 @@ __all__ = [
     "ExtensionInfo",
     "ExtensionLoadError",
     "ExtensionStatus",
+    "ProjectRootError",
     "ScaffoldError",
     "ToolCollisionError",
     "ToolInfo",

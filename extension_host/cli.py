@@ -1,7 +1,13 @@
 """The ``extensions`` command: parse, call the host or the scaffolder, print. No logic of its own.
 
 Exit codes: 0 success; 1 the operation failed (an extension failed to load, a tool call did
-not succeed); 2 bad usage (unknown option, bad name, bad JSON).
+not succeed); 2 bad usage (unknown option, bad name, bad JSON, a ``--root`` that is not a
+folder); 141 stdout was closed before everything was printed (``extensions list | head -1``:
+the command stops quietly, as a process ended by SIGPIPE would, without a traceback).
+
+One-shot commands (everything but ``dev``) stop their extensions with a short stop ladder,
+:data:`ONE_SHOT_STOP_GRACE` per step: nothing waits for their answers any more, and an
+extension that ignores end of stream must not hold the command for the contract's 5 s.
 """
 
 from __future__ import annotations
@@ -27,10 +33,10 @@ from .control import (
     describe_extension,
     describe_extensions,
 )
-from .dev import DevLoop, stdin_reader
+from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
 from .discovery import ExtensionSpec, discover
 from .environment import VARIABLE_NAME, is_sensitive
-from .errors import ExtensionHostError, ScaffoldError, UnknownExtensionError, UnknownToolError
+from .errors import ExtensionHostError, ProjectRootError, ScaffoldError, UnknownExtensionError, UnknownToolError
 from .hooks import HookRecord
 from .host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
 from .info import ExtensionInfo, ToolInfo
@@ -46,6 +52,9 @@ EXIT_FAILED: Final = 1
 EXIT_USAGE: Final = 2
 _PROGRESS_AFTER_SECONDS: Final = 1.0
 """Loading that takes longer than this gets a line on stderr, so a slow start never looks hung."""
+ONE_SHOT_STOP_GRACE: Final = 0.5
+"""Seconds each step of the stop ladder waits in a one-shot command (a long-running host: 5 s).
+A well-behaved extension exits on end of stream in milliseconds."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,9 +65,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
+        if args.root is not None:
+            find_project_root(args.root)  # a root that is not a folder is a usage error, up front
         code: int = args.run(args)
+        if sys.stdout is not None:  # None: started without a stdout at all (``>&-``)
+            sys.stdout.flush()  # a closed stdout shows here, not in the interpreter's last flush
         return code
-    except ScaffoldError as exc:
+    except BrokenPipeError:
+        silence_stdout()
+        return EXIT_STDOUT_CLOSED
+    except (ScaffoldError, ProjectRootError) as exc:
         _say(render.error_line(exc), err=True)
         return EXIT_USAGE
     except ExtensionHostError as exc:
@@ -447,7 +463,12 @@ def _demo(args: argparse.Namespace) -> int:
 async def _with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any]) -> int:
     # A one-shot command is not a session: the session hooks are for the agents that embed the host.
     host = ExtensionHost(
-        args.root, args.home, readiness_timeout=args.readiness_timeout, session_hooks=False, watch=False
+        args.root,
+        args.home,
+        readiness_timeout=args.readiness_timeout,
+        session_hooks=False,
+        watch=False,
+        stop_grace=ONE_SHOT_STOP_GRACE,
     )
     async with _progress_note(f"starting extensions of {host.project_root} ..."):
         await host.start()
@@ -526,7 +547,9 @@ def _say(text: str, *, err: bool = False) -> None:
     no-op on such text) keeps that true for a message composed here around a path or an
     exception.
     """
-    print(render.safe_text(text), file=sys.stderr if err else sys.stdout, flush=err)
+    stream = sys.stderr if err else sys.stdout
+    if stream is not None:  # None: the process was started without it; print would pick stdout
+        print(render.safe_text(text), file=stream, flush=err)
 
 
 def _indent(text: str) -> str:

@@ -58,10 +58,10 @@ from sdk_extension.protocol import INVALID_PARAMS, TOO_MANY_CONNECTIONS, UNKNOWN
 
 from .errors import ExtensionHostError, UnknownExtensionError
 from .host import ExtensionHost
+from .logs import current_run_tail
 from .outcomes import ReloadOutcome
 from .paths import control_socket_path, find_project_root
 from .private_socket import bind_private, check_listener, check_private_folder, make_private_folder, same_user
-from .process import tail_lines
 
 __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",
@@ -126,7 +126,7 @@ def describe_extension(host: ExtensionHost, name: str) -> dict[str, Any]:
         **info.to_json(),
         "tools": [tool.to_json() for tool in tools],
         "recent_hook_calls": [dataclasses.asdict(call) for call in host.recent_hook_calls(info.id)],
-        "log_tail": tail_lines(info.log_path, _LOG_TAIL_LINES) if info.log_path else [],
+        "log_tail": current_run_tail(info.log_path, _LOG_TAIL_LINES) if info.log_path else [],
     }
 
 

@@ -15,18 +15,27 @@ terminal it asks nothing: untrusted extensions are listed as such, with the comm
 trusts them. The printing and asking are this module's, its text built by ``render`` (which
 shows an extension's control characters as escapes and prefixes each line an extension logs
 with its id); the host does the work.
+
+Commands are read from stdin whatever it is: a pipe or a terminal through the event loop, a
+file or ``/dev/null`` (which the loop cannot watch) by a thread. At the end of stdin dev keeps
+running until SIGINT, SIGTERM or ``quit``. If its stdout is closed (``extensions dev | head``),
+dev stops every extension and exits with :data:`EXIT_STDOUT_CLOSED`, printing nothing more.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
+import os
 import shlex
 import signal
+import stat
 import sys
+import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TextIO
+from typing import BinaryIO, Final, Protocol, TextIO
 
 from sdk_extension.protocol import Event
 
@@ -38,7 +47,20 @@ from .host import ExtensionHost
 from .outcomes import ReloadOutcome
 from .paths import PROJECT_EXTENSIONS_DIR
 
-__all__ = ["HELP", "DevLoop"]
+__all__ = ["EXIT_STDOUT_CLOSED", "HELP", "DevLoop", "LineReader", "silence_stdout", "stdin_reader"]
+
+EXIT_STDOUT_CLOSED: Final = 141
+"""Exit code when the reader of stdout went away: the shell's code for a process ended by
+SIGPIPE (128 + 13), which is what ``yes | head -1`` reports for ``yes``."""
+_QUEUED_LINES: Final = 64
+"""Lines read ahead from a stdin the event loop cannot watch (a file); the thread that reads
+it waits while dev is this far behind, so a huge file is never held in memory."""
+
+
+class LineReader(Protocol):
+    """Where dev reads its commands: ``readline()`` returns ``b""`` at the end."""
+
+    async def readline(self) -> bytes: ...
 
 HELP = """commands:
   call TOOL [JSON]   call a tool through the hooks, e.g.  call git_stats {"max_files": 5}
@@ -60,17 +82,53 @@ class DevLoop:
         self._interactive = interactive
         self._questions: deque[tuple[str, Callable[[bool], Awaitable[None]]]] = deque()
         self._asked: set[tuple[str, frozenset[str]]] = set()
+        self._out_closed = False
 
     def say(self, text: str) -> None:
         """Print a line (or lines) and flush, so a pipe reader sees it at once.
 
         What is said has been built by ``render``; the last pass of ``render.safe_text`` (a
         no-op on such text) keeps that true for a message composed here around a path or an
-        exception.
+        exception. If nobody reads the output any more, dev stops (quietly).
         """
-        print(render.safe_text(text), file=self._out, flush=True)
+        if self._out_closed:
+            return
+        try:
+            print(render.safe_text(text), file=self._out, flush=True)
+        except BrokenPipeError:
+            self._output_closed()
 
-    async def run(self, commands: asyncio.StreamReader | None) -> int:
+    def _output_closed(self) -> None:
+        self._out_closed = True
+        if self._out is sys.stdout:
+            silence_stdout()
+        self._stop.set()
+
+    def _watch_output(self) -> Callable[[], None]:
+        """Notice at once when the reader of a piped stdout goes away, rather than at the next
+        line printed (which may never come); returns the function that stops watching."""
+        loop = asyncio.get_running_loop()
+        try:
+            fd = self._out.fileno()
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                return lambda: None
+        except (OSError, ValueError, AttributeError):
+            return lambda: None
+
+        def closed() -> None:
+            # epoll reports an error on a pipe's write end once its read end is closed, and
+            # asyncio passes that to a reader callback; a writable pipe never looks readable.
+            loop.remove_reader(fd)
+            self._output_closed()
+
+        loop.add_reader(fd, closed)
+
+        def unwatch() -> None:
+            loop.remove_reader(fd)
+
+        return unwatch
+
+    async def run(self, commands: LineReader | None) -> int:
         """Run until ``quit``, SIGINT or SIGTERM; returns the exit code."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -95,7 +153,9 @@ class DevLoop:
             self.say(f"\nwatching {extensions_dir} and {host.user_home / 'extensions'}; type 'help' for commands")
             self._offer_grants()
             reader = asyncio.ensure_future(self._read(commands)) if commands is not None else None
+            unwatch = self._watch_output()
             await self._stop.wait()
+            unwatch()
             if reader is not None:
                 reader.cancel()
         finally:
@@ -105,11 +165,11 @@ class DevLoop:
             await control.close()
             await host.stop()
             self.say("stopped")
-        return 0
+        return EXIT_STDOUT_CLOSED if self._out_closed else 0
 
     # -- commands -----------------------------------------------------------------------
 
-    async def _read(self, commands: asyncio.StreamReader) -> None:
+    async def _read(self, commands: LineReader) -> None:
         while not self._stop.is_set():
             line = await commands.readline()
             if not line:
@@ -128,7 +188,7 @@ class DevLoop:
 
     # -- questions ----------------------------------------------------------------------
 
-    async def _ask_trust(self, commands: asyncio.StreamReader) -> bool:
+    async def _ask_trust(self, commands: LineReader) -> bool:
         """Ask whether to trust the project if it has extensions nobody trusted; False if dev
         was stopped meanwhile."""
         host = self._host
@@ -277,14 +337,69 @@ def _is_yes(answer: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-async def stdin_reader() -> asyncio.StreamReader | None:
-    """An asyncio reader of this process's stdin, or ``None`` if stdin cannot be read that way."""
+async def stdin_reader() -> LineReader | None:
+    """A reader of this process's stdin, or ``None`` if there is none.
+
+    A pipe, socket or terminal is read by the event loop. Anything else (a file, ``/dev/null``)
+    cannot be watched by it (epoll refuses them, and asyncio would say so with a traceback), so
+    a thread reads it, a few lines ahead of dev.
+    """
     if sys.stdin is None or sys.stdin.closed:
         return None
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
     try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    except (ValueError, OSError):  # a regular file or /dev/null on some platforms
+        fd = sys.stdin.fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError):
         return None
-    return reader
+    loop = asyncio.get_running_loop()
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd):
+        reader = asyncio.StreamReader()
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+            return reader
+        except (ValueError, OSError):
+            pass
+    return _ThreadedLines(sys.stdin.buffer, loop)
+
+
+class _ThreadedLines:
+    """Lines of a blocking binary stream, read by a daemon thread into a bounded queue."""
+
+    def __init__(self, stream: BinaryIO, loop: asyncio.AbstractEventLoop) -> None:
+        self._lines: asyncio.Queue[bytes] = asyncio.Queue(_QUEUED_LINES)
+        self._loop = loop
+        self._ended = False
+        threading.Thread(target=self._pump, args=(stream,), name="dev-stdin", daemon=True).start()
+
+    def _pump(self, stream: BinaryIO) -> None:
+        while True:
+            try:
+                line = stream.readline()
+            except (OSError, ValueError):
+                line = b""
+            try:
+                # Waits while the queue is full: a long file is read as fast as dev uses it.
+                asyncio.run_coroutine_threadsafe(self._lines.put(line), self._loop).result()
+            except (RuntimeError, concurrent.futures.CancelledError):
+                return  # dev has ended
+            if not line:
+                return
+
+    async def readline(self) -> bytes:
+        if self._ended:
+            return b""
+        line = await self._lines.get()
+        self._ended = not line
+        return line
+
+
+def silence_stdout() -> None:
+    """Point stdout at ``/dev/null`` after its reader went away, so that neither a later print
+    nor the interpreter's final flush fails (the Python docs' advice for ``SIGPIPE``)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)

@@ -8,6 +8,7 @@
     ├── UnknownToolError               no tool of that name is offered (.tool)
     ├── UnknownExtensionError          no extension of that name or id (.extension)
     ├── ScaffoldError                  a new extension cannot be created there (.path)
+    ├── ProjectRootError               the project root named is not a folder (.path)
     └── TrustFileError                 the trust record cannot be read or written (.path)
 
 An extension that fails to load does not raise out of the host: its
@@ -22,6 +23,7 @@ from pathlib import Path
 __all__ = [
     "ExtensionHostError",
     "ExtensionLoadError",
+    "ProjectRootError",
     "ScaffoldError",
     "ToolCollisionError",
     "TrustFileError",
@@ -92,3 +94,12 @@ class TrustFileError(ExtensionHostError):
     def __init__(self, path: Path, message: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class ProjectRootError(ExtensionHostError):
+    """The project root given (``--root``, ``ExtensionHost(project_root)``) does not exist or is
+    not a folder; nothing is guessed in its place."""
+
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(f"project root {str(path)!r} is not a folder; pass an existing project folder")
+        self.path = Path(path)

@@ -4,6 +4,13 @@ Events look as in the Copilot session-events schema: ``{id, timestamp, parentId,
 plus ``ephemeral`` when the event is not persisted. ``parentId`` links each event to the
 previous persistent one. Listeners are plain callables; one that raises is reported on stderr
 and never stops the others. This module does not know extensions or the wire.
+
+The history is bounded twice: by count (:data:`HISTORY_LIMIT` events) and by size
+(:data:`HISTORY_BYTES`, an estimate of the memory its strings and containers take). Listeners
+always get an event whole, when it is emitted; what the history *keeps* of an event larger than
+:data:`HISTORY_EVENT_BYTES` is a copy whose long strings are cut, each ending with a marker such
+as ``…[truncated: 20971520 characters]``. A tool that returns 20 MiB therefore costs the host
+20 MiB for as long as the call is in flight, not for as long as the history remembers it.
 """
 
 from __future__ import annotations
@@ -18,7 +25,17 @@ from typing import Any, Final
 
 from sdk_extension.protocol import Event
 
-__all__ = ["HISTORY_LIMIT", "EventListener", "EventLog", "iso_now", "make_event", "unique_ids"]
+__all__ = [
+    "HISTORY_BYTES",
+    "HISTORY_EVENT_BYTES",
+    "HISTORY_LIMIT",
+    "TRUNCATION_MARKER",
+    "EventListener",
+    "EventLog",
+    "iso_now",
+    "make_event",
+    "unique_ids",
+]
 
 HISTORY_LIMIT: Final = 1_000
 """Events kept in memory; the host forgets the oldest beyond this.
@@ -27,6 +44,21 @@ Every kept event is a few objects the garbage collector tracks, and until the ri
 tool call adds some: a ring of 10,000 fed a young-generation collection every ~140 calls and a
 full collection (40–90 ms) every few thousand. At 1,000 the ring fills within the first few
 hundred calls and then holds steady. Subscribe with ``on_event`` to keep more."""
+HISTORY_BYTES: Final = 16 * 1024 * 1024
+"""The history's size budget (estimated memory of the kept events); the oldest go beyond it.
+The newest event is always kept, cut as below."""
+HISTORY_EVENT_BYTES: Final = 64 * 1024
+"""An event estimated larger than this is kept with every string longer than an eighth of it
+(8 KiB by default) cut to that length plus :data:`TRUNCATION_MARKER`."""
+TRUNCATION_MARKER: Final = "…[truncated: {} characters]"
+"""Ends a string the history cut; ``{}`` is the number of characters left out."""
+
+_CONTAINER_BYTES: Final = 64
+"""What a dict or list costs before its items (CPython: 56–64 bytes empty), a number etc. too."""
+_sizeof: Final = sys.getsizeof
+_MAX_DEPTH: Final = 100
+"""Deeper values are not walked: they count as one container and the kept copy drops them.
+The wire refuses far shallower nesting; this only keeps the walk itself safe."""
 
 EventListener = Callable[[Event], None]
 
@@ -75,25 +107,58 @@ def make_event(
 
 
 class EventLog:
-    """Ordered session events with listeners."""
+    """Ordered session events with listeners, and a history bounded by count and by size.
 
-    def __init__(self, history_limit: int = HISTORY_LIMIT) -> None:
-        self._history: deque[Event] = deque(maxlen=history_limit)
+    Args:
+        history_limit: events kept at most.
+        history_bytes: estimated bytes the kept events may take together.
+        history_event_bytes: events estimated larger than this are kept cut (see the module).
+    """
+
+    def __init__(
+        self,
+        history_limit: int = HISTORY_LIMIT,
+        history_bytes: int = HISTORY_BYTES,
+        history_event_bytes: int = HISTORY_EVENT_BYTES,
+    ) -> None:
+        if history_limit < 1 or history_bytes < 1 or history_event_bytes < 1:
+            raise ValueError("the event history's limits must be positive")
+        # Sizes in a deque of their own: ints are not tracked by the garbage collector, pairs
+        # would be (see HISTORY_LIMIT for why that matters).
+        self._history: deque[Event] = deque()
+        self._sizes: deque[int] = deque()
+        self._kept_bytes = 0
+        self._limit = history_limit
+        self._budget = history_bytes
+        self._event_bytes = history_event_bytes
         self._listeners: list[EventListener] = []
         self._last_persistent: str | None = None
 
     def emit(self, event_type: str, data: dict[str, Any], *, ephemeral: bool = False) -> Event:
-        """Record an event, tell every listener, and return it."""
+        """Record an event (cut if large), tell every listener (whole), and return it (whole)."""
         event = make_event(event_type, data, parent_id=self._last_persistent, ephemeral=ephemeral)
         if not ephemeral:
             self._last_persistent = event["id"]
-        self._history.append(event)
+        self._keep(event)
         for listener in tuple(self._listeners):
             try:
                 listener(event)
             except Exception as exc:
                 print(f"event listener {listener!r} failed on {event_type}: {exc}", file=sys.stderr)
         return event
+
+    def _keep(self, event: Event) -> None:
+        size = _estimate(event["data"], 0)
+        if size > self._event_bytes:
+            kept: Event = {**event, "data": _cut(event["data"], self._event_bytes // 8, 0)}
+            event, size = kept, _estimate(kept["data"], 0)
+        history, sizes = self._history, self._sizes
+        history.append(event)
+        sizes.append(size)
+        self._kept_bytes += size
+        while len(history) > 1 and (len(history) > self._limit or self._kept_bytes > self._budget):
+            history.popleft()
+            self._kept_bytes -= sizes.popleft()
 
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
         """Call ``listener(event)`` for every later event; returns a function that stops it."""
@@ -105,8 +170,61 @@ class EventLog:
 
         return unsubscribe
 
+    @property
+    def history_bytes(self) -> int:
+        """The estimated size of the kept events, in bytes."""
+        return self._kept_bytes
+
     def history(self, event_type: str | None = None) -> list[Event]:
-        """Recorded events, oldest first, optionally only one type."""
+        """Recorded events, oldest first, optionally only one type; large ones as kept (cut)."""
         if event_type is None:
             return list(self._history)
         return [event for event in self._history if event["type"] == event_type]
+
+
+def _estimate(value: Any, depth: int) -> int:
+    """Roughly the bytes ``value`` holds: strings as CPython stores them (``sys.getsizeof`` is
+    O(1) for a string), a fixed cost per container and scalar. No string is read, and strings
+    and scalars inside a container are counted without a call: this runs for every event."""
+    if isinstance(value, str):
+        return _sizeof(value)
+    if depth >= _MAX_DEPTH or not isinstance(value, (dict, list, tuple)):
+        return _CONTAINER_BYTES
+    total = _CONTAINER_BYTES
+    if isinstance(value, dict):
+        for key, item in value.items():
+            total += _sizeof(key) if type(key) is str else _CONTAINER_BYTES
+            kind = type(item)
+            if kind is str:
+                total += _sizeof(item)
+            elif kind is int or kind is bool or kind is float or item is None:
+                total += _CONTAINER_BYTES
+            else:
+                total += _estimate(item, depth + 1)
+        return total
+    for item in value:
+        kind = type(item)
+        if kind is str:
+            total += _sizeof(item)
+        elif kind is int or kind is bool or kind is float or item is None:
+            total += _CONTAINER_BYTES
+        else:
+            total += _estimate(item, depth + 1)
+    return total
+
+
+def _cut(value: Any, keep: int, depth: int) -> Any:
+    """A copy of ``value`` with every string longer than ``keep`` characters cut to ``keep`` and
+    marked; what is too deep to walk is replaced by a marker."""
+    if isinstance(value, str):
+        if len(value) <= keep:
+            return value
+        return value[:keep] + TRUNCATION_MARKER.format(len(value) - keep)
+    if isinstance(value, (dict, list, tuple)) and depth >= _MAX_DEPTH:
+        return "…[truncated: nested too deep]"
+    if isinstance(value, dict):
+        # Keys stay whole: two keys cut alike would merge.
+        return {key: _cut(item, keep, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_cut(item, keep, depth + 1) for item in value]
+    return value

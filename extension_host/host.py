@@ -34,11 +34,12 @@ from .discovery import ExtensionSpec
 from .dispatch import AskHandler, Dispatcher, builtin_entry
 from .environment import protect_host_environment, scrub, sdk_environment
 from .errors import ExtensionHostError, UnknownExtensionError
-from .events import EventListener, EventLog
+from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventListener, EventLog
 from .forkserver import ForkServer, fork_server_supported
 from .hooks import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .info import ExtensionInfo, ToolInfo
 from .instance import MAX_QUEUED_BYTES, SendHandler, SessionContext
+from .logs import rotate_log
 from .outcomes import (
     ErrorDecision,
     PromptResult,
@@ -47,7 +48,7 @@ from .outcomes import (
     SessionStartResult,
     ToolCallResult,
 )
-from .paths import cache_dir, find_project_root, logs_dir
+from .paths import cache_dir, find_project_root, project_logs_dir
 from .paths import user_home as resolve_user_home
 from .process import STOP_GRACE_SECONDS
 from .registry import BUILTIN_OWNER, ToolRegistry
@@ -109,6 +110,13 @@ class ExtensionHost:
             Without ``watch`` a crashed extension stays ``failed``.
         reload_budget: with ``watch``, how many reloads caused by one extension's files may
             happen in a window (5 in 10 s) before its watching is paused.
+        history_limit: events :attr:`events` keeps (its history; listeners see every event).
+        history_bytes: estimated bytes the kept events may take together.
+        history_event_bytes: an event larger than this is kept with its long strings cut
+            (listeners still get it whole); see :mod:`extension_host.events`.
+
+    Raises:
+        ProjectRootError: ``project_root`` is given but is not an existing folder.
     """
 
     def __init__(
@@ -133,11 +141,14 @@ class ExtensionHost:
         max_queued_bytes: int = MAX_QUEUED_BYTES,
         crash_budget: CrashBudget = CrashBudget(),
         reload_budget: ReloadBudget = ReloadBudget(),
+        history_limit: int = HISTORY_LIMIT,
+        history_bytes: int = HISTORY_BYTES,
+        history_event_bytes: int = HISTORY_EVENT_BYTES,
     ) -> None:
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
         self.session_id: Final = str(uuid.uuid4())
-        self.events: Final = EventLog()
+        self.events: Final = EventLog(history_limit, history_bytes, history_event_bytes)
         self._registry = ToolRegistry()
         self._hooks = HookRunner(
             self.events,
@@ -154,15 +165,18 @@ class ExtensionHost:
         self._trust = trust
         host_environment = dict(os.environ if environment is None else environment)
         base_environment = scrub(host_environment)
+        logs = project_logs_dir(self.user_home, self.project_root)
         self._fork_server = (
-            ForkServer(sdk_environment(base_environment), logs_dir(self.user_home) / "fork-server.log")
+            ForkServer(sdk_environment(base_environment), logs / "fork-server.log")
             if fork_server and fork_server_supported() and os.environ.get("EXTENSION_HOST_FORK_SERVER") != "0"
             else None
         )
+        if self._fork_server is not None:
+            rotate_log(logs / "fork-server.log")  # the server appends to it for this host's life
         self._context = SessionContext(
             session_id=self.session_id,
             project_root=self.project_root,
-            logs_dir=logs_dir(self.user_home),
+            logs_dir=logs,
             registry=self._registry,
             events=self.events,
             hooks=self._hooks,

@@ -1,6 +1,10 @@
 """Where things live on disk: the project root, the user's extension home, log files, and the
 control socket of a running host.
 
+A project root that is named explicitly must be an existing folder: a typo is an error
+(:class:`~extension_host.errors.ProjectRootError`), never a silent fall-back to the working
+directory's project. Logs are kept per project, in a folder named by :func:`project_key`.
+
 The only module that asks platformdirs anything. Everything else receives ``Path`` objects,
 so tests pass temporary folders instead of patching globals.
 """
@@ -9,11 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import Final
 
 import platformdirs
+
+from .errors import ProjectRootError
 
 __all__ = [
     "CACHE_ENV",
@@ -26,6 +33,8 @@ __all__ = [
     "extensions_dir",
     "find_project_root",
     "logs_dir",
+    "project_key",
+    "project_logs_dir",
     "runtime_dir",
     "user_home",
 ]
@@ -39,6 +48,9 @@ CACHE_ENV: Final = "EXTENSION_HOST_CACHE_DIR"
 """Set this to keep downloaded things (the Copilot SDK for JavaScript extensions) elsewhere."""
 """Set this to put control sockets somewhere else than the platform's user runtime folder."""
 
+_UNSAFE_IN_NAME: Final = re.compile(r"[^A-Za-z0-9._-]")
+"""What a project's folder name may not bring into a log folder's name."""
+
 # platformdirs warns when XDG_RUNTIME_DIR is unset and falls back to a private folder of its
 # own, which suits us. Versions older than the warning have nothing to filter.
 _RUNTIME_DIR_WARNING: Final[type[Warning] | None] = getattr(platformdirs, "RuntimeDirWarning", None)
@@ -48,8 +60,13 @@ def find_project_root(start: Path | str | None = None) -> Path:
     """The git root that contains ``start`` (default: the working directory), else ``start`` itself.
 
     A ``.git`` file counts too (worktrees and submodules use one).
+
+    Raises:
+        ProjectRootError: ``start`` is given but is not an existing folder.
     """
-    here = Path(start if start is not None else os.getcwd()).resolve()
+    if start is not None and not Path(start).expanduser().is_dir():
+        raise ProjectRootError(start)
+    here = Path(start if start is not None else os.getcwd()).expanduser().resolve()
     for candidate in (here, *here.parents):
         if (candidate / ".git").exists():
             return candidate
@@ -73,8 +90,26 @@ def extensions_dir(home: Path) -> Path:
 
 
 def logs_dir(home: Path) -> Path:
-    """Where per-extension log files live under a home folder."""
+    """Where log folders live under a home folder (one per project, see :func:`project_logs_dir`)."""
     return home / "logs"
+
+
+def project_key(project_root: Path) -> str:
+    """A short, stable name for a project: its folder name (for people) and a hash of its real
+    path (so that two projects of the same name never share), e.g. ``shop-3f2a9c1d0b7e``."""
+    resolved = Path(project_root).resolve()
+    digest = hashlib.sha256(os.fsencode(resolved)).hexdigest()[:12]
+    name = _UNSAFE_IN_NAME.sub("_", resolved.name)[:40] or "root"
+    return f"{name}-{digest}"
+
+
+def project_logs_dir(home: Path, project_root: Path) -> Path:
+    """Where the extension logs of one project live: ``<home>/logs/<project key>/``.
+
+    Per project, so that ``extensions inspect`` in one project never shows another's errors,
+    even for extensions of the same name (user-scope ones included).
+    """
+    return logs_dir(home) / project_key(project_root)
 
 
 def cache_dir() -> Path:

@@ -28,6 +28,7 @@ from sdk_extension.pipes import PipeReader
 
 from .forkserver import EXIT_CODE_UNKNOWN, ForkedChild, ForkServer, ForkServerUnavailable
 from .lifeline import LIFELINE_ENV, lifeline_fd
+from .logs import rotate_log
 
 __all__ = [
     "STOP_GRACE_SECONDS",
@@ -214,6 +215,7 @@ async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> Exte
         OSError: the interpreter or the working directory cannot be used.
     """
     spec.log_path.parent.mkdir(parents=True, exist_ok=True)
+    rotate_log(spec.log_path)  # the child appends directly: only a start can rotate safely
     with open(spec.log_path, "ab") as log:
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         log.write(f"=== {started} starting {spec.extension_id}: {' '.join(spec.argv)}\n".encode())

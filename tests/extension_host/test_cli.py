@@ -269,3 +269,70 @@ def test_list_and_inspect_show_where_a_linked_extension_folder_really_is(
     assert f"links to {checkout.resolve()}" in capsys.readouterr().out
     assert cli(project, "inspect", "calc") == 0
     assert f"-> {checkout.resolve()}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["list"], ["call", "add"], ["trust"], ["scaffold", "x"], ["reload"]])
+def test_a_root_that_is_not_a_folder_is_exit_2_naming_it_for_every_command(
+    project: Project, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """Nothing runs, nothing is recorded or created: the root is checked before the command."""
+    project.add_extension("calc", CALC)
+    missing = project.root / "typo"
+    assert main(["--root", str(missing), "--home", str(project.home), *command]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: project root {str(missing)!r} is not a folder; pass an existing project folder\n"
+    assert not missing.exists() and not (project.home / "trust.json").exists()
+
+
+def test_one_shot_commands_stop_extensions_with_the_short_ladder(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host a one-shot command starts gets ONE_SHOT_STOP_GRACE; dev keeps the contract's."""
+    import extension_host.cli as cli_module
+    from extension_host.process import STOP_GRACE_SECONDS
+
+    graces: list[float] = []
+    real = cli_module.ExtensionHost
+
+    def recording(*args: object, **kwargs: object) -> object:
+        graces.append(kwargs.get("stop_grace", STOP_GRACE_SECONDS))  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cli_module, "ExtensionHost", recording)
+    project.add_extension("calc", CALC)
+    assert cli(project, "call", "add", '{"a": 1, "b": 2}') == 0
+    assert graces == [cli_module.ONE_SHOT_STOP_GRACE] and cli_module.ONE_SHOT_STOP_GRACE < STOP_GRACE_SECONDS
+
+
+def test_a_command_started_without_stdout_or_stderr_runs_without_a_traceback(project: Project) -> None:
+    """``extensions list >&-`` and ``2>&-``: the interpreter has no such stream; nothing fails,
+    and an error meant for stderr never lands on stdout."""
+    project.add_extension("calc", CALC)
+    base = [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home)]
+    no_stdout = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *base, "list"], capture_output=True, text=True, timeout=60
+    )
+    assert no_stdout.returncode == 0 and no_stdout.stderr == ""
+    no_stderr = subprocess.run(
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", *base, "call", "nope"], capture_output=True, text=True, timeout=60
+    )
+    assert no_stderr.returncode == 1 and no_stderr.stdout == ""
+
+
+def test_arguments_with_lone_surrogates_are_printed_escaped(project: Project) -> None:
+    """A name that is not UTF-8 on the command line (Python decodes it to a lone surrogate)
+    is printed as an escape in results and errors alike, never a UnicodeEncodeError."""
+    project.add_extension("calc", CALC)
+    base = [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home)]
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    for args, code, where, shown in [
+        (["prompt", b"caf\xe9"], 0, "stdout", "caf\\udce9"),
+        (["call", b"add\xff"], 1, "stderr", "no tool named 'add\\udcff'"),
+        (["inspect", b"calc\xff"], 1, "stderr", "no extension named 'calc\\udcff'"),
+        (["--root", b"/nowhere\xff", "list"], 2, "stderr", "/nowhere\\udcff"),
+    ]:
+        argv = [os.fsencode(part) if isinstance(part, str) else part for part in [*base, *args]]
+        done = subprocess.run(argv, capture_output=True, timeout=60, env=env)
+        assert done.returncode == code, done.stderr
+        assert shown in getattr(done, where).decode("utf-8"), (args, done)
+        assert b"Traceback" not in done.stderr

@@ -146,3 +146,42 @@ def test_dev_prints_the_extension_prefix_on_every_line_of_a_session_log(project:
                 assert await dev.process.wait() == 0
 
     run(scenario())
+
+
+def test_dev_reads_commands_from_a_file_and_keeps_running_at_its_end(project: Project, tmp_path: object) -> None:
+    """``extensions dev < commands.txt``: each line runs, then dev serves until SIGTERM, with no
+    traceback on stderr."""
+    from pathlib import Path
+
+    project.add_extension("live", VERSIONED.format(version="v1"))
+    commands = Path(str(tmp_path)) / "commands.txt"
+    commands.write_text("call version\nlist\n")
+
+    async def scenario() -> tuple[int, bytes]:
+        with open(commands, "rb") as stdin:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home),
+                "dev", stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )
+        try:
+            assert process.stdout is not None and process.stderr is not None
+            seen: list[str] = []
+            async with asyncio.timeout(30):
+                # The call's answer, then the list's row: both commands ran.
+                while "v1" not in seen or not any(line.startswith("project:live") for line in seen[seen.index("v1") :]):
+                    line = (await process.stdout.readline()).decode()
+                    assert line, f"dev ended early: {seen}"
+                    seen.append(line.rstrip("\n"))
+            assert process.returncode is None  # the end of its stdin did not end it
+            process.send_signal(signal.SIGTERM)
+            async with asyncio.timeout(30):
+                code = await process.wait()
+            return code, await process.stderr.read()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+    code, stderr = run(scenario())
+    assert code == 0
+    assert b"Traceback" not in stderr, stderr.decode()

@@ -6,12 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from extension_host.errors import ExtensionHostError, ProjectRootError
 from extension_host.paths import (
     HOME_ENV,
     RUNTIME_ENV,
     control_socket_path,
     find_project_root,
     logs_dir,
+    project_key,
+    project_logs_dir,
     runtime_dir,
     user_home,
 )
@@ -84,3 +87,33 @@ def test_the_control_socket_is_named_by_a_short_hash_of_the_resolved_root(
     assert control_socket_path(tmp_path / "a" / "sub" / "..") == path
     assert control_socket_path(tmp_path / "link") == path
     assert control_socket_path(tmp_path / "b") != path
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_named_root_that_is_not_a_folder_is_an_error_not_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """A typo in --root must not quietly mean the git root of wherever the command ran."""
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    named = tmp_path / "no-such-folder"
+    if kind == "file":
+        named.write_text("")
+    with pytest.raises(ProjectRootError, match="no-such-folder") as raised:
+        find_project_root(named)
+    assert isinstance(raised.value, ExtensionHostError) and raised.value.path == named
+    assert find_project_root() == tmp_path.resolve()
+
+
+def test_logs_are_kept_per_project_in_a_folder_named_for_people_and_by_a_hash(tmp_path: Path) -> None:
+    """Two projects of the same folder name get different folders; one project spelled two ways
+    gets one; odd characters in a name do not reach the file system."""
+    (tmp_path / "a" / "shop").mkdir(parents=True)
+    (tmp_path / "b" / "shop").mkdir(parents=True)
+    (tmp_path / "odd name é").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "a" / "shop")
+    first, second = project_key(tmp_path / "a" / "shop"), project_key(tmp_path / "b" / "shop")
+    assert first.startswith("shop-") and second.startswith("shop-") and first != second
+    assert project_key(tmp_path / "link") == first
+    assert project_key(tmp_path / "odd name é").startswith("odd_name__-")
+    assert project_logs_dir(tmp_path / "home", tmp_path / "a" / "shop") == tmp_path / "home" / "logs" / first

@@ -397,7 +397,7 @@ def test_list_answers_a_request_sent_right_after_joining_before_stopping_the_ext
     assert completed.returncode == 0, completed.stderr
     assert "project:logger  running" in completed.stdout
     assert (project.root / "answer.txt").read_text() == "answered"
-    log = next((project.home / "logs").glob("*logger*.log")).read_text()
+    log = next((project.home / "logs").rglob("*logger*.log")).read_text()
     assert "ConnectionError" not in log
     assert wait_for_exit(int((project.root / "pid.txt").read_text()), timeout=15)
 
