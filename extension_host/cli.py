@@ -50,6 +50,8 @@ __all__ = ["main"]
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
 EXIT_USAGE: Final = 2
+_BROKEN: Final = frozenset({"failed", "quarantined"})
+"""Statuses that make ``list`` and ``inspect`` exit 1."""
 _PROGRESS_AFTER_SECONDS: Final = 1.0
 """Loading that takes longer than this gets a line on stderr, so a slow start never looks hung."""
 ONE_SHOT_STOP_GRACE: Final = 0.5
@@ -195,7 +197,7 @@ def _list(args: argparse.Namespace) -> int:
             _print_json(listing)
         else:
             _say(render.extensions_table(infos))
-        return EXIT_FAILED if any(info.status == "failed" for info in infos) else EXIT_OK
+        return EXIT_FAILED if any(info.status in _BROKEN for info in infos) else EXIT_OK
 
     return asyncio.run(_ask_host_or_load(args, METHOD_LIST, None, describe_extensions, show))
 
@@ -209,7 +211,7 @@ def _inspect(args: argparse.Namespace) -> int:
             tools = [ToolInfo.from_json(tool) for tool in detail["tools"]]
             calls = [HookRecord(**call) for call in detail["recent_hook_calls"]]
             _say(render.extension_detail(info, tools, detail["log_tail"], calls))
-        return EXIT_FAILED if detail["status"] == "failed" else EXIT_OK
+        return EXIT_FAILED if detail["status"] in _BROKEN else EXIT_OK
 
     def load(host: ExtensionHost) -> dict[str, Any]:
         return describe_extension(host, args.name)

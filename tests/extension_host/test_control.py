@@ -20,6 +20,7 @@ import pytest
 from helpers import Project, run, wait_for_event, wait_for_exit
 
 from extension_host import ExtensionHost, ExtensionHostError, UnknownExtensionError, control, private_socket
+from extension_host.budget import CrashBudget
 from extension_host.cli import main
 from extension_host.control import (
     MAX_CLIENTS,
@@ -920,5 +921,38 @@ def test_a_client_that_never_reads_its_answers_is_disconnected_and_the_host_serv
                 finally:
                     await client.close()
             assert errors == []
+
+    run(scenario())
+
+
+def test_list_and_inspect_exit_1_while_an_extension_is_quarantined(
+    project: Project, runtime: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quarantined extension is broken like a failed one: the commands that report it say so
+    with their exit code."""
+    project.add_extension(
+        "crashy",
+        """
+        import os
+        from sdk_extension import join_session, tool
+
+        @tool(description="Crash")
+        def boom() -> str:
+            os._exit(3)
+
+        join_session(tools=[boom])
+        """,
+    )
+    budget = CrashBudget(restarts=0, window=300, backoff=0.01)
+
+    async def scenario() -> None:
+        async with host_for(project, watch=True, crash_budget=budget) as host, ControlServer(host):
+            await host.call_tool("boom")
+            await wait_for_event(host, lambda event: "quarantined" in str(event["data"].get("message", "")))
+            assert host.extension("crashy").status == "quarantined"
+            assert await cli_in_thread(project, "list", "--json") == 1
+            assert json.loads(capsys.readouterr().out)["extensions"][0]["status"] == "quarantined"
+            assert await cli_in_thread(project, "inspect", "crashy") == 1
+            assert "quarantined" in capsys.readouterr().out
 
     run(scenario())
