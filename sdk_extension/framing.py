@@ -26,6 +26,7 @@ __all__ = [
     "FrameDecoder",
     "FramingError",
     "MessageTooLarge",
+    "describe_size",
     "encode_message",
     "read_message",
 ]
@@ -59,7 +60,7 @@ class MessageTooLarge(ValueError):
     """A message to send is larger than the peer accepts; nothing was written."""
 
     def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"the message is {_size_text(size)}, over the limit of {_size_text(limit)} per message")
+        super().__init__(f"the message is {describe_size(size)}, over the limit of {describe_size(limit)} per message")
         self.size: Final = size
         self.limit: Final = limit
 
@@ -86,7 +87,8 @@ def encode_message(message: dict[str, Any], max_bytes: int | None = None) -> byt
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
-def _size_text(size: int) -> str:
+def describe_size(size: int) -> str:
+    """A byte count for people: ``65.0 MiB (68157440 bytes)``, or ``512 bytes``."""
     if size >= 1024 * 1024:
         return f"{size / (1024 * 1024):.1f} MiB ({size} bytes)"
     return f"{size} bytes"

@@ -33,7 +33,7 @@ from ._stdio import claim_protocol_stdio, flush_std_streams
 from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 from .connection import Connection, ConnectionClosed, RpcError
 from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
-from .framing import MessageTooLarge
+from .framing import MessageTooLarge, describe_size
 from .pipes import PipeReader
 from .results import ToolResult
 from .tools import Tool, ToolInvocation, run_tool
@@ -327,7 +327,7 @@ class _Client:
             return
         except MessageTooLarge as exc:
             text = (
-                f"the result of tool {tool_name!r} is {_size(exc.size)}, over the limit of {_size(exc.limit)} "
+                f"the result of tool {tool_name!r} is {describe_size(exc.size)}, over the limit of {describe_size(exc.limit)} "
                 "a message to the host may be; return less (a summary, or the path of a file)"
             )
         except (TypeError, ValueError) as exc:
@@ -378,10 +378,6 @@ class _Client:
             return {"output": point.output_to_wire(output)}
         except HookOutputError as exc:
             raise RpcError(p.HOOK_FAILED, str(exc), {"hook": exc.hook, "key": exc.key}) from None
-
-
-def _size(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MiB" if size >= 1024 * 1024 else f"{size} bytes"
 
 
 def _report_failure(method: str, error: Exception) -> None:

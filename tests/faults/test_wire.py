@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -363,8 +364,10 @@ def test_a_result_over_the_message_limit_is_answered_with_a_failure_saying_so(
             result = await host.call_tool("huge")
             took = time.monotonic() - started
             assert result.result_type == "failure"
-            assert one_line(result.text_result_for_llm).startswith(
-                "the result of tool 'huge' is 65.0 MiB, over the limit of 64.0 MiB a message to the host may be"
+            assert re.match(
+                r"the result of tool 'huge' is 65\.0 MiB \(\d+ bytes\), over the limit of 64\.0 MiB "
+                r"\(67108864 bytes\) a message to the host may be",
+                one_line(result.text_result_for_llm),
             )
             assert host.extension("flood").status == "running"
             assert (await host.call_tool("ping")).text_result_for_llm == "pong"
