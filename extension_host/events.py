@@ -191,18 +191,12 @@ def _estimate(value: Any, depth: int) -> int:
     if depth >= _MAX_DEPTH or not isinstance(value, (dict, list, tuple)):
         return _CONTAINER_BYTES
     total = _CONTAINER_BYTES
+    items: Any = value
     if isinstance(value, dict):
-        for key, item in value.items():
+        for key in value:
             total += _sizeof(key) if type(key) is str else _CONTAINER_BYTES
-            kind = type(item)
-            if kind is str:
-                total += _sizeof(item)
-            elif kind is int or kind is bool or kind is float or item is None:
-                total += _CONTAINER_BYTES
-            else:
-                total += _estimate(item, depth + 1)
-        return total
-    for item in value:
+        items = value.values()
+    for item in items:
         kind = type(item)
         if kind is str:
             total += _sizeof(item)

@@ -23,6 +23,34 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = REPO_ROOT / "sample_extensions"
 
 
+class PipeWriter:
+    """A connection's writer in memory: feeds every byte to the other side's reader (anything
+    with ``feed_data``/``feed_eof``); ``close()`` is that side's end of stream. ``chunks`` holds
+    what was written, in order."""
+
+    def __init__(self, peer: Any) -> None:
+        self._peer = peer
+        self._closing = False
+        self.chunks: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if self._closing:
+            raise AssertionError("write after close")  # a Connection must check is_closing first
+        self.chunks.append(data)
+        self._peer.feed_data(data)
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        if not self._closing:
+            self._closing = True
+            self._peer.feed_eof()
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+
 @dataclass
 class Project:
     """A temporary project (with a .git folder) and a temporary user home."""

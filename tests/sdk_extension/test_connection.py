@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from helpers import PipeWriter
 
 from sdk_extension.connection import Connection, ConnectionClosed, QueueOverflow, RpcError, error_to_wire
 from sdk_extension.framing import MAX_DEPTH, FramingError, MessageTooLarge, encode_message, read_message
@@ -71,32 +72,6 @@ def inbox_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 def new_inbox() -> Inbox:
     """What a Connection under test reads from (replaced per test by the inbox_kind fixture)."""
     return asyncio.StreamReader()
-
-
-class PipeWriter:
-    """A Writer that feeds every byte into another side's inbox; close() is that side's EOF."""
-
-    def __init__(self, peer: Inbox) -> None:
-        self._peer = peer
-        self._closing = False
-        self.chunks: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        if self._closing:
-            raise AssertionError("write after close")  # Connection must check is_closing first
-        self.chunks.append(data)
-        self._peer.feed_data(data)
-
-    async def drain(self) -> None:
-        return None
-
-    def close(self) -> None:
-        if not self._closing:
-            self._closing = True
-            self._peer.feed_eof()
-
-    def is_closing(self) -> bool:
-        return self._closing
 
 
 def frames_of(writer: PipeWriter) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from helpers import PipeWriter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,28 +66,6 @@ def test_requested_environment_variables_must_be_a_list_of_names() -> None:
 # -- a joined client, driven by a host-side connection in memory ---------------------------
 
 
-class _Writer:
-    """Feeds every byte to the other side's reader; close() is its end of stream."""
-
-    def __init__(self, peer: asyncio.StreamReader) -> None:
-        self._peer = peer
-        self._closing = False
-
-    def write(self, data: bytes) -> None:
-        self._peer.feed_data(data)
-
-    async def drain(self) -> None:
-        return None
-
-    def close(self) -> None:
-        if not self._closing:
-            self._closing = True
-            self._peer.feed_eof()
-
-    def is_closing(self) -> bool:
-        return self._closing
-
-
 class FakeHost:
     """The host's end: sends tool calls and hook calls, collects the tool results."""
 
@@ -120,8 +99,8 @@ async def joined(
 ) -> AsyncIterator[FakeHost]:
     """A _Client serving ``tools`` and ``hooks``, past its join, and the host's end of it."""
     to_client, to_host = asyncio.StreamReader(), asyncio.StreamReader()
-    host_connection = Connection(to_host, _Writer(to_client))
-    client = _Client("s", tools, hooks or {}, Connection(to_client, _Writer(to_host), **(client_kwargs or {})))
+    host_connection = Connection(to_host, PipeWriter(to_client))
+    client = _Client("s", tools, hooks or {}, Connection(to_client, PipeWriter(to_host), **(client_kwargs or {})))
     client.released.set()
     host = FakeHost(host_connection)
     serving = [asyncio.ensure_future(host_connection.serve()), asyncio.ensure_future(client.connection.serve())]
