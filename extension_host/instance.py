@@ -62,9 +62,10 @@ GrantLookup = Callable[[ExtensionSpec], frozenset[str]]
 """The sensitive variables the user granted to an extension (may raise
 :class:`~extension_host.errors.ExtensionHostError` when the record cannot be read)."""
 
-Arbiter = Callable[[int, str], "ExtensionInstance | None"]
-"""Asked, when an extension joining at load-order position ``order`` declares a tool that the
-extension ``owner`` holds, which running instance gives the tool up (``None``: the joiner fails)."""
+Arbiter = Callable[["ExtensionInstance", "list[ToolEntry]"], Awaitable["list[ExtensionInstance] | None"]]
+"""Asked when an extension joins declaring tools that others hold: which running instances give
+them up (evicted), or ``None``: the joiner fails. It may wait, for the extensions whose joining
+could still change who holds them."""
 
 CrashHandler = Callable[["ExtensionInstance"], None]
 """Told when a running extension fails by itself (exit, protocol error): not when it is stopped,
@@ -138,6 +139,8 @@ class ExtensionInstance:
         self._arbiter = arbiter
         self._on_crash = on_crash
         self._evicted = False
+        self._arbitrating = False
+        """Joined, and waiting to learn whether it may take a tool name another holds."""
         self.status: ExtensionStatus = "starting"
         self.error: str | None = None
         self.hooks: tuple[str, ...] = ()
@@ -240,7 +243,14 @@ class ExtensionInstance:
             async with asyncio.timeout(context.readiness_timeout):
                 await self.settled.wait()
         except TimeoutError:
-            self._fail(f"did not join within {context.readiness_timeout:g} s (join_session() was not called or did not finish)")
+            if self._arbitrating:
+                # It joined in time; who gets a colliding tool name waits for the extensions
+                # before it, each bounded by its own readiness timeout.
+                await self.settled.wait()
+            else:
+                self._fail(
+                    f"did not join within {context.readiness_timeout:g} s (join_session() was not called or did not finish)"
+                )
 
     async def _command_line(self, env: dict[str, str]) -> tuple[str, ...]:
         if self.spec.runtime == "python":
@@ -494,7 +504,7 @@ class ExtensionInstance:
         try:
             # Checked against the other extensions only: an earlier version of this one is
             # swapped out in the same step (hot reload), or there is none.
-            self._claim(entries)
+            await self._claim(entries)
         except ExtensionLoadError as exc:
             self._fail(str(exc))
             raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"tool": getattr(exc, "tool", None)}) from None
@@ -514,25 +524,30 @@ class ExtensionInstance:
             result["grantedEnvironmentVariables"] = self.environment.values
         return result
 
-    def _claim(self, entries: list[ToolEntry]) -> None:
+    async def _claim(self, entries: list[ToolEntry]) -> None:
         """Register ``entries``; each extension registers as it joins, whatever the others do.
 
-        A name another extension holds fails this one, unless the arbiter names, for every such
-        name, a running holder that yields (one later in load order, while extensions start
-        together): those are evicted with the collision error naming this one, so the end state
-        is the one joining in load order gives.
+        A name another extension holds fails this one, unless the arbiter names running holders
+        that yield every such name (later ones in load order, while extensions start together):
+        those are evicted with the collision error naming this one, so the end state is the one
+        joining in load order gives.
 
         Raises:
             ExtensionLoadError: a name is invalid, declared twice, or taken and not yielded.
         """
         registry = self._context.registry
-        taken = registry.conflicts(self.id, entries)
-        if taken and self._arbiter is not None:
-            yielding = {name: self._arbiter(self.order, owner) for name, owner in taken.items()}
-            if all(yielding.values()):
-                for name, holder in yielding.items():
-                    if holder is not None:
-                        holder.evict(str(ToolCollisionError(holder.id, name, self.id)))
+        if registry.conflicts(self.id, entries) and self._arbiter is not None:
+            self._arbitrating = True
+            try:
+                yielding = await self._arbiter(self, entries)
+            finally:
+                self._arbitrating = False
+            taken = registry.conflicts(self.id, entries)
+            for holder in yielding or ():
+                name = next(name for name, owner in taken.items() if owner == holder.id)
+                holder.evict(str(ToolCollisionError(holder.id, name, self.id)))
+        if self._stopping or self.retired:
+            raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
         registry.replace(self.id, entries)
 
     def _grant_environment(self, resume: p.ResumeParams) -> EnvironmentGrant:

@@ -13,10 +13,11 @@ changes, transactionally:
 
 Extensions started together (the host's start, a reload of all) start in parallel and each
 registers its tools as soon as it joins, so one that hangs or crashes delays and fails only
-itself. Collisions still end as load order says: when an extension joins after a *later* one
-(in load order) of the same batch took one of its tool names, the later one is failed with the
-collision error naming the earlier, which gets the name. An extension that starts on its own (a
-new folder, a reload, a restart) never evicts a running one: it fails if a name is taken.
+itself. Collisions still end as load order says: one that finds a tool name taken waits until
+every extension before it in the batch has joined or failed; then, if only *later* ones hold its
+names, they are failed with the collision error naming it and it gets the names, else it fails.
+An extension that starts on its own (a new folder, a reload, a restart) never evicts a running
+one: it fails if a name is taken.
 
 With a :class:`~extension_host.budget.CrashBudget` (long-running hosts), an extension that
 crashes after joining is restarted after a backoff, a few times in a window, then
@@ -44,6 +45,7 @@ from .discovery import Discovered, ExtensionSpec, discover
 from .info import ExtensionInfo
 from .instance import ExtensionInstance, SessionContext
 from .outcomes import ReloadOutcome
+from .registry import ToolEntry
 
 __all__ = ["Supervisor"]
 
@@ -256,16 +258,32 @@ class Supervisor:
 
     def _instance(self, spec: ExtensionSpec, index: int) -> ExtensionInstance:
         return ExtensionInstance(
-            spec, self._context, order=index, arbiter=self._yielding, on_crash=self._crashed
+            spec, self._context, order=index, arbiter=self._arbitrate, on_crash=self._crashed
         )
 
-    def _yielding(self, order: int, owner: str) -> ExtensionInstance | None:
-        """The running holder of a tool that an extension at ``order`` takes from it: one
-        later in load order, started with it."""
-        holder = self._batch.get(owner) if self._batch is not None else None
-        if holder is not None and holder.order > order and holder.status == "running":
-            return holder
-        return None
+    async def _arbitrate(self, joiner: ExtensionInstance, entries: list[ToolEntry]) -> list[ExtensionInstance] | None:
+        """Who gives up the tools ``joiner`` declares and others hold: the holders, if every one
+        is later in load order and started with it; ``None`` (the joiner fails) otherwise.
+
+        Whether the joiner keeps its place depends on the extensions before it, which may not
+        have joined yet: it first waits until each of them has joined or failed (each bounded by
+        its readiness timeout). So the end state is the one joining in load order gives, however
+        the joins interleave; only an extension whose tools collide ever waits for another.
+        """
+        batch = self._batch
+        if batch is None or batch.get(joiner.id) is not joiner:
+            return None
+        undecided = [
+            instance.settled.wait()
+            for instance in batch.values()
+            if instance.order < joiner.order and not instance.settled.is_set()
+        ]
+        if undecided:
+            await asyncio.gather(*undecided)
+        holders = [batch.get(owner) for owner in self._context.registry.conflicts(joiner.id, entries).values()]
+        if any(holder is None or holder.order < joiner.order or holder.status != "running" for holder in holders):
+            return None
+        return list(dict.fromkeys(holder for holder in holders if holder is not None))
 
     async def _start_one(self, found: Discovered, index: int) -> ReloadOutcome:
         instance = self._instance(found.spec, index)

@@ -4,7 +4,7 @@ the host, each with real processes, each asserting the outcome and that nothing 
 | fault | test |
 |---|---|
 | the first extension (by name) hangs at import | ``test_supervisor::test_an_extension_that_hangs_at_import_delays_and_fails_only_itself`` |
-| an earlier extension joins after a later one took its tool | ``test_supervisor::test_an_earlier_extension_that_joins_late_takes_its_tool_from_a_later_one`` |
+| an earlier extension joins after a later one took its tool | ``test_supervisor::test_an_earlier_extension_that_joins_late_takes_its_tool_from_a_later_one``, ``test_collisions_in_a_chain_end_as_load_order_says_whatever_order_the_extensions_join_in`` |
 | a guard hook answers with a non-object or malformed output | ``test_hooks::test_a_guard_hook_answering_a_non_object_or_malformed_output_denies_and_an_observer_warns`` |
 | deeply nested JSON from an extension | ``test_wire::test_deeply_nested_json_from_an_extension_fails_it_at_once_and_its_pending_call_with_it`` |
 | deeply nested JSON on the control socket | ``test_wire::test_deeply_nested_json_on_the_control_socket_gets_a_parse_error_and_the_host_serves_on`` |

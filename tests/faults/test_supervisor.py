@@ -171,6 +171,64 @@ def test_an_earlier_extension_that_joins_late_takes_its_tool_from_a_later_one(
     run(scenario())
 
 
+def chained(name: str, tools: list[str], wait_for: str | None) -> str:
+    """An extension offering ``tools`` that joins once the file ``wait_for`` exists (bounded)."""
+    return f"""
+        import time
+        from pathlib import Path
+        from sdk_extension import join_session, tool
+
+        deadline = time.monotonic() + 30
+        while {wait_for!r} and not Path({wait_for!r}).exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+        def make(tool_name):
+            @tool(name=tool_name, description="answer who")
+            def answer() -> str:
+                return "from {name}"
+            return answer
+
+        session = join_session(tools=[make(t) for t in {tools!r}])
+        Path("{name}-joined").write_text("yes")
+    """
+
+
+def test_collisions_in_a_chain_end_as_load_order_says_whatever_order_the_extensions_join_in(
+    project: Project, spawned: list[int]
+) -> None:
+    """``a`` offers t, ``b`` t and u, ``c`` u; they join c, then b, then a. In load order ``a``
+    takes t, so ``b`` fails, so ``c`` keeps u: ``b`` may not evict ``c`` before ``a`` has
+    decided ``b``'s fate, and it waits for that (it is the only one that waits)."""
+    project.add_extension("a", chained("a", ["t"], "go-a"))
+    project.add_extension("b", chained("b", ["t", "u"], "c-joined"))
+    project.add_extension("c", chained("c", ["u"], None))
+
+    async def scenario() -> None:
+        host = host_for(project, readiness_timeout=30, watch=False)
+        starting = asyncio.ensure_future(host.start())
+        try:
+            # Once b has joined (and waits for a, or, were it wrong, took u from c), a may join.
+            def b_has_joined() -> bool:
+                b = next((i for i in host._supervisor.current() if i.id == "project:b"), None)
+                return b is not None and (b._arbitrating or b.settled.is_set())
+
+            async with asyncio.timeout(30):
+                while not b_has_joined():
+                    await asyncio.sleep(0.02)
+            (project.root / "go-a").write_text("yes")
+            await starting
+            a, b, c = host.extensions
+            assert (a.status, b.status, c.status) == ("running", "failed", "running")
+            assert b.error is not None and "'t'" in b.error and "project:a" in b.error
+            assert (host.tools["t"].owner, host.tools["u"].owner) == ("project:a", "project:c")
+            assert (await host.call_tool("u")).text_result_for_llm == "from c"
+        finally:
+            await host.stop()
+        assert_all_exited(spawned)
+
+    run(scenario())
+
+
 # -- an extension crashes after joining -------------------------------------------------
 
 CRASHY = """
