@@ -71,7 +71,7 @@ CrashHandler = Callable[["ExtensionInstance"], None]
 """Told when a running extension fails by itself (exit, protocol error): not when it is stopped,
 replaced, or loses a tool-name collision."""
 
-STOP_QUIET: Final = 0.2
+STOP_QUIET: Final = 0.1
 """Before its stdin is closed, an extension's connection must have been quiet this long (s), so a
 request it sent just before (a ``session.log`` right after joining) is read and answered."""
 STOP_IDLE_LIMIT: Final = 1.0
