@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sdk_extension.results import ToolResult
 
+from .budget import CrashBudget, ReloadBudget
 from .errors import (
     ExtensionHostError,
     ExtensionLoadError,
@@ -35,9 +36,11 @@ __all__ = [
     "DEFAULT_READINESS_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
     "GUARD_HOOKS",
+    "CrashBudget",
     "ErrorDecision",
     "HookRecord",
     "PromptResult",
+    "ReloadBudget",
     "SessionEndResult",
     "SessionStartResult",
     "ToolCallResult",
