@@ -1,0 +1,37 @@
+"""The README says what the code does: each fixed limit its table of limits names exists, with
+the default the table gives."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+from helpers import REPO_ROOT
+
+_UNITS = {"": 1, "s": 1, "levels": 1, "KB": 1024, "KiB": 1024, "MiB": 1024 * 1024}
+
+
+def limits_table() -> list[list[str]]:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Limits") : readme.index("## The `extensions` command")]
+    return [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| ") and not line.startswith("| limit ")
+    ]
+
+
+def test_every_fixed_limit_in_the_readme_is_the_constant_it_names() -> None:
+    checked = 0
+    for _what, default, where in limits_table():
+        constants = re.findall(r"`((?:extension_host|sdk_extension)(?:\.\w+)+)\.([A-Z_]+)`", where)
+        if not constants:
+            continue
+        module, name = constants[0]
+        value = getattr(importlib.import_module(module), name)
+        number = re.match(r"([\d.,]+) ?(\w*)", default)
+        assert number is not None, default
+        expected = float(number.group(1).replace(",", "")) * _UNITS[number.group(2)]
+        assert value == expected, f"README says {default} for {module}.{name}, the code has {value}"
+        checked += 1
+    assert checked >= 10
