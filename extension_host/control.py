@@ -55,6 +55,7 @@ from typing import Any, Final
 from sdk_extension.connection import Connection, ConnectionClosed, Handler, QueueOverflow, RpcError, error_to_wire
 from sdk_extension.framing import FramingError, encode_message
 from sdk_extension.protocol import INVALID_PARAMS, TOO_MANY_CONNECTIONS, UNKNOWN_EXTENSION
+from sdk_extension.tasks import BackgroundTasks
 
 from .errors import ExtensionHostError, UnknownExtensionError
 from .host import ExtensionHost
@@ -153,7 +154,8 @@ class ControlServer:
         self._server: asyncio.Server | None = None
         self._identity: tuple[int, int] | None = None
         self._clients: dict[asyncio.Task[Any], Connection] = {}
-        self._work: set[asyncio.Task[Any]] = set()
+        # A change's failure is its client's answer; a client that went away asked for no more.
+        self._work = BackgroundTasks("the control server", on_error=lambda _task, _error: None)
         self._handlers: dict[str, Handler] = {
             METHOD_STATUS: self._status,
             METHOD_LIST: lambda _params: describe_extensions(self.host),
@@ -217,7 +219,8 @@ class ControlServer:
         # Closed, not cancelled: the stream machinery reports a cancelled client task as an error.
         for connection in self._clients.values():
             connection.close("the host is closing its control socket")
-        await asyncio.gather(*self._clients, *self._work, return_exceptions=True)
+        await asyncio.gather(*self._clients, return_exceptions=True)
+        await self._work.wait()
         await server.wait_closed()
 
     # -- serving ------------------------------------------------------------------------
@@ -275,10 +278,7 @@ class ControlServer:
     async def _outcomes_of(self, change: Coroutine[Any, Any, list[ReloadOutcome]]) -> dict[str, Any]:
         # The change runs as a task of the server, not of this request: a client that goes
         # away (or cancels) must not cut a reload in half and leave an extension half swapped.
-        work = asyncio.ensure_future(change)
-        self._work.add(work)
-        work.add_done_callback(_forget(self._work))
-        outcomes: list[ReloadOutcome] = await asyncio.shield(work)
+        outcomes = await asyncio.shield(self._work.spawn(change))
         return {"outcomes": [outcome.to_json() for outcome in outcomes]}
 
     def _known(self, name: str) -> str:
@@ -447,11 +447,3 @@ def _name_param(params: Any, method: str, *, required: bool) -> str | None:
         return None
     raise RpcError(INVALID_PARAMS, f'{method} takes {{"name": "<extension name or id>"}}')
 
-
-def _forget(tasks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]:
-    def done(task: asyncio.Task[Any]) -> None:
-        tasks.discard(task)
-        if not task.cancelled():
-            task.exception()  # the client that wanted it may be gone; nobody else will look
-
-    return done

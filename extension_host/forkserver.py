@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import socket
 import struct
 import sys
@@ -34,6 +33,7 @@ from typing import Any, Final
 from sdk_extension.pipes import PipeReader
 
 from .lifeline import lifeline_fd
+from .process_groups import STOP_GRACE_SECONDS, stop_group
 
 __all__ = ["EXIT_CODE_UNKNOWN", "ForkServer", "ForkServerUnavailable", "ForkedChild", "fork_server_supported"]
 
@@ -277,6 +277,11 @@ class ForkServer:
         finally:
             self._lost(ready)
 
+    def _close_socket(self) -> None:
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+
     def _on_reply(self, reply: dict[str, Any], ready: asyncio.Future[int]) -> None:
         if "exited" in reply:
             child = self._children.pop(reply["exited"], None)
@@ -306,22 +311,16 @@ class ForkServer:
         for child in children.values():
             child._orphan()
 
-    async def stop(self, grace: float = 5.0) -> None:
-        """Stop the server (its children are the caller's to stop first); safe to call again."""
-        if self._socket is not None:
-            self._socket.close()
-            self._socket = None
+    async def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
+        """Stop the server (its children are the caller's to stop first); safe to call again.
+
+        The stop ladder (:func:`~extension_host.process_groups.stop_group`), starting by closing
+        the request socket: the server exits once the host's end closes.
+        """
         process, self._process = self._process, None
-        if process is not None and process.returncode is None:
-            try:
-                async with asyncio.timeout(grace):
-                    await process.wait()
-            except TimeoutError:
-                try:
-                    os.killpg(process.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                await process.wait()
+        if process is not None:
+            await stop_group(process, grace, self._close_socket)
+        self._close_socket()
         if self._reader is not None:
             try:
                 async with asyncio.timeout(grace):

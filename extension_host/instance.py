@@ -30,6 +30,7 @@ from sdk_extension.connection import Connection, ConnectionClosed, QueueOverflow
 from sdk_extension.framing import FramingError, MessageTooLarge
 from sdk_extension.hooks import HOOK_NAMES, hook_point
 from sdk_extension.results import ToolResult, result_from_wire
+from sdk_extension.tasks import BackgroundTasks
 
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment, resolve_request, validate_request
@@ -156,7 +157,7 @@ class ExtensionInstance:
         self._process: ExtensionProcess | None = None
         self._connection: Connection | None = None
         self._pending: dict[str, tuple[asyncio.Future[ToolResult], str]] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks(f"extension {spec.id}")
         self._stopping = False
         self._request_ids = unique_ids()
         self.retired = False
@@ -237,8 +238,8 @@ class ExtensionInstance:
             },
             max_queued_bytes=context.max_queued_bytes,
         )
-        self._spawn(self._serve(self._connection))
-        self._spawn(self._watch_exit(self._process))
+        self._tasks.spawn(self._serve(self._connection))
+        self._tasks.spawn(self._watch_exit(self._process))
         try:
             async with asyncio.timeout(context.readiness_timeout):
                 await self.settled.wait()
@@ -276,10 +277,7 @@ class ExtensionInstance:
             await self._process.stop(self._context.stop_grace)
         if self._connection is not None:
             self._connection.close("the extension was stopped")
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=self._context.stop_grace)
+        await self._tasks.cancel(self._context.stop_grace)
 
     def kill(self) -> None:
         """Kill the process group at once (used when the host itself is going down hard)."""
@@ -320,7 +318,7 @@ class ExtensionInstance:
             grace = self._context.stop_grace
             if not was_running:
                 grace = min(grace, NOT_JOINED_GRACE)
-            self._spawn(self._process.stop(grace))
+            self._tasks.spawn(self._process.stop(grace))
         if was_running and not self.retired and not self._evicted and not self._stopping and self._on_crash:
             self._on_crash(self)
 
@@ -347,11 +345,6 @@ class ExtensionInstance:
         when = "before joining" if self.status == "starting" else "while running"
         text = f"{describe_exit(code)} {when}"
         self._fail(f"{text}: {reason}" if reason else text)
-
-    def _spawn(self, coroutine: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     # -- tool calls ---------------------------------------------------------------------
 

@@ -5,9 +5,9 @@ group, with stdin/stdout as pipes for the protocol and stderr appended to its lo
 extension is the same process forked by the host's fork server when there is one
 (:mod:`extension_host.forkserver`), which skips the interpreter's start-up. Every one inherits
 the host's lifeline (:mod:`extension_host.lifeline`), so that it takes its group down when the
-host dies. The stop ladder is: close stdin (the SDK exits on end of stream), SIGTERM the group,
-SIGKILL the group, each step bounded; once the extension is gone, SIGKILL its group again for
-whatever it left behind. This module knows processes and files; it does not speak the protocol.
+host dies. Stopping one is the stop ladder of :mod:`extension_host.process_groups`, starting by
+closing its stdin (the SDK exits on end of stream). This module knows processes and files; it
+does not speak the protocol.
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final
 
-from sdk_extension.pipes import PipeReader
+from sdk_extension.pipes import PipeReader, open_pipe_writer
 
 from .forkserver import EXIT_CODE_UNKNOWN, ForkedChild, ForkServer, ForkServerUnavailable
 from .lifeline import LIFELINE_ENV, lifeline_fd
 from .logs import rotate_log
+from .process_groups import STOP_GRACE_SECONDS, GroupLeader, signal_group, stop_group
 
 __all__ = [
     "STOP_GRACE_SECONDS",
@@ -37,13 +38,9 @@ __all__ = [
     "describe_exit",
     "failure_line",
     "python_argv",
-    "signal_group",
     "spawn",
     "tail_lines",
 ]
-
-STOP_GRACE_SECONDS: Final = 5.0
-"""How long each step of the stop ladder waits before the next, harsher one (contract §3)."""
 
 _TAIL_BYTES: Final = 64 * 1024
 """How much of the end of a log is read to find the reason a process failed."""
@@ -76,21 +73,11 @@ def python_argv(entry: Path) -> tuple[str, ...]:
     return (sys.executable, "-P", "-m", "sdk_extension", str(entry))
 
 
-class _Child(Protocol):
-    """What the process module needs of a child: a spawned or a forked one."""
-
-    @property
-    def pid(self) -> int: ...
-    @property
-    def returncode(self) -> int | None: ...
-    async def wait(self) -> int: ...
-
-
 class ExtensionProcess:
     """A started extension process: its pipes, its log, and how to stop it."""
 
     def __init__(
-        self, spec: LaunchSpec, process: _Child, stdin: asyncio.StreamWriter, stdout: PipeReader, log_offset: int
+        self, spec: LaunchSpec, process: GroupLeader, stdin: asyncio.StreamWriter, stdout: PipeReader, log_offset: int
     ) -> None:
         self.spec = spec
         self._process = process
@@ -118,30 +105,20 @@ class ExtensionProcess:
     async def stop(self, grace: float = STOP_GRACE_SECONDS) -> int:
         """Stop the process and everything in its group; return its exit code.
 
-        Close stdin, wait ``grace`` seconds, SIGTERM the group, wait ``grace`` more, SIGKILL.
+        Close stdin, wait ``grace`` seconds, SIGTERM the group, wait ``grace`` more, SIGKILL
+        (:func:`~extension_host.process_groups.stop_group`).
         """
-        if self._process.returncode is None:
-            if not self.stdin.is_closing():
-                self.stdin.close()
-            for next_signal in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    async with asyncio.timeout(grace):
-                        await self._process.wait()
-                    break
-                except TimeoutError:
-                    self._signal_group(next_signal)
-            await self._process.wait()
-        # The extension is gone; whatever it started in its group must not outlive it.
-        self._signal_group(signal.SIGKILL)
+        code = await stop_group(self._process, grace, self._close_stdin)
         self._stdout.close()
-        return self._process.returncode  # type: ignore[return-value]
+        return code
+
+    def _close_stdin(self) -> None:
+        if not self.stdin.is_closing():
+            self.stdin.close()
 
     def kill(self) -> None:
         """SIGKILL the whole group at once, without waiting (for emergencies and crashes)."""
-        self._signal_group(signal.SIGKILL)
-
-    def _signal_group(self, sig: signal.Signals) -> None:
-        signal_group(self._process.pid, sig)
+        signal_group(self._process.pid, signal.SIGKILL)
 
     def log_tail(self, max_lines: int = 20) -> list[str]:
         """The last lines this process wrote to its log (not earlier runs')."""
@@ -184,14 +161,6 @@ def describe_exit(code: int) -> str:
     if code == EXIT_CODE_UNKNOWN:
         return "exited with an unknown exit code (the fork server that started it had died)"
     return f"exited with code {code}"
-
-
-def signal_group(pgid: int, sig: signal.Signals) -> None:
-    """Send ``sig`` to process group ``pgid``; a group that is already gone is no error."""
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def tail_lines(path: Path, max_lines: int = 20, *, start: int = 0) -> list[str]:
@@ -272,8 +241,4 @@ async def _fork(
     finally:
         os.close(stdin_read)
         os.close(stdout_write)
-    loop = asyncio.get_running_loop()
-    transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(stdin_write, "wb", buffering=0)
-    )
-    return child, asyncio.StreamWriter(transport, protocol, None, loop), PipeReader(stdout_read)
+    return child, await open_pipe_writer(stdin_write), PipeReader(stdout_read)

@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from sdk_extension.tasks import BackgroundTasks
+
 from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget, SlidingCount
 from .discovery import Discovered, ExtensionSpec, discover
@@ -77,13 +79,13 @@ class Supervisor:
         self._found: list[Discovered] = []
         self._current: dict[str, ExtensionInstance] = {}
         self._reload_errors: dict[str, str] = {}
-        self._retiring: set[asyncio.Task[None]] = set()
+        self._retiring = BackgroundTasks("the supervisor (retiring instances)")
         self._lock = asyncio.Lock()
         self._batch: dict[str, ExtensionInstance] | None = None
         """The instances of the start under way, whose collisions follow load order."""
         self._crash_budget = crash_budget
         self._crashes = SlidingCount(crash_budget.restarts, crash_budget.window) if crash_budget else None
-        self._restarts: set[asyncio.Task[None]] = set()
+        self._restarts = BackgroundTasks("the supervisor (restarts)")
         self._scheduled: set[ExtensionInstance] = set()
         """Crashed instances whose restart is waiting for its backoff."""
         self._reloads = SlidingCount(reload_budget.reloads, reload_budget.window) if reload_budget else None
@@ -241,8 +243,7 @@ class Supervisor:
             self._current.clear()
         try:
             await asyncio.gather(*(instance.stop() for instance in instances))
-            if self._restarts:
-                await asyncio.wait(self._restarts)
+            await self._restarts.wait()
             await self.drain()
         except BaseException:
             for instance in instances:
@@ -251,8 +252,7 @@ class Supervisor:
 
     async def drain(self) -> None:
         """Wait for every retiring instance to finish stopping."""
-        while self._retiring:
-            await asyncio.gather(*self._retiring, return_exceptions=True)
+        await self._retiring.wait()
 
     # -- internals ----------------------------------------------------------------------
 
@@ -334,9 +334,7 @@ class Supervisor:
             f"crashed ({instance.error}); restarting it in {delay:g} s (restart {attempt} of {budget.restarts} {within})",
         )
         self._scheduled.add(instance)
-        task = asyncio.ensure_future(self._restart(instance, delay, attempt))
-        self._restarts.add(task)
-        task.add_done_callback(self._restarts.discard)
+        self._restarts.spawn(self._restart(instance, delay, attempt))
 
     async def _restart(self, old: ExtensionInstance, delay: float, attempt: int) -> None:
         try:
@@ -397,9 +395,7 @@ class Supervisor:
             await self._activity.wait_idle(generation, self._drain_timeout)
             await instance.stop()
 
-        task = asyncio.ensure_future(drain_then_stop())
-        self._retiring.add(task)
-        task.add_done_callback(self._retiring.discard)
+        self._retiring.spawn(drain_then_stop())
 
     def _newly_untrusted(self, known: set[str]) -> list[ReloadOutcome]:
         """An outcome for each extension not run for want of trust that ``known`` lacks, so a

@@ -1,7 +1,8 @@
-"""The read end of a pipe, read in small reads: as an :class:`asyncio.StreamReader` or by callbacks.
+"""The two ends of a pipe on the running loop: the read end in small reads (:class:`PipeReader`),
+the write end as an :class:`asyncio.StreamWriter` (:func:`open_pipe_writer`).
 
-Owns one thing: moving bytes from a pipe's file descriptor to one consumer on the running
-loop, and closing the descriptor when the pipe ends. It knows nothing of frames or messages.
+Owns one thing: moving bytes between a pipe's file descriptor and the loop, and closing the
+descriptor when the pipe ends. It knows nothing of frames or messages.
 
 Why not ``loop.connect_read_pipe``: its transport asks for 256 KiB per read, and CPython
 allocates a buffer of the requested size for every read. Above the C allocator's mmap
@@ -18,7 +19,7 @@ import os
 from collections.abc import Callable
 from typing import Final
 
-__all__ = ["READ_SIZE", "PipeReader"]
+__all__ = ["READ_SIZE", "PipeReader", "open_pipe_writer"]
 
 READ_SIZE: Final = 64 * 1024
 """Bytes asked of the pipe per read: a full pipe buffer, and below the mmap threshold."""
@@ -113,3 +114,25 @@ class PipeReader:
         if not self._loop.is_closed():
             self._loop.remove_reader(fd)
         os.close(fd)
+
+
+async def open_pipe_writer(fd: int) -> asyncio.StreamWriter:
+    """The write end of the pipe ``fd`` as a stream writer on the running loop; it owns ``fd``.
+
+    ``write`` queues bytes without blocking, ``drain`` waits while the pipe is full, and
+    ``close`` closes the descriptor (the reader sees end of file). Unlike the reading side,
+    asyncio's write-pipe transport is kept: it writes straight from the caller's buffer.
+
+    Why this recipe: asyncio offers a stream writer only for sockets and subprocess pipes it
+    made itself. For any other descriptor, ``connect_write_pipe`` gives a transport, and the
+    protocol a :class:`~asyncio.StreamWriter` needs for ``drain`` (pause and resume on a full
+    pipe, the error of a pipe that broke) is ``asyncio.streams.FlowControlMixin``, which is not
+    in ``asyncio.__all__``; it is what ``asyncio.subprocess`` itself uses for a child's stdin, and
+    it has been there unchanged since Python 3.4. The writer has no reader (``None``): nothing
+    comes back on this pipe.
+    """
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(fd, "wb", buffering=0)
+    )
+    return asyncio.StreamWriter(transport, protocol, None, loop)

@@ -34,8 +34,9 @@ from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook
 from .connection import Connection, ConnectionClosed, RpcError
 from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
 from .framing import MessageTooLarge, describe_size
-from .pipes import PipeReader
+from .pipes import PipeReader, open_pipe_writer
 from .results import ToolResult
+from .tasks import BackgroundTasks
 from .tools import Tool, ToolInvocation, run_tool
 
 __all__ = ["DEFAULT_JOIN_TIMEOUT", "Session", "join_session", "join_session_async", "resolve_hooks"]
@@ -166,15 +167,14 @@ class _Client:
         """Set once join_session has returned: calls wait for it, so handlers can use ``session``."""
         self.subscribers: dict[str, list[EventHandler]] = {}
         self.interests: set[str] = set()
-        self.background: set[asyncio.Task[Any]] = set()
+        self.background = BackgroundTasks("the extension's session")
         self.sync_hooks = AbandonableRunner(hook_workers)
         """Runs plain-``def`` hooks, keyed by hook name, refusing one that is still stuck."""
         connection.on_notification(p.METHOD_SESSION_EVENT, self.on_session_event)
         connection.on_request(p.METHOD_HOOKS_INVOKE, self.on_hooks_invoke)
 
     async def join(self, timeout: float) -> Session:
-        serving = self.loop.create_task(self._serve())
-        self.background.add(serving)
+        self.background.spawn(self._serve())
         try:
             async with asyncio.timeout(timeout):
                 answer = await self.connection.request(p.METHOD_CONNECT, {})
@@ -249,11 +249,6 @@ class _Client:
     def _send_in_background(self, method: str, params: Any) -> None:
         self.connection.send_request_nowait(method, params, functools.partial(_report_failure, method))
 
-    def _spawn(self, coroutine: Any) -> None:
-        task = self.loop.create_task(coroutine)
-        self.background.add(task)
-        task.add_done_callback(self.background.discard)
-
     # -- events ------------------------------------------------------------------------
 
     def subscribe(self, event_type: str, handler: EventHandler) -> Callable[[], None]:
@@ -281,13 +276,12 @@ class _Client:
             data = event.get("data") or {}
             selected = self.tools.get(str(data.get("toolName")))
             if selected is not None:
-                # No done callback (a turn of the loop per call): _run_tool lets go of its task.
-                self.background.add(self.loop.create_task(self._run_tool(selected, data)))
+                self.background.spawn(self._run_tool(selected, data))
         for handler in (*self.subscribers.get(str(event_type), ()), *self.subscribers.get("*", ())):
             try:
                 outcome = handler(event)
                 if asyncio.iscoroutine(outcome):
-                    self._spawn(self._guard_handler(outcome, event_type))
+                    self.background.spawn(self._guard_handler(outcome, event_type))
             except Exception:
                 print(f"handler for {event_type} events failed:", file=sys.stderr)
                 traceback.print_exc()
@@ -300,18 +294,15 @@ class _Client:
             traceback.print_exc()
 
     async def _run_tool(self, selected: Tool, data: dict[str, Any]) -> None:
-        try:
-            await self.released.wait()
-            invocation = ToolInvocation(
-                session_id=str(data.get("sessionId", self.session_id)),
-                tool_call_id=str(data.get("toolCallId", "")),
-                tool_name=selected.name,
-                arguments=data.get("arguments"),
-            )
-            result = await run_tool(selected, data.get("arguments"), invocation)
-            self._send_result(selected.name, str(data.get("requestId")), result)
-        finally:
-            self.background.discard(asyncio.current_task())
+        await self.released.wait()
+        invocation = ToolInvocation(
+            session_id=str(data.get("sessionId", self.session_id)),
+            tool_call_id=str(data.get("toolCallId", "")),
+            tool_name=selected.name,
+            arguments=data.get("arguments"),
+        )
+        result = await run_tool(selected, data.get("arguments"), invocation)
+        self._send_result(selected.name, str(data.get("requestId")), result)
 
     def _send_result(self, tool_name: str, request_id: str, result: ToolResult) -> None:
         """Send a tool's result; if it cannot go (too large, not JSON), a failure saying why."""
@@ -397,12 +388,7 @@ def _session_id() -> str:
 
 
 async def _open_streams(read_fd: int, write_fd: int) -> tuple[PipeReader, asyncio.StreamWriter]:
-    loop = asyncio.get_running_loop()
-    reader = PipeReader(read_fd)
-    transport, protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", buffering=0)
-    )
-    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+    return PipeReader(read_fd), await open_pipe_writer(write_fd)
 
 
 async def join_session_async(
