@@ -14,7 +14,8 @@ once, ``{"id": n, "pid": pid}`` (or ``{"id": n, "error": text}``) per request, a
 ``{"exited": pid, "code": code}`` when a child ends (negative: killed by that signal).
 
 The server stays single-threaded, because forking a process with threads is unsafe, and exits
-when the host's end of the socket closes. Its children do not depend on it: they watch the
+when the host's end of the socket closes, or on SIGTERM (the host's stop ladder, see
+``extension_host.process_groups``), either way after ending what it still has (below). Its children do not depend on it: they watch the
 host's lifeline (inherited from the server, see ``extension_host.lifeline``), so they outlive a
 server that was killed. On Linux the server is a child subreaper: a process an extension
 started that left its process group (``setsid``) and lost its parent is adopted by the server
@@ -159,10 +160,19 @@ def _reap(replies: int) -> None:
         _reply(replies, {"exited": pid, "code": os.waitstatus_to_exitcode(status)})
 
 
+class _Terminated(Exception):
+    """SIGTERM reached the server: it stops serving as if the host had closed its socket."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def _become(request: dict[str, Any], fds: list[int], keep_closed: list[int]) -> None:
     """In the child: take on the extension's session, streams, directory and environment."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     for fd in keep_closed:
         os.close(fd)
     os.setsid()
@@ -184,6 +194,7 @@ def serve(requests: socket.socket, replies: int) -> dict[str, Any] | None:
     signal.set_wakeup_fd(wake_write)
     # A handler (rather than the default, ignore) so that SIGCHLD reaches the wake-up pipe.
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    signal.signal(signal.SIGTERM, _terminate)
     _become_subreaper()
     _reply(replies, {"ready": os.getpid()})
     request_fd = requests.fileno()
@@ -240,7 +251,11 @@ def main() -> None:
         request = serve(requests, replies)
     except BrokenPipeError:
         request = None  # the host is gone: nobody reads the replies any more
+    except _Terminated:
+        request = None
     if request is None:
+        # Ending what is left is not cut short by a second SIGTERM; SIGKILL still can.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         # The host has stopped its extensions first, or it is gone; either way nothing the
         # server started or adopted may outlive it.
         _end_children()

@@ -119,17 +119,20 @@ class PipeReader:
 async def open_pipe_writer(fd: int) -> asyncio.StreamWriter:
     """The write end of the pipe ``fd`` as a stream writer on the running loop; it owns ``fd``.
 
-    ``write`` queues bytes without blocking, ``drain`` waits while the pipe is full, and
-    ``close`` closes the descriptor (the reader sees end of file). Unlike the reading side,
-    asyncio's write-pipe transport is kept: it writes straight from the caller's buffer.
+    ``write`` queues bytes without blocking, ``drain`` waits while the pipe is full (and raises
+    once the reader is gone), and ``close`` closes the descriptor once what is queued is written
+    (the reader then sees end of file); ``wait_closed`` is not available (see below), and
+    nothing needs it. Unlike the reading side, asyncio's write-pipe transport is used as it
+    is: writing allocates no buffer of a size of its own choosing.
 
     Why this recipe: asyncio offers a stream writer only for sockets and subprocess pipes it
     made itself. For any other descriptor, ``connect_write_pipe`` gives a transport, and the
     protocol a :class:`~asyncio.StreamWriter` needs for ``drain`` (pause and resume on a full
     pipe, the error of a pipe that broke) is ``asyncio.streams.FlowControlMixin``, which is not
     in ``asyncio.__all__``; it is what ``asyncio.subprocess`` itself uses for a child's stdin, and
-    it has been there unchanged since Python 3.4. The writer has no reader (``None``): nothing
-    comes back on this pipe.
+    it has been there since Python 3.4. The mixin alone does not implement the close
+    waiter that ``wait_closed`` asks for (the subprocess protocol adds one). The writer has no
+    reader (``None``): nothing comes back on this pipe.
     """
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.connect_write_pipe(

@@ -274,3 +274,19 @@ def test_the_server_refuses_a_request_without_three_streams_and_exits_when_the_h
         server.wait()
         host_end.close()
         replies.close()
+
+
+def test_a_fork_server_given_sigterm_ends_what_it_has_and_exits_cleanly(tmp_path: Path) -> None:
+    async def scenario() -> int:
+        server = ForkServer(os.environ, tmp_path / "forkserver.log")
+        pid = await server._running()
+        process = server._process
+        assert process is not None
+        os.kill(pid, signal.SIGTERM)
+        try:
+            async with asyncio.timeout(15):
+                return await process.wait()
+        finally:
+            await server.stop(0)
+
+    assert run(scenario()) == 0  # its own exit, after ending its children: not killed by the signal

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from sdk_extension.pipes import READ_SIZE, PipeReader
+from sdk_extension.pipes import READ_SIZE, PipeReader, open_pipe_writer
 
 
 def _is_open(fd: int) -> bool:
@@ -191,3 +191,57 @@ def test_close_before_deliver_to_ends_it_at_once() -> None:
         assert collector.ends == [None] and collector.chunks == []
 
     _with_reader(check)
+
+
+def test_a_pipe_writer_delivers_bytes_in_order_and_closing_it_ends_the_pipe() -> None:
+    async def main() -> bytes:
+        read_fd, write_fd = os.pipe()
+        reader = PipeReader(read_fd)
+        writer = await open_pipe_writer(write_fd)
+        for part in (b"first ", b"second ", b"third"):
+            writer.write(part)
+        await writer.drain()
+        writer.close()
+        async with asyncio.timeout(10):
+            received = await reader.stream.read()  # to its end: the write end was closed
+        assert not _is_open(write_fd)
+        return received
+
+    assert asyncio.run(main()) == b"first second third"
+
+
+def test_a_pipe_writer_drain_waits_while_the_pipe_is_full_and_resumes_as_it_is_read() -> None:
+    async def main() -> None:
+        read_fd, write_fd = os.pipe()
+        writer = await open_pipe_writer(write_fd)
+        payload = b"y" * (4 * 1024 * 1024)  # far more than a pipe buffer holds
+        writer.write(payload)
+        draining = asyncio.ensure_future(writer.drain())
+        done, _ = await asyncio.wait([draining], timeout=0.2)
+        assert not done, "drain returned while nobody read the full pipe"
+        received = asyncio.get_running_loop().run_in_executor(None, _read_to_the_end, read_fd)
+        async with asyncio.timeout(10):
+            await draining
+            writer.close()
+            assert await received == payload
+
+    asyncio.run(main())
+
+
+def test_a_pipe_writer_whose_reader_is_gone_fails_its_drain() -> None:
+    async def main() -> None:
+        read_fd, write_fd = os.pipe()
+        writer = await open_pipe_writer(write_fd)
+        os.close(read_fd)
+        writer.write(b"nobody reads this")
+        with pytest.raises((BrokenPipeError, ConnectionResetError)):
+            async with asyncio.timeout(10):
+                await writer.drain()
+        writer.close()
+
+    asyncio.run(main())
+
+
+def _read_to_the_end(fd: int) -> bytes:
+    with os.fdopen(fd, "rb") as pipe:
+        return pipe.read()
