@@ -38,16 +38,26 @@ import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget, SlidingCount
 from .discovery import Discovered, ExtensionSpec, discover
 from .info import ExtensionInfo
-from .instance import ExtensionInstance, SessionContext
+from .instance import Arbiter, CrashHandler, ExtensionInstance, SessionContext
 from .outcomes import ReloadOutcome
 from .registry import ToolEntry
 
-__all__ = ["Supervisor"]
+__all__ = ["InstanceFactory", "Supervisor"]
+
+
+class InstanceFactory(Protocol):
+    """Builds the instance of one extension: :class:`ExtensionInstance` itself, or a stand-in
+    without a process (the in-memory tests of the supervisor)."""
+
+    def __call__(
+        self, spec: ExtensionSpec, context: SessionContext, *, order: int, arbiter: Arbiter, on_crash: CrashHandler
+    ) -> ExtensionInstance: ...
 
 
 class Supervisor:
@@ -64,10 +74,13 @@ class Supervisor:
         untrusted: Callable[[], str | None],
         crash_budget: CrashBudget | None = None,
         reload_budget: ReloadBudget | None = None,
+        instance_factory: InstanceFactory = ExtensionInstance,
     ) -> None:
         """``untrusted()`` says why the project's own extensions may not run now (``None``:
         they may). Without ``crash_budget`` a crashed extension stays failed (one-shot hosts);
-        without ``reload_budget`` :meth:`apply_watched` never pauses."""
+        without ``reload_budget`` :meth:`apply_watched` never pauses. ``instance_factory``
+        builds each instance (see :class:`InstanceFactory`)."""
+        self._instance_factory = instance_factory
         self._context = context
         self._untrusted = untrusted
         self._activity = activity
@@ -257,7 +270,7 @@ class Supervisor:
     # -- internals ----------------------------------------------------------------------
 
     def _instance(self, spec: ExtensionSpec, index: int) -> ExtensionInstance:
-        return ExtensionInstance(
+        return self._instance_factory(
             spec, self._context, order=index, arbiter=self._arbitrate, on_crash=self._crashed
         )
 
