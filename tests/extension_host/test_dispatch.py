@@ -211,14 +211,14 @@ def test_a_deny_returns_denied_with_the_reason_and_the_tool_never_runs() -> None
     hooks = desk.extension_hooks(
         "project:guard", 0,
         only_pre(
-            {"permissionDecision": "deny", "permissionDecisionReason": "rm is not allowed", "additionalContext": "use trash"}
+            {"permissionDecision": "deny", "permissionDecisionReason": "no rm", "additionalContext": "use trash"}
         ),
     )
     outcome = desk.call("shell", {"command": "rm -rf /"})
     assert tool.calls == [] and desk.tool_events() == []
     assert [hook for hook, _ in hooks.received] == [PRE]
     assert outcome.result_type == "denied"
-    assert outcome.text_result_for_llm == "The call to shell was denied: rm is not allowed"
+    assert outcome.text_result_for_llm == "The call to shell was denied: no rm"
     assert outcome.error == outcome.text_result_for_llm
     assert (outcome.decision, outcome.decided_by, outcome.additional_context) == ("deny", "project:guard", "use trash")
 
