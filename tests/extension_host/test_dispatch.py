@@ -23,6 +23,7 @@ from extension_host.events import EventLog
 from extension_host.hooks import HookRunner
 from extension_host.outcomes import ToolCallResult
 from extension_host.registry import ToolEntry, ToolRegistry
+from sdk_extension.connection import RpcError
 from sdk_extension.results import ToolResult
 from sdk_extension.tools import Tool, ToolInvocation
 
@@ -293,6 +294,23 @@ def test_a_declined_ask_is_denied_by_the_user_and_the_handler_saw_the_rewritten_
     assert outcome.text_result_for_llm == "The call to shell was denied: the user declined (it deletes files)"
 
 
+def test_a_pre_hook_that_times_out_denies_the_call_naming_the_extension() -> None:
+    """Guards fail closed: no answer in time is a deny, and the tool does not run."""
+
+    async def no_answer(hook: str, wire: Wire, timeout: float) -> Any:
+        raise TimeoutError
+
+    desk = Desk()
+    tool = desk.tool("shell", FakeTool())
+    desk.hooks.register_extension("project:slow-guard", 0, (PRE,), no_answer)
+    outcome = desk.call("shell", {"command": "ls"})
+    assert tool.calls == [] and desk.tool_events() == []
+    assert (outcome.result_type, outcome.decided_by) == ("denied", "project:slow-guard")
+    text = outcome.text_result_for_llm
+    assert text.startswith("The call to shell was denied: hook on_pre_tool_use of project:slow-guard")
+    assert text.endswith("(guard hooks fail closed)")
+
+
 # -- post hooks ---------------------------------------------------------------------------------
 
 
@@ -371,3 +389,34 @@ def test_a_call_that_raises_unknown_tool_leaves_no_activity_behind() -> None:
     assert not desk.activity.busy_until(desk.activity.generation)
 
 
+
+
+def test_a_failing_post_hook_leaves_the_tool_s_result_and_warns_naming_the_extension() -> None:
+    """Post hooks fail open: the caller gets what the tool returned; a warning says which hook failed."""
+
+    async def broken(hook: str, wire: Wire, timeout: float) -> Any:
+        raise RpcError(-32003, "hook on_post_tool_use raised KeyError: 'x'")
+
+    desk = Desk()
+    desk.tool("read", FakeTool(lambda arguments: ToolResult("contents")))
+    desk.hooks.register_extension("project:audit", 0, (POST,), broken)
+    outcome = desk.call("read", {})
+    assert (outcome.result_type, outcome.text_result_for_llm) == ("success", "contents")
+    [warning] = desk.events.history("session.warning")
+    assert warning["data"]["extensionId"] == "project:audit"
+    assert "hook on_post_tool_use of project:audit failed" in warning["data"]["message"]
+
+
+def test_the_events_of_a_call_follow_the_pipeline_pre_hook_tool_post_hook() -> None:
+    desk = Desk()
+    desk.tool("read", FakeTool())
+    desk.extension_hooks("project:audit", 0, lambda hook, wire: None)
+    desk.call("read", {})
+    assert [(e["type"], e["data"].get("hook")) for e in desk.events.history()] == [
+        ("hook.start", PRE),
+        ("hook.end", PRE),
+        ("tool.execution_start", None),
+        ("tool.execution_complete", None),
+        ("hook.start", POST),
+        ("hook.end", POST),
+    ]
