@@ -216,6 +216,7 @@ class Supervisor:
                 if extension_id not in wanted:
                     del self._current[extension_id]
                     self._reload_errors.pop(extension_id, None)
+                    self._paused.discard(extension_id)  # a folder put back later is watched again
                     self._retire(instance)
                     outcomes.append(ReloadOutcome(extension_id, "stopped", "stopped", self._why_gone(extension_id)))
             self._context.hooks.reorder({extension_id: index for extension_id, (index, _) in wanted.items()})

@@ -597,8 +597,11 @@ def test_an_extension_past_its_reload_budget_has_its_watching_paused_until_reloa
     fast(scenario())
 
 
-def test_a_paused_extension_whose_folder_is_deleted_is_still_stopped(tmp_path: Path) -> None:
-    """Pausing ignores changes, not removal: the next watched batch discovers and stops it."""
+def test_a_paused_extension_whose_folder_is_deleted_is_stopped_and_watched_again_when_put_back(
+    tmp_path: Path,
+) -> None:
+    """Pausing ignores changes, not removal: the next watched batch discovers and stops it, and
+    the pause ends with it."""
 
     async def scenario() -> None:
         stage = Stage(tmp_path, reload_budget=ReloadBudget(reloads=1, window=60))
@@ -609,6 +612,10 @@ def test_a_paused_extension_whose_folder_is_deleted_is_still_stopped(tmp_path: P
         assert stage.supervisor.paused() == {"project:writer"}
         shutil.rmtree(stage.current("writer").spec.folder)
         assert actions(await stage.supervisor.apply_watched({"project:writer"})) == {"project:writer": "stopped"}
+        assert stage.supervisor.paused() == set()
+        stage.add("writer")  # put back: a new start, watched again
+        assert actions(await stage.supervisor.apply_watched({"project:writer"})) == {"project:writer": "started"}
+        assert stage.supervisor.paused() == set()
 
     fast(scenario())
 
