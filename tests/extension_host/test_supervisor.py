@@ -363,10 +363,11 @@ def test_apply_reloads_only_the_changed_extensions_and_none_means_all(tmp_path: 
 
 
 def test_an_earlier_extension_that_joins_late_evicts_the_later_holder_of_its_tool(tmp_path: Path) -> None:
-    """b joins first with t; a (earlier in load order) joins after and takes t; b fails naming a."""
+    """b joins first with t; a (earlier in load order) joins after and takes t; b fails naming a.
+    An eviction is not a crash: b is not restarted, even with a crash budget."""
 
     async def scenario() -> None:
-        stage = Stage(tmp_path)
+        stage = Stage(tmp_path, crash_budget=CrashBudget(restarts=3, window=60, backoff=0.001))
         early, late = Plan("t", gate=True), Plan("t")
         stage.add("a", early)
         stage.add("b", late)
@@ -381,6 +382,9 @@ def test_an_earlier_extension_that_joins_late_evicts_the_later_holder_of_its_too
         evicted = stage.current("b")
         assert evicted.error is not None and "tool 't' is already provided by extension project:a" in evicted.error
         assert evicted.lost_tools == ("t",)
+        # A restart would have been announced the moment b failed ("crashed ...; restarting it").
+        assert not any("restart" in str(e["data"].get("message")) for e in stage.events.history())
+        assert len(stage.built) == 2
 
     fast(scenario())
 
