@@ -63,7 +63,6 @@ class FakeInstance(ExtensionInstance):
         super().__init__(spec, context, order=order, arbiter=arbitrate, on_crash=on_crash)
         self.plan = plan
         self.stopped = asyncio.Event()
-        self.killed = False
 
     async def start(self) -> None:
         plan = self.plan
@@ -84,9 +83,6 @@ class FakeInstance(ExtensionInstance):
     async def stop(self) -> None:
         await super().stop()
         self.stopped.set()
-
-    def kill(self) -> None:
-        self.killed = True
 
     def crash(self, reason: str = "exited with code 1 while running") -> None:
         """Fail by itself, as when its process dies after joining."""
