@@ -38,6 +38,7 @@ import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from sdk_extension.tasks import BackgroundTasks
 
@@ -45,11 +46,20 @@ from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget, SlidingCount
 from .discovery import Discovered, ExtensionSpec, discover
 from .info import ExtensionInfo
-from .instance import ExtensionInstance, SessionContext
+from .instance import Arbiter, CrashHandler, ExtensionInstance, SessionContext
 from .outcomes import ReloadOutcome
 from .registry import ToolEntry
 
-__all__ = ["Supervisor"]
+__all__ = ["InstanceFactory", "Supervisor"]
+
+
+class InstanceFactory(Protocol):
+    """Builds the instance of one extension: :class:`ExtensionInstance` itself, or a stand-in
+    without a process (the in-memory tests of the supervisor)."""
+
+    def __call__(
+        self, spec: ExtensionSpec, context: SessionContext, *, order: int, arbiter: Arbiter, on_crash: CrashHandler
+    ) -> ExtensionInstance: ...
 
 
 class Supervisor:
@@ -66,10 +76,13 @@ class Supervisor:
         untrusted: Callable[[], str | None],
         crash_budget: CrashBudget | None = None,
         reload_budget: ReloadBudget | None = None,
+        instance_factory: InstanceFactory = ExtensionInstance,
     ) -> None:
         """``untrusted()`` says why the project's own extensions may not run now (``None``:
         they may). Without ``crash_budget`` a crashed extension stays failed (one-shot hosts);
-        without ``reload_budget`` :meth:`apply_watched` never pauses."""
+        without ``reload_budget`` :meth:`apply_watched` never pauses. ``instance_factory``
+        builds each instance (see :class:`InstanceFactory`)."""
+        self._instance_factory = instance_factory
         self._context = context
         self._untrusted = untrusted
         self._activity = activity
@@ -205,6 +218,7 @@ class Supervisor:
                 if extension_id not in wanted:
                     del self._current[extension_id]
                     self._reload_errors.pop(extension_id, None)
+                    self._paused.discard(extension_id)  # a folder put back later is watched again
                     self._retire(instance)
                     outcomes.append(ReloadOutcome(extension_id, "stopped", "stopped", self._why_gone(extension_id)))
             self._context.hooks.reorder({extension_id: index for extension_id, (index, _) in wanted.items()})
@@ -257,7 +271,7 @@ class Supervisor:
     # -- internals ----------------------------------------------------------------------
 
     def _instance(self, spec: ExtensionSpec, index: int) -> ExtensionInstance:
-        return ExtensionInstance(
+        return self._instance_factory(
             spec, self._context, order=index, arbiter=self._arbitrate, on_crash=self._crashed
         )
 
