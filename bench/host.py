@@ -136,19 +136,17 @@ def _without_hook_points(host: ExtensionHost) -> None:
     their inputs.
     """
     from extension_host.composition import Composition
+    from sdk_extension.hooks import HOOK_POINTS
 
     hooks = host._hooks  # private on purpose: see the docstring
 
     async def run(hook: str, base: Any, chain: Any = None) -> Composition:
-        composition = Composition(hook)
-        if hook == "on_pre_tool_use":
-            composition.args = base.tool_args
-        elif hook == "on_post_tool_use":
-            composition.result = base.tool_result
-        return composition
+        rewrites = HOOK_POINTS[hook].rewrites
+        return Composition(hook, getattr(base, rewrites) if rewrites else None)
 
     hooks.run = run  # type: ignore[method-assign]
     hooks.chain = lambda hook: []  # type: ignore[method-assign]
+    hooks.chain_for = lambda hook, tool_name: []  # type: ignore[method-assign]
 
 
 async def builtin_hook_points(project: Path, home: Path, blocks: int, block_calls: int) -> tuple[float, float]:

@@ -1,18 +1,20 @@
 """How the outputs of several hook implementations combine into one outcome.
 
-The rules, per hook point (implementations run in the order of :mod:`extension_host.hooks`):
+Implementations run in the order of :mod:`extension_host.hooks`; each output field merges by
+the strategy the hook-point table (:mod:`sdk_extension.hooks`) names for it:
 
-- rewrites chain: each implementation sees the prompt, arguments or result left by the ones
+- ``rewrite``: each implementation sees the prompt, arguments or result left by the ones
   before it (``modified_prompt``, ``modified_args``, ``modified_result``);
-- permission decisions: ``deny`` beats ``ask`` beats ``allow``; a ``deny`` stops the chain;
-- ``additional_context`` values are joined in order with a blank line, capped at 10 KB;
-- ``session_summary`` values are joined like context; ``cleanup_actions`` concatenate;
-- ``error_handling`` takes the strongest (``abort`` > ``skip`` > ``retry``), ``retry_count``
-  the largest, ``user_notification`` values are joined with a newline.
+- ``decision``: ``deny`` beats ``ask`` beats ``allow`` (the order of the field's ``Literal``);
+  the strongest stops the chain; ``reason`` goes with the decision it came with;
+- ``context``: joined in order with a blank line, capped at 10 KB (``additional_context``);
+- ``paragraphs`` joined like context, ``lines`` with a newline, ``concat`` lists concatenate;
+- ``strongest`` takes the strongest value of its ``Literal`` (``abort`` > ``skip`` > ``retry``),
+  ``max`` the largest number.
 
-Outputs arrive checked (:mod:`sdk_extension.hooks` reads them); a malformed one never gets
-here: the runner fails that implementation instead (a guard denies). Pure data: no I/O, no
-processes, no timing.
+Nothing here names a hook point. Outputs arrive checked (:mod:`sdk_extension.hooks` reads them);
+a malformed one never gets here: the runner fails that implementation instead (a guard denies).
+Pure data: no I/O, no processes, no timing.
 """
 
 from __future__ import annotations
@@ -21,15 +23,13 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from sdk_extension.results import ToolResult
+from sdk_extension.hooks import HOOK_POINTS, HookPoint
 
 __all__ = ["CONTEXT_LIMIT_BYTES", "Composition", "join_context"]
 
 CONTEXT_LIMIT_BYTES: Final = 10 * 1024
 """The most additional context all hooks of one call may add together."""
 
-_DECISION_RANK: Final = {"allow": 0, "ask": 1, "deny": 2}
-_HANDLING_RANK: Final = {"retry": 0, "skip": 1, "abort": 2}
 _TRUNCATED: Final = "\n[additional context truncated at 10 KB]"
 
 
@@ -47,77 +47,118 @@ def join_context(parts: list[str], limit: int = CONTEXT_LIMIT_BYTES) -> str | No
 
 @dataclass
 class Composition:
-    """The running outcome of one hook point while its implementations are called in turn."""
+    """The running outcome of one hook point while its implementations are called in turn.
+
+    ``value`` is what the hook point rewrites (the prompt, the arguments, the result), seeded
+    from the input; ``merged`` holds the other fields as their strategies collect them (read
+    them with :meth:`merged_value`).
+    """
 
     hook: str
-    prompt: str | None = None
-    args: Any = None
-    result: ToolResult | None = None
+    value: Any = None
     decision: str | None = None
     reason: str | None = None
     decided_by: str | None = None
     contexts: list[str] = field(default_factory=list)
-    summaries: list[str] = field(default_factory=list)
-    cleanup_actions: list[str] = field(default_factory=list)
-    error_handling: str | None = None
-    retry_count: int | None = None
-    notifications: list[str] = field(default_factory=list)
+    merged: dict[str, Any] = field(default_factory=dict)
     stopped: bool = False
+    _point: HookPoint = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._point = HOOK_POINTS[self.hook]
+
+    @property
+    def prompt(self) -> Any:
+        """The prompt as rewritten so far (a prompt hook's ``value``)."""
+        return self.value
+
+    @property
+    def args(self) -> Any:
+        """The tool arguments as rewritten so far (a pre-tool hook's ``value``)."""
+        return self.value
+
+    @property
+    def result(self) -> Any:
+        """The tool result as replaced so far (a post-tool hook's ``value``)."""
+        return self.value
 
     def next_input(self, base: Any) -> Any:
         """The input the next implementation sees: ``base`` with the rewrites so far."""
+        rewrites = self._point.rewrites
         # Inputs are frozen: until something is rewritten, ``base`` itself is that input.
-        if self.hook == "on_user_prompt_submitted":
-            return base if self.prompt is base.prompt else dataclasses.replace(base, prompt=self.prompt)
-        if self.hook == "on_pre_tool_use":
-            return base if self.args is base.tool_args else dataclasses.replace(base, tool_args=self.args)
-        if self.hook == "on_post_tool_use":
-            return base if self.result is base.tool_result else dataclasses.replace(base, tool_result=self.result)
-        return base
+        if rewrites is None or self.value is getattr(base, rewrites):
+            return base
+        return dataclasses.replace(base, **{rewrites: self.value})
 
     def apply(self, output: Any, owner: str) -> str | None:
         """Fold one implementation's output (an output dataclass or ``None``) in.
 
-        Returns the decision it made (for reporting), if any.
+        Returns the decision it made (its ``decision`` or ``strongest`` value, for reporting).
         """
         if output is None:
             return None
-        context = getattr(output, "additional_context", None)
-        if context:
-            self.contexts.append(context)
-        if self.hook == "on_user_prompt_submitted" and output.modified_prompt is not None:
-            self.prompt = output.modified_prompt
-        elif self.hook == "on_pre_tool_use":
-            if output.modified_args is not None:
-                self.args = output.modified_args
-            if output.permission_decision is not None:
-                self.decide(output.permission_decision, output.permission_decision_reason, owner)
-                return str(output.permission_decision)
-        elif self.hook == "on_post_tool_use" and output.modified_result is not None:
-            self.result = output.modified_result
-        elif self.hook == "on_session_end":
-            if output.session_summary:
-                self.summaries.append(output.session_summary)
-            self.cleanup_actions.extend(output.cleanup_actions or ())
-        elif self.hook == "on_error_occurred":
-            if output.error_handling is not None and _HANDLING_RANK[output.error_handling] > _HANDLING_RANK.get(
-                self.error_handling or "", -1
-            ):
-                self.error_handling = output.error_handling
-            if output.retry_count is not None:
-                self.retry_count = max(self.retry_count or 0, output.retry_count)
-            if output.user_notification:
-                self.notifications.append(output.user_notification)
-            return output.error_handling  # type: ignore[no-any-return]
-        return None
+        point = self._point
+        made: str | None = None
+        decision: str | None = None
+        reason: str | None = None
+        for name, how in point.merge.items():
+            value = getattr(output, name)
+            if value is None:
+                continue
+            if how == "rewrite":
+                self.value = value
+            elif how == "context" or how == "paragraphs" or how == "lines":
+                if value:
+                    target = self.contexts if how == "context" else self.merged.setdefault(name, [])
+                    target.append(value)
+            elif how == "concat":
+                self.merged.setdefault(name, []).extend(value)
+            elif how == "max":
+                self.merged[name] = max(self.merged.get(name, value), value)
+            elif how == "strongest":
+                rank = point.ranks[name]
+                current = self.merged.get(name)
+                if current is None or rank[value] > rank[current]:
+                    self.merged[name] = value
+                made = made or value
+            elif how == "decision":
+                decision = value
+            elif how == "reason":
+                reason = value
+        if decision is not None:
+            self.decide(decision, reason, owner)
+            return decision
+        return made
 
     def decide(self, decision: str, reason: str | None, owner: str) -> None:
         """Record a permission decision if it is stronger than the current one (on a tie the
-        first reason and owner stay); a ``deny`` stops the chain."""
-        if _DECISION_RANK[decision] > _DECISION_RANK.get(self.decision or "", -1):
+        first reason and owner stay); the strongest (``deny``) stops the chain."""
+        values = self._point.decision_values
+        if self.decision is None or values.index(decision) > values.index(self.decision):
             self.decision, self.reason, self.decided_by = decision, reason, owner
-        if decision == "deny":
+        if decision == values[-1]:
             self.stopped = True
+
+    def merged_value(self, name: str) -> Any:
+        """An output field merged across implementations: joined text, a list, a number or a
+        value; ``None`` if nobody gave it."""
+        how = self._point.merge[name]
+        value = self.merged.get(name)
+        if how == "context":
+            return self.additional_context
+        if how == "paragraphs":
+            return join_context(value or [])
+        if how == "lines":
+            return "\n".join(value) if value else None
+        if how == "concat":
+            return list(value or [])
+        if how in ("rewrite",):
+            return self.value
+        if how in ("decision",):
+            return self.decision
+        if how in ("reason",):
+            return self.reason
+        return value
 
     @property
     def additional_context(self) -> str | None:

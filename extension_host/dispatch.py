@@ -91,8 +91,9 @@ class Dispatcher:
             return ToolCallResult(ToolResult(reason, "failure", error=reason))
         call_id = tool_call_id or f"call_{next(self._call_ids)}"
         arguments = {} if arguments is None else arguments
-        pre_chain = self._hooks.chain("on_pre_tool_use")
-        post_chain = self._hooks.chain("on_post_tool_use")
+        # Matchers applied: a hook that is not for this tool costs nothing more than no hook.
+        pre_chain = self._hooks.chain_for("on_pre_tool_use", name)
+        post_chain = self._hooks.chain_for("on_post_tool_use", name)
         if pre_chain:
             pre = await self._hooks.run(
                 "on_pre_tool_use",
@@ -102,7 +103,7 @@ class Dispatcher:
                 pre_chain,
             )
         else:  # the common case: no input object to build, nothing to call
-            pre = Composition("on_pre_tool_use", args=arguments)
+            pre = Composition("on_pre_tool_use", arguments)
         if pre.decision == "ask":
             await self._resolve_ask(pre, name)
         if pre.decision == "deny":
@@ -110,7 +111,7 @@ class Dispatcher:
             return ToolCallResult(
                 ToolResult(text, "denied", error=text), pre.additional_context, "deny", pre.decided_by
             )
-        result = await self._run(entry.invoke, name, pre.args, call_id)
+        result = await self._run(entry.invoke, name, pre.value, call_id)
         if not post_chain:
             return ToolCallResult(result, pre.additional_context, pre.decision, pre.decided_by)
         post = await self._hooks.run(
@@ -119,13 +120,13 @@ class Dispatcher:
                 timestamp=datetime.now(timezone.utc),
                 cwd=self._hooks.cwd,
                 tool_name=name,
-                tool_args=pre.args,
+                tool_args=pre.value,
                 tool_result=result,
             ),
             post_chain,
         )
-        assert post.result is not None
-        return ToolCallResult(post.result, join_context(pre.contexts + post.contexts), pre.decision, pre.decided_by)
+        assert post.value is not None
+        return ToolCallResult(post.value, join_context(pre.contexts + post.contexts), pre.decision, pre.decided_by)
 
     async def _resolve_ask(self, pre: Composition, name: str) -> None:
         if self._on_ask is None:
@@ -136,7 +137,7 @@ class Dispatcher:
                 pre.decided_by or "host",
             )
             return
-        answer = self._on_ask(name, pre.args, pre.reason)
+        answer = self._on_ask(name, pre.value, pre.reason)
         if inspect.isawaitable(answer):
             answer = await answer
         if answer:

@@ -12,17 +12,24 @@ of the embedding application. The order of a call is fixed and documented:
 Each implementation call is bounded by the hook point's timeout (an extension that times out
 is told to cancel, and its late answer is ignored). A failure (exception, timeout, extension
 gone, or an answer of any shape other than no opinion or a valid output) of a *guard* hook
-(``on_pre_tool_use``, ``on_user_prompt_submitted``) denies, with a reason naming the
-implementation; the other hook points ignore that implementation's answer, with a
-``session.warning``. Every call emits ``hook.start`` and ``hook.end``.
+(the table's ``guard``: ``on_pre_tool_use``, ``on_user_prompt_submitted``) denies, with a
+reason naming the implementation; the other hook points ignore that implementation's answer,
+with a ``session.warning``. Every call emits ``hook.start`` and ``hook.end``.
+
+Matchers: an implementation of a tool hook may be registered for some tools only (names or
+patterns, :func:`sdk_extension.hooks.compile_matchers`). :meth:`HookRunner.chain_for` gives the
+chain for one tool, cached per (hook, tool) until the registrations change, so a hook whose
+matcher does not match costs one dictionary lookup; it is not called and emits no event.
 
 Health: an implementation that timed out :data:`SUSPEND_AFTER_TIMEOUTS` times in a row is
 suspended until it is registered again (an extension registers anew each time it joins, so a
 reload or restart resumes it): a guard then denies at once, an observer is skipped at once,
 and one ``session.warning`` says so when it happens. Any answer resets the count.
 
-How outputs combine is :mod:`extension_host.composition`'s; what a valid output is, is the
-hook-point table's (:mod:`sdk_extension.hooks`). This module does not start processes.
+How outputs combine is :mod:`extension_host.composition`'s; what a valid output is, which
+hook points are guards and which take matchers, is the hook-point table's
+(:mod:`sdk_extension.hooks`); nothing here names a hook point. This module does not start
+processes.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import inspect
 import time
 import types
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
@@ -40,8 +47,7 @@ import pluggy
 
 from sdk_extension.connection import ConnectionClosed, RpcError
 from sdk_extension.errors import HookOutputError
-from sdk_extension.hooks import HOOK_POINTS, HookInvocation
-from sdk_extension.protocol import HOOK_NAMES
+from sdk_extension.hooks import HOOK_POINTS, HookInvocation, Matcher
 
 from . import hookspecs
 from .composition import Composition
@@ -59,13 +65,16 @@ __all__ = [
 
 DEFAULT_HOOK_TIMEOUT: Final = 30.0
 """Seconds one hook implementation may take (contract §6); configurable per host and per hook."""
-GUARD_HOOKS: Final = frozenset({"on_pre_tool_use", "on_user_prompt_submitted"})
-"""Hook points that fail closed: when one of their implementations fails, the action is denied."""
+GUARD_HOOKS: Final = frozenset(point.name for point in HOOK_POINTS.values() if point.guard)
+"""Hook points that fail closed: when one of their implementations fails, the action is denied
+(the table's ``guard``, as of import; the runner reads the table itself)."""
 SUSPEND_AFTER_TIMEOUTS: Final = 2
 """Consecutive timeouts after which an implementation is suspended until registered again: a
 hung guard would otherwise cost every later call the whole timeout again."""
 _FORWARDER: Final = "_extension_host_forwarder"
 """Marks a function that forwards to an extension (its own request enforces the timeout)."""
+_TOOL_CHAINS_MAX: Final = 4096
+"""How many (hook, tool) chains are cached before the cache starts over (tool names are few)."""
 _RECENT: Final = 20
 """How many recent outcomes are kept per implementation, for ``extensions inspect``."""
 
@@ -105,20 +114,24 @@ class HookRunner:
         timeout: float = DEFAULT_HOOK_TIMEOUT,
         timeouts: Mapping[str, float] | None = None,
     ) -> None:
-        unknown = set(timeouts or ()) - set(HOOK_NAMES)
+        unknown = set(timeouts or ()) - set(HOOK_POINTS)
         if unknown:
-            raise ValueError(f"unknown hook point(s) {sorted(unknown)}; the hook points are: {', '.join(HOOK_NAMES)}")
+            raise ValueError(f"unknown hook point(s) {sorted(unknown)}; the hook points are: {', '.join(HOOK_POINTS)}")
         self._events = events
         self._session_id = session_id
         self._cwd = cwd
-        self._timeouts = {name: (timeouts or {}).get(name, timeout) for name in HOOK_NAMES}
+        self._timeouts = {name: (timeouts or {}).get(name, timeout) for name in HOOK_POINTS}
         self._manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        self._manager.add_hookspecs(hookspecs)
+        self._manager.add_hookspecs(hookspecs.specifications())
         self._extension_order: dict[str, int] = {}
         self._holders: dict[str, object] = {}
         self._chains: dict[str, list[pluggy.HookImpl]] = {}
         """Each hook point's call order, computed on first use after any change (every tool
         call asks for two)."""
+        self._matchers: dict[str, dict[str, Matcher]] = {}
+        """Per registration (extension id or plugin name): the tools each of its hooks is for."""
+        self._tool_chains: dict[tuple[str, str], list[pluggy.HookImpl]] = {}
+        """Each tool hook's chain for one tool (matchers applied), computed on first use."""
         self._ids = unique_ids()
         self._timeouts_in_a_row: dict[tuple[str, str], int] = {}
         """Per (owner, hook point) of the current registrations; dropped when the owner
@@ -137,14 +150,22 @@ class HookRunner:
 
     # -- registration -------------------------------------------------------------------
 
-    def register_plugin(self, plugin: object, name: str | None = None) -> str:
+    def register_plugin(
+        self, plugin: object, name: str | None = None, matchers: Mapping[str, Matcher] | None = None
+    ) -> str:
         """Register an in-process pluggy plugin; returns its name.
 
+        ``matchers`` (from :func:`~sdk_extension.hooks.compile_matchers`) limits its tool hooks
+        to some tools.
+
         Raises:
-            pluggy.PluginValidationError: a hookimpl names an unknown hook or unknown arguments.
+            pluggy.PluginValidationError: a hookimpl names an unknown hook or unknown arguments,
+                or uses a pluggy feature the runner cannot honour (wrappers, firstresult,
+                historic).
             ValueError: the plugin or its name is already registered.
         """
-        self._chains.clear()
+        hookspecs.refuse_unsupported(plugin, name or type(plugin).__name__)
+        self._clear_chains()
         registered = self._manager.register(plugin, name)
         if registered is not None:
             self._remove_health(registered)
@@ -157,6 +178,8 @@ class HookRunner:
         except pluggy.PluginValidationError:
             self._manager.unregister(plugin, registered)
             raise
+        if matchers:
+            self._matchers[registered] = dict(matchers)
         return registered
 
     def register_extension(
@@ -166,23 +189,27 @@ class HookRunner:
         hooks: tuple[str, ...],
         call: ExtensionHookCall,
         holder: object = None,
+        matchers: Mapping[str, Matcher] | None = None,
     ) -> None:
         """Forward ``hooks`` to an extension; ``order`` is its place in the load order.
 
-        Replaces, in one step, whatever an earlier generation of the same extension had.
+        ``matchers`` limits its tool hooks to some tools. Replaces, in one step, whatever an
+        earlier generation of the same extension had.
         """
         self._remove(extension_id)
         if not hooks:
             return
         plugin = types.SimpleNamespace(**{name: _forwarder(name, call, self._timeouts[name]) for name in hooks})
-        self._chains.clear()
+        self._clear_chains()
         self._manager.register(plugin, extension_id)
+        if matchers:
+            self._matchers[extension_id] = dict(matchers)
         self._extension_order[extension_id] = order
         self._holders[extension_id] = holder
 
     def reorder(self, orders: Mapping[str, int]) -> None:
         """Update extensions' places in the load order (after discovery found new ones)."""
-        self._chains.clear()
+        self._clear_chains()
         for extension_id in self._extension_order:
             if extension_id in orders:
                 self._extension_order[extension_id] = orders[extension_id]
@@ -197,13 +224,18 @@ class HookRunner:
         self._remove(name)
 
     def _remove(self, name: str) -> None:
-        self._chains.clear()
+        self._clear_chains()
+        self._matchers.pop(name, None)
         self._remove_health(name)
         self._extension_order.pop(name, None)
         self._holders.pop(name, None)
         plugin = self._manager.get_plugin(name)
         if plugin is not None:
             self._manager.unregister(plugin, name)
+
+    def _clear_chains(self) -> None:
+        self._chains.clear()
+        self._tool_chains.clear()
 
     def _remove_health(self, name: str) -> None:
         for key in [key for key in self._timeouts_in_a_row if key[0] == name]:
@@ -225,6 +257,32 @@ class HookRunner:
             chain = self._chains[hook] = self._order(hook)
         return list(chain)
 
+    def chain_for(self, hook: str, tool_name: str) -> Sequence[pluggy.HookImpl]:
+        """The implementations of a tool hook that are for ``tool_name``, in call order (a
+        snapshot: do not change it). Cached: a tool call asks for two on its hot path."""
+        key = (hook, tool_name)
+        chain = self._tool_chains.get(key)
+        if chain is None:
+            if len(self._tool_chains) >= _TOOL_CHAINS_MAX:
+                self._tool_chains.clear()
+            matchers = self._matchers
+            chain = self._tool_chains[key] = [
+                impl
+                for impl in self.chain(hook)
+                if (matcher := matchers.get(impl.plugin_name, {}).get(hook)) is None or matcher.matches(tool_name)
+            ]
+        return chain
+
+    def skipped(self, hook: str, tool_name: str) -> list[str]:
+        """Who implements ``hook`` but is not called for ``tool_name`` (their matcher does not
+        match), in call order."""
+        called = {id(impl) for impl in self.chain_for(hook, tool_name)}
+        return [impl.plugin_name for impl in self.chain(hook) if id(impl) not in called]
+
+    def matchers(self, owner: str) -> dict[str, tuple[str, ...]]:
+        """The tool patterns each hook of ``owner`` is limited to (hooks left out: every tool)."""
+        return {hook: matcher.patterns for hook, matcher in self._matchers.get(owner, {}).items()}
+
     def _order(self, hook: str) -> list[pluggy.HookImpl]:
         impls: list[pluggy.HookImpl] = getattr(self._manager.hook, hook).get_hookimpls()
         if not impls:
@@ -242,21 +300,18 @@ class HookRunner:
 
     # -- running ------------------------------------------------------------------------
 
-    async def run(self, hook: str, base: Any, chain: list[pluggy.HookImpl] | None = None) -> Composition:
+    async def run(self, hook: str, base: Any, chain: Sequence[pluggy.HookImpl] | None = None) -> Composition:
         """Call every implementation of ``hook`` in order, starting from input ``base``.
 
         ``chain`` is a snapshot taken earlier (so both halves of one tool call see one set of
-        hooks even if an extension is reloaded in between); by default, the current chain.
+        hooks even if an extension is reloaded in between); by default, the current chain,
+        matchers applied when the input names a tool.
         """
-        composition = Composition(hook)
-        if hook == "on_user_prompt_submitted":
-            composition.prompt = base.prompt
-        elif hook == "on_pre_tool_use":
-            composition.args = base.tool_args
-        elif hook == "on_post_tool_use":
-            composition.result = base.tool_result
+        point = HOOK_POINTS[hook]
+        composition = Composition(hook, getattr(base, point.rewrites) if point.rewrites else None)
         if chain is None:
-            chain = self.chain(hook)
+            tool_name = getattr(base, "tool_name", None)
+            chain = self.chain_for(hook, tool_name) if isinstance(tool_name, str) else self.chain(hook)
         if not chain:
             return composition
         invocation = HookInvocation(self._session_id)
@@ -294,13 +349,14 @@ class HookRunner:
         if failure is not None:
             verb = "is" if failure.outcome == "suspended" else "failed:"
             reason = f"hook {hook} of {owner} {verb} {failure}"
-            if hook in GUARD_HOOKS:
-                composition.decide("deny", f"{reason} (guard hooks fail closed)", owner)
-                decision = "deny"
+            point = HOOK_POINTS[hook]
+            if point.guard:
+                decision = point.decision_values[-1]
+                composition.decide(decision, f"{reason} (guard hooks fail closed)", owner)
             elif failure.outcome != "suspended":  # said once, when it was suspended
                 self._events.emit("session.warning", {"message": f"{reason} (ignored)", "extensionId": owner})
         if suspended_now:
-            effect = "denies every call at once" if hook in GUARD_HOOKS else "is skipped"
+            effect = "denies every call at once" if HOOK_POINTS[hook].guard else "is skipped"
             message = (
                 f"hook {hook} of {owner} timed out {SUSPEND_AFTER_TIMEOUTS} times in a row and is suspended: "
                 f"it {effect} until {self._resume_hint(owner, until=True)}"

@@ -29,7 +29,6 @@ from sdk_extension.tools import Tool
 
 from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget
-from .composition import join_context
 from .discovery import ExtensionSpec
 from .dispatch import AskHandler, Dispatcher, builtin_entry
 from .environment import protect_host_environment, scrub, sdk_environment
@@ -420,7 +419,7 @@ class ExtensionHost:
             "on_session_end",
             SessionEndInput(timestamp=_now(), cwd=self._cwd, reason=reason, final_message=final_message, error=error),
         )
-        return SessionEndResult(join_context(outcome.summaries), tuple(outcome.cleanup_actions))
+        return SessionEndResult(outcome.merged_value("session_summary"), tuple(outcome.merged_value("cleanup_actions")))
 
     async def report_error(self, error: str, context: str = "system", recoverable: bool = True) -> ErrorDecision:
         """Run the error hooks; returns the strongest handling asked for (abort > skip > retry).
@@ -431,7 +430,11 @@ class ExtensionHost:
             "on_error_occurred",
             ErrorOccurredInput(timestamp=_now(), cwd=self._cwd, error=error, error_context=context, recoverable=recoverable),
         )
-        return ErrorDecision(outcome.error_handling, outcome.retry_count, "\n".join(outcome.notifications) or None)
+        return ErrorDecision(
+            outcome.merged_value("error_handling"),
+            outcome.merged_value("retry_count"),
+            outcome.merged_value("user_notification"),
+        )
 
     # -- in-process plugins -------------------------------------------------------------
 

@@ -1,10 +1,23 @@
-"""The six hook points: their names, typed inputs and outputs, and their wire forms.
+"""The hook-point table: the one place that says what each hook point is and does.
 
 Each hook point has a Python name (``on_pre_tool_use``), the Copilot spelling
 (``onPreToolUse``) and a wire ``hookType`` (``preToolUse``). Inputs and outputs are frozen
 dataclasses with snake_case fields; on the wire they are camelCase with ``timestamp`` in epoch
 milliseconds. Output checking is strict: an unknown key or a value of the wrong type is an
 error naming the hook and the key, never silently dropped.
+
+A :class:`HookPoint` entry of :data:`HOOK_POINTS` says everything the layers need: its input
+and output models (the checks of output values are derived from the output model's
+annotations, so allowed values are the ``Literal`` types themselves), which input field its
+rewrite replaces, how each output field of several implementations merges (:data:`Merge`),
+whether it is a guard (fails closed), and whether it is about a tool (so it takes matchers).
+The host's runner and composition and the pluggy hookspecs are read from it; adding a hook
+point is one entry here, its two models, and its wire name in
+:data:`sdk_extension.protocol.HOOK_WIRE_NAMES` (kept there so joining a session does not
+import these models; both are checked to agree when this module loads).
+
+Matchers (:func:`compile_matchers`) say which tools a tool hook is for: tool names or
+``fnmatch``-style patterns, bounded in number and length.
 
 This module is shared by both sides. It does not run hooks and does not know the connection.
 An extension imports it only when the host first invokes one of its hooks.
@@ -13,10 +26,13 @@ An extension imports it only when the host first invokes one of its hooks.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+import fnmatch
+import re
+import types
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hints
 
 from .errors import HookOutputError
 from .protocol import HOOK_NAMES, HOOK_WIRE_NAMES, camel_case, hook_name
@@ -39,11 +55,19 @@ __all__ = [
     "SessionEndOutput",
     "ErrorOccurredInput",
     "ErrorOccurredOutput",
+    "MAX_MATCHER_PATTERNS",
+    "MAX_MATCHER_PATTERN_LENGTH",
+    "MERGES",
+    "Matcher",
+    "Merge",
+    "compile_matchers",
     "hook_point",
 ]
 
-PermissionDecision = Literal["allow", "deny", "ask"]
+PermissionDecision = Literal["allow", "ask", "deny"]
+"""Weakest first: the order is how decisions of several implementations rank."""
 ErrorHandling = Literal["retry", "skip", "abort"]
+"""Weakest first, like :data:`PermissionDecision`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +194,27 @@ class ErrorOccurredOutput:
 _Check = Callable[[Any], Any]
 """Validate one output value and return its Python form; raise ValueError with the reason."""
 
+Merge = Literal["rewrite", "context", "paragraphs", "lines", "concat", "max", "strongest", "decision", "reason"]
+"""How one output field of several implementations combines (:mod:`extension_host.composition`):
+
+- ``rewrite``: replaces the hook point's ``rewrites`` input field; the next implementation sees it;
+- ``context``: joined in order with a blank line, capped (one pool per call, pre and post share it);
+- ``paragraphs``: joined like context; ``lines``: joined with a newline; ``concat``: lists concatenate;
+- ``max``: the largest number;
+- ``strongest``: the strongest value of its ``Literal`` (listed weakest first);
+- ``decision``: the permission decision: like ``strongest``, recorded with who decided, and its
+  strongest value (``deny``) stops the chain; at most one per hook point;
+- ``reason``: the reason that goes with the decision given in the same output.
+"""
+MERGES: Final = frozenset(get_args(Merge))
+
+MAX_MATCHER_PATTERNS: Final = 32
+"""The most tool patterns one hook of one extension may give."""
+MAX_MATCHER_PATTERN_LENGTH: Final = 128
+"""The longest tool pattern, in characters."""
+_PATTERN_CHARS: Final = re.compile(r"\A[A-Za-z0-9_\-*?\[\]!]+\Z")
+"""Tool-name characters plus fnmatch's ``* ? [ ] !``: nothing else can match a tool name."""
+
 
 def _string(value: Any) -> Any:
     if not isinstance(value, str):
@@ -211,6 +256,34 @@ def _tool_result(value: Any) -> Any:
         raise ValueError(f"expected a tool result: {exc}") from None
 
 
+def _check_for(annotation: Any) -> _Check:
+    """The check of one output field, from its annotation (``X | None`` checks ``X``)."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        inner = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if len(inner) == 1:
+            annotation = inner[0]
+    if annotation is Any:
+        return _any
+    if get_origin(annotation) is Literal:
+        return _choice(*get_args(annotation))
+    if annotation is str:
+        return _string
+    if annotation is int:  # output numbers are counts
+        return _count
+    if annotation is ToolResult:
+        return _tool_result
+    if get_origin(annotation) is list and get_args(annotation) == (str,):
+        return _string_list
+    raise TypeError(f"no output check for annotation {annotation!r}; add one to sdk_extension.hooks._check_for")
+
+
+def _literal_values(annotation: Any) -> tuple[str, ...]:
+    for arg in (annotation, *get_args(annotation)):
+        if get_origin(arg) is Literal:
+            return tuple(get_args(arg))
+    return ()
+
+
 _WIRE_KEYS: dict[type[Any], tuple[tuple[str, str], ...]] = {}
 
 
@@ -224,12 +297,51 @@ def _wire_keys(cls: type[Any]) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True, slots=True)
 class HookPoint:
-    """One of the six hook points and everything needed to carry its data."""
+    """One hook point and everything every layer needs to carry, run and merge it.
+
+    ``merge`` names the strategy of every output field; ``rewrites`` is the input field a
+    ``rewrite`` output replaces; a ``guard`` fails closed (a failing implementation denies).
+    ``checks`` and the ranks are derived from ``output_type``'s annotations.
+    """
 
     name: str
     input_type: type[_Input]
     output_type: type[Any]
-    checks: Mapping[str, _Check]
+    merge: Mapping[str, Merge]
+    doc: str
+    rewrites: str | None = None
+    guard: bool = False
+    checks: Mapping[str, _Check] = dataclasses.field(init=False)
+    ranks: Mapping[str, Mapping[str, int]] = dataclasses.field(init=False)
+    """For ``strongest`` and ``decision`` fields: each allowed value's strength."""
+    decision_values: tuple[str, ...] = dataclasses.field(init=False)
+    """The permission decisions, weakest first; the last one is what a failing guard answers."""
+
+    def __post_init__(self) -> None:
+        hints = get_type_hints(self.output_type)
+        fields = [item.name for item in dataclasses.fields(self.output_type)]
+        if set(fields) != set(self.merge) or not set(self.merge.values()) <= MERGES:
+            raise TypeError(f"hook point {self.name}: give one known merge strategy per output field {fields}")
+        if ("rewrite" in self.merge.values()) != (self.rewrites is not None):
+            raise TypeError(f"hook point {self.name}: a rewrite output needs rewrites=<input field>, and only then")
+        decisions = [name for name, how in self.merge.items() if how == "decision"]
+        if len(decisions) > 1:
+            raise TypeError(f"hook point {self.name}: at most one decision field")
+        object.__setattr__(self, "checks", {name: _check_for(hints[name]) for name in fields})
+        ranks = {
+            name: {value: rank for rank, value in enumerate(_literal_values(hints[name]))}
+            for name, how in self.merge.items()
+            if how in ("strongest", "decision")
+        }
+        object.__setattr__(self, "ranks", ranks)
+        # A guard without a decision of its own can still deny (a failing implementation).
+        values = _literal_values(hints[decisions[0]]) if decisions else get_args(PermissionDecision)
+        object.__setattr__(self, "decision_values", tuple(values))
+
+    @property
+    def for_tools(self) -> bool:
+        """Whether its input names a tool, so it can take matchers."""
+        return "tool_name" in {item.name for item in dataclasses.fields(self.input_type)}
 
     @property
     def wire_name(self) -> str:
@@ -345,48 +457,126 @@ HOOK_POINTS: Final[dict[str, HookPoint]] = {
             "on_user_prompt_submitted",
             UserPromptSubmittedInput,
             UserPromptSubmittedOutput,
-            {"modified_prompt": _string, "additional_context": _string},
+            {"modified_prompt": "rewrite", "additional_context": "context"},
+            "The user submitted a prompt; may rewrite it (``modified_prompt``) or add hidden context.",
+            rewrites="prompt",
+            guard=True,
         ),
         HookPoint(
             "on_pre_tool_use",
             PreToolUseInput,
             PreToolUseOutput,
             {
-                "permission_decision": _choice("allow", "deny", "ask"),
-                "permission_decision_reason": _string,
-                "modified_args": _any,
-                "additional_context": _string,
+                "permission_decision": "decision",
+                "permission_decision_reason": "reason",
+                "modified_args": "rewrite",
+                "additional_context": "context",
             },
+            "A tool is about to run; may decide ``allow``/``ask``/``deny``, rewrite its arguments "
+            "(``modified_args``) or add context.",
+            rewrites="tool_args",
+            guard=True,
         ),
         HookPoint(
             "on_post_tool_use",
             PostToolUseInput,
             PostToolUseOutput,
-            {"modified_result": _tool_result, "additional_context": _string},
+            {"modified_result": "rewrite", "additional_context": "context"},
+            "A tool ran; may replace its result (``modified_result``) or add context.",
+            rewrites="tool_result",
         ),
-        HookPoint("on_session_start", SessionStartInput, SessionStartOutput, {"additional_context": _string}),
+        HookPoint(
+            "on_session_start",
+            SessionStartInput,
+            SessionStartOutput,
+            {"additional_context": "context"},
+            "A session starts (``startup``, ``resume`` or ``new``); may add initial context.",
+        ),
         HookPoint(
             "on_session_end",
             SessionEndInput,
             SessionEndOutput,
-            {"session_summary": _string, "cleanup_actions": _string_list},
+            {"session_summary": "paragraphs", "cleanup_actions": "concat"},
+            "A session ends; may give a summary and describe cleanup actions.",
         ),
         HookPoint(
             "on_error_occurred",
             ErrorOccurredInput,
             ErrorOccurredOutput,
-            {
-                "error_handling": _choice("retry", "skip", "abort"),
-                "retry_count": _count,
-                "user_notification": _string,
-            },
+            {"error_handling": "strongest", "retry_count": "max", "user_notification": "lines"},
+            "An error occurred; may say how to handle it (``retry``/``skip``/``abort``).",
         ),
     )
 }
-"""The six hook points by Python name, in the order the contract lists them."""
+"""The hook points by Python name, in the order the contract lists them."""
+
+if list(HOOK_POINTS) != list(HOOK_WIRE_NAMES):  # pragma: no cover - a table edited on one side only
+    raise RuntimeError("sdk_extension.hooks.HOOK_POINTS and sdk_extension.protocol.HOOK_WIRE_NAMES disagree")
 
 
 def hook_point(name: str) -> HookPoint | None:
     """The hook point for a Python, Copilot or wire name, or ``None``."""
     python_name = hook_name(name)
     return HOOK_POINTS[python_name] if python_name is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Matcher:
+    """Which tools a tool hook is for: names or ``fnmatch`` patterns, compiled once."""
+
+    patterns: tuple[str, ...]
+    _regex: re.Pattern[str] = dataclasses.field(repr=False, compare=False)
+
+    def matches(self, tool_name: str) -> bool:
+        """Whether the hook is for ``tool_name`` (case-sensitive, like tool names)."""
+        return self._regex.fullmatch(tool_name) is not None
+
+
+def compile_matchers(matchers: Mapping[str, Any] | None, hooks: Iterable[str]) -> dict[str, Matcher]:
+    """Check an extension's matchers and compile them, keyed by the hook's Python name.
+
+    ``matchers`` maps any spelling of a tool hook (one of ``hooks``) to a list of tool names or
+    patterns. A hook left out is called for every tool.
+
+    Raises:
+        ValueError: one line naming the hook and the pattern at fault.
+    """
+    declared = set(hooks)
+    compiled: dict[str, Matcher] = {}
+    for alias, patterns in (matchers or {}).items():
+        point = hook_point(alias) if isinstance(alias, str) else None
+        if point is None:
+            raise ValueError(f"hook matcher for unknown hook {alias!r}; the hook points are: {', '.join(HOOK_POINTS)}")
+        name = point.name
+        if not point.for_tools:
+            tool_hooks = ", ".join(p.name for p in HOOK_POINTS.values() if p.for_tools)
+            raise ValueError(f"hook {name} is not about a tool and takes no matcher (matchers are for: {tool_hooks})")
+        if name not in declared:
+            raise ValueError(f"hook {name} has a matcher but no handler; add the hook or drop its matcher")
+        if name in compiled:
+            raise ValueError(f"hook {name} has matchers under two spellings; give them once")
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        if not isinstance(patterns, (list, tuple)) or not patterns:
+            raise ValueError(
+                f"hook {name}: matcher must be a non-empty list of tool names or patterns "
+                "(leave the hook out of the matchers to call it for every tool)"
+            )
+        if len(patterns) > MAX_MATCHER_PATTERNS:
+            raise ValueError(f"hook {name}: {len(patterns)} matcher patterns; at most {MAX_MATCHER_PATTERNS}")
+        for pattern in patterns:
+            if not isinstance(pattern, str) or not pattern:
+                raise ValueError(f"hook {name}: matcher pattern {pattern!r} is not a non-empty string")
+            if len(pattern) > MAX_MATCHER_PATTERN_LENGTH:
+                raise ValueError(
+                    f"hook {name}: matcher pattern {pattern[:20]!r}... is longer than {MAX_MATCHER_PATTERN_LENGTH} characters"
+                )
+            if not _PATTERN_CHARS.fullmatch(pattern):
+                raise ValueError(
+                    f"hook {name}: matcher pattern {pattern!r} can match no tool "
+                    "(use tool-name characters A-Z a-z 0-9 _ - and the wildcards * ? [ ])"
+                )
+        unique = tuple(dict.fromkeys(patterns))
+        regex = re.compile("|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in unique))
+        compiled[name] = Matcher(unique, regex)
+    return compiled

@@ -212,7 +212,7 @@ def test_an_output_without_a_decision_leaves_the_decision_unset() -> None:
 def test_prompt_rewrites_chain_into_the_next_input() -> None:
     """Each modified prompt replaces the last; the next input carries it, other fields intact."""
     base = UserPromptSubmittedInput(timestamp=NOW, cwd=CWD, prompt="hello")
-    composition = Composition("on_user_prompt_submitted", prompt=base.prompt)
+    composition = Composition("on_user_prompt_submitted", base.prompt)
     assert composition.next_input(base) == base
     composition.apply(UserPromptSubmittedOutput(modified_prompt="hello one"), "a")
     composition.apply(UserPromptSubmittedOutput(additional_context="no rewrite"), "b")
@@ -226,7 +226,7 @@ def test_prompt_rewrites_chain_into_the_next_input() -> None:
 def test_tool_args_rewrites_chain_into_the_next_input() -> None:
     """modified_args replaces the arguments; an output without it keeps the previous rewrite."""
     base = PreToolUseInput(timestamp=NOW, cwd=CWD, tool_name="shell", tool_args={"command": "ls"})
-    composition = Composition("on_pre_tool_use", args=base.tool_args)
+    composition = Composition("on_pre_tool_use", base.tool_args)
     composition.apply(PreToolUseOutput(modified_args={"command": "ls -la"}), "a")
     composition.apply(PreToolUseOutput(permission_decision="allow"), "b")
     following = composition.next_input(base)
@@ -241,7 +241,7 @@ def test_tool_result_rewrites_chain_into_the_next_input() -> None:
     """modified_result replaces the result seen by the next implementation."""
     original = ToolResult("secret=123")
     base = PostToolUseInput(timestamp=NOW, cwd=CWD, tool_name="shell", tool_args={}, tool_result=original)
-    composition = Composition("on_post_tool_use", result=original)
+    composition = Composition("on_post_tool_use", original)
     composition.apply(PostToolUseOutput(modified_result=ToolResult("secret=***")), "redact")
     composition.apply(PostToolUseOutput(additional_context="noted"), "other")
     assert composition.next_input(base).tool_result == ToolResult("secret=***")
@@ -267,9 +267,8 @@ def test_session_end_summaries_and_cleanup_actions_concatenate_in_order() -> Non
     composition.apply(SessionEndOutput(cleanup_actions=["rm b", "rm c"]), "b")
     composition.apply(SessionEndOutput(session_summary=""), "c")
     composition.apply(SessionEndOutput(session_summary="did D"), "d")
-    assert composition.summaries == ["did A", "did D"]
-    assert composition.cleanup_actions == ["rm a", "rm b", "rm c"]
-    assert join_context(composition.summaries) == "did A\n\ndid D"
+    assert composition.merged_value("cleanup_actions") == ["rm a", "rm b", "rm c"]
+    assert composition.merged_value("session_summary") == "did A\n\ndid D"
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(["retry", "skip", "abort"])), ids=lambda o: ">".join(o))
@@ -278,7 +277,7 @@ def test_error_handling_takes_the_strongest_whatever_the_order(order: tuple[str,
     composition = Composition("on_error_occurred")
     for handling in order:
         composition.apply(ErrorOccurredOutput(error_handling=handling), handling)  # type: ignore[arg-type]
-    assert composition.error_handling == "abort"
+    assert composition.merged_value("error_handling") == "abort"
 
 
 @pytest.mark.parametrize("order", [("retry", "skip"), ("skip", "retry")], ids=["retry>skip", "skip>retry"])
@@ -287,7 +286,7 @@ def test_skip_beats_retry_whatever_the_order(order: tuple[str, str]) -> None:
     composition = Composition("on_error_occurred")
     for handling in order:
         composition.apply(ErrorOccurredOutput(error_handling=handling), handling)  # type: ignore[arg-type]
-    assert composition.error_handling == "skip"
+    assert composition.merged_value("error_handling") == "skip"
 
 
 def test_an_output_without_error_handling_keeps_the_current_one() -> None:
@@ -295,25 +294,25 @@ def test_an_output_without_error_handling_keeps_the_current_one() -> None:
     composition = Composition("on_error_occurred")
     composition.apply(ErrorOccurredOutput(error_handling="skip"), "a")
     composition.apply(ErrorOccurredOutput(user_notification="hm"), "b")
-    assert composition.error_handling == "skip"
+    assert composition.merged_value("error_handling") == "skip"
 
 
 def test_retry_count_is_the_largest_given() -> None:
     """retry_count takes the maximum, not the last; outputs without one leave it."""
     composition = Composition("on_error_occurred")
-    assert composition.retry_count is None
+    assert composition.merged_value("retry_count") is None
     composition.apply(ErrorOccurredOutput(retry_count=2), "a")
     composition.apply(ErrorOccurredOutput(retry_count=5), "b")
     composition.apply(ErrorOccurredOutput(retry_count=3), "c")
     composition.apply(ErrorOccurredOutput(error_handling="retry"), "d")
-    assert composition.retry_count == 5
+    assert composition.merged_value("retry_count") == 5
 
 
 def test_a_retry_count_of_zero_is_recorded() -> None:
     """Zero is a real count, not a missing one."""
     composition = Composition("on_error_occurred")
     composition.apply(ErrorOccurredOutput(retry_count=0), "a")
-    assert composition.retry_count == 0
+    assert composition.merged_value("retry_count") == 0
 
 
 def test_user_notifications_are_collected_in_order() -> None:
@@ -323,7 +322,7 @@ def test_user_notifications_are_collected_in_order() -> None:
     composition.apply(ErrorOccurredOutput(user_notification=""), "b")
     composition.apply(ErrorOccurredOutput(error_handling="retry"), "c")
     composition.apply(ErrorOccurredOutput(user_notification="second"), "d")
-    assert composition.notifications == ["first", "second"]
+    assert composition.merged_value("user_notification") == "first\nsecond"
 
 
 def test_apply_reports_each_error_output_s_own_handling() -> None:
@@ -332,4 +331,4 @@ def test_apply_reports_each_error_output_s_own_handling() -> None:
     assert composition.apply(ErrorOccurredOutput(error_handling="abort"), "a") == "abort"
     assert composition.apply(ErrorOccurredOutput(error_handling="retry"), "b") == "retry"
     assert composition.apply(ErrorOccurredOutput(user_notification="just saying"), "c") is None
-    assert composition.error_handling == "abort"
+    assert composition.merged_value("error_handling") == "abort"

@@ -574,8 +574,8 @@ def test_plugins_may_take_only_input_or_input_and_invocation() -> None:
     runner.register_plugin(InputOnly(), "only")
     composition = run(runner.run(hook, base_input(hook)))
     assert seen == [HookInvocation(SESSION)]
-    assert composition.summaries == ["ended: complete"]
-    assert composition.cleanup_actions == ["closed files"]
+    assert composition.merged_value("session_summary") == "ended: complete"
+    assert composition.merged_value("cleanup_actions") == ["closed files"]
 
 
 def test_register_plugin_returns_its_name() -> None:
@@ -768,7 +768,7 @@ def test_an_observer_answering_garbage_is_ignored_with_a_warning_naming_extensio
 
     composition = run(runner.run(hook, base))
 
-    assert composition == Composition(hook, result=getattr(base, "tool_result", None))
+    assert composition == Composition(hook, getattr(base, "tool_result", None))
     (warning,) = [e["data"] for e in events.history("session.warning")]
     assert warning["extensionId"] == "raw"
     assert f"hook {hook} of raw failed" in warning["message"] and "(ignored)" in warning["message"]
