@@ -131,7 +131,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("tool", help="tool name")
     sub.add_argument("arguments", nargs="?", default="{}", help="arguments as a JSON object (default: {})")
     sub.add_argument("--json", action="store_true", help="print the whole result as JSON")
-    sub.add_argument("--verbose", "-v", action="store_true", help="also show which hooks decided what (on stderr)")
+    sub.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also show the hook trail: who was called, who decided, who was skipped by its matcher (on stderr)",
+    )
 
     sub = command("prompt", _prompt, "run the prompt hooks on TEXT and print the resulting prompt and context")
     sub.add_argument("text", help="the prompt")
@@ -281,6 +286,12 @@ def _call(args: argparse.Namespace) -> int:
         if args.verbose:
             for event in host.events.history("hook.end"):
                 _say(render.hook_end(event["data"]), err=True)
+            for hook, owner in host.skipped_hooks(args.tool):
+                if hook == "on_post_tool_use" and result.decision == "deny":
+                    continue  # denied before the tool ran: no post hook was due
+                _say(render.hook_skipped(hook, owner, args.tool), err=True)
+            if result.decided_by:
+                _say(f"decided {result.decision} by {render.safe_cell(result.decided_by)}", err=True)
             if result.additional_context:
                 _say(render.additional_context(result.additional_context), err=True)
         return EXIT_OK if result.success else EXIT_FAILED

@@ -47,7 +47,7 @@ import pluggy
 
 from sdk_extension.connection import ConnectionClosed, RpcError
 from sdk_extension.errors import HookOutputError
-from sdk_extension.hooks import HOOK_POINTS, HookInvocation, Matcher
+from sdk_extension.hooks import HOOK_POINTS, HookInvocation, Matcher, compile_matchers
 
 from . import hookspecs
 from .composition import Composition
@@ -151,18 +151,18 @@ class HookRunner:
     # -- registration -------------------------------------------------------------------
 
     def register_plugin(
-        self, plugin: object, name: str | None = None, matchers: Mapping[str, Matcher] | None = None
+        self, plugin: object, name: str | None = None, hook_matchers: Mapping[str, Any] | None = None
     ) -> str:
         """Register an in-process pluggy plugin; returns its name.
 
-        ``matchers`` (from :func:`~sdk_extension.hooks.compile_matchers`) limits its tool hooks
-        to some tools.
+        ``hook_matchers`` limits its tool hooks to some tools, as an extension's do:
+        ``{"on_pre_tool_use": ["bash", "run_*"]}``.
 
         Raises:
             pluggy.PluginValidationError: a hookimpl names an unknown hook or unknown arguments,
                 or uses a pluggy feature the runner cannot honour (wrappers, firstresult,
                 historic).
-            ValueError: the plugin or its name is already registered.
+            ValueError: the plugin or its name is already registered, or a matcher is unusable.
         """
         hookspecs.refuse_unsupported(plugin, name or type(plugin).__name__)
         self._clear_chains()
@@ -175,11 +175,12 @@ class HookRunner:
             # pluggy accepts methods named like no hook point until asked; a typo must not be
             # a hook that silently never runs.
             self._manager.check_pending()
-        except pluggy.PluginValidationError:
+            if hook_matchers:
+                hooks = [caller.name for caller in self._manager.get_hookcallers(plugin) or ()]
+                self._matchers[registered] = compile_matchers(hook_matchers, hooks)
+        except (pluggy.PluginValidationError, ValueError):
             self._manager.unregister(plugin, registered)
             raise
-        if matchers:
-            self._matchers[registered] = dict(matchers)
         return registered
 
     def register_extension(

@@ -438,13 +438,19 @@ class ExtensionHost:
 
     # -- in-process plugins -------------------------------------------------------------
 
-    def register_plugin(self, plugin: object, name: str | None = None) -> str:
+    def register_plugin(
+        self, plugin: object, name: str | None = None, hook_matchers: Mapping[str, Any] | None = None
+    ) -> str:
         """Add an in-process pluggy plugin whose :data:`hookimpl` methods join the hook chains.
 
+        ``hook_matchers`` limits its tool hooks to some tools: ``{"on_pre_tool_use": ["bash"]}``.
+
         Raises:
-            pluggy.PluginValidationError: a method names an unknown hook or unknown arguments.
+            pluggy.PluginValidationError: a method names an unknown hook or unknown arguments,
+                or uses wrappers, ``firstresult`` or ``historic`` (the host cannot honour them).
+            ValueError: a matcher is unusable (the message names the hook and the pattern).
         """
-        return self._hooks.register_plugin(plugin, name)
+        return self._hooks.register_plugin(plugin, name, hook_matchers)
 
     def unregister_plugin(self, name: str) -> None:
         """Remove an in-process plugin by the name :meth:`register_plugin` returned."""
@@ -453,6 +459,14 @@ class ExtensionHost:
     def hook_chain(self, hook: str) -> list[str]:
         """Who implements ``hook`` (extension ids and plugin names), in the order they run."""
         return self._hooks.implementers(hook)
+
+    def skipped_hooks(self, tool_name: str) -> list[tuple[str, str]]:
+        """(hook, owner) of the tool hooks not called for ``tool_name``: their matcher does not match."""
+        return [
+            (hook, owner)
+            for hook in ("on_pre_tool_use", "on_post_tool_use")
+            for owner in self._hooks.skipped(hook, tool_name)
+        ]
 
     def recent_hook_calls(self, owner: str) -> list[HookRecord]:
         """The last hook outcomes of one extension (by id) or plugin, oldest first."""

@@ -30,6 +30,8 @@ class ExtensionInfo:
     pid: int | None = None
     tools: tuple[str, ...] = ()
     hooks: tuple[str, ...] = ()
+    hook_matchers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(hook, tool patterns) for the tool hooks it limited to some tools; the others run for every tool."""
     error: str | None = None
     log_path: Path | None = None
     shadowed_by: str | None = None
@@ -58,6 +60,7 @@ class ExtensionInfo:
             "pid": self.pid,
             "tools": list(self.tools),
             "hooks": list(self.hooks),
+            "hook_matchers": {hook: list(patterns) for hook, patterns in self.hook_matchers},
             "error": self.error,
             "log_path": str(self.log_path) if self.log_path else None,
             "shadowed_by": self.shadowed_by,
@@ -84,6 +87,7 @@ class ExtensionInfo:
             pid=data.get("pid"),
             tools=tuple(data.get("tools") or ()),
             hooks=tuple(data.get("hooks") or ()),
+            hook_matchers=tuple((hook, tuple(patterns)) for hook, patterns in (data.get("hook_matchers") or {}).items()),
             error=data.get("error"),
             log_path=Path(data["log_path"]) if data.get("log_path") else None,
             shadowed_by=data.get("shadowed_by"),

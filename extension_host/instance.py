@@ -28,7 +28,7 @@ from typing import Any, Final
 from sdk_extension import protocol as p
 from sdk_extension.connection import Connection, ConnectionClosed, QueueOverflow, RpcError
 from sdk_extension.framing import FramingError, MessageTooLarge
-from sdk_extension.hooks import HOOK_NAMES, hook_point
+from sdk_extension.hooks import HOOK_NAMES, Matcher, compile_matchers, hook_point
 from sdk_extension.results import ToolResult, result_from_wire
 from sdk_extension.tasks import BackgroundTasks
 
@@ -145,6 +145,7 @@ class ExtensionInstance:
         self.status: ExtensionStatus = "starting"
         self.error: str | None = None
         self.hooks: tuple[str, ...] = ()
+        self.hook_matchers: dict[str, Matcher] = {}
         self.lost_tools: tuple[str, ...] = ()
         """The tools it had when it failed (so a call to one can say why it is gone)."""
         self.environment = EnvironmentGrant((), {}, ())
@@ -189,6 +190,7 @@ class ExtensionInstance:
             pid=self._process.pid if self._process else None,
             tools=tuple(e.name for e in self._context.registry.entries() if e.holder is self),
             hooks=self.hooks,
+            hook_matchers=tuple((hook, matcher.patterns) for hook, matcher in self.hook_matchers.items()),
             error=self.error,
             log_path=self.log_path,
             link_target=self.spec.link_target,
@@ -467,6 +469,7 @@ class ExtensionInstance:
                 f"(use the SESSION_ID environment variable)",
             )
         hooks = self._declared_hooks(resume)
+        matchers = self._declared_matchers(resume, hooks)
         self.environment = self._grant_environment(resume)
         if self._stopping or self.retired:
             raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
@@ -502,8 +505,9 @@ class ExtensionInstance:
             self._fail(str(exc))
             raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"tool": getattr(exc, "tool", None)}) from None
         self.hooks = hooks
+        self.hook_matchers = matchers
         self._interests = set(resume["eventTypes"]) if "eventTypes" in resume else {_ALL_EVENTS}
-        self._context.hooks.register_extension(self.id, self.order, hooks, self.invoke_hook, holder=self)
+        self._context.hooks.register_extension(self.id, self.order, hooks, self.invoke_hook, holder=self, matchers=matchers)
         self.overrides_builtin = overrides
         self.status = "running"
         self.settled.set()
@@ -581,6 +585,14 @@ class ExtensionInstance:
                 raise RpcError(p.INVALID_PARAMS, f"session.resume: unknown hook type {hook_type!r}")
             names.append(point.name)
         return tuple(names)
+
+    def _declared_matchers(self, resume: p.ResumeParams, hooks: tuple[str, ...]) -> dict[str, Matcher]:
+        try:
+            return compile_matchers(resume.get("hookMatchers"), hooks)
+        except ValueError as exc:
+            reason = f"session.resume: hookMatchers: {exc}"
+            self._fail(reason)
+            raise RpcError(p.INVALID_PARAMS, reason) from None
 
     def _on_log(self, params: Any) -> dict[str, Any]:
         log = validate(p.METHOD_SESSION_LOG, p.LogParams, params)

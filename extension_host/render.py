@@ -33,6 +33,7 @@ __all__ = [
     "extensions_table",
     "grants",
     "hook_end",
+    "hook_skipped",
     "json_text",
     "prompt_rejection",
     "prompt_result",
@@ -241,7 +242,7 @@ def extension_detail(
             f"granted {_cells(info.environment_granted) or '-'}"
             + (f"; not granted {_cells(info.environment_missing)}" if info.environment_missing else "")
         )
-    lines.append(f"  hooks:   {_cells(info.hooks) or '-'}")
+    lines.append(f"  hooks:   {_hooks_cell(info) or '-'}")
     lines.append(f"  tools:   {'-' if not tools else ''}")
     for tool in tools:
         lines.append(f"    {cell(tool.name)}: {cell(tool.description)}")
@@ -258,6 +259,19 @@ def extension_detail(
     lines.append(f"  log:     {cell(str(info.log_path)) if info.log_path else '-'}")
     lines.extend(f"    | {cell(line)}" for line in log_tail)
     return "\n".join(lines)
+
+
+def _hooks_cell(info: ExtensionInfo) -> str:
+    """The hooks, each limited one followed by its tool patterns: ``on_pre_tool_use [bash, run_*]``."""
+    matchers = dict(info.hook_matchers)
+    return ", ".join(
+        safe_cell(hook) + (f" [{_cells(matchers[hook])}]" if hook in matchers else "") for hook in info.hooks
+    )
+
+
+def hook_skipped(hook: str, owner: str, tool_name: str) -> str:
+    """One line for a hook not called because its matcher does not match the tool (``call --verbose``)."""
+    return f"{safe_cell(owner)}: {safe_cell(hook)} skipped (its matcher does not match {safe_cell(tool_name)})"
 
 
 def hook_end(data: dict[str, Any]) -> str:

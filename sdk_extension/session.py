@@ -39,7 +39,14 @@ from .results import ToolResult
 from .tasks import BackgroundTasks
 from .tools import Tool, ToolInvocation, run_tool
 
-__all__ = ["DEFAULT_JOIN_TIMEOUT", "Session", "join_session", "join_session_async", "resolve_hooks"]
+__all__ = [
+    "DEFAULT_JOIN_TIMEOUT",
+    "Session",
+    "join_session",
+    "join_session_async",
+    "resolve_hooks",
+    "wire_hook_matchers",
+]
 
 DEFAULT_JOIN_TIMEOUT: Final = 30.0
 """Seconds to wait for the host to accept the join; the host's own readiness timeout is the same."""
@@ -154,8 +161,11 @@ class _Client:
         hooks: dict[str, Callable[..., Any]],
         connection: Connection,
         requested_environment: tuple[str, ...] = (),
+        hook_matchers: dict[str, list[str]] | None = None,
     ) -> None:
         self.session_id = session_id
+        self.hook_matchers = hook_matchers or {}
+        """Tool patterns per hook, keyed by wire hook type (``session.resume``'s ``hookMatchers``)."""
         self.requested_environment = requested_environment
         self.tools = {t.name: t for t in tools}
         self.hooks = hooks
@@ -193,6 +203,8 @@ class _Client:
                 }
                 if self.requested_environment:
                     resume["requestedEnvironmentVariables"] = list(self.requested_environment)
+                if self.hook_matchers:
+                    resume["hookMatchers"] = self.hook_matchers
                 result = await self.connection.request(p.METHOD_SESSION_RESUME, resume)
         except RpcError as exc:
             self.connection.close()
@@ -397,12 +409,13 @@ async def join_session_async(
     *,
     join_timeout: float = DEFAULT_JOIN_TIMEOUT,
     requested_environment_variables: Iterable[str] = (),
+    hook_matchers: Mapping[str, Iterable[str]] | None = None,
 ) -> Session:
     """Join the host's session on the running event loop and return the :class:`Session`.
 
     Keep the loop running afterwards (``await session.wait_closed()``); the host ends the
-    extension by closing the connection. ``requested_environment_variables`` works as in
-    :func:`join_session`.
+    extension by closing the connection. ``requested_environment_variables`` and
+    ``hook_matchers`` work as in :func:`join_session`.
 
     Raises:
         NotUnderHostError: not started by an extension host.
@@ -411,12 +424,13 @@ async def join_session_async(
             variable is not granted) or did not answer.
     """
     tool_list, hook_map = _prepare(tools, hooks)
+    matchers = wire_hook_matchers(hook_matchers, hook_map)
     requested = _requested(requested_environment_variables)
     session_id = _session_id()
     _claim_join()
     read_fd, write_fd = claim_protocol_stdio()
     reader, writer = await _open_streams(read_fd, write_fd)
-    client = _Client(session_id, tool_list, hook_map, Connection(reader, writer), requested)
+    client = _Client(session_id, tool_list, hook_map, Connection(reader, writer), requested, matchers)
     session = await client.join(join_timeout)
     client.released.set()  # waiting calls run after the caller has stored the session
     return session
@@ -428,6 +442,7 @@ def join_session(
     *,
     join_timeout: float = DEFAULT_JOIN_TIMEOUT,
     requested_environment_variables: Iterable[str] = (),
+    hook_matchers: Mapping[str, Iterable[str]] | None = None,
 ) -> Session:
     """Join the host's session and return the :class:`Session` once joined.
 
@@ -439,13 +454,18 @@ def join_session(
     has granted them (``extensions grant NAME VAR...``), their values are in ``os.environ``
     when this returns; if one is not granted, the host refuses the join.
 
+    ``hook_matchers`` says which tools a tool hook (``on_pre_tool_use``, ``on_post_tool_use``)
+    is for: ``{"on_pre_tool_use": ["bash", "run_*"]}`` (tool names or ``fnmatch`` patterns);
+    the host calls it only for those tools. A hook left out is called for every tool.
+
     Raises:
         NotUnderHostError: not started by an extension host.
-        InvalidToolError, InvalidHookError: a tool or hook definition is unusable.
+        InvalidToolError, InvalidHookError: a tool or hook definition (or a matcher) is unusable.
         JoinError: the host refused the join (e.g. a tool name is taken, or a requested
             variable is not granted) or did not answer.
     """
     tool_list, hook_map = _prepare(tools, hooks)
+    matchers = wire_hook_matchers(hook_matchers, hook_map)
     requested = _requested(requested_environment_variables)
     session_id = _session_id()
     _claim_join()
@@ -456,7 +476,7 @@ def join_session(
     async def serve() -> None:
         try:
             reader, writer = await _open_streams(read_fd, write_fd)
-            client = _Client(session_id, tool_list, hook_map, Connection(reader, writer), requested)
+            client = _Client(session_id, tool_list, hook_map, Connection(reader, writer), requested, matchers)
             session = await client.join(join_timeout)
         except BaseException as exc:
             outcome.append(exc)
@@ -508,6 +528,26 @@ def _prepare(
             raise ExtensionError(f"tool {item.name!r} is given twice")
         seen.add(item.name)
     return tool_list, resolve_hooks(hooks)
+
+
+def wire_hook_matchers(
+    matchers: Mapping[str, Iterable[str]] | None, hooks: Mapping[str, Any]
+) -> dict[str, list[str]]:
+    """Check an author's hook matchers against its hooks; give ``session.resume``'s
+    ``hookMatchers`` (keyed by wire hook type).
+
+    Raises:
+        InvalidHookError: one line naming the hook and the pattern at fault.
+    """
+    if not matchers:
+        return {}
+    from .hooks import HOOK_POINTS, compile_matchers  # only extensions that use matchers pay for it
+
+    try:
+        compiled = compile_matchers(matchers, hooks)
+    except ValueError as exc:
+        raise InvalidHookError("hook_matchers", str(exc)) from None
+    return {HOOK_POINTS[name].wire_name: list(matcher.patterns) for name, matcher in compiled.items()}
 
 
 def _requested(names: Iterable[str]) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from sdk_extension.hooks import (
     SessionEndInput,
     SessionStartInput,
     UserPromptSubmittedInput,
+    compile_matchers,
 )
 from sdk_extension.results import ToolResult
 
@@ -1048,3 +1049,58 @@ def test_no_answer_of_an_extension_makes_an_observer_decide_or_raise(hook: str, 
     if runner.recent["raw"][-1].outcome != "ok":
         (warning,) = [e["data"] for e in events.history("session.warning")]
         assert warning["extensionId"] == "raw"
+
+
+# -- matchers ----------------------------------------------------------------------------
+
+
+def pre_for(tool: str) -> PreToolUseInput:
+    return PreToolUseInput(timestamp=datetime.now(timezone.utc), cwd=CWD, tool_name=tool, tool_args={})
+
+
+def test_an_extension_s_tool_hook_runs_only_for_tools_its_matcher_names() -> None:
+    """run() picks the chain for the input's tool; a skipped hook is not called and emits nothing."""
+    runner, events = make_runner()
+    guard = FakeExtension("guard")
+    matchers = compile_matchers({"on_pre_tool_use": ["bash", "run_*"]}, ["on_pre_tool_use"])
+    runner.register_extension("guard", 0, ("on_pre_tool_use",), guard, matchers=matchers)
+    for tool in ("bash", "run_tests", "echo"):
+        run(runner.run("on_pre_tool_use", pre_for(tool)))
+    assert [wire["toolName"] for _, wire, _ in guard.received] == ["bash", "run_tests"]
+    assert started_owners(events) == ["guard", "guard"]
+    assert [i.plugin_name for i in runner.chain_for("on_pre_tool_use", "echo")] == []
+    assert runner.skipped("on_pre_tool_use", "echo") == ["guard"]
+    assert runner.skipped("on_pre_tool_use", "bash") == []
+    assert runner.matchers("guard") == {"on_pre_tool_use": ("bash", "run_*")}
+
+
+def test_registering_again_without_matchers_drops_the_cached_decisions() -> None:
+    runner, _ = make_runner()
+    guard = FakeExtension("guard")
+    matchers = compile_matchers({"on_pre_tool_use": ["bash"]}, ["on_pre_tool_use"])
+    runner.register_extension("guard", 0, ("on_pre_tool_use",), guard, matchers=matchers)
+    assert runner.chain_for("on_pre_tool_use", "echo") == []
+    runner.register_extension("guard", 0, ("on_pre_tool_use",), guard)
+    assert [i.plugin_name for i in runner.chain_for("on_pre_tool_use", "echo")] == ["guard"]
+    assert runner.matchers("guard") == {}
+
+
+def test_a_matcher_limits_only_its_own_registration_and_order_is_kept() -> None:
+    runner, _ = make_runner()
+    calls: list[str] = []
+    only_git = compile_matchers({"on_pre_tool_use": ["git*"]}, ["on_pre_tool_use"])
+    runner.register_extension("b", 1, ("on_pre_tool_use",), FakeExtension("b", calls), matchers=only_git)
+    runner.register_extension("a", 0, ("on_pre_tool_use",), FakeExtension("a", calls))
+    runner.register_plugin(recording_plugin("on_pre_tool_use", "p", calls), "p", {"preToolUse": ["gitx"]})
+    run(runner.run("on_pre_tool_use", pre_for("git")))
+    run(runner.run("on_pre_tool_use", pre_for("gitx")))
+    assert calls == ["a", "b", "a", "b", "p"]
+
+
+def test_a_plugin_with_a_bad_matcher_is_refused_and_not_registered() -> None:
+    runner, _ = make_runner()
+    with pytest.raises(ValueError, match="hook on_post_tool_use has a matcher but no handler"):
+        runner.register_plugin(recording_plugin("on_pre_tool_use", "p", []), "p", {"on_post_tool_use": ["x"]})
+    with pytest.raises(ValueError, match="matcher pattern 'a b' can match no tool"):
+        runner.register_plugin(recording_plugin("on_pre_tool_use", "p", []), "p", {"on_pre_tool_use": ["a b"]})
+    assert runner.implementers("on_pre_tool_use") == []

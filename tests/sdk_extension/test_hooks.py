@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, get_args
 
 import pytest
+from helpers import PipeWriter
 
+from sdk_extension.connection import Connection
 from sdk_extension.errors import HookOutputError, InvalidHookError
 from sdk_extension.hooks import (
     HOOK_POINTS,
+    MAX_MATCHER_PATTERN_LENGTH,
+    MAX_MATCHER_PATTERNS,
+    MERGES,
+    HookPoint,
+    PermissionDecision,
     ErrorOccurredInput,
     PostToolUseInput,
     PostToolUseOutput,
@@ -20,11 +29,12 @@ from sdk_extension.hooks import (
     SessionStartInput,
     SessionStartOutput,
     UserPromptSubmittedInput,
+    compile_matchers,
     hook_point,
 )
-from sdk_extension.protocol import HOOK_NAMES
+from sdk_extension.protocol import HOOK_NAMES, METHOD_CONNECT, METHOD_SESSION_RESUME, PROTOCOL_VERSION
 from sdk_extension.results import ToolResult
-from sdk_extension.session import resolve_hooks
+from sdk_extension.session import _Client, resolve_hooks, wire_hook_matchers
 
 SIX = [
     "on_user_prompt_submitted",
@@ -410,3 +420,111 @@ def test_output_dataclass_round_trips_through_the_wire() -> None:
     """output_from_wire(output_to_wire(x)) == x for a post-tool output."""
     value = PostToolUseOutput(modified_result=ToolResult("r", "rejected"), additional_context="c")
     assert POST.output_from_wire(POST.output_to_wire(value)) == value
+
+
+# -- the table derives what it can -----------------------------------------------------------
+
+
+def test_allowed_values_of_an_output_come_from_its_literal_type_weakest_first() -> None:
+    """The check and the ranking are the Literal itself: no second list of allowed values."""
+    assert PRE.decision_values == get_args(PermissionDecision) == ("allow", "ask", "deny")
+    assert HOOK_POINTS["on_error_occurred"].ranks["error_handling"] == {"retry": 0, "skip": 1, "abort": 2}
+    with pytest.raises(HookOutputError, match="expected one of allow, ask, deny, got 'yes'"):
+        PRE.output_to_wire({"permission_decision": "yes"})
+
+
+def test_every_hook_point_names_a_merge_strategy_for_every_output_field() -> None:
+    for point in HOOK_POINTS.values():
+        fields = {f.name for f in dataclasses.fields(point.output_type)}
+        assert set(point.merge) == fields and set(point.merge.values()) <= MERGES, point.name
+        assert point.checks.keys() == fields
+
+
+def test_a_table_entry_missing_a_merge_strategy_or_its_rewrite_field_is_refused_at_import() -> None:
+    with pytest.raises(TypeError, match="one known merge strategy per output field"):
+        HookPoint("on_x", PreToolUseInput, SessionStartOutput, {}, "doc")
+    with pytest.raises(TypeError, match="rewrites=<input field>"):
+        HookPoint("on_x", PostToolUseInput, PostToolUseOutput, {"modified_result": "rewrite", "additional_context": "context"}, "doc")
+
+
+def test_only_the_tool_hooks_take_matchers() -> None:
+    assert [p.name for p in HOOK_POINTS.values() if p.for_tools] == ["on_pre_tool_use", "on_post_tool_use"]
+
+
+# -- matchers --------------------------------------------------------------------------------
+
+BOTH = ("on_pre_tool_use", "on_post_tool_use")
+
+
+def test_matchers_take_names_and_globs_in_any_hook_spelling_and_match_case_sensitively() -> None:
+    compiled = compile_matchers({"preToolUse": ["bash", "run_*"], "onPostToolUse": ("ed[io]t", "x?")}, BOTH)
+    pre, post = compiled["on_pre_tool_use"], compiled["on_post_tool_use"]
+    assert pre.patterns == ("bash", "run_*")
+    assert [pre.matches(t) for t in ("bash", "run_tests", "run_", "Bash", "bash2", "xrun_a")] == [
+        True, True, True, False, False, False,
+    ]
+    assert [post.matches(t) for t in ("edit", "edot", "xy", "x", "xyz")] == [True, True, True, False, False]
+    assert compile_matchers({"on_pre_tool_use": "bash"}, BOTH)["on_pre_tool_use"].patterns == ("bash",)
+    assert compile_matchers(None, BOTH) == {}
+
+
+@pytest.mark.parametrize(
+    ("matchers", "message"),
+    [
+        ({"on_pre_tool": ["a"]}, "hook matcher for unknown hook 'on_pre_tool'"),
+        ({"on_session_start": ["a"]}, "hook on_session_start is not about a tool and takes no matcher"),
+        ({"on_pre_tool_use": []}, "hook on_pre_tool_use: matcher must be a non-empty list"),
+        ({"on_pre_tool_use": [""]}, "hook on_pre_tool_use: matcher pattern '' is not a non-empty string"),
+        ({"on_pre_tool_use": ["a b"]}, "hook on_pre_tool_use: matcher pattern 'a b' can match no tool"),
+        ({"on_pre_tool_use": ["a" * (MAX_MATCHER_PATTERN_LENGTH + 1)]}, "is longer than 128 characters"),
+        ({"on_pre_tool_use": ["a"] * (MAX_MATCHER_PATTERNS + 1)}, "33 matcher patterns; at most 32"),
+        ({"on_pre_tool_use": ["a"], "preToolUse": ["b"]}, "hook on_pre_tool_use has matchers under two spellings"),
+    ],
+)
+def test_a_bad_matcher_is_one_line_naming_the_hook_and_the_pattern(matchers: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        compile_matchers(matchers, BOTH)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_matcher_for_a_hook_without_a_handler_is_refused() -> None:
+    with pytest.raises(ValueError, match="hook on_post_tool_use has a matcher but no handler"):
+        compile_matchers({"on_post_tool_use": ["a"]}, ["on_pre_tool_use"])
+
+
+def test_join_matchers_become_hook_matchers_keyed_by_wire_hook_type() -> None:
+    hooks = resolve_hooks({"on_pre_tool_use": lambda i, v: None})
+    assert wire_hook_matchers({"onPreToolUse": ["bash", "run_*"]}, hooks) == {"preToolUse": ["bash", "run_*"]}
+    assert wire_hook_matchers(None, hooks) == {}
+    with pytest.raises(InvalidHookError, match="hook on_pre_tool_use: matcher pattern 'a;b' can match no tool"):
+        wire_hook_matchers({"on_pre_tool_use": ["a;b"]}, hooks)
+
+
+def test_the_client_sends_hook_matchers_in_session_resume_only_when_given() -> None:
+    """In memory: the host's end records what session.resume carried."""
+
+    async def resume_of(matchers: dict[str, list[str]] | None) -> dict[str, Any]:
+        to_client, to_host = asyncio.StreamReader(), asyncio.StreamReader()
+        host = Connection(to_host, PipeWriter(to_client))
+        seen: list[dict[str, Any]] = []
+        host.on_request(METHOD_CONNECT, lambda params: {"protocolVersion": PROTOCOL_VERSION})
+        def on_resume(params: dict[str, Any]) -> dict[str, Any]:
+            seen.append(params)
+            return {}
+
+        host.on_request(METHOD_SESSION_RESUME, on_resume)
+        serving = asyncio.ensure_future(host.serve())
+        hooks = {"on_pre_tool_use": lambda i, v: None}
+        client = _Client("s", [], hooks, Connection(to_client, PipeWriter(to_host)), (), matchers)
+        try:
+            async with asyncio.timeout(5):
+                await client.join(5)
+        finally:
+            host.close()
+            client.connection.close()
+            await asyncio.gather(serving, *client.background, return_exceptions=True)
+        return seen[0]
+
+    with_matchers = asyncio.run(resume_of({"preToolUse": ["bash"]}))
+    assert with_matchers["hookTypes"] == ["preToolUse"] and with_matchers["hookMatchers"] == {"preToolUse": ["bash"]}
+    assert "hookMatchers" not in asyncio.run(resume_of(None))
