@@ -17,7 +17,7 @@ reason naming the implementation; the other hook points ignore that implementati
 with a ``session.warning``. Every call emits ``hook.start`` and ``hook.end``.
 
 Matchers: an implementation of a tool hook may be registered for some tools only (names or
-patterns, :func:`sdk_extension.hooks.compile_matchers`). :meth:`HookRunner.chain_for` gives the
+patterns, :func:`sdk_extension.matchers.compile_matchers`). :meth:`HookRunner.chain_for` gives the
 chain for one tool, cached per (hook, tool) until the registrations change, so a hook whose
 matcher does not match costs one dictionary lookup; it is not called and emits no event.
 
@@ -47,7 +47,8 @@ import pluggy
 
 from sdk_extension.connection import ConnectionClosed, RpcError
 from sdk_extension.errors import HookOutputError
-from sdk_extension.hooks import HOOK_POINTS, HookInvocation, Matcher, compile_matchers
+from sdk_extension.hooks import HOOK_POINTS, HookInvocation
+from sdk_extension.matchers import Matcher, compile_matchers
 
 from . import hookspecs
 from .composition import Composition

@@ -28,7 +28,8 @@ from typing import Any, Final
 from sdk_extension import protocol as p
 from sdk_extension.connection import Connection, ConnectionClosed, QueueOverflow, RpcError
 from sdk_extension.framing import FramingError, MessageTooLarge
-from sdk_extension.hooks import HOOK_NAMES, Matcher, compile_matchers, hook_point
+from sdk_extension.hooks import HOOK_NAMES, hook_point
+from sdk_extension.matchers import Matcher, compile_matchers
 from sdk_extension.results import ToolResult, result_from_wire
 from sdk_extension.tasks import BackgroundTasks
 

@@ -16,8 +16,7 @@ point is one entry here, its two models, and its wire name in
 :data:`sdk_extension.protocol.HOOK_WIRE_NAMES` (kept there so joining a session does not
 import these models; both are checked to agree when this module loads).
 
-Matchers (:func:`compile_matchers`) say which tools a tool hook is for: tool names or
-``fnmatch``-style patterns, bounded in number and length.
+Which tools a tool hook is for (matchers) is :mod:`sdk_extension.matchers`'.
 
 This module is shared by both sides. It does not run hooks and does not know the connection.
 An extension imports it only when the host first invokes one of its hooks.
@@ -26,10 +25,8 @@ An extension imports it only when the host first invokes one of its hooks.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
-import re
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hints
@@ -55,12 +52,8 @@ __all__ = [
     "SessionEndOutput",
     "ErrorOccurredInput",
     "ErrorOccurredOutput",
-    "MAX_MATCHER_PATTERNS",
-    "MAX_MATCHER_PATTERN_LENGTH",
     "MERGES",
-    "Matcher",
     "Merge",
-    "compile_matchers",
     "hook_point",
 ]
 
@@ -207,13 +200,6 @@ Merge = Literal["rewrite", "context", "paragraphs", "lines", "concat", "max", "s
 - ``reason``: the reason that goes with the decision given in the same output.
 """
 MERGES: Final = frozenset(get_args(Merge))
-
-MAX_MATCHER_PATTERNS: Final = 32
-"""The most tool patterns one hook of one extension may give."""
-MAX_MATCHER_PATTERN_LENGTH: Final = 128
-"""The longest tool pattern, in characters."""
-_PATTERN_CHARS: Final = re.compile(r"\A[A-Za-z0-9_\-*?\[\]!]+\Z")
-"""Tool-name characters plus fnmatch's ``* ? [ ] !``: nothing else can match a tool name."""
 
 
 def _string(value: Any) -> Any:
@@ -519,64 +505,3 @@ def hook_point(name: str) -> HookPoint | None:
     python_name = hook_name(name)
     return HOOK_POINTS[python_name] if python_name is not None else None
 
-
-@dataclass(frozen=True, slots=True)
-class Matcher:
-    """Which tools a tool hook is for: names or ``fnmatch`` patterns, compiled once."""
-
-    patterns: tuple[str, ...]
-    _regex: re.Pattern[str] = dataclasses.field(repr=False, compare=False)
-
-    def matches(self, tool_name: str) -> bool:
-        """Whether the hook is for ``tool_name`` (case-sensitive, like tool names)."""
-        return self._regex.fullmatch(tool_name) is not None
-
-
-def compile_matchers(matchers: Mapping[str, Any] | None, hooks: Iterable[str]) -> dict[str, Matcher]:
-    """Check an extension's matchers and compile them, keyed by the hook's Python name.
-
-    ``matchers`` maps any spelling of a tool hook (one of ``hooks``) to a list of tool names or
-    patterns. A hook left out is called for every tool.
-
-    Raises:
-        ValueError: one line naming the hook and the pattern at fault.
-    """
-    declared = set(hooks)
-    compiled: dict[str, Matcher] = {}
-    for alias, patterns in (matchers or {}).items():
-        point = hook_point(alias) if isinstance(alias, str) else None
-        if point is None:
-            raise ValueError(f"hook matcher for unknown hook {alias!r}; the hook points are: {', '.join(HOOK_POINTS)}")
-        name = point.name
-        if not point.for_tools:
-            tool_hooks = ", ".join(p.name for p in HOOK_POINTS.values() if p.for_tools)
-            raise ValueError(f"hook {name} is not about a tool and takes no matcher (matchers are for: {tool_hooks})")
-        if name not in declared:
-            raise ValueError(f"hook {name} has a matcher but no handler; add the hook or drop its matcher")
-        if name in compiled:
-            raise ValueError(f"hook {name} has matchers under two spellings; give them once")
-        if isinstance(patterns, str):
-            patterns = [patterns]
-        if not isinstance(patterns, (list, tuple)) or not patterns:
-            raise ValueError(
-                f"hook {name}: matcher must be a non-empty list of tool names or patterns "
-                "(leave the hook out of the matchers to call it for every tool)"
-            )
-        if len(patterns) > MAX_MATCHER_PATTERNS:
-            raise ValueError(f"hook {name}: {len(patterns)} matcher patterns; at most {MAX_MATCHER_PATTERNS}")
-        for pattern in patterns:
-            if not isinstance(pattern, str) or not pattern:
-                raise ValueError(f"hook {name}: matcher pattern {pattern!r} is not a non-empty string")
-            if len(pattern) > MAX_MATCHER_PATTERN_LENGTH:
-                raise ValueError(
-                    f"hook {name}: matcher pattern {pattern[:20]!r}... is longer than {MAX_MATCHER_PATTERN_LENGTH} characters"
-                )
-            if not _PATTERN_CHARS.fullmatch(pattern):
-                raise ValueError(
-                    f"hook {name}: matcher pattern {pattern!r} can match no tool "
-                    "(use tool-name characters A-Z a-z 0-9 _ - and the wildcards * ? [ ])"
-                )
-        unique = tuple(dict.fromkeys(patterns))
-        regex = re.compile("|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in unique))
-        compiled[name] = Matcher(unique, regex)
-    return compiled

@@ -189,7 +189,7 @@ class ResumeParams(TypedDict):
     hookMatchers: NotRequired[dict[str, Any]]
     """This project's addition: per tool hook (by ``hookType``), a list of the tool names or
     ``fnmatch`` patterns it is for; a hook left out is called for every tool. The lists are
-    checked by the host (``sdk_extension.hooks.compile_matchers``), naming hook and pattern."""
+    checked by the host (``sdk_extension.matchers.compile_matchers``), naming hook and pattern."""
     eventTypes: NotRequired[list[str]]
     commands: NotRequired[list[dict[str, Any]]]
     requestedEnvironmentVariables: NotRequired[list[str]]

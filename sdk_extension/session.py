@@ -541,7 +541,8 @@ def wire_hook_matchers(
     """
     if not matchers:
         return {}
-    from .hooks import HOOK_POINTS, compile_matchers  # only extensions that use matchers pay for it
+    from .hooks import HOOK_POINTS  # only extensions that use matchers pay for these imports
+    from .matchers import compile_matchers
 
     try:
         compiled = compile_matchers(matchers, hooks)

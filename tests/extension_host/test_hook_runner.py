@@ -31,8 +31,8 @@ from sdk_extension.hooks import (
     SessionEndInput,
     SessionStartInput,
     UserPromptSubmittedInput,
-    compile_matchers,
 )
+from sdk_extension.matchers import compile_matchers
 from sdk_extension.results import ToolResult
 
 T = TypeVar("T")

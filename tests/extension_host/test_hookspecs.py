@@ -19,7 +19,8 @@ from extension_host.hookspecs import hookimpl, hookspec, specifications
 from sdk_extension import hooks as sdk_hooks
 from sdk_extension import protocol
 from sdk_extension.errors import HookOutputError
-from sdk_extension.hooks import HOOK_POINTS, HookPoint, compile_matchers
+from sdk_extension.hooks import HOOK_POINTS, HookPoint
+from sdk_extension.matchers import compile_matchers
 from sdk_extension.session import resolve_hooks
 
 T = TypeVar("T")

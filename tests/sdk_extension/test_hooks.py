@@ -14,8 +14,6 @@ from sdk_extension.connection import Connection
 from sdk_extension.errors import HookOutputError, InvalidHookError
 from sdk_extension.hooks import (
     HOOK_POINTS,
-    MAX_MATCHER_PATTERN_LENGTH,
-    MAX_MATCHER_PATTERNS,
     MERGES,
     HookPoint,
     PermissionDecision,
@@ -29,9 +27,9 @@ from sdk_extension.hooks import (
     SessionStartInput,
     SessionStartOutput,
     UserPromptSubmittedInput,
-    compile_matchers,
     hook_point,
 )
+from sdk_extension.matchers import MAX_MATCHER_PATTERN_LENGTH, MAX_MATCHER_PATTERNS, compile_matchers
 from sdk_extension.protocol import HOOK_NAMES, METHOD_CONNECT, METHOD_SESSION_RESUME, PROTOCOL_VERSION
 from sdk_extension.results import ToolResult
 from sdk_extension.session import _Client, resolve_hooks, wire_hook_matchers
