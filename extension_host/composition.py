@@ -107,7 +107,7 @@ class Composition:
                 continue
             if how == "rewrite":
                 self.value = value
-            elif how == "context" or how == "paragraphs" or how == "lines":
+            elif how in ("context", "paragraphs", "lines"):
                 if value:
                     target = self.contexts if how == "context" else self.merged.setdefault(name, [])
                     target.append(value)
@@ -152,13 +152,13 @@ class Composition:
             return "\n".join(value) if value else None
         if how == "concat":
             return list(value or [])
-        if how in ("rewrite",):
+        if how == "rewrite":
             return self.value
-        if how in ("decision",):
+        if how == "decision":
             return self.decision
-        if how in ("reason",):
+        if how == "reason":
             return self.reason
-        return value
+        return value  # max, strongest
 
     @property
     def additional_context(self) -> str | None:
