@@ -113,7 +113,7 @@ async def empty_hook_point(count: int) -> list[float]:
     from datetime import datetime, timezone
 
     from extension_host.events import EventLog
-    from extension_host.hooks import HookRunner
+    from extension_host.hooks.runner import HookRunner
     from sdk_extension.hooks import PreToolUseInput
 
     runner = HookRunner(EventLog(), session_id="bench", cwd="/")
@@ -135,7 +135,7 @@ def _without_hook_points(host: ExtensionHost) -> None:
     the arguments and the result through. What remains of the two hook points is building
     their inputs.
     """
-    from extension_host.composition import Composition
+    from extension_host.hooks.composition import Composition
     from sdk_extension.hooks import HOOK_POINTS
 
     hooks = host._hooks  # private on purpose: see the docstring

@@ -16,7 +16,7 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from sdk_extension.pipes import PipeReader
+from sdk_extension.wire.pipes import PipeReader
 
 STOP_WAIT = 5.0
 """Seconds a child has to exit after its stdin closed before its group is killed."""

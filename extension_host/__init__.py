@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from sdk_extension.results import ToolResult
+from sdk_extension.wire.results import ToolResult
 
 from .budget import CrashBudget, ReloadBudget
 from .errors import (
@@ -24,8 +24,8 @@ from .errors import (
     UnknownExtensionError,
     UnknownToolError,
 )
-from .hooks import DEFAULT_HOOK_TIMEOUT, GUARD_HOOKS, HookRecord
-from .hookspecs import hookimpl
+from .hooks.runner import DEFAULT_HOOK_TIMEOUT, GUARD_HOOKS, HookRecord
+from .hooks.specs import hookimpl
 from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
 from .info import ExtensionInfo, ExtensionStatus, ToolInfo
 from .trust import TrustDecision, TrustStore

@@ -2,7 +2,7 @@
 
 A host that serves a project can open one Unix socket for it, at
 :func:`~extension_host.paths.control_socket_path`, and answer these JSON-RPC 2.0 methods on it
-(framed as the extension protocol is: :class:`sdk_extension.connection.Connection` over the
+(framed as the extension protocol is: :class:`sdk_extension.wire.connection.Connection` over the
 streams of ``asyncio.start_unix_server`` / ``open_unix_connection``):
 
 ===============  =================  ===============================================
@@ -16,7 +16,7 @@ method           params             result
                                     longer allowed stop (after a trust decision)
 ===============  =================  ===============================================
 
-An extension nobody discovered is answered with :data:`~sdk_extension.protocol.UNKNOWN_EXTENSION`.
+An extension nobody discovered is answered with :data:`~sdk_extension.wire.protocol.UNKNOWN_EXTENSION`.
 
 This module owns the socket file, the answers above, and the client side
 (:func:`connect_to_host`). Who may use the socket is :mod:`extension_host.private_socket`'s
@@ -29,8 +29,8 @@ rule, applied by both sides:
   once, and the client refuses a listener of another user before believing anything it says.
 - a live host is never replaced; a stale socket whose host is gone is removed.
 - the server is bounded: at most :data:`MAX_CLIENTS` connections at once (one more is told
-  :data:`~sdk_extension.protocol.TOO_MANY_CONNECTIONS` and closed), messages of at most
-  :data:`MAX_CONTROL_MESSAGE_BYTES` nested at most :data:`~sdk_extension.framing.MAX_DEPTH`
+  :data:`~sdk_extension.wire.protocol.TOO_MANY_CONNECTIONS` and closed), messages of at most
+  :data:`MAX_CONTROL_MESSAGE_BYTES` nested at most :data:`~sdk_extension.wire.framing.MAX_DEPTH`
   levels either way (a client that breaks this is told ``PARSE_ERROR`` and loses its
   connection only; an answer over the limit becomes an error), and at most
   :data:`MAX_CONTROL_QUEUED_BYTES` of answers waiting for a client that does not read them
@@ -52,14 +52,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from sdk_extension.connection import Connection, ConnectionClosed, Handler, QueueOverflow, RpcError, error_to_wire
-from sdk_extension.framing import FramingError, encode_message
-from sdk_extension.protocol import INVALID_PARAMS, TOO_MANY_CONNECTIONS, UNKNOWN_EXTENSION
+from sdk_extension.wire.connection import Connection, ConnectionClosed, Handler, QueueOverflow, RpcError, error_to_wire
+from sdk_extension.wire.framing import FramingError, encode_message
+from sdk_extension.wire.protocol import INVALID_PARAMS, TOO_MANY_CONNECTIONS, UNKNOWN_EXTENSION
 from sdk_extension.tasks import BackgroundTasks
 
 from .errors import ExtensionHostError, UnknownExtensionError
 from .host import ExtensionHost
-from .logs import current_run_tail
+from .launch.logs import current_run_tail
 from .outcomes import ReloadOutcome
 from .paths import control_socket_path, find_project_root
 from .private_socket import bind_private, check_listener, check_private_folder, make_private_folder, same_user

@@ -16,14 +16,14 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sdk_extension.hooks import PostToolUseInput, PreToolUseInput
-from sdk_extension.results import ToolResult
+from sdk_extension.wire.results import ToolResult
 from sdk_extension.tools import Tool, ToolInvocation, run_tool
 
 from .activity import ActivityTracker
-from .composition import Composition, join_context
+from .hooks.composition import Composition, join_context
 from .errors import UnknownToolError
 from .events import EventLog, unique_ids
-from .hooks import HookRunner
+from .hooks.runner import HookRunner
 from .outcomes import ToolCallResult
 from .registry import BUILTIN_OWNER, ToolEntry, ToolInvoker, ToolRegistry
 

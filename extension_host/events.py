@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from sdk_extension.protocol import Event
+from sdk_extension.wire.protocol import Event
 
 __all__ = [
     "HISTORY_BYTES",

@@ -24,7 +24,7 @@ from sdk_extension.hooks import (
     SessionStartInput,
     UserPromptSubmittedInput,
 )
-from sdk_extension.protocol import Event
+from sdk_extension.wire.protocol import Event
 from sdk_extension.tools import Tool
 
 from .activity import ActivityTracker
@@ -34,11 +34,11 @@ from .dispatch import AskHandler, Dispatcher, builtin_entry
 from .environment import protect_host_environment, scrub, sdk_environment
 from .errors import ExtensionHostError, UnknownExtensionError
 from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventListener, EventLog
-from .forkserver import ForkServer, fork_server_supported
-from .hooks import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
+from .launch.forkserver import ForkServer, fork_server_supported
+from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .info import ExtensionInfo, ToolInfo
 from .instance import MAX_QUEUED_BYTES, SendHandler, SessionContext
-from .logs import rotate_log
+from .launch.logs import rotate_log
 from .outcomes import (
     ErrorDecision,
     PromptResult,
@@ -49,7 +49,7 @@ from .outcomes import (
 )
 from .paths import cache_dir, find_project_root, project_logs_dir
 from .paths import user_home as resolve_user_home
-from .process import STOP_GRACE_SECONDS
+from .launch.process import STOP_GRACE_SECONDS
 from .registry import BUILTIN_OWNER, ToolRegistry
 from .reload import ExtensionWatcher
 from .supervisor import Supervisor

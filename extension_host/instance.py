@@ -25,25 +25,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from sdk_extension import protocol as p
-from sdk_extension.connection import Connection, ConnectionClosed, QueueOverflow, RpcError
-from sdk_extension.framing import FramingError, MessageTooLarge
+from sdk_extension.wire import protocol as p
+from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOverflow, RpcError
+from sdk_extension.wire.framing import FramingError, MessageTooLarge
 from sdk_extension.hooks import HOOK_NAMES, hook_point
 from sdk_extension.matchers import Matcher, compile_matchers
-from sdk_extension.results import ToolResult, result_from_wire
+from sdk_extension.wire.results import ToolResult, result_from_wire
 from sdk_extension.tasks import BackgroundTasks
 
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment, resolve_request, validate_request
 from .errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
 from .events import EventLog, make_event, unique_ids
-from .forkserver import ForkServer
-from .hooks import HookRunner
+from .launch.forkserver import ForkServer
+from .hooks.runner import HookRunner
 from .info import ExtensionInfo, ExtensionStatus
-from .node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
-from .process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
+from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
+from .launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from .registry import ToolEntry, ToolRegistry
-from .wire import validate
+from .validation import validate
 
 __all__ = [
     "MAX_QUEUED_BYTES",

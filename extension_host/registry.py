@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from sdk_extension.results import ToolResult
+from sdk_extension.wire.results import ToolResult
 from sdk_extension.tools import TOOL_NAME_PATTERN
 
 from .errors import ExtensionLoadError, ToolCollisionError

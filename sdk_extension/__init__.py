@@ -25,8 +25,8 @@ from .errors import (
     NotUnderHostError,
     ToolArgumentsError,
 )
-from .protocol import HOOK_NAMES
-from .results import ToolResult
+from .wire.protocol import HOOK_NAMES
+from .wire.results import ToolResult
 from .session import Session, join_session, join_session_async
 from .tools import Tool, ToolInvocation, tool
 

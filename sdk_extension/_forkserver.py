@@ -15,9 +15,9 @@ once, ``{"id": n, "pid": pid}`` (or ``{"id": n, "error": text}``) per request, a
 
 The server stays single-threaded, because forking a process with threads is unsafe, and exits
 when the host's end of the socket closes or on SIGTERM (the host's stop ladder, see
-``extension_host.process_groups``), either way after ending what it still has (below). Its
+``extension_host.launch.process_groups``), either way after ending what it still has (below). Its
 children do not depend on it: they watch the host's lifeline (inherited from the server, see
-``extension_host.lifeline``), so they outlive a server that was killed. On Linux the server is
+``extension_host.launch.lifeline``), so they outlive a server that was killed. On Linux the server is
 a child subreaper: a process an extension started that left its process group (``setsid``) and
 lost its parent is adopted by the server rather than by init, and the server kills whatever it
 still has (its children's groups and the processes it adopted) when it exits. It knows

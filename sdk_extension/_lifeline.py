@@ -1,7 +1,7 @@
 """The host's lifeline, seen from an extension process: go, with the whole group, once the host is gone.
 
 The host passes the read end of a pipe whose write end only it holds (descriptor number in
-``EXTENSION_HOST_LIFELINE_FD``, see ``extension_host.lifeline``); the pipe reaches end of file the
+``EXTENSION_HOST_LIFELINE_FD``, see ``extension_host.launch.lifeline``); the pipe reaches end of file the
 moment the host process ends, a SIGKILL included, whoever the extension's parent is. A daemon
 thread waits for that and then kills the extension's process group, so that what the extension
 started goes with it. Without a lifeline (a launcher run by hand), the thread polls the parent

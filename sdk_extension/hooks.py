@@ -13,7 +13,7 @@ rewrite replaces, how each output field of several implementations merges (:data
 whether it is a guard (fails closed), and whether it is about a tool (so it takes matchers).
 The host's runner and composition and the pluggy hookspecs are read from it; adding a hook
 point is one entry here, its two models, and its wire name in
-:data:`sdk_extension.protocol.HOOK_WIRE_NAMES` (kept there so joining a session does not
+:data:`sdk_extension.wire.protocol.HOOK_WIRE_NAMES` (kept there so joining a session does not
 import these models; both are checked to agree when this module loads).
 
 Which tools a tool hook is for (matchers) is :mod:`sdk_extension.matchers`'.
@@ -32,8 +32,8 @@ from datetime import datetime, timezone
 from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hints
 
 from .errors import HookOutputError
-from .protocol import HOOK_NAMES, HOOK_WIRE_NAMES, camel_case, hook_name
-from .results import ToolResult, normalize_result, result_from_wire
+from .wire.protocol import HOOK_NAMES, HOOK_WIRE_NAMES, camel_case, hook_name
+from .wire.results import ToolResult, normalize_result, result_from_wire
 
 __all__ = [
     "HOOK_NAMES",
@@ -188,7 +188,7 @@ _Check = Callable[[Any], Any]
 """Validate one output value and return its Python form; raise ValueError with the reason."""
 
 Merge = Literal["rewrite", "context", "paragraphs", "lines", "concat", "max", "strongest", "decision", "reason"]
-"""How one output field of several implementations combines (:mod:`extension_host.composition`):
+"""How one output field of several implementations combines (:mod:`extension_host.hooks.composition`):
 
 - ``rewrite``: replaces the hook point's ``rewrites`` input field; the next implementation sees it;
 - ``context``: joined in order with a blank line, capped (one pool per call, pre and post share it);
@@ -497,7 +497,7 @@ HOOK_POINTS: Final[dict[str, HookPoint]] = {
 """The hook points by Python name, in the order the contract lists them."""
 
 if list(HOOK_POINTS) != list(HOOK_WIRE_NAMES):  # pragma: no cover - a table edited on one side only
-    raise RuntimeError("sdk_extension.hooks.HOOK_POINTS and sdk_extension.protocol.HOOK_WIRE_NAMES disagree")
+    raise RuntimeError("sdk_extension.hooks.HOOK_POINTS and sdk_extension.wire.protocol.HOOK_WIRE_NAMES disagree")
 
 
 def hook_point(name: str) -> HookPoint | None:

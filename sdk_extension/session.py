@@ -13,7 +13,7 @@ hooks run on threads of their own (:mod:`sdk_extension._workers`), so a hung hoo
 the extension's tools.
 
 This module maps protocol messages to tools, hooks and event handlers; framing and request
-correlation are :mod:`~sdk_extension.connection`'s.
+correlation are :mod:`~sdk_extension.wire.connection`'s.
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from . import protocol as p
+from .wire import protocol as p
 from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
 from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
-from .connection import Connection, ConnectionClosed, RpcError
+from .wire.connection import Connection, ConnectionClosed, RpcError
 from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
-from .framing import MessageTooLarge, describe_size
-from .pipes import PipeReader, open_pipe_writer
-from .results import ToolResult
+from .wire.framing import MessageTooLarge, describe_size
+from .wire.pipes import PipeReader, open_pipe_writer
+from .wire.results import ToolResult
 from .tasks import BackgroundTasks
 from .tools import Tool, ToolInvocation, run_tool
 

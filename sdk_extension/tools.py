@@ -17,8 +17,8 @@ from typing import Any, Final, overload
 
 from ._workers import run_in_worker
 from .errors import InvalidToolError, ToolArgumentsError
-from .protocol import ToolDefinition
-from .results import ToolResult, normalize_result
+from .wire.protocol import ToolDefinition
+from .wire.results import ToolResult, normalize_result
 from .schema import ArgumentError, Signature, signature_of
 
 __all__ = ["TOOL_NAME_PATTERN", "Tool", "ToolInvocation", "run_tool", "tool"]
@@ -45,7 +45,7 @@ class Tool:
     """A tool as offered to the agent.
 
     ``handler(args, invocation)`` may be sync or async and may return anything
-    :func:`~sdk_extension.results.normalize_result` accepts. ``function`` is the decorated
+    :func:`~sdk_extension.wire.results.normalize_result` accepts. ``function`` is the decorated
     function when the tool came from :func:`tool`; calling the ``Tool`` calls it, so decorated
     functions stay testable as plain functions.
     """

@@ -13,8 +13,8 @@ import pytest
 from helpers import Project
 
 import extension_host.instance
-from extension_host.forkserver import ForkServer
-from extension_host.process import ExtensionProcess, LaunchSpec
+from extension_host.launch.forkserver import ForkServer
+from extension_host.launch.process import ExtensionProcess, LaunchSpec
 from extension_host.trust import TRUST_ENV
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from helpers import Project, run, wait_for_event, wait_for_exit
 
 from extension_host import ExtensionHost, ExtensionHostError, UnknownExtensionError, control, private_socket
 from extension_host.budget import CrashBudget
-from extension_host.cli import main
+from extension_host.frontends.cli import main
 from extension_host.control import (
     MAX_CLIENTS,
     MAX_CONTROL_MESSAGE_BYTES,
@@ -31,8 +31,8 @@ from extension_host.control import (
 )
 from extension_host.private_socket import peer_uid
 from extension_host.paths import RUNTIME_ENV, control_socket_path
-from sdk_extension.framing import MAX_DEPTH, encode_message, read_message
-from sdk_extension.protocol import PARSE_ERROR, TOO_MANY_CONNECTIONS
+from sdk_extension.wire.framing import MAX_DEPTH, encode_message, read_message
+from sdk_extension.wire.protocol import PARSE_ERROR, TOO_MANY_CONNECTIONS
 
 pytestmark = pytest.mark.subprocess
 

@@ -1,6 +1,6 @@
 """Dispatcher in memory: one call from name to result through pre hooks, the tool and post hooks.
 
-A real :class:`~extension_host.registry.ToolRegistry`, :class:`~extension_host.hooks.HookRunner`
+A real :class:`~extension_host.registry.ToolRegistry`, :class:`~extension_host.hooks.runner.HookRunner`
 and :class:`~extension_host.events.EventLog`; tools are fake registry entries and extensions'
 hooks fake forwarders, so no process is started. How several hook outputs combine is
 test_composition.py's and test_hook_runner.py's subject; here it is what dispatch does with the
@@ -20,11 +20,11 @@ from extension_host.activity import ActivityTracker
 from extension_host.dispatch import AskHandler, Dispatcher, builtin_entry
 from extension_host.errors import UnknownToolError
 from extension_host.events import EventLog
-from extension_host.hooks import HookRunner
+from extension_host.hooks.runner import HookRunner
 from extension_host.outcomes import ToolCallResult
 from extension_host.registry import ToolEntry, ToolRegistry
-from sdk_extension.connection import RpcError
-from sdk_extension.results import ToolResult
+from sdk_extension.wire.connection import RpcError
+from sdk_extension.wire.results import ToolResult
 from sdk_extension.tools import Tool, ToolInvocation
 
 SESSION = "session-1"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from helpers import REPO_ROOT, Project, run, running_dev
 
 from extension_host import ExtensionHost
-from extension_host.cli import main
+from extension_host.frontends.cli import main
 from extension_host.control import ControlServer
 from extension_host.trust import TrustStore
 from extension_host.environment import (

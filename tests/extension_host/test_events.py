@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from extension_host.events import TRUNCATION_MARKER, EventLog
-from sdk_extension.protocol import Event
+from sdk_extension.wire.protocol import Event
 
 
 def test_every_event_has_the_session_event_envelope() -> None:

@@ -21,7 +21,7 @@ from helpers import (
 )
 
 from extension_host import ExtensionHost
-from extension_host.process_groups import signal_group
+from extension_host.launch.process_groups import signal_group
 
 pytestmark = pytest.mark.subprocess
 

@@ -8,7 +8,7 @@ import pytest
 
 from extension_host.errors import ExtensionLoadError, ToolCollisionError
 from extension_host.registry import BUILTIN_OWNER, ToolEntry, ToolRegistry
-from sdk_extension.results import ToolResult
+from sdk_extension.wire.results import ToolResult
 
 
 async def _never(arguments: Any, call_id: str) -> ToolResult:

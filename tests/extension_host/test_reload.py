@@ -278,7 +278,7 @@ def test_renaming_a_folder_stops_the_old_name_and_starts_the_new_one(project: Pr
 
 def test_a_kept_version_shows_the_reload_failure_in_the_listing(project: Project) -> None:
     """list's note column says the last reload failed and why."""
-    from extension_host.render import extensions_table
+    from extension_host.frontends.render import extensions_table
 
     folder = project.add_extension("live", versioned("v1"))
 

@@ -23,12 +23,12 @@ from extension_host.activity import ActivityTracker
 from extension_host.budget import CrashBudget, ReloadBudget
 from extension_host.discovery import ExtensionSpec
 from extension_host.events import EventLog
-from extension_host.hooks import HookRunner
+from extension_host.hooks.runner import HookRunner
 from extension_host.instance import Arbiter, CrashHandler, ExtensionInstance, SessionContext
 from extension_host.outcomes import ReloadOutcome
 from extension_host.registry import ToolEntry, ToolRegistry
 from extension_host.supervisor import Supervisor
-from sdk_extension.connection import RpcError
+from sdk_extension.wire.connection import RpcError
 
 T = TypeVar("T")
 SESSION = "session-1"

@@ -12,7 +12,7 @@ import pytest
 from helpers import Project, run, running_dev, wait_for_event
 
 from extension_host import ExtensionHost, TrustFileError, UnknownToolError
-from extension_host.cli import main
+from extension_host.frontends.cli import main
 from extension_host.control import ControlServer
 from extension_host.trust import TRUST_ENV, TrustStore, decide_project_trust
 

@@ -20,11 +20,11 @@ import pytest
 from helpers import Project, run, wait_for_exit
 
 from extension_host import ExtensionHost, ProjectRootError
-from extension_host.dev import EXIT_STDOUT_CLOSED
+from extension_host.frontends.dev import EXIT_STDOUT_CLOSED
 from extension_host.events import HISTORY_BYTES, TRUNCATION_MARKER
-from extension_host.logs import LOG_MAX_BYTES
+from extension_host.launch.logs import LOG_MAX_BYTES
 from extension_host.paths import project_logs_dir
-from extension_host.process import STOP_GRACE_SECONDS
+from extension_host.launch.process import STOP_GRACE_SECONDS
 
 pytestmark = pytest.mark.subprocess
 

@@ -22,7 +22,7 @@ from helpers import Project, run, wait_for_event, wait_for_exit
 
 from extension_host import ExtensionHost
 from extension_host.paths import CACHE_ENV
-from extension_host.process import failure_line, tail_lines
+from extension_host.launch.process import failure_line, tail_lines
 
 pytestmark = pytest.mark.subprocess
 

@@ -411,7 +411,7 @@ RAW_LOGGER = """
     import os
     from pathlib import Path
     from sdk_extension._stdio import claim_protocol_stdio
-    from sdk_extension.framing import FrameDecoder, encode_message
+    from sdk_extension.wire.framing import FrameDecoder, encode_message
 
     Path("pid.txt").write_text(str(os.getpid()))
     read_fd, write_fd = claim_protocol_stdio()

@@ -22,8 +22,8 @@ from helpers import Project, running_dev, run, wait_for_exit
 
 from extension_host import ExtensionHost
 from extension_host.paths import control_socket_path
-from sdk_extension.framing import MAX_DEPTH, MAX_MESSAGE_BYTES, encode_message, read_message
-from sdk_extension.protocol import PARSE_ERROR
+from sdk_extension.wire.framing import MAX_DEPTH, MAX_MESSAGE_BYTES, encode_message, read_message
+from sdk_extension.wire.protocol import PARSE_ERROR
 
 pytestmark = pytest.mark.subprocess
 

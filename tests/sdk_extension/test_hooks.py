@@ -10,7 +10,7 @@ from typing import Any, get_args
 import pytest
 from helpers import PipeWriter
 
-from sdk_extension.connection import Connection
+from sdk_extension.wire.connection import Connection
 from sdk_extension.errors import HookOutputError, InvalidHookError
 from sdk_extension.hooks import (
     HOOK_POINTS,
@@ -30,8 +30,8 @@ from sdk_extension.hooks import (
     hook_point,
 )
 from sdk_extension.matchers import MAX_MATCHER_PATTERN_LENGTH, MAX_MATCHER_PATTERNS, compile_matchers
-from sdk_extension.protocol import HOOK_NAMES, METHOD_CONNECT, METHOD_SESSION_RESUME, PROTOCOL_VERSION
-from sdk_extension.results import ToolResult
+from sdk_extension.wire.protocol import HOOK_NAMES, METHOD_CONNECT, METHOD_SESSION_RESUME, PROTOCOL_VERSION
+from sdk_extension.wire.results import ToolResult
 from sdk_extension.session import _Client, resolve_hooks, wire_hook_matchers
 
 SIX = [

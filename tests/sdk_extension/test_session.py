@@ -19,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdk_extension import InvalidHookError, NotUnderHostError, ToolResult, join_session, tool
-from sdk_extension import protocol as p
+from sdk_extension.wire import protocol as p
 from sdk_extension.errors import ExtensionError, JoinError
 from sdk_extension._workers import HOOK_WORKERS, STUCK_CALLS_PER_KEY
-from sdk_extension.connection import Connection, RpcError
-from sdk_extension.results import result_from_wire
+from sdk_extension.wire.connection import Connection, RpcError
+from sdk_extension.wire.results import result_from_wire
 from sdk_extension.session import Session, _Client
 from sdk_extension.tools import Tool
 

@@ -1,0 +1,376 @@
+"""Human-readable output of the CLI, and terminal safety. Text in, text out; no I/O.
+
+Tables, detail views and one-line reports are built here, and so is the rule that text coming
+from an extension never controls the terminal: every renderer passes such text (ids and
+folder names, tools, hooks, notes and errors, descriptions, log lines, results, contexts,
+prompts, session messages) through :func:`safe_text` or :func:`safe_cell`, which show control
+characters as visible escapes (``\\x1b``, ``\\r``, ``\\u202e``) instead of letting the terminal
+act on them. :func:`json_text` is the ``--json`` counterpart: the data stays exact, and the
+characters a terminal would act on are written as ``\\uXXXX`` escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from sdk_extension.wire.results import ToolResult
+
+from ..discovery import ExtensionSpec
+from ..hooks.runner import HookRecord
+from ..info import ExtensionInfo, ToolInfo
+from ..outcomes import PromptResult, ReloadOutcome
+
+__all__ = [
+    "additional_context",
+    "context_note",
+    "error_line",
+    "extension_detail",
+    "extension_statuses",
+    "extensions_table",
+    "grants",
+    "hook_end",
+    "hook_skipped",
+    "json_text",
+    "prompt_rejection",
+    "prompt_result",
+    "reload_outcome",
+    "reload_outcomes",
+    "safe_cell",
+    "safe_text",
+    "session_message",
+    "table",
+    "tool_result",
+    "trust_change",
+]
+
+# -- terminal safety ---------------------------------------------------------------------
+
+# Character classes in regular-expression syntax (the re module reads the escapes).
+_BIDI_CONTROLS: Final = r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+"""Marks, embeddings, overrides and isolates: they reorder what is shown (a "Trojan Source"
+line reads differently from what it is), so they are shown, not obeyed."""
+_LONE_SURROGATES: Final = r"\ud800-\udfff"
+"""An extension's JSON can carry "\\ud800"; no terminal shows one, and writing one to a UTF-8
+stream fails, so they are escaped like the controls."""
+_JSON_UNSAFE_CHARS: Final = r"\x7f-\x9f" + _BIDI_CONTROLS + _LONE_SURROGATES
+"""DEL, C1 (``\\x9b`` is a one-byte CSI), bidi, lone surrogates: what ``json.dumps`` leaves
+raw of the characters made safe here."""
+_UNSAFE_CHARS: Final = r"\x00-\x08\x0b-\x1f" + _JSON_UNSAFE_CHARS
+"""C0 but newline and tab (carriage return included: it rewrites the line), and the above."""
+
+_UNSAFE: Final = re.compile(f"[{_UNSAFE_CHARS}]")
+_UNSAFE_IN_CELL: Final = re.compile(f"[\\n\\t{_UNSAFE_CHARS}]")
+_JSON_UNSAFE: Final = re.compile(f"[{_JSON_UNSAFE_CHARS}]")
+_NAMED: Final = {"\r": "\\r", "\n": "\\n", "\t": "\\t"}
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every character a terminal would act on shown as a visible escape.
+
+    C0 controls but newline and tab (so ``\\r`` too), DEL, C1 controls such as ``\\x9b``, the
+    bidi controls and lone surrogates become ``\\x1b``, ``\\r``, ``\\x9b``, ``\\u202e``...; lines and
+    indentation stay. Backslashes are left alone (paths stay readable): the escapes are for
+    reading, not for decoding. Applying it twice changes nothing.
+    """
+    return _UNSAFE.sub(_visible, text)
+
+
+def safe_cell(text: str) -> str:
+    """:func:`safe_text` for one-line cells and notes: newline and tab are shown as ``\\n`` and
+    ``\\t`` too, so a value can neither break a table nor start a line of its own."""
+    return _UNSAFE_IN_CELL.sub(_visible, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def json_text(value: Any) -> str:
+    """``value`` as indented JSON for ``--json``: the decoded data is exactly ``value``, and the
+    text holds no character a terminal would act on.
+
+    ``json.dumps`` escapes C0 controls; DEL, C1, the bidi controls and lone surrogates are
+    written as ``\\uXXXX`` here. Outside strings JSON text is ASCII, so every such character is
+    inside a string, where its escape decodes to the same character.
+    """
+    dumped = json.dumps(value, indent=2, ensure_ascii=False)
+    return _JSON_UNSAFE.sub(_json_escape, dumped)
+
+
+def _cells(values: Iterable[str]) -> str:
+    return ", ".join(safe_cell(value) for value in values)
+
+
+# -- tables and views --------------------------------------------------------------------
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Left-aligned columns separated by two spaces; the last column is not padded.
+
+    Every cell is made safe (:func:`safe_cell`) before it is measured, so a value cannot break
+    a row or the alignment.
+    """
+    safe_rows = [[safe_cell(str(cell)) for cell in row] for row in (headers, *rows)]
+    widths = [max(len(row[i]) for row in safe_rows) for i in range(len(headers))]
+    lines = []
+    for row in safe_rows:
+        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths)]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return "\n".join(lines)
+
+
+def extensions_table(extensions: Sequence[ExtensionInfo]) -> str:
+    """One line per extension: id, status, pid, tools, hooks, and the error or shadowing."""
+    if not extensions:
+        return "no extensions found"
+    rows = [
+        (
+            info.id,
+            info.status,
+            str(info.pid) if info.pid and info.status in ("running", "starting") else "-",
+            ", ".join(info.tools) or "-",
+            ", ".join(info.hooks) or "-",
+            _note(info),
+        )
+        for info in extensions
+    ]
+    return table(("ID", "STATUS", "PID", "TOOLS", "HOOKS", "NOTE"), rows)
+
+
+def reload_outcomes(outcomes: Sequence[ReloadOutcome]) -> str:
+    """One line per outcome of a reload: id, what happened, and the tools or the reason."""
+    if not outcomes:
+        return "no extensions to reload"
+    return _columns([(o.extension, o.action, _outcome_note(o)) for o in outcomes])
+
+
+def extension_statuses(extensions: Sequence[ExtensionInfo]) -> str:
+    """One line per extension: id, status, and its tools or what is wrong with it."""
+    if not extensions:
+        return "no extensions found"
+    rows = [
+        (
+            info.id,
+            info.status,
+            _note(info) or _tools_note(info.tools),
+        )
+        for info in extensions
+    ]
+    return _columns(rows)
+
+
+# The notes below are raw text: table() makes its cells safe, the one-line renderers
+# (reload_outcome, extension_detail) pass them through safe_cell.
+
+
+def _outcome_note(outcome: ReloadOutcome) -> str:
+    if outcome.action == "kept":
+        return f"new version failed, the running one keeps serving: {outcome.error}"
+    if outcome.action in ("started", "reloaded"):
+        return _tools_note(outcome.tools)
+    return outcome.error or ""
+
+
+def _tools_note(tools: Sequence[str]) -> str:
+    return f"tools: {', '.join(tools)}" if tools else "no tools"
+
+
+def _columns(rows: Sequence[Sequence[str]]) -> str:
+    # table() without a header line: the first row stands in for it.
+    return table(rows[0], rows[1:])
+
+
+def _note(info: ExtensionInfo) -> str:
+    if info.error:
+        note = info.error
+    elif info.shadowed_by:
+        note = f"shadowed by {info.shadowed_by}"
+    elif info.reload_error:
+        note = f"last reload failed, this version kept serving: {info.reload_error}"
+    else:
+        note = ""
+    extras = [note] if note else []
+    if info.overrides_builtin:
+        extras.append(f"overrides built-in {', '.join(info.overrides_builtin)}")
+    if info.link_target:
+        extras.append(f"links to {info.link_target}")
+    return "; ".join(extras)
+
+
+def extension_detail(
+    info: ExtensionInfo,
+    tools: Sequence[ToolInfo],
+    log_tail: Sequence[str],
+    hook_calls: Sequence[HookRecord] = (),
+) -> str:
+    """Everything about one extension, for ``extensions inspect``.
+
+    Each value is one line (:func:`safe_cell`), so nothing an extension says can pose as
+    another field, tool or log line.
+    """
+    cell = safe_cell
+    lines = [
+        cell(info.id),
+        f"  path:    {cell(str(info.path))}" + (f" -> {cell(str(info.link_target))}" if info.link_target else ""),
+        f"  status:  {cell(info.status)}",
+        f"  pid:     {info.pid if info.pid else '-'}",
+    ]
+    if info.error:
+        lines.append(f"  error:   {cell(info.error)}")
+    if info.reload_error:
+        lines.append(f"  last reload failed (this version kept serving): {cell(info.reload_error)}")
+    if info.shadowed_by:
+        lines.append(f"  shadowed by {cell(info.shadowed_by)}: it is not started")
+    if info.overrides_builtin:
+        lines.append(f"  overrides the built-in tools: {_cells(info.overrides_builtin)}")
+    if info.environment_requested:
+        lines.append(
+            f"  environment: requested {_cells(info.environment_requested)}; "
+            f"granted {_cells(info.environment_granted) or '-'}"
+            + (f"; not granted {_cells(info.environment_missing)}" if info.environment_missing else "")
+        )
+    lines.append(f"  hooks:   {_hooks_cell(info) or '-'}")
+    lines.append(f"  tools:   {'-' if not tools else ''}")
+    for tool in tools:
+        lines.append(f"    {cell(tool.name)}: {cell(tool.description)}")
+        # json.dumps escapes C0 and, with its default ensure_ascii, every non-ASCII character
+        # (C1, bidi); safe_text keeps that true should the dump ever change.
+        schema = json.dumps(tool.parameters, indent=2) if tool.parameters else "(no parameters)"
+        lines.extend(f"      {line}" for line in safe_text(schema).split("\n"))
+    if hook_calls:
+        lines.append("  recent hook calls:")
+        lines.extend(
+            f"    {_hook_line(call.hook, call.outcome, call.decision, call.duration_ms, call.error)}"
+            for call in hook_calls
+        )
+    lines.append(f"  log:     {cell(str(info.log_path)) if info.log_path else '-'}")
+    lines.extend(f"    | {cell(line)}" for line in log_tail)
+    return "\n".join(lines)
+
+
+def _hooks_cell(info: ExtensionInfo) -> str:
+    """The hooks, each limited one followed by its tool patterns: ``on_pre_tool_use [bash, run_*]``."""
+    matchers = dict(info.hook_matchers)
+    return ", ".join(
+        safe_cell(hook) + (f" [{_cells(matchers[hook])}]" if hook in matchers else "") for hook in info.hooks
+    )
+
+
+def hook_skipped(hook: str, owner: str, tool_name: str) -> str:
+    """One line for a hook not called because its matcher does not match the tool (``call --verbose``)."""
+    return f"{safe_cell(owner)}: {safe_cell(hook)} skipped (its matcher does not match {safe_cell(tool_name)})"
+
+
+def hook_end(data: dict[str, Any]) -> str:
+    """One line for a ``hook.end`` event: who, which hook, what came of it."""
+    return f"{safe_cell(str(data['extensionId']))}: " + _hook_line(
+        data["hook"], data["outcome"], data.get("decision"), data["durationMs"], data.get("error")
+    )
+
+
+def _hook_line(hook: str, outcome: str, decision: str | None, duration_ms: float, error: str | None) -> str:
+    text = f"{safe_cell(str(hook))} {safe_cell(str(outcome))}"
+    if decision:
+        text += f", decided {safe_cell(str(decision))}"
+    text += f" ({duration_ms:.1f} ms)"
+    return f"{text}: {safe_cell(str(error))}" if error else text
+
+
+def reload_outcome(outcome: ReloadOutcome) -> str:
+    """One line about what a start, reload or stop did to an extension."""
+    note = safe_cell(_outcome_note(outcome))
+    return f"{safe_cell(outcome.extension)}: {safe_cell(outcome.action)}" + (f" ({note})" if note else "")
+
+
+def tool_result(result: ToolResult) -> str:
+    """The text of a result, with its type when it is not a success; its lines stay lines."""
+    text = safe_text(result.text_result_for_llm)
+    if result.success:
+        return text
+    return f"[{safe_cell(result.result_type)}] {text}"
+
+
+def additional_context(text: str) -> str:
+    """The context hooks added, as a block under its heading (``call --verbose``, ``prompt``)."""
+    return f"additional context:\n{safe_text(text)}"
+
+
+def context_note(text: str) -> str:
+    """The context hooks added, as a parenthesised note after a result (``dev``)."""
+    return f"(additional context: {safe_text(text)})"
+
+
+def prompt_rejection(outcome: PromptResult) -> str:
+    """Who rejected a prompt, and why."""
+    return f"rejected by {safe_cell(str(outcome.rejected_by))}: {safe_text(str(outcome.reason))}"
+
+
+def prompt_result(outcome: PromptResult) -> str:
+    """What the prompt hooks made of a prompt: the rejection, or the prompt and its context."""
+    if outcome.rejected:
+        return prompt_rejection(outcome)
+    text = safe_text(outcome.prompt)
+    if outcome.additional_context:
+        text += "\n\n" + additional_context(outcome.additional_context)
+    return text
+
+
+def error_line(message: object) -> str:
+    """``error: MESSAGE``; an exception's message can carry an extension's text (its name, its
+    tools, what it wrote to stderr)."""
+    return f"error: {safe_text(str(message))}"
+
+
+def session_message(source: str, message: str, level: str = "") -> str:
+    """A ``session.log`` message (or a warning or error: ``level``) of ``source`` (an extension
+    id, or ``host``), with the prefix on every line.
+
+    ``[project:a] line 1`` / ``[project:a] line 2``: a message cannot print a line that looks
+    like another extension's, or like the host's.
+    """
+    prefix = f"[{safe_cell(source)}] " + (f"{safe_cell(level)}: " if level else "")
+    return "\n".join(prefix + line for line in safe_text(message).split("\n"))
+
+
+def trust_change(root: Path, trusted: bool, specs: Sequence[ExtensionSpec], record: Path) -> str:
+    """What ``extensions trust`` (or ``--revoke``) did, and which extensions it concerns."""
+    if trusted:
+        lines = [f"trusted {safe_cell(str(root))}"]
+        if specs:
+            lines.append("its extensions run from now on (in every command, and in a running host at its next change):")
+        else:
+            lines.append("it has no extensions yet; the ones you add will run")
+    else:
+        lines = [f"no longer trusted: {safe_cell(str(root))}"]
+        if specs:
+            lines.append("its extensions do not run any more:")
+    lines.extend(
+        f"  {safe_cell(spec.id)}  {safe_cell(str(spec.folder / spec.entry_name))}"
+        + (f"  (links to {safe_cell(str(spec.link_target))})" if spec.link_target else "")
+        for spec in specs
+    )
+    undo = "extensions trust --revoke" if trusted else "extensions trust"
+    lines.append(f"recorded in {safe_cell(str(record))}; undo with: {undo}")
+    return "\n".join(lines)
+
+
+def grants(extension: str, changed: Sequence[str], revoked: bool, granted: Sequence[str]) -> str:
+    """What ``extensions grant`` did, and what the extension is granted now."""
+    now = ", ".join(granted) or "nothing"
+    if not changed:
+        return f"{safe_cell(extension)} is granted: {now}"
+    verb = "took back" if revoked else "granted"
+    return f"{verb} {', '.join(changed)} {'from' if revoked else 'to'} {safe_cell(extension)}; it is granted: {now}"

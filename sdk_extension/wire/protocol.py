@@ -1,0 +1,287 @@
+"""The wire protocol: method names, error codes and message shapes, defined once for both sides.
+
+This is the Copilot SDK extension protocol, version 3, plus two additive fields of this project
+(``hookTypes`` and ``eventTypes`` in ``session.resume``). Shapes are ``TypedDict``s so that an
+extension pays no validation-library import; the host validates the same definitions at its
+trust boundary. Keys are camelCase as they travel.
+
+This module owns names and shapes only. Framing lives in :mod:`sdk_extension.wire.framing`, request
+correlation in :mod:`sdk_extension.wire.connection`; neither knows what a tool or a hook is.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, NotRequired, TypedDict
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "METHOD_CONNECT",
+    "METHOD_PING",
+    "METHOD_SESSION_RESUME",
+    "METHOD_SESSION_EVENT",
+    "METHOD_SESSION_LOG",
+    "METHOD_SESSION_SEND",
+    "METHOD_HANDLE_PENDING_TOOL_CALL",
+    "METHOD_HOOKS_INVOKE",
+    "METHOD_REGISTER_INTEREST",
+    "METHOD_CANCEL_REQUEST",
+    "PARSE_ERROR",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "INVALID_PARAMS",
+    "INTERNAL_ERROR",
+    "TOOL_REGISTRATION_FAILED",
+    "NOT_SUPPORTED",
+    "HOOK_FAILED",
+    "REQUEST_CANCELLED",
+    "UNKNOWN_EXTENSION",
+    "ENVIRONMENT_NOT_GRANTED",
+    "TOO_MANY_CONNECTIONS",
+    "ERROR_CODES",
+    "RESULT_TYPES",
+    "LOG_LEVELS",
+    "HOOK_NAMES",
+    "HOOK_WIRE_NAMES",
+    "camel_case",
+    "hook_name",
+    "ResultType",
+    "LogLevel",
+    "ToolDefinition",
+    "ConnectResult",
+    "ResumeParams",
+    "ResumeResult",
+    "SessionEventParams",
+    "Event",
+    "ToolRequestedData",
+    "WireToolResult",
+    "HandlePendingToolCallParams",
+    "HooksInvokeParams",
+    "LogParams",
+    "SendParams",
+    "RegisterInterestParams",
+]
+
+PROTOCOL_VERSION: Final = 3
+"""The only protocol version this project speaks (the Copilot SDK accepts exactly 3 too)."""
+
+# Methods, named as the Copilot SDK names them.
+METHOD_CONNECT: Final = "connect"
+METHOD_PING: Final = "ping"
+METHOD_SESSION_RESUME: Final = "session.resume"
+METHOD_SESSION_EVENT: Final = "session.event"
+METHOD_SESSION_LOG: Final = "session.log"
+METHOD_SESSION_SEND: Final = "session.send"
+METHOD_HANDLE_PENDING_TOOL_CALL: Final = "session.tools.handlePendingToolCall"
+METHOD_HOOKS_INVOKE: Final = "hooks.invoke"
+METHOD_REGISTER_INTEREST: Final = "session.eventLog.registerInterest"
+METHOD_CANCEL_REQUEST: Final = "$/cancelRequest"
+"""Notification ``{id}``: the sender no longer wants the answer to its request ``id`` (as in LSP)."""
+
+PARSE_ERROR: Final = -32700
+"""Standard JSON-RPC: the bytes of a frame were not valid JSON."""
+INVALID_REQUEST: Final = -32600
+"""Standard JSON-RPC: the JSON was not a valid request object."""
+METHOD_NOT_FOUND: Final = -32601
+"""Standard JSON-RPC: nobody on this side handles the method."""
+INVALID_PARAMS: Final = -32602
+"""Standard JSON-RPC: the params do not have the documented shape."""
+INTERNAL_ERROR: Final = -32603
+"""Standard JSON-RPC: the handler failed for a reason of its own."""
+TOOL_REGISTRATION_FAILED: Final = -32001
+"""``session.resume`` refused: a tool name is taken or invalid; the extension is not loaded."""
+NOT_SUPPORTED: Final = -32002
+"""The method exists in the Copilot protocol but this side does not implement it."""
+REQUEST_CANCELLED: Final = -32800
+"""The request was cancelled with ``$/cancelRequest`` before it finished (as in LSP)."""
+HOOK_FAILED: Final = -32003
+"""A hook handler raised, or returned an output the protocol cannot carry (``data`` names the key)."""
+UNKNOWN_EXTENSION: Final = -32004
+"""The host's control socket was asked about an extension it did not discover (``data``:
+``{extension, known}``, the name asked for and the ids it knows)."""
+TOO_MANY_CONNECTIONS: Final = -32005
+"""The host's control socket already serves as many clients as it allows; sent with id ``null``
+to a new client, whose connection is then closed (``data``: ``{limit}``)."""
+
+ENVIRONMENT_NOT_GRANTED: Final = -32006
+"""``session.resume`` refused: the extension asked for sensitive environment variables the user
+has not granted (``data``: ``{variables}``, the names); the extension is not loaded."""
+
+ERROR_CODES: Final[dict[int, str]] = {
+    PARSE_ERROR: "parse error",
+    INVALID_REQUEST: "invalid request",
+    METHOD_NOT_FOUND: "method not found",
+    INVALID_PARAMS: "invalid params",
+    INTERNAL_ERROR: "internal error",
+    TOOL_REGISTRATION_FAILED: "tool registration failed",
+    NOT_SUPPORTED: "not supported",
+    HOOK_FAILED: "hook failed",
+    REQUEST_CANCELLED: "request cancelled",
+    UNKNOWN_EXTENSION: "unknown extension",
+    ENVIRONMENT_NOT_GRANTED: "environment not granted",
+    TOO_MANY_CONNECTIONS: "too many connections",
+}
+"""Every error code this project sends, with a short name for messages."""
+
+ResultType = Literal["success", "failure", "rejected", "denied", "timeout"]
+RESULT_TYPES: Final[tuple[ResultType, ...]] = ("success", "failure", "rejected", "denied", "timeout")
+
+LogLevel = Literal["info", "warning", "error"]
+LOG_LEVELS: Final[tuple[LogLevel, ...]] = ("info", "warning", "error")
+
+HOOK_WIRE_NAMES: Final[dict[str, str]] = {
+    "on_user_prompt_submitted": "userPromptSubmitted",
+    "on_pre_tool_use": "preToolUse",
+    "on_post_tool_use": "postToolUse",
+    "on_session_start": "sessionStart",
+    "on_session_end": "sessionEnd",
+    "on_error_occurred": "errorOccurred",
+}
+"""The six hook points: Python name → ``hookType`` on the wire."""
+
+HOOK_NAMES: Final = tuple(HOOK_WIRE_NAMES)
+"""The six hook points by Python name, in the order the contract lists them."""
+
+
+def camel_case(name: str) -> str:
+    """``on_pre_tool_use`` → ``onPreToolUse``: how keys and hook names are spelled on the wire."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+_HOOK_ALIASES: Final = {
+    alias: name
+    for name, wire in HOOK_WIRE_NAMES.items()
+    for alias in (name, camel_case(name), wire)
+}
+
+
+def hook_name(alias: str) -> str | None:
+    """The Python name of a hook point given any spelling (``on_pre_tool_use``,
+    ``onPreToolUse`` or the wire's ``preToolUse``), or ``None``."""
+    return _HOOK_ALIASES.get(alias)
+
+
+class ToolDefinition(TypedDict):
+    """One tool as an extension declares it in ``session.resume``."""
+
+    name: str
+    description: NotRequired[str]
+    parameters: NotRequired[dict[str, Any] | None]
+    overridesBuiltInTool: NotRequired[bool]
+
+
+class ConnectResult(TypedDict):
+    """Answer to ``connect`` and ``ping``."""
+
+    protocolVersion: int
+
+
+class ResumeParams(TypedDict):
+    """``session.resume``: the extension joins the session and declares what it offers.
+
+    The real SDK sends many more session options; they are accepted and ignored.
+    """
+
+    sessionId: str
+    tools: NotRequired[list[ToolDefinition]]
+    hooks: NotRequired[bool]
+    hookTypes: NotRequired[list[str]]
+    hookMatchers: NotRequired[dict[str, Any]]
+    """This project's addition: per tool hook (by ``hookType``), a list of the tool names or
+    ``fnmatch`` patterns it is for; a hook left out is called for every tool. The lists are
+    checked by the host (``sdk_extension.matchers.compile_matchers``), naming hook and pattern."""
+    eventTypes: NotRequired[list[str]]
+    commands: NotRequired[list[dict[str, Any]]]
+    requestedEnvironmentVariables: NotRequired[list[str]]
+    disableResume: NotRequired[bool]
+
+
+class ResumeResult(TypedDict):
+    """Answer to ``session.resume``."""
+
+    sessionId: str
+    workspacePath: NotRequired[str | None]
+    capabilities: NotRequired[dict[str, Any]]
+    grantedEnvironmentVariables: NotRequired[dict[str, str]]
+    """The values of the requested variables the extension may have (only when it asked)."""
+
+
+class Event(TypedDict):
+    """The session event envelope, as in the Copilot session-events schema."""
+
+    id: str
+    timestamp: str
+    parentId: str | None
+    type: str
+    data: dict[str, Any]
+    ephemeral: NotRequired[bool]
+    agentId: NotRequired[str]
+
+
+class SessionEventParams(TypedDict):
+    """``session.event`` notification, host → extension."""
+
+    sessionId: str
+    event: Event
+
+
+class ToolRequestedData(TypedDict):
+    """``data`` of an ``external_tool.requested`` event: run this tool and answer by ``requestId``."""
+
+    requestId: str
+    sessionId: str
+    toolCallId: str
+    toolName: str
+    arguments: Any
+
+
+class WireToolResult(TypedDict):
+    """The object form of a tool result (a plain string is the other form)."""
+
+    textResultForLlm: str
+    resultType: NotRequired[ResultType]
+    error: NotRequired[str]
+    sessionLog: NotRequired[str]
+    toolTelemetry: NotRequired[dict[str, Any]]
+    binaryResultsForLlm: NotRequired[list[dict[str, Any]]]
+
+
+class HandlePendingToolCallParams(TypedDict):
+    """``session.tools.handlePendingToolCall``: the answer to one ``external_tool.requested``."""
+
+    sessionId: str
+    requestId: str
+    result: NotRequired[str | WireToolResult]
+    error: NotRequired[str]
+
+
+class HooksInvokeParams(TypedDict):
+    """``hooks.invoke``, host → extension; answered with ``{"output": {...} | None}``."""
+
+    sessionId: str
+    hookType: str
+    input: dict[str, Any]
+
+
+class LogParams(TypedDict):
+    """``session.log``: a message for the session timeline; answered with ``{"eventId"}``."""
+
+    sessionId: str
+    message: str
+    level: NotRequired[LogLevel]
+    ephemeral: NotRequired[bool]
+
+
+class SendParams(TypedDict):
+    """``session.send``: a prompt into the session; answered with ``{"messageId"}``."""
+
+    sessionId: str
+    prompt: str
+    attachments: NotRequired[list[dict[str, Any]]]
+
+
+class RegisterInterestParams(TypedDict):
+    """``session.eventLog.registerInterest``: forward events of this type (``*`` for all)."""
+
+    sessionId: str
+    eventType: str
