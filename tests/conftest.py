@@ -13,6 +13,7 @@ import pytest
 from helpers import Project
 
 import extension_host.instance
+import extension_host.launch.process
 from extension_host.launch.forkserver import ForkServer
 from extension_host.launch.process import ExtensionProcess, LaunchSpec
 from extension_host.trust import TRUST_ENV
@@ -39,7 +40,7 @@ def reap_extension_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[i
     """Record every extension process (and fork server) the host starts and SIGKILL its group
     after the test."""
     spawned: list[int] = []
-    real_spawn = extension_host.instance.spawn
+    real_spawn = extension_host.launch.process.spawn
     real_start = ForkServer._start
 
     async def recording_spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> ExtensionProcess:

@@ -506,7 +506,7 @@ def belong_to_someone_else(path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
         os.chown(path, OTHER_UID, OTHER_UID)
         return OTHER_UID
     owner = os.geteuid()
-    monkeypatch.setattr(private_socket.os, "geteuid", lambda: owner + 1)
+    monkeypatch.setattr(os, "geteuid", lambda: owner + 1)
     return owner
 
 

@@ -69,7 +69,8 @@ def file_entry(report: dict[str, Any], path: str) -> dict[str, Any]:
     """The entry for ``path`` in a report's file list."""
     matches = [entry for entry in report["files"] if entry["path"] == path]
     assert len(matches) == 1, report["files"]
-    return matches[0]
+    found: dict[str, Any] = matches[0]
+    return found
 
 
 # -- reports on real repositories ------------------------------------------------------------

@@ -292,7 +292,7 @@ def test_one_shot_commands_stop_extensions_with_the_short_ladder(
     from extension_host.launch.process import STOP_GRACE_SECONDS
 
     graces: list[float] = []
-    real = cli_module.ExtensionHost
+    real = cli_module.ExtensionHost  # type: ignore[attr-defined]  # what the CLI module looked up
 
     def recording(*args: object, **kwargs: object) -> object:
         graces.append(kwargs.get("stop_grace", STOP_GRACE_SECONDS))  # type: ignore[arg-type]
@@ -325,12 +325,13 @@ def test_arguments_with_lone_surrogates_are_printed_escaped(project: Project) ->
     project.add_extension("calc", CALC)
     base = [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home)]
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-    for args, code, where, shown in [
+    cases: list[tuple[list[str | bytes], int, str, str]] = [
         (["prompt", b"caf\xe9"], 0, "stdout", "caf\\udce9"),
         (["call", b"add\xff"], 1, "stderr", "no tool named 'add\\udcff'"),
         (["inspect", b"calc\xff"], 1, "stderr", "no extension named 'calc\\udcff'"),
         (["--root", b"/nowhere\xff", "list"], 2, "stderr", "/nowhere\\udcff"),
-    ]:
+    ]
+    for args, code, where, shown in cases:
         argv = [os.fsencode(part) if isinstance(part, str) else part for part in [*base, *args]]
         done = subprocess.run(argv, capture_output=True, timeout=60, env=env)
         assert done.returncode == code, done.stderr

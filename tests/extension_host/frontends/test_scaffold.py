@@ -64,7 +64,11 @@ def declared_tool_names(text: str) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "tool":
-            found += [k.value.value for k in node.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)]
+            found += [
+                k.value.value
+                for k in node.keywords
+                if k.arg == "name" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
+            ]
     return sorted(found)
 
 

@@ -78,6 +78,7 @@ def test_an_extension_sees_the_same_process_setup_whether_forked_or_spawned(
             assert seen["session_id"] == host.session_id
             assert seen["parent_pid"] == str(os.getpid())
             assert seen["marker"] == "from-the-host"
+            assert info.pid is not None and info.log_path is not None
             parent = _parent_of(info.pid)
             if fork_server:
                 assert parent != os.getpid()
