@@ -12,7 +12,7 @@ import pytest
 from helpers import PipeWriter
 
 from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOverflow, RpcError, error_to_wire
-from sdk_extension.wire.framing import MAX_DEPTH, FramingError, MessageTooLarge, encode_message, read_message
+from sdk_extension.wire.framing import MAX_DEPTH, FrameDecoder, FramingError, MessageTooLarge, encode_message, read_message
 from sdk_extension.wire.protocol import (
     REQUEST_CANCELLED,
     INTERNAL_ERROR,
@@ -1209,3 +1209,81 @@ def test_without_a_queue_limit_nothing_is_checked() -> None:
         conn.close()
 
     asyncio.run(main())
+
+
+# -- batching writes ----------------------------------------------------------------------
+
+
+def test_the_first_message_of_a_turn_goes_out_at_once_and_the_rest_together_after_it() -> None:
+    """With calls in flight every write is a system call that wakes the peer: the messages a
+    turn of the loop writes after its first go out as one write, in order, at the turn's end."""
+
+    async def main() -> tuple[list[bytes], list[bytes], list[dict[str, Any]]]:
+        r = raw()
+        r.conn.notify("first")
+        at_once = list(r.writer.chunks)
+        r.conn.notify("second")
+        r.conn.notify("third")
+        await asyncio.sleep(0)  # the end of this turn
+        chunks = list(r.writer.chunks)
+        r.conn.close()
+        return at_once, chunks, frames_of(r.writer)
+
+    at_once, chunks, frames = asyncio.run(main())
+    assert [m["method"] for m in FrameDecoder().feed(b"".join(at_once))] == ["first"]
+    assert len(chunks) == 2
+    assert [m["method"] for m in frames] == ["first", "second", "third"]
+
+
+def test_messages_held_for_the_end_of_the_turn_still_go_out_when_the_connection_closes() -> None:
+    """A close right after a burst of writes sends the burst first, in order, then ends the stream."""
+
+    async def main() -> tuple[list[dict[str, Any]], bool]:
+        r = raw()
+        for n in range(5):
+            r.conn.notify(f"m{n}")
+        r.conn.close()
+        received = []
+        while (message := await r.receive()) is not None:
+            received.append(message)
+        return received, r.writer.is_closing()
+
+    received, closed = asyncio.run(main())
+    assert [m["method"] for m in received] == ["m0", "m1", "m2", "m3", "m4"]
+    assert closed
+
+
+def test_a_lone_answer_in_a_later_turn_goes_out_at_once_again() -> None:
+    """Holding applies within one turn only: the next turn's first message is written at once."""
+
+    async def main() -> list[int]:
+        r = raw()
+        sizes = []
+        for n in range(3):
+            r.conn.notify(f"m{n}")
+            sizes.append(len(r.writer.chunks))
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+        r.conn.close()
+        return sizes
+
+    assert asyncio.run(main()) == [1, 2, 3]
+
+
+def test_held_messages_count_toward_the_queue_limit() -> None:
+    """A burst in one turn cannot slip past max_queued_bytes by waiting to be written."""
+
+    async def main() -> type[BaseException] | None:
+        inbox, outbox = new_inbox(), asyncio.StreamReader()
+        writer = PipeWriter(outbox)
+        writer.transport = QueueTransport()  # type: ignore[attr-defined]
+        conn = Connection(inbox, writer, max_queued_bytes=1000)
+        conn.notify("first")  # written at once; the transport counts nothing queued
+        try:
+            for _ in range(20):
+                conn.notify("x", "y" * 100)  # held: about 150 bytes each
+        except QueueOverflow as exc:
+            return type(exc)
+        return None
+
+    assert asyncio.run(main()) is QueueOverflow
