@@ -37,15 +37,16 @@ join_session(tools=[echo{index}])
 HOOK_EXTENSION = """
 from sdk_extension import join_session
 
-def pre(input, invocation):
+async def pre(input, invocation):
     return None
 
-def post(input, invocation):
+async def post(input, invocation):
     return None
 
 join_session(hooks={"on_pre_tool_use": pre, "on_post_tool_use": post})
 """
-"""A second extension with one pre and one post hook that have no opinion."""
+"""A second extension with one pre and one post hook that have no opinion: ``async def``, as the
+issue's target says (a plain ``def`` hook adds the SDK's hop to a worker thread and back)."""
 
 CALL_TIMEOUT = 60.0
 """Seconds any one measured step may take before the scenario fails instead of hanging."""
