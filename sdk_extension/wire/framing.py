@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Final
 
 __all__ = [
@@ -50,6 +52,16 @@ _CANONICAL_HEADER: Final = b"Content-Length: "
 # Built once: ``json.dumps`` with options builds a new encoder for every message.
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _DECODER: Final = json.JSONDecoder()
+_C_ENCODE: Final[Callable[[Any, int], Any] | None] = (
+    None
+    if c_make_encoder is None
+    # What _ENCODER.encode builds afresh for every message (a third of its cost), built once.
+    # No table of the containers being encoded (``markers``): one shared across messages
+    # would keep entries after a failed encoding; a cycle ends in RecursionError instead.
+    else c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",", False, False, True)
+)
+_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = _DECODER.scan_once  # type: ignore[attr-defined]
+_JSON_SPACE: Final = " \t\n\r"
 
 
 class FramingError(Exception):
@@ -75,7 +87,10 @@ def encode_message(message: dict[str, Any], max_bytes: int | None = None) -> byt
         MessageTooLarge: the body would exceed ``max_bytes``.
         TypeError, ValueError: ``message`` holds a value JSON cannot represent.
     """
-    text = _ENCODER.encode(message)
+    try:
+        text = "".join(_C_ENCODE(message, 0)) if _C_ENCODE is not None else _ENCODER.encode(message)
+    except RecursionError:
+        raise ValueError("the message nests too deeply, or refers to itself") from None
     try:
         body = text.encode()
     except UnicodeEncodeError:
@@ -236,12 +251,19 @@ def _decode(body: bytes, max_depth: int) -> dict[str, Any]:
         if body[:1] == b"{" and body[1:2] != b"\0":
             # What json.loads(bytes) would do for a body starting with "{" (its encoding
             # sniffing says UTF-8 then), without the sniffing and the type checks.
-            message = _DECODER.decode(body.decode("utf-8", "surrogatepass"))
+            text = body.decode("utf-8", "surrogatepass")
+            # The decoder's own scan, without decode()'s two whitespace searches: nothing but
+            # whitespace may follow the object, as json.loads requires.
+            message, end = _SCAN(text, 0)
+            if end != len(text) and text[end:].strip(_JSON_SPACE):
+                raise json.JSONDecodeError("Extra data", text, end)
         else:
             message = json.loads(body)
     except RecursionError:
         # The decoder recurses once per level: it gave up hundreds of levels down.
         raise FramingError(f"body is nested deeper than {max_depth} levels") from None
+    except StopIteration:  # the scan found no value where one must start
+        raise FramingError("body is not valid JSON: expecting value") from None
     except ValueError as exc:
         # JSONDecodeError and UnicodeDecodeError, and a number too long to convert.
         raise FramingError(f"body is not valid JSON: {exc}") from None

@@ -364,6 +364,7 @@ def test_decoder_rejects_a_header_block_that_never_ends() -> None:
         '{"a":1}'.encode("utf-16-le"),
         '{"a":1}'.encode("utf-16"),
         b' \n{"a":1}',
+        b'{"a":1} \t\r\n',  # whitespace after the object
     ],
 )
 def test_decoder_accepts_the_bodies_json_loads_accepts(body: bytes) -> None:
@@ -536,3 +537,22 @@ def test_any_text_with_or_without_lone_surrogates_encodes_and_decodes_as_text(te
     [decoded] = decode_all(encode_message({"text": text}), None)
     expected = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     assert decoded == {"text": expected}
+
+
+@pytest.mark.parametrize("body", [b'{"a":1}x', b'{"a":1} {}', b'{"a":1}\x00', b'{"a":', b"{]"])
+def test_a_body_with_anything_but_whitespace_after_its_object_or_a_broken_object_is_a_framing_error(
+    body: bytes,
+) -> None:
+    """What json.loads refuses (extra data, a cut or broken object) the decoder refuses too."""
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(body)
+    with pytest.raises(FramingError, match="not valid JSON"):
+        decode_all(b"Content-Length: %d\r\n\r\n%s" % (len(body), body), None)
+
+
+def test_a_message_that_refers_to_itself_is_refused_with_a_value_error() -> None:
+    """A cycle cannot be encoded: the sender gets a ValueError it already handles, not a crash."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": "m"}
+    message["params"] = message
+    with pytest.raises(ValueError, match="refers to itself"):
+        encode_message(message)
