@@ -152,11 +152,13 @@ def main(argv: list[str] | None = None) -> int:
         names = [name.strip() for name in options.only.split(",") if name.strip()]
         unknown = [name for name in names if name not in SCENARIOS]
         if unknown or not names:
-            parser.error(f"unknown scenario(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(SCENARIOS)}")
+            parser.error(
+                f"unknown scenario(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(SCENARIOS)}"
+            )
     mode = "smoke" if options.smoke else "quick" if options.quick else "full"
     _compile_project()
     meta = {
-        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "machine": platform.processor() or platform.machine(),
@@ -165,8 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     outcomes, errors = asyncio.run(run(mode, names))
     meta["load_at_end"] = _load()
-    print(f"{mode} run, {meta['cpus']} CPUs, Python {meta['python']}, mcp {meta['mcp'] or '-'}, "
-          f"load {meta['load_at_start']} -> {meta['load_at_end']}")
+    print(
+        f"{mode} run, {meta['cpus']} CPUs, Python {meta['python']}, mcp {meta['mcp'] or '-'}, "
+        f"load {meta['load_at_start']} -> {meta['load_at_end']}"
+    )
     print(table(outcomes, errors))
     if options.json:
         options.json.write_text(json.dumps(as_json(mode, outcomes, errors, meta), indent=2), encoding="utf-8")

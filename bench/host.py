@@ -14,6 +14,7 @@ import statistics
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -111,14 +112,14 @@ async def host_calls_both(
 
 async def empty_hook_point(count: int) -> list[float]:
     """Seconds per ``HookRunner.run`` of a hook point nobody implements."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from extension_host.events import EventLog
     from extension_host.hooks.runner import HookRunner
     from sdk_extension.hooks import PreToolUseInput
 
     runner = HookRunner(EventLog(), session_id="bench", cwd="/")
-    value = PreToolUseInput(timestamp=datetime.now(timezone.utc), cwd="/", tool_name="echo", tool_args={})
+    value = PreToolUseInput(timestamp=datetime.now(UTC), cwd="/", tool_name="echo", tool_args={})
     return await timed_calls(lambda: runner.run("on_pre_tool_use", value), count)
 
 

@@ -92,14 +92,16 @@ class McpServer:
             # The server logs a line per request to stderr; the host sends extensions' stderr to
             # a file, so neither side pays a terminal.
             with open(os.devnull, "w") as devnull:
-                async with stdio_client(params, errlog=devnull) as (read, write):
-                    async with ClientSession(read, write) as session:
-                        await session.initialize()
-                        if self._list_tools:
-                            await session.list_tools()
-                        self.session = session
-                        self._ready.set()
-                        await self._stop.wait()
+                async with (
+                    stdio_client(params, errlog=devnull) as (read, write),
+                    ClientSession(read, write) as session,
+                ):
+                    await session.initialize()
+                    if self._list_tools:
+                        await session.list_tools()
+                    self.session = session
+                    self._ready.set()
+                    await self._stop.wait()
         except BaseException as exc:
             self._error = exc
             raise

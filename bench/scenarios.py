@@ -55,19 +55,48 @@ class Settings:
 
 MODES = {
     "full": Settings(
-        runs=7, calls=3000, warmup=300, in_flight_calls=15000, mcp_in_flight_calls=2000,
-        hook_point_blocks=40, hook_point_block_calls=200, start_pairs=14, start_counts=(1, 5, 20),
-        start_runs=5, reload_saves=15, memory_rounds=3,
+        runs=7,
+        calls=3000,
+        warmup=300,
+        in_flight_calls=15000,
+        mcp_in_flight_calls=2000,
+        hook_point_blocks=40,
+        hook_point_block_calls=200,
+        start_pairs=14,
+        start_counts=(1, 5, 20),
+        start_runs=5,
+        reload_saves=15,
+        memory_rounds=3,
     ),
     "quick": Settings(
-        runs=3, calls=300, warmup=30, in_flight_calls=3000, mcp_in_flight_calls=300,
-        hook_point_blocks=10, hook_point_block_calls=100, start_pairs=4, start_counts=(1, 5, 20),
-        start_runs=2, reload_saves=4, memory_rounds=1,
+        runs=3,
+        calls=300,
+        warmup=30,
+        in_flight_calls=3000,
+        mcp_in_flight_calls=300,
+        hook_point_blocks=10,
+        hook_point_block_calls=100,
+        start_pairs=4,
+        start_counts=(1, 5, 20),
+        start_runs=2,
+        reload_saves=4,
+        memory_rounds=1,
     ),
     "smoke": Settings(
-        runs=1, calls=8, warmup=2, in_flight_calls=16, mcp_in_flight_calls=16,
-        hook_point_blocks=2, hook_point_block_calls=5, start_pairs=1, start_counts=(1, 2),
-        start_runs=1, reload_saves=1, memory_rounds=1, idle=0.05, warm=False,
+        runs=1,
+        calls=8,
+        warmup=2,
+        in_flight_calls=16,
+        mcp_in_flight_calls=16,
+        hook_point_blocks=2,
+        hook_point_block_calls=5,
+        start_pairs=1,
+        start_counts=(1, 2),
+        start_runs=1,
+        reload_saves=1,
+        memory_rounds=1,
+        idle=0.05,
+        warm=False,
     ),
 }
 
@@ -109,13 +138,17 @@ async def round_trip(ctx: Context) -> Outcome:
         s.runs, lambda: floor.floor_calls(s.calls), lambda: host.host_calls(one, ctx.home, s.calls)
     )
     f, h = run_medians(floors, s.warmup, 1e6), run_medians(hosts, s.warmup, 1e6)
-    return Outcome([
-        figure("round_trip.floor_us", "raw round trip, bare asyncio child (floor)", US, f),
-        figure("round_trip.floor_p99_us", "  p99 of those round trips", US, run_p99s(floors, s.warmup, 1e6)),
-        figure("round_trip.host_us", "host.call_tool, sequential, no hooks", US, h),
-        figure("round_trip.host_p99_us", "  p99 of those calls", US, run_p99s(hosts, s.warmup, 1e6), Target("<=", 400)),
-        figure("round_trip.ratio", "  host.call_tool / floor", X, ratios(h, f), Target("<=", 2.0)),
-    ])
+    return Outcome(
+        [
+            figure("round_trip.floor_us", "raw round trip, bare asyncio child (floor)", US, f),
+            figure("round_trip.floor_p99_us", "  p99 of those round trips", US, run_p99s(floors, s.warmup, 1e6)),
+            figure("round_trip.host_us", "host.call_tool, sequential, no hooks", US, h),
+            figure(
+                "round_trip.host_p99_us", "  p99 of those calls", US, run_p99s(hosts, s.warmup, 1e6), Target("<=", 400)
+            ),
+            figure("round_trip.ratio", "  host.call_tool / floor", X, ratios(h, f), Target("<=", 2.0)),
+        ]
+    )
 
 
 async def in_flight(ctx: Context) -> Outcome:
@@ -127,11 +160,19 @@ async def in_flight(ctx: Context) -> Outcome:
         lambda: floor.floor_in_flight(s.warmup, s.in_flight_calls, s.width),
         lambda: host.host_in_flight(one, ctx.home, s.warmup, s.in_flight_calls, s.width),
     )
-    return Outcome([
-        figure("in_flight.floor_rate", f"floor, {s.width} in flight", RATE, floors),
-        figure("in_flight.host_rate", f"host.call_tool, {s.width} in flight, one extension", RATE, hosts, Target(">=", 20000)),
-        figure("in_flight.ratio", "  host / floor calls/s", X, ratios(hosts, floors)),
-    ])
+    return Outcome(
+        [
+            figure("in_flight.floor_rate", f"floor, {s.width} in flight", RATE, floors),
+            figure(
+                "in_flight.host_rate",
+                f"host.call_tool, {s.width} in flight, one extension",
+                RATE,
+                hosts,
+                Target(">=", 20000),
+            ),
+            figure("in_flight.ratio", "  host / floor calls/s", X, ratios(hosts, floors)),
+        ]
+    )
 
 
 async def hooks(ctx: Context) -> Outcome:
@@ -142,12 +183,14 @@ async def hooks(ctx: Context) -> Outcome:
         s.runs, lambda: floor.floor_calls(s.calls), lambda: host.host_calls(hooked, ctx.home, s.calls)
     )
     f, h = run_medians(floors, s.warmup, 1e6), run_medians(hosts, s.warmup, 1e6)
-    return Outcome([
-        figure("hooks.floor_us", "raw round trip (floor), same runs", US, f),
-        figure("hooks.host_us", "host.call_tool, pre+post hook in a 2nd extension", US, h),
-        figure("hooks.host_p99_us", "  p99 of those calls", US, run_p99s(hosts, s.warmup, 1e6)),
-        figure("hooks.ratio", "  with hooks / floor", X, ratios(h, f), Target("<=", 3.5)),
-    ])
+    return Outcome(
+        [
+            figure("hooks.floor_us", "raw round trip (floor), same runs", US, f),
+            figure("hooks.host_us", "host.call_tool, pre+post hook in a 2nd extension", US, h),
+            figure("hooks.host_p99_us", "  p99 of those calls", US, run_p99s(hosts, s.warmup, 1e6)),
+            figure("hooks.ratio", "  with hooks / floor", X, ratios(h, f), Target("<=", 3.5)),
+        ]
+    )
 
 
 async def hook_point(ctx: Context) -> Outcome:
@@ -161,15 +204,25 @@ async def hook_point(ctx: Context) -> Outcome:
     ]
     with_points = [a * 1e6 for a, _ in pairs]
     without_points = [b * 1e6 for _, b in pairs]
-    return Outcome([
-        figure("hook_point.runner_us", "HookRunner.run, hook point nobody implements", US, run_medians(runner, s.warmup * 10, 1e6)),
-        figure("hook_point.builtin_us", "host.call_tool, built-in tool, no extensions", US, with_points),
-        figure("hook_point.builtin_bare_us", "  the same, hook points stubbed out", US, without_points),
-        figure(
-            "hook_point.difference_us", "  cost of the 2 unimplemented hook points", US,
-            [a - b for a, b in zip(with_points, without_points)], Target("<=", 5),
-        ),
-    ])
+    return Outcome(
+        [
+            figure(
+                "hook_point.runner_us",
+                "HookRunner.run, hook point nobody implements",
+                US,
+                run_medians(runner, s.warmup * 10, 1e6),
+            ),
+            figure("hook_point.builtin_us", "host.call_tool, built-in tool, no extensions", US, with_points),
+            figure("hook_point.builtin_bare_us", "  the same, hook points stubbed out", US, without_points),
+            figure(
+                "hook_point.difference_us",
+                "  cost of the 2 unimplemented hook points",
+                US,
+                [a - b for a, b in zip(with_points, without_points, strict=True)],
+                Target("<=", 5),
+            ),
+        ]
+    )
 
 
 async def mcp_calls(ctx: Context) -> Outcome:
@@ -187,15 +240,19 @@ async def mcp_calls(ctx: Context) -> Outcome:
     h = run_medians([seq for seq, _ in hosts], s.warmup, 1e6)
     m = run_medians([seq for seq, _ in servers], s.warmup, 1e6)
     host_rates, mcp_rates = [rate for _, rate in hosts], [rate for _, rate in servers]
-    return Outcome([
-        figure("mcp_calls.host_us", "host.call_tool, sequential (same runs as MCP)", US, h),
-        figure("mcp_calls.mcp_us", "MCP SDK call_tool, sequential", US, m),
-        figure("mcp_calls.mcp_p99_us", "  p99 of MCP calls", US, run_p99s([seq for seq, _ in servers], s.warmup, 1e6)),
-        figure("mcp_calls.speedup", "  MCP / host.call_tool (host is N× faster)", X, ratios(m, h), Target(">=", 5)),
-        figure("mcp_calls.host_rate", f"host.call_tool, {s.width} in flight (same runs)", RATE, host_rates),
-        figure("mcp_calls.mcp_rate", f"MCP SDK, {s.width} in flight", RATE, mcp_rates),
-        figure("mcp_calls.rate_ratio", "  host / MCP calls/s", X, ratios(host_rates, mcp_rates)),
-    ])
+    return Outcome(
+        [
+            figure("mcp_calls.host_us", "host.call_tool, sequential (same runs as MCP)", US, h),
+            figure("mcp_calls.mcp_us", "MCP SDK call_tool, sequential", US, m),
+            figure(
+                "mcp_calls.mcp_p99_us", "  p99 of MCP calls", US, run_p99s([seq for seq, _ in servers], s.warmup, 1e6)
+            ),
+            figure("mcp_calls.speedup", "  MCP / host.call_tool (host is N× faster)", X, ratios(m, h), Target(">=", 5)),
+            figure("mcp_calls.host_rate", f"host.call_tool, {s.width} in flight (same runs)", RATE, host_rates),
+            figure("mcp_calls.mcp_rate", f"MCP SDK, {s.width} in flight", RATE, mcp_rates),
+            figure("mcp_calls.rate_ratio", "  host / MCP calls/s", X, ratios(host_rates, mcp_rates)),
+        ]
+    )
 
 
 async def start(ctx: Context) -> Outcome:
@@ -229,14 +286,24 @@ async def start(ctx: Context) -> Outcome:
         ext_ms, mcp_ms = [x * 1e3 for x in ext_s], [x * 1e3 for x in mcp_s]
         plural = "s" if count > 1 else ""
         outcome.figures.append(
-            figure(f"start.ext{count}_ms", f"{count} extension{plural}: all running", MS, ext_ms,
-                   Target("<=", 600) if count == 20 else None)
+            figure(
+                f"start.ext{count}_ms",
+                f"{count} extension{plural}: all running",
+                MS,
+                ext_ms,
+                Target("<=", 600) if count == 20 else None,
+            )
         )
         if mcp_ms:
             outcome.figures += [
                 figure(f"start.mcp{count}_ms", f"{count} MCP server{plural}: all initialized", MS, mcp_ms),
-                figure(f"start.mcp{count}_ratio", "  MCP / extensions", X, ratios(mcp_ms, ext_ms),
-                       Target(">=", 8) if count == 20 else None),
+                figure(
+                    f"start.mcp{count}_ratio",
+                    "  MCP / extensions",
+                    X,
+                    ratios(mcp_ms, ext_ms),
+                    Target(">=", 8) if count == 20 else None,
+                ),
             ]
     return outcome
 
@@ -264,7 +331,9 @@ async def reload(ctx: Context) -> Outcome:
         finally:
             if restarting is not None:
                 await restarting.stop()
-    outcome = Outcome([figure("reload.host_ms", "hot reload: save to new version answering", MS, host_ms, Target("<", 100))])
+    outcome = Outcome(
+        [figure("reload.host_ms", "hot reload: save to new version answering", MS, host_ms, Target("<", 100))]
+    )
     if restarting is None:
         outcome.notes.append(f"MCP restart skipped: {ctx.mcp_missing}")
     else:
@@ -290,23 +359,35 @@ async def memory(ctx: Context) -> Outcome:
     names = list(readers)
     for round_ in range(s.memory_rounds):
         # Rotate the order, so no kind is always measured first.
-        for name in names[round_ % len(names):] + names[: round_ % len(names)]:
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
             readings[name].append(await readers[name]())
 
     def values(name: str, kind: str) -> list[float]:
         return [reading[kind] for reading in readings[name]]
 
-    outcome = Outcome([
-        figure("memory.ext_pss", "idle extension, PSS", MIB, values("ext", "pss")),
-        figure("memory.ext_rss", "idle extension, RSS", MIB, values("ext", "rss")),
-        figure("memory.bare_pss", "bare asyncio child, PSS", MIB, values("bare", "pss")),
-        figure("memory.bare_rss", "bare asyncio child, RSS", MIB, values("bare", "rss")),
-        figure("memory.ratio", "  extension / bare child, PSS", X, ratios(values("ext", "pss"), values("bare", "pss")),
-               Target("<=", 1.3)),
-    ])
+    outcome = Outcome(
+        [
+            figure("memory.ext_pss", "idle extension, PSS", MIB, values("ext", "pss")),
+            figure("memory.ext_rss", "idle extension, RSS", MIB, values("ext", "rss")),
+            figure("memory.bare_pss", "bare asyncio child, PSS", MIB, values("bare", "pss")),
+            figure("memory.bare_rss", "bare asyncio child, RSS", MIB, values("bare", "rss")),
+            figure(
+                "memory.ratio",
+                "  extension / bare child, PSS",
+                X,
+                ratios(values("ext", "pss"), values("bare", "pss")),
+                Target("<=", 1.3),
+            ),
+        ]
+    )
     if all("server_pss" in reading for reading in readings["ext"]):
         outcome.figures.append(
-            figure("memory.server_pss", "  the fork server it came from (one per host), PSS", MIB, values("ext", "server_pss"))
+            figure(
+                "memory.server_pss",
+                "  the fork server it came from (one per host), PSS",
+                MIB,
+                values("ext", "server_pss"),
+            )
         )
     if ctx.mcp_missing:
         outcome.notes.append(f"MCP server skipped: {ctx.mcp_missing}")
@@ -314,7 +395,12 @@ async def memory(ctx: Context) -> Outcome:
         outcome.figures += [
             figure("memory.mcp_pss", "idle MCP server, PSS", MIB, values("mcp", "pss")),
             figure("memory.mcp_rss", "idle MCP server, RSS", MIB, values("mcp", "rss")),
-            figure("memory.mcp_ratio", "  MCP server / extension, PSS", X, ratios(values("mcp", "pss"), values("ext", "pss"))),
+            figure(
+                "memory.mcp_ratio",
+                "  MCP server / extension, PSS",
+                X,
+                ratios(values("mcp", "pss"), values("ext", "pss")),
+            ),
         ]
     return outcome
 

@@ -28,8 +28,8 @@ from .hooks.runner import DEFAULT_HOOK_TIMEOUT, GUARD_HOOKS, HookRecord
 from .hooks.specs import hookimpl
 from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
 from .info import ExtensionInfo, ExtensionStatus, ToolInfo
-from .trust import TrustDecision, TrustStore
 from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
+from .trust import TrustDecision, TrustStore
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -38,20 +38,19 @@ __all__ = [
     "GUARD_HOOKS",
     "CrashBudget",
     "ErrorDecision",
-    "HookRecord",
-    "PromptResult",
-    "ReloadBudget",
-    "SessionEndResult",
-    "SessionStartResult",
-    "ToolCallResult",
-    "hookimpl",
     "ExtensionHost",
     "ExtensionHostError",
     "ExtensionInfo",
     "ExtensionLoadError",
     "ExtensionStatus",
+    "HookRecord",
     "ProjectRootError",
+    "PromptResult",
+    "ReloadBudget",
     "ScaffoldError",
+    "SessionEndResult",
+    "SessionStartResult",
+    "ToolCallResult",
     "ToolCollisionError",
     "ToolInfo",
     "ToolResult",
@@ -60,4 +59,5 @@ __all__ = [
     "TrustStore",
     "UnknownExtensionError",
     "UnknownToolError",
+    "hookimpl",
 ]

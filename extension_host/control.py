@@ -52,10 +52,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from sdk_extension.tasks import BackgroundTasks
 from sdk_extension.wire.connection import Connection, ConnectionClosed, Handler, QueueOverflow, RpcError, error_to_wire
 from sdk_extension.wire.framing import FramingError, encode_message
 from sdk_extension.wire.protocol import INVALID_PARAMS, TOO_MANY_CONNECTIONS, UNKNOWN_EXTENSION
-from sdk_extension.tasks import BackgroundTasks
 
 from .errors import ExtensionHostError, UnknownExtensionError
 from .host import ExtensionHost
@@ -446,4 +446,3 @@ def _name_param(params: Any, method: str, *, required: bool) -> str | None:
     if name is None and not required and (params is None or isinstance(params, dict)):
         return None
     raise RpcError(INVALID_PARAMS, f'{method} takes {{"name": "<extension name or id>"}}')
-

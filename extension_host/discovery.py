@@ -22,11 +22,11 @@ from .paths import PROJECT_EXTENSIONS_DIR, extensions_dir
 __all__ = [
     "ENTRY_FILE",
     "ENTRY_FILES",
-    "Runtime",
     "NAME_PATTERN",
     "NAME_RULE",
     "Discovered",
     "ExtensionSpec",
+    "Runtime",
     "Source",
     "check_name",
     "discover",
@@ -46,10 +46,7 @@ ENTRY_FILES: Final[dict[str, Runtime]] = {
 # \A and \Z rather than ^ and $: "$" also matches before a final newline, which let "abc\n"
 # through. check_name uses fullmatch as well.
 NAME_PATTERN: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
-NAME_RULE: Final = (
-    "an extension name starts with a letter or digit and has at most 64 letters, digits, "
-    "'.', '_' or '-'"
-)
+NAME_RULE: Final = "an extension name starts with a letter or digit and has at most 64 letters, digits, '.', '_' or '-'"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sdk_extension.hooks import PostToolUseInput, PreToolUseInput
-from sdk_extension.wire.results import ToolResult
 from sdk_extension.tools import Tool, ToolInvocation, run_tool
+from sdk_extension.wire.results import ToolResult
 
 from .activity import ActivityTracker
-from .hooks.composition import Composition, join_context
 from .errors import UnknownToolError
 from .events import EventLog, unique_ids
+from .hooks.composition import Composition, join_context
 from .hooks.runner import HookRunner
 from .outcomes import ToolCallResult
 from .registry import BUILTIN_OWNER, ToolEntry, ToolInvoker, ToolRegistry
@@ -67,9 +67,7 @@ class Dispatcher:
         self._on_ask = on_ask
         self._call_ids = unique_ids()
 
-    async def call_tool(
-        self, name: str, arguments: Any = None, *, tool_call_id: str | None = None
-    ) -> ToolCallResult:
+    async def call_tool(self, name: str, arguments: Any = None, *, tool_call_id: str | None = None) -> ToolCallResult:
         """Run tool ``name`` through ``on_pre_tool_use`` → the tool → ``on_post_tool_use``.
 
         A ``deny`` (or an ``ask`` nobody approves) returns result type ``denied`` and the tool
@@ -97,9 +95,7 @@ class Dispatcher:
         if pre_chain:
             pre = await self._hooks.run(
                 "on_pre_tool_use",
-                PreToolUseInput(
-                    timestamp=datetime.now(timezone.utc), cwd=self._hooks.cwd, tool_name=name, tool_args=arguments
-                ),
+                PreToolUseInput(timestamp=datetime.now(UTC), cwd=self._hooks.cwd, tool_name=name, tool_args=arguments),
                 pre_chain,
             )
         else:  # the common case: no input object to build, nothing to call
@@ -117,7 +113,7 @@ class Dispatcher:
         post = await self._hooks.run(
             "on_post_tool_use",
             PostToolUseInput(
-                timestamp=datetime.now(timezone.utc),
+                timestamp=datetime.now(UTC),
                 cwd=self._hooks.cwd,
                 tool_name=name,
                 tool_args=pre.value,
@@ -146,9 +142,7 @@ class Dispatcher:
             pre.decide("deny", f"the user declined ({pre.reason or 'asked by ' + str(pre.decided_by)})", "user")
 
     async def _run(self, invoke: ToolInvoker, name: str, arguments: Any, call_id: str) -> ToolResult:
-        self._events.emit(
-            "tool.execution_start", {"toolCallId": call_id, "toolName": name, "arguments": arguments}
-        )
+        self._events.emit("tool.execution_start", {"toolCallId": call_id, "toolName": name, "arguments": arguments})
         result = await invoke(arguments, call_id)
         complete: dict[str, Any] = {
             "toolCallId": call_id,

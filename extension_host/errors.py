@@ -62,9 +62,7 @@ class UnknownToolError(ExtensionHostError):
     """No tool named ``tool`` is offered; ``available`` lists what is."""
 
     def __init__(self, tool: str, available: list[str], reason: str | None = None, hint: str | None = None) -> None:
-        text = reason or (
-            f"no tool named {tool!r}; available: {', '.join(sorted(available)) or 'none'}"
-        )
+        text = reason or (f"no tool named {tool!r}; available: {', '.join(sorted(available)) or 'none'}")
         super().__init__(f"{text}; {hint}" if hint else text)
         self.tool = tool
         self.available = available
@@ -74,9 +72,7 @@ class UnknownExtensionError(ExtensionHostError):
     """No discovered extension has this name or id."""
 
     def __init__(self, extension: str, known: list[str]) -> None:
-        super().__init__(
-            f"no extension named {extension!r}; discovered: {', '.join(known) or 'none'}"
-        )
+        super().__init__(f"no extension named {extension!r}; discovered: {', '.join(known) or 'none'}")
         self.extension = extension
 
 

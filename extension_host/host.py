@@ -13,7 +13,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -24,8 +24,8 @@ from sdk_extension.hooks import (
     SessionStartInput,
     UserPromptSubmittedInput,
 )
-from sdk_extension.wire.protocol import Event
 from sdk_extension.tools import Tool
+from sdk_extension.wire.protocol import Event
 
 from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget
@@ -34,11 +34,12 @@ from .dispatch import AskHandler, Dispatcher, builtin_entry
 from .environment import protect_host_environment, scrub, sdk_environment
 from .errors import ExtensionHostError, UnknownExtensionError
 from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventListener, EventLog
-from .launch.forkserver import ForkServer, fork_server_supported
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .info import ExtensionInfo, ToolInfo
 from .instance import MAX_QUEUED_BYTES, SendHandler, SessionContext
+from .launch.forkserver import ForkServer, fork_server_supported
 from .launch.logs import rotate_log
+from .launch.process import STOP_GRACE_SECONDS
 from .outcomes import (
     ErrorDecision,
     PromptResult,
@@ -49,7 +50,6 @@ from .outcomes import (
 )
 from .paths import cache_dir, find_project_root, project_logs_dir
 from .paths import user_home as resolve_user_home
-from .launch.process import STOP_GRACE_SECONDS
 from .registry import BUILTIN_OWNER, ToolRegistry
 from .reload import ExtensionWatcher
 from .supervisor import Supervisor
@@ -254,9 +254,7 @@ class ExtensionHost:
             raise ExtensionHostError("this ExtensionHost was already started; create a new one")
         self._started = True
         protect_host_environment()
-        self._registry.register(
-            BUILTIN_OWNER, [builtin_entry(tool, self.session_id) for tool in self._builtin_tools]
-        )
+        self._registry.register(BUILTIN_OWNER, [builtin_entry(tool, self.session_id) for tool in self._builtin_tools])
         self.events.subscribe(self._forward_to_extensions)
         await self._supervisor.start_all()
         if self._watcher is not None:
@@ -375,9 +373,7 @@ class ExtensionHost:
 
     # -- calls --------------------------------------------------------------------------
 
-    async def call_tool(
-        self, name: str, arguments: Any = None, *, tool_call_id: str | None = None
-    ) -> ToolCallResult:
+    async def call_tool(self, name: str, arguments: Any = None, *, tool_call_id: str | None = None) -> ToolCallResult:
         """Call a tool through the whole pipeline: pre-tool hooks, the tool, post-tool hooks.
 
         Failures of the tool, its extension or a guard hook come back as a result
@@ -428,7 +424,9 @@ class ExtensionHost:
         """
         outcome = await self._hooks.run(
             "on_error_occurred",
-            ErrorOccurredInput(timestamp=_now(), cwd=self._cwd, error=error, error_context=context, recoverable=recoverable),
+            ErrorOccurredInput(
+                timestamp=_now(), cwd=self._cwd, error=error, error_context=context, recoverable=recoverable
+            ),
         )
         return ErrorDecision(
             outcome.merged_value("error_handling"),
@@ -484,4 +482,4 @@ class ExtensionHost:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)

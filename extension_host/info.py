@@ -6,9 +6,9 @@ the CLI tables all describe an extension the same way. Nothing here changes stat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any, Literal, cast
 
 __all__ = ["ExtensionInfo", "ExtensionStatus", "ToolInfo"]
@@ -87,7 +87,9 @@ class ExtensionInfo:
             pid=data.get("pid"),
             tools=tuple(data.get("tools") or ()),
             hooks=tuple(data.get("hooks") or ()),
-            hook_matchers=tuple((hook, tuple(patterns)) for hook, patterns in (data.get("hook_matchers") or {}).items()),
+            hook_matchers=tuple(
+                (hook, tuple(patterns)) for hook, patterns in (data.get("hook_matchers") or {}).items()
+            ),
             error=data.get("error"),
             log_path=Path(data["log_path"]) if data.get("log_path") else None,
             shadowed_by=data.get("shadowed_by"),

@@ -25,21 +25,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from sdk_extension.hooks import HOOK_NAMES, hook_point
+from sdk_extension.matchers import Matcher, compile_matchers
+from sdk_extension.tasks import BackgroundTasks
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOverflow, RpcError
 from sdk_extension.wire.framing import FramingError, MessageTooLarge
-from sdk_extension.hooks import HOOK_NAMES, hook_point
-from sdk_extension.matchers import Matcher, compile_matchers
 from sdk_extension.wire.results import ToolResult, result_from_wire
-from sdk_extension.tasks import BackgroundTasks
 
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment, resolve_request, validate_request
 from .errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
 from .events import EventLog, make_event, unique_ids
-from .launch.forkserver import ForkServer
 from .hooks.runner import HookRunner
 from .info import ExtensionInfo, ExtensionStatus
+from .launch.forkserver import ForkServer
 from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
 from .launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from .registry import ToolEntry, ToolRegistry
@@ -253,7 +253,8 @@ class ExtensionInstance:
                 await self.settled.wait()
             else:
                 self._fail(
-                    f"did not join within {context.readiness_timeout:g} s (join_session() was not called or did not finish)"
+                    f"did not join within {context.readiness_timeout:g} s "
+                    "(join_session() was not called or did not finish)"
                 )
 
     async def _command_line(self, env: dict[str, str]) -> tuple[str, ...]:
@@ -445,9 +446,7 @@ class ExtensionInstance:
             return
         if event["type"] in self._interests or _ALL_EVENTS in self._interests:
             try:
-                self._connection.notify(
-                    p.METHOD_SESSION_EVENT, {"sessionId": self._context.session_id, "event": event}
-                )
+                self._connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._context.session_id, "event": event})
             except Exception:
                 pass  # a dying extension misses events; its exit watcher reports it
 
@@ -508,7 +507,9 @@ class ExtensionInstance:
         self.hooks = hooks
         self.hook_matchers = matchers
         self._interests = set(resume["eventTypes"]) if "eventTypes" in resume else {_ALL_EVENTS}
-        self._context.hooks.register_extension(self.id, self.order, hooks, self.invoke_hook, holder=self, matchers=matchers)
+        self._context.hooks.register_extension(
+            self.id, self.order, hooks, self.invoke_hook, holder=self, matchers=matchers
+        )
         self.overrides_builtin = overrides
         self.status = "running"
         self.settled.set()

@@ -126,6 +126,4 @@ class ReloadOutcome:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ReloadOutcome:
         """The inverse of :meth:`to_json` (for answers that came over the control socket)."""
-        return cls(
-            data["extension"], data["action"], data["status"], data.get("error"), tuple(data.get("tools") or ())
-        )
+        return cls(data["extension"], data["action"], data["status"], data.get("error"), tuple(data.get("tools") or ()))

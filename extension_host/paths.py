@@ -23,12 +23,12 @@ import platformdirs
 from .errors import ProjectRootError
 
 __all__ = [
-    "CACHE_ENV",
-    "cache_dir",
     "APP_NAME",
+    "CACHE_ENV",
     "HOME_ENV",
     "PROJECT_EXTENSIONS_DIR",
     "RUNTIME_ENV",
+    "cache_dir",
     "control_socket_path",
     "extensions_dir",
     "find_project_root",

@@ -199,9 +199,7 @@ def bind_private(path: Path, project_root: Path) -> socket.socket:
             temporary.unlink()
     except FileExistsError:
         sock.close()
-        raise ExtensionHostError(
-            f"another host started for {project_root} at the same moment; stop it first"
-        ) from None
+        raise ExtensionHostError(f"another host started for {project_root} at the same moment; stop it first") from None
     except OSError as exc:
         sock.close()
         raise ExtensionHostError(f"cannot create the control socket {path}: {exc}") from exc

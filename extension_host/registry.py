@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from sdk_extension.wire.results import ToolResult
 from sdk_extension.tools import TOOL_NAME_PATTERN
+from sdk_extension.wire.results import ToolResult
 
 from .errors import ExtensionLoadError, ToolCollisionError
 
@@ -123,8 +123,10 @@ class ToolRegistry:
                 raise ExtensionLoadError(owner, f"tool {entry.name!r} is declared twice by {owner}")
             seen.add(entry.name)
             current = self._tools.get(entry.name)
-            if current is not None and current.owner != owner and not (
-                current.owner == BUILTIN_OWNER and entry.overrides_built_in_tool
+            if (
+                current is not None
+                and current.owner != owner
+                and not (current.owner == BUILTIN_OWNER and entry.overrides_built_in_tool)
             ):
                 taken[entry.name] = current.owner
         return taken

@@ -94,9 +94,9 @@ class ExtensionFilter(watchfiles.DefaultFilter):
         if not super().__call__(change, path):
             return False
         candidate = Path(path)
-        return any(
-            _is_within(candidate, root) or _is_within(root, candidate) for root in self._roots
-        ) or any(_is_within(candidate, folder) for folder in self._folders)
+        return any(_is_within(candidate, root) or _is_within(root, candidate) for root in self._roots) or any(
+            _is_within(candidate, folder) for folder in self._folders
+        )
 
 
 @dataclass(frozen=True)
@@ -127,9 +127,7 @@ class ExtensionWatcher:
             changes inside them are not. Default: every source is walked.
     """
 
-    def __init__(
-        self, project_root: Path, user_home: Path, apply: Apply, *, walk: WalkSource | None = None
-    ) -> None:
+    def __init__(self, project_root: Path, user_home: Path, apply: Apply, *, walk: WalkSource | None = None) -> None:
         self._roots: dict[Path, Source] = {
             (project_root / PROJECT_EXTENSIONS_DIR).resolve(): "project",
             extensions_dir(user_home).resolve(): "user",
@@ -408,9 +406,7 @@ def _subfolders(folder: Path, *, follow: bool) -> list[Path]:
     return sorted(found)
 
 
-def _merged(
-    first: Mapping[Path, frozenset[str]], second: Mapping[Path, frozenset[str]]
-) -> dict[Path, frozenset[str]]:
+def _merged(first: Mapping[Path, frozenset[str]], second: Mapping[Path, frozenset[str]]) -> dict[Path, frozenset[str]]:
     merged = dict(first)
     for folder, ids in second.items():
         merged[folder] = merged.get(folder, frozenset()) | ids
@@ -431,4 +427,3 @@ def _poll_delay_ms() -> int:
 
 def _is_within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
-

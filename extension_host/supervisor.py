@@ -271,9 +271,7 @@ class Supervisor:
     # -- internals ----------------------------------------------------------------------
 
     def _instance(self, spec: ExtensionSpec, index: int) -> ExtensionInstance:
-        return self._instance_factory(
-            spec, self._context, order=index, arbiter=self._arbitrate, on_crash=self._crashed
-        )
+        return self._instance_factory(spec, self._context, order=index, arbiter=self._arbitrate, on_crash=self._crashed)
 
     async def _arbitrate(self, joiner: ExtensionInstance, entries: list[ToolEntry]) -> list[ExtensionInstance] | None:
         """Who gives up the tools ``joiner`` declares and others hold: the holders, if every one
@@ -345,7 +343,8 @@ class Supervisor:
         delay = budget.delay(attempt)
         self._say(
             instance,
-            f"crashed ({instance.error}); restarting it in {delay:g} s (restart {attempt} of {budget.restarts} {within})",
+            f"crashed ({instance.error}); restarting it in {delay:g} s "
+            f"(restart {attempt} of {budget.restarts} {within})",
         )
         self._scheduled.add(instance)
         self._restarts.spawn(self._restart(instance, delay, attempt))

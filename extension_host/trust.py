@@ -25,7 +25,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
 
@@ -122,7 +122,7 @@ class TrustStore:
         with self._update() as document:
             record = document.projects.setdefault(project_key(root), _Project())
             record.trusted = trusted
-            record.decided_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            record.decided_at = datetime.now(UTC).isoformat(timespec="seconds")
 
     def trusted_projects(self) -> list[str]:
         """The real paths of every trusted project."""
@@ -158,9 +158,7 @@ class TrustStore:
         """
         return self._change_grants(root, source, name, lambda current: current - set(variables))
 
-    def _change_grants(
-        self, root: Path, source: str, name: str, change: _GrantChange
-    ) -> frozenset[str]:
+    def _change_grants(self, root: Path, source: str, name: str, change: _GrantChange) -> frozenset[str]:
         with self._update() as document:
             if source == "user":
                 table = document.user_grants
@@ -239,7 +237,6 @@ class TrustStore:
             with contextlib.suppress(OSError):
                 temporary.unlink()
             raise TrustFileError(self.path, f"cannot write {self.path}: {exc.strerror or exc}") from None
-
 
 
 def decide_project_trust(

@@ -25,10 +25,10 @@ from .errors import (
     NotUnderHostError,
     ToolArgumentsError,
 )
-from .wire.protocol import HOOK_NAMES
-from .wire.results import ToolResult
 from .session import Session, join_session, join_session_async
 from .tools import Tool, ToolInvocation, tool
+from .wire.protocol import HOOK_NAMES
+from .wire.results import ToolResult
 
 if TYPE_CHECKING:
     from .hooks import (
@@ -73,6 +73,7 @@ def __getattr__(name: str) -> object:
 
         return getattr(hooks, name)
     raise AttributeError(f"module 'sdk_extension' has no attribute {name!r}")
+
 
 __all__ = [
     "HOOK_NAMES",

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 __all__ = [
     "ExtensionError",
-    "NotUnderHostError",
-    "JoinError",
-    "InvalidToolError",
-    "InvalidHookError",
-    "ToolArgumentsError",
     "HookOutputError",
+    "InvalidHookError",
+    "InvalidToolError",
+    "JoinError",
+    "NotUnderHostError",
+    "ToolArgumentsError",
 ]
 
 

@@ -28,7 +28,7 @@ import dataclasses
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hints
 
 from .errors import HookOutputError
@@ -37,23 +37,23 @@ from .wire.results import ToolResult, normalize_result, result_from_wire
 
 __all__ = [
     "HOOK_NAMES",
-    "HookInvocation",
-    "HookPoint",
     "HOOK_POINTS",
-    "UserPromptSubmittedInput",
-    "UserPromptSubmittedOutput",
-    "PreToolUseInput",
-    "PreToolUseOutput",
-    "PostToolUseInput",
-    "PostToolUseOutput",
-    "SessionStartInput",
-    "SessionStartOutput",
-    "SessionEndInput",
-    "SessionEndOutput",
+    "MERGES",
     "ErrorOccurredInput",
     "ErrorOccurredOutput",
-    "MERGES",
+    "HookInvocation",
+    "HookPoint",
     "Merge",
+    "PostToolUseInput",
+    "PostToolUseOutput",
+    "PreToolUseInput",
+    "PreToolUseOutput",
+    "SessionEndInput",
+    "SessionEndOutput",
+    "SessionStartInput",
+    "SessionStartOutput",
+    "UserPromptSubmittedInput",
+    "UserPromptSubmittedOutput",
     "hook_point",
 ]
 
@@ -366,11 +366,11 @@ class HookPoint:
                 continue
             value = data[key]
             if name == "timestamp":
-                value = datetime.fromtimestamp(float(value) / 1000, tz=timezone.utc)
+                value = datetime.fromtimestamp(float(value) / 1000, tz=UTC)
             elif name == "tool_result":
                 value = result_from_wire(value)
             kwargs[name] = value
-        kwargs.setdefault("timestamp", datetime.now(timezone.utc))
+        kwargs.setdefault("timestamp", datetime.now(UTC))
         kwargs.setdefault("cwd", "")
         try:
             return self.input_type(**kwargs)
@@ -504,4 +504,3 @@ def hook_point(name: str) -> HookPoint | None:
     """The hook point for a Python, Copilot or wire name, or ``None``."""
     python_name = hook_name(name)
     return HOOK_POINTS[python_name] if python_name is not None else None
-

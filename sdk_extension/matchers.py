@@ -77,7 +77,8 @@ def compile_matchers(matchers: Mapping[str, Any] | None, hooks: Iterable[str]) -
                 raise ValueError(f"hook {name}: matcher pattern {pattern!r} is not a non-empty string")
             if len(pattern) > MAX_MATCHER_PATTERN_LENGTH:
                 raise ValueError(
-                    f"hook {name}: matcher pattern {pattern[:20]!r}... is longer than {MAX_MATCHER_PATTERN_LENGTH} characters"
+                    f"hook {name}: matcher pattern {pattern[:20]!r}... is longer than "
+                    f"{MAX_MATCHER_PATTERN_LENGTH} characters"
                 )
             if not _PATTERN_CHARS.fullmatch(pattern):
                 raise ValueError(

@@ -88,9 +88,7 @@ class Signature:
         bound: dict[str, Any] = {}
         for parameter in self.parameters:
             if parameter.name in arguments:
-                bound[parameter.name] = _check(
-                    parameter.annotation, arguments[parameter.name], parameter.name
-                )
+                bound[parameter.name] = _check(parameter.annotation, arguments[parameter.name], parameter.name)
             elif parameter.required:
                 raise ArgumentError(parameter.name, "is required")
         if self.accepts_extra:
@@ -284,9 +282,7 @@ def _check_model(model: Any, value: Any, path: str) -> Any:
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
         location = ".".join(str(part) for part in first.get("loc", ()))
-        raise ArgumentError(
-            f"{path}.{location}" if location else path, str(first.get("msg", "is invalid"))
-        ) from None
+        raise ArgumentError(f"{path}.{location}" if location else path, str(first.get("msg", "is invalid"))) from None
 
 
 def _describe(value: Any) -> str:

@@ -27,17 +27,17 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from .wire import protocol as p
 from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
 from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
-from .wire.connection import Connection, ConnectionClosed, RpcError
 from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
+from .tasks import BackgroundTasks
+from .tools import Tool, ToolInvocation, run_tool
+from .wire import protocol as p
+from .wire.connection import Connection, ConnectionClosed, RpcError
 from .wire.framing import MessageTooLarge, describe_size
 from .wire.pipes import PipeReader, open_pipe_writer
 from .wire.results import ToolResult
-from .tasks import BackgroundTasks
-from .tools import Tool, ToolInvocation, run_tool
 
 __all__ = [
     "DEFAULT_JOIN_TIMEOUT",
@@ -243,8 +243,7 @@ class _Client:
         if threading.get_ident() == self.loop_thread:
             coroutine.close()
             raise ExtensionError(
-                f"session.{name}() would block the protocol loop; in async code use "
-                f"'await session.{name}_async(...)'"
+                f"session.{name}() would block the protocol loop; in async code use 'await session.{name}_async(...)'"
             )
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
@@ -330,7 +329,8 @@ class _Client:
             return
         except MessageTooLarge as exc:
             text = (
-                f"the result of tool {tool_name!r} is {describe_size(exc.size)}, over the limit of {describe_size(exc.limit)} "
+                f"the result of tool {tool_name!r} is {describe_size(exc.size)}, "
+                f"over the limit of {describe_size(exc.limit)} "
                 "a message to the host may be; return less (a summary, or the path of a file)"
             )
         except (TypeError, ValueError) as exc:
@@ -521,18 +521,14 @@ def _prepare(
     seen: set[str] = set()
     for item in tool_list:
         if not isinstance(item, Tool):
-            raise TypeError(
-                f"tools must be Tool objects (use @tool or Tool(...)), got {type(item).__name__}"
-            )
+            raise TypeError(f"tools must be Tool objects (use @tool or Tool(...)), got {type(item).__name__}")
         if item.name in seen:
             raise ExtensionError(f"tool {item.name!r} is given twice")
         seen.add(item.name)
     return tool_list, resolve_hooks(hooks)
 
 
-def wire_hook_matchers(
-    matchers: Mapping[str, Iterable[str]] | None, hooks: Mapping[str, Any]
-) -> dict[str, list[str]]:
+def wire_hook_matchers(matchers: Mapping[str, Iterable[str]] | None, hooks: Mapping[str, Any]) -> dict[str, list[str]]:
     """Check an author's hook matchers against its hooks; give ``session.resume``'s
     ``hookMatchers`` (keyed by wire hook type).
 

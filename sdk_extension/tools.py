@@ -17,9 +17,9 @@ from typing import Any, Final, overload
 
 from ._workers import run_in_worker
 from .errors import InvalidToolError, ToolArgumentsError
+from .schema import ArgumentError, Signature, signature_of
 from .wire.protocol import ToolDefinition
 from .wire.results import ToolResult, normalize_result
-from .schema import ArgumentError, Signature, signature_of
 
 __all__ = ["TOOL_NAME_PATTERN", "Tool", "ToolInvocation", "run_tool", "tool"]
 
@@ -182,9 +182,7 @@ async def run_tool(tool_: Tool, arguments: Any, invocation: ToolInvocation) -> T
 
 
 def _is_async_callable(function: Any) -> bool:
-    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
-        getattr(function, "__call__", None)
-    )
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(type(function).__call__)
 
 
 def _first_paragraph(doc: str | None) -> str:

@@ -10,13 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Project
 
 import extension_host.instance
 import extension_host.launch.process
 from extension_host.launch.forkserver import ForkServer
 from extension_host.launch.process import ExtensionProcess, LaunchSpec
 from extension_host.trust import TRUST_ENV
+from helpers import Project
+
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project]:

@@ -242,8 +242,17 @@ async def running_dev(
     main_fd, stdin = os.openpty() if terminal else (None, asyncio.subprocess.PIPE)
     try:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home), "dev",
-            stdin=stdin, stdout=asyncio.subprocess.PIPE, env=dict(os.environ),
+            sys.executable,
+            "-m",
+            "extension_host",
+            "--root",
+            str(project.root),
+            "--home",
+            str(project.home),
+            "dev",
+            stdin=stdin,
+            stdout=asyncio.subprocess.PIPE,
+            env=dict(os.environ),
         )
     finally:
         if terminal:

@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from . import render
 from ..control import (
     METHOD_INSPECT,
     METHOD_LIST,
@@ -33,7 +32,6 @@ from ..control import (
     describe_extension,
     describe_extensions,
 )
-from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
 from ..discovery import ExtensionSpec, discover
 from ..environment import VARIABLE_NAME, is_sensitive
 from ..errors import ExtensionHostError, ProjectRootError, ScaffoldError, UnknownExtensionError, UnknownToolError
@@ -42,8 +40,10 @@ from ..host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
 from ..info import ExtensionInfo, ToolInfo
 from ..outcomes import ReloadOutcome
 from ..paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
-from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
 from ..trust import TrustStore
+from . import render
+from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
+from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
 
 __all__ = ["main"]
 
@@ -91,7 +91,11 @@ def _parser() -> argparse.ArgumentParser:
         prog="extensions", description="Discover, run and call extensions of an AI coding agent."
     )
     parser.add_argument("--root", type=Path, help="project folder (default: the git root of the working directory)")
-    parser.add_argument("--home", type=Path, help="user folder for extensions and logs (default: $EXTENSION_HOST_HOME or the platform's config folder)")
+    parser.add_argument(
+        "--home",
+        type=Path,
+        help="user folder for extensions and logs (default: $EXTENSION_HOST_HOME or the platform's config folder)",
+    )
     parser.add_argument(
         "--readiness-timeout",
         type=float,
@@ -163,10 +167,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _scaffold(args: argparse.Namespace) -> int:
     project_root = find_project_root(args.root)
-    if args.user:
-        root = extensions_dir(user_home(args.home))
-    else:
-        root = project_root / PROJECT_EXTENSIONS_DIR
+    root = extensions_dir(user_home(args.home)) if args.user else project_root / PROJECT_EXTENSIONS_DIR
     folder = scaffold(args.name, root, args.template)
     entry = folder / "extension.py"
     newly_trusted = False
@@ -190,8 +191,11 @@ def _scaffold(args: argparse.Namespace) -> int:
         _say(f"created {entry}")
         if newly_trusted:
             _say(f"trusted {project_root}: its extensions run from now on (undo: extensions trust --revoke)")
-        _say(f"try it:  extensions call {tool_prefix(args.name)}_count_lines '{{\"path\": \"README.md\"}}'"
-             if args.template == "basic" else "try it:  extensions list")
+        _say(
+            f'try it:  extensions call {tool_prefix(args.name)}_count_lines \'{{"path": "README.md"}}\''
+            if args.template == "basic"
+            else "try it:  extensions list"
+        )
     return EXIT_OK
 
 
@@ -440,7 +444,9 @@ def _demo(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="extension-host-demo-") as temp:
         project = Path(temp) / "project"
         (project / ".git").mkdir(parents=True)
-        (project / "README.md").write_text("# A demo project\n\nIt is here so that the demo tool has a file to read.\n", encoding="utf-8")
+        (project / "README.md").write_text(
+            "# A demo project\n\nIt is here so that the demo tool has a file to read.\n", encoding="utf-8"
+        )
         folder = scaffold("hello", project / PROJECT_EXTENSIONS_DIR)
         TrustStore(Path(temp) / "home").set_project_trusted(project, True)  # its own code: trusted
         _say(f"1. scaffolded {folder.relative_to(project)}/extension.py into a temporary project")
@@ -450,10 +456,10 @@ def _demo(args: argparse.Namespace) -> int:
             _say("2. started the host; the extensions it found:\n")
             _say(_indent(render.extensions_table(host.extensions)))
             tool = f"{tool_prefix('hello')}_count_lines"
-            _say(f"\n3. called {tool} {{\"path\": \"README.md\"}} through the host:\n")
+            _say(f'\n3. called {tool} {{"path": "README.md"}} through the host:\n')
             result = await host.call_tool(tool, {"path": "README.md"})
             _say(_indent(render.tool_result(result.result)))
-            _say(f"\n4. called {tool} {{\"path\": \".env\"}}; the extension's on_pre_tool_use hook stops it:\n")
+            _say(f'\n4. called {tool} {{"path": ".env"}}; the extension\'s on_pre_tool_use hook stops it:\n')
             guarded = await host.call_tool(tool, {"path": ".env"})
             _say(_indent(render.tool_result(guarded.result)))
             logs = [render.safe_text(str(e["data"]["message"])) for e in host.events.history("session.info")]

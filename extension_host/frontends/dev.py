@@ -39,13 +39,13 @@ from typing import BinaryIO, Final, Protocol, TextIO
 
 from sdk_extension.wire.protocol import Event
 
-from . import render
 from ..control import ControlServer
 from ..discovery import discover
 from ..errors import ExtensionHostError
 from ..host import ExtensionHost
 from ..outcomes import ReloadOutcome
 from ..paths import PROJECT_EXTENSIONS_DIR
+from . import render
 
 __all__ = ["EXIT_STDOUT_CLOSED", "HELP", "DevLoop", "LineReader", "silence_stdout", "stdin_reader"]
 
@@ -61,6 +61,7 @@ class LineReader(Protocol):
     """Where dev reads its commands: ``readline()`` returns ``b""`` at the end."""
 
     async def readline(self) -> bytes: ...
+
 
 HELP = """commands:
   call TOOL [JSON]   call a tool through the hooks, e.g.  call git_stats {"max_files": 5}
@@ -279,7 +280,7 @@ class DevLoop:
         try:
             arguments = json.loads(raw) if raw.strip() else {}
         except json.JSONDecodeError as exc:
-            self.say(f"arguments are not valid JSON ({exc}); e.g. call {tool} {{\"a\": 1}}")
+            self.say(f'arguments are not valid JSON ({exc}); e.g. call {tool} {{"a": 1}}')
             return
         try:
             result = await self._host.call_tool(tool, arguments)

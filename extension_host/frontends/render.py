@@ -127,7 +127,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(row[i]) for row in safe_rows) for i in range(len(headers))]
     lines = []
     for row in safe_rows:
-        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths)]
+        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=False)]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
     return "\n".join(lines)
 

@@ -45,14 +45,14 @@ from typing import Any, Final, cast
 
 import pluggy
 
-from sdk_extension.wire.connection import ConnectionClosed, RpcError
 from sdk_extension.errors import HookOutputError
 from sdk_extension.hooks import HOOK_POINTS, HookInvocation
 from sdk_extension.matchers import Matcher, compile_matchers
+from sdk_extension.wire.connection import ConnectionClosed, RpcError
 
+from ..events import EventLog, unique_ids
 from . import specs as hookspecs
 from .composition import Composition
-from ..events import EventLog, unique_ids
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -245,8 +245,11 @@ class HookRunner:
 
     def suspended(self, owner: str) -> list[str]:
         """The hook points of ``owner`` that are suspended (they timed out too often in a row)."""
-        return [hook for (name, hook), count in self._timeouts_in_a_row.items()
-                if name == owner and count >= SUSPEND_AFTER_TIMEOUTS]
+        return [
+            hook
+            for (name, hook), count in self._timeouts_in_a_row.items()
+            if name == owner and count >= SUSPEND_AFTER_TIMEOUTS
+        ]
 
     def implementers(self, hook: str) -> list[str]:
         """Who implements ``hook``, in the order they are called."""
@@ -330,7 +333,9 @@ class HookRunner:
         call_id = next(self._ids)
         wire = HOOK_POINTS[hook].wire_name
         self._events.emit(
-            "hook.start", {"hookInvocationId": call_id, "hookType": wire, "hook": hook, "extensionId": owner}, ephemeral=True
+            "hook.start",
+            {"hookInvocationId": call_id, "hookType": wire, "hook": hook, "extensionId": owner},
+            ephemeral=True,
         )
         started = time.perf_counter()
         # A chain snapshot may still hold an implementation its owner has since replaced
@@ -365,7 +370,12 @@ class HookRunner:
             )
             self._events.emit("session.warning", {"message": message, "extensionId": owner})
         record = HookRecord(
-            hook, owner, failure.outcome if failure else "ok", decision, round(duration_ms, 3), str(failure) if failure else None
+            hook,
+            owner,
+            failure.outcome if failure else "ok",
+            decision,
+            round(duration_ms, 3),
+            str(failure) if failure else None,
         )
         recent = self.recent.get(owner)
         if recent is None:
@@ -461,5 +471,5 @@ def output_of(hook: str, answer: Any) -> Any:
         return None
     if not isinstance(answer, dict):
         kind = type(answer).__name__
-        raise HookOutputError(hook, None, f"answered hooks.invoke with {kind}; expected an object {{\"output\": ...}}")
+        raise HookOutputError(hook, None, f'answered hooks.invoke with {kind}; expected an object {{"output": ...}}')
     return answer.get("output")

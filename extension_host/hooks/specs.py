@@ -86,7 +86,8 @@ def refuse_unsupported(plugin: object, name: str) -> None:
             for option in ("wrapper", "hookwrapper"):
                 if impl.get(option):
                     raise pluggy.PluginValidationError(
-                        plugin, f"plugin {name}: {attribute} uses {option}=True, which is not supported: {_REFUSED[option]}"
+                        plugin,
+                        f"plugin {name}: {attribute} uses {option}=True, which is not supported: {_REFUSED[option]}",
                     )
         spec = getattr(method, f"{PROJECT_NAME}_spec", None)
         if isinstance(spec, dict):

@@ -243,8 +243,12 @@ class ForkServer:
         try:
             with open(self._log_path, "ab") as log:
                 self._process = await asyncio.create_subprocess_exec(
-                    sys.executable, "-P", "-m", "sdk_extension._forkserver",
-                    str(server_end.fileno()), str(write_fd),
+                    sys.executable,
+                    "-P",
+                    "-m",
+                    "sdk_extension._forkserver",
+                    str(server_end.fileno()),
+                    str(write_fd),
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=asyncio.subprocess.DEVNULL,
                     stderr=log,

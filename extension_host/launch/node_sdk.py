@@ -32,9 +32,7 @@ INSTALL_TIMEOUT: Final = 300.0
 """Seconds npm may take to install the SDK (a slow registry, not a hang, should fit)."""
 _REGISTER: Final = Path(__file__).resolve().parent / "node" / "register.mjs"
 _MARKER: Final = "installed.json"
-_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = (
-    weakref.WeakKeyDictionary()
-)
+_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Path, asyncio.Lock]] = weakref.WeakKeyDictionary()
 """One install at a time per cache folder; an asyncio lock belongs to one event loop."""
 
 
@@ -76,7 +74,8 @@ async def ensure_sdk(cache: Path, environment: Mapping[str, str]) -> Path:
         npm = shutil.which("npm", path=environment.get("PATH"))
         if npm is None:
             raise NodeUnavailable(
-                f"npm not found on PATH: it is needed once, to install {SDK_PACKAGE}@{SDK_VERSION} for JavaScript extensions"
+                f"npm not found on PATH: it is needed once, to install {SDK_PACKAGE}@{SDK_VERSION} "
+                "for JavaScript extensions"
             )
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".installing-", dir=target.parent))
@@ -126,7 +125,8 @@ async def _npm_install(npm: str, prefix: Path, environment: Mapping[str, str]) -
         process.kill()
         await process.wait()
         raise NodeUnavailable(
-            f"installing {SDK_PACKAGE}@{SDK_VERSION} with npm took over {INSTALL_TIMEOUT:g} s; is the registry reachable?"
+            f"installing {SDK_PACKAGE}@{SDK_VERSION} with npm took over {INSTALL_TIMEOUT:g} s; "
+            "is the registry reachable?"
         ) from None
     if process.returncode != 0:
         tail = " | ".join(line for line in output.decode("utf-8", "replace").splitlines()[-3:] if line.strip())

@@ -20,7 +20,7 @@ import signal
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
@@ -186,7 +186,7 @@ async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> Exte
     spec.log_path.parent.mkdir(parents=True, exist_ok=True)
     rotate_log(spec.log_path)  # the child appends directly: only a start can rotate safely
     with open(spec.log_path, "ab") as log:
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        started = datetime.now(UTC).isoformat(timespec="seconds")
         log.write(f"=== {started} starting {spec.extension_id}: {' '.join(spec.argv)}\n".encode())
         log.flush()
         offset = log.tell()

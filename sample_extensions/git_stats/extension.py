@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any
 
-from sdk_extension import ToolResult, join_session, tool
-
 # This folder is sys.path[0] when the host runs the extension, so the sibling module imports.
 from git_stats import DEFAULT_TIMEOUT, GitStatsError, collect_git_stats
+
+from sdk_extension import ToolResult, join_session, tool
 
 
 @tool(
@@ -29,9 +29,7 @@ def git_stats(
 ) -> dict[str, Any] | ToolResult:
     """Report the git state of the working directory (the project root)."""
     try:
-        return collect_git_stats(
-            os.getcwd(), include_files=include_files, max_files=max_files, timeout=DEFAULT_TIMEOUT
-        )
+        return collect_git_stats(os.getcwd(), include_files=include_files, max_files=max_files, timeout=DEFAULT_TIMEOUT)
     except GitStatsError as exc:
         return ToolResult(f"git_stats failed: {exc}", "failure", error=str(exc))
 

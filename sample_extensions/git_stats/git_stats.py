@@ -165,9 +165,7 @@ def collect_git_stats(
     if not root:
         raise GitStatsError(f"{repo} is not inside a git work tree")
     top = Path(root)
-    status = parse_status(
-        runner.run(top, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal")
-    )
+    status = parse_status(runner.run(top, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal"))
     conflicted = {change.path for change in status.files if change.kind == "conflicted"}
     # Conflicted paths show up in numstat as several half-meaningful rows; their line counts
     # are left out rather than reported wrong.

@@ -9,19 +9,17 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from sdk_extension import ToolResult, join_session
-
 # This folder is sys.path[0] when the host runs the extension, so the sibling module imports.
 from redact import describe, redact
+
+from sdk_extension import ToolResult, join_session
 
 if TYPE_CHECKING:
     # Annotations only: the SDK loads its hook types on first use, which keeps start-up fast.
     from sdk_extension import HookInvocation, PostToolUseInput, UserPromptSubmittedInput
 
 
-def on_user_prompt_submitted(
-    input: UserPromptSubmittedInput, invocation: HookInvocation
-) -> dict[str, str] | None:
+def on_user_prompt_submitted(input: UserPromptSubmittedInput, invocation: HookInvocation) -> dict[str, str] | None:
     """Replace secrets in the prompt with markers and tell the agent how many went."""
     redaction = redact(input.prompt)
     if not redaction.findings:

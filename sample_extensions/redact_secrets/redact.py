@@ -238,18 +238,14 @@ RULES: Final[Sequence[Rule]] = (
     Rule(
         "url-password",
         # scheme://user:password@host - the user stays readable, the password goes.
-        re.compile(
-            r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\[\]]*:(?P<value>[^\s/?#@\[\]]+)@(?=[A-Za-z0-9\[])"
-        ),
+        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\[\]]*:(?P<value>[^\s/?#@\[\]]+)@(?=[A-Za-z0-9\[])"),
         ("value",),
         _not_masked,
         ("://",),
     ),
     Rule(
         "bearer-token",
-        re.compile(
-            r"\bBearer[ \t]+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])", re.IGNORECASE
-        ),
+        re.compile(r"\bBearer[ \t]+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])", re.IGNORECASE),
         ("value",),
         _has_digit_and_letter,
         ("bearer",),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from sdk_extension import join_session
@@ -30,9 +29,7 @@ def on_pre_tool_use(input: PreToolUseInput, invocation: HookInvocation) -> dict[
         # Hooks run only once join_session has returned, so `session` exists here.
         session.log(warning, level="warning")
     cwd = input.cwd or os.getcwd()
-    return check_tool_call(
-        input.tool_name, input.tool_args, config, current_branch=lambda: current_git_branch(cwd)
-    )
+    return check_tool_call(input.tool_name, input.tool_args, config, current_branch=lambda: current_git_branch(cwd))
 
 
 if __name__ == "__main__":

@@ -176,12 +176,46 @@ EMPTY_CONFIG: Final = Config()
 SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash"})
 DOWNLOADERS: Final = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh"})
 PROTECTED_BRANCHES: Final = frozenset({"main", "master"})
-_INTERPRETER: Final = re.compile(r"^(?:python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|deno|bun|php[\d.]*|pwsh|powershell)$")
+_INTERPRETER: Final = re.compile(
+    r"^(?:python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|deno|bun|php[\d.]*|pwsh|powershell)$"
+)
 # Options after which an interpreter takes its program from an argument, not from stdin.
-_CODE_OPTIONS: Final = {"python": "cm", "pypy": "cm", "perl": "eE", "ruby": "eE", "node": "ep", "nodejs": "ep", "php": "rf"}
+_CODE_OPTIONS: Final = {
+    "python": "cm",
+    "pypy": "cm",
+    "perl": "eE",
+    "ruby": "eE",
+    "node": "ep",
+    "nodejs": "ep",
+    "php": "rf",
+}
 _SYSTEM_DIRS: Final = frozenset(
-    "/bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /opt /proc /root /run /sbin /srv /sys /usr /var "
-    "/Applications /Library /System /Users /Volumes /private".split()
+    [
+        "/bin",
+        "/boot",
+        "/dev",
+        "/etc",
+        "/home",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/opt",
+        "/proc",
+        "/root",
+        "/run",
+        "/sbin",
+        "/srv",
+        "/sys",
+        "/usr",
+        "/var",
+        "/Applications",
+        "/Library",
+        "/System",
+        "/Users",
+        "/Volumes",
+        "/private",
+    ]
 )
 _HOME_FORMS: Final = frozenset({"~", "$HOME", "${HOME}"})
 _SAFE_DEVICES: Final = re.compile(
@@ -274,9 +308,7 @@ def _is_device(path: str) -> bool:
 
 
 def _dd_to_device(command: Command, _branch: BranchLookup | None) -> bool:
-    return command.program == "dd" and any(
-        a.startswith("of=") and _is_device(a[3:]) for a in command.args
-    )
+    return command.program == "dd" and any(a.startswith("of=") and _is_device(a[3:]) for a in command.args)
 
 
 def _writes_device(command: Command, _branch: BranchLookup | None) -> bool:
@@ -396,10 +428,8 @@ def _git_force_push_protected(command: Command, branch: BranchLookup | None) -> 
         plus = refspec.startswith("+")
         source, colon, destination = refspec.lstrip("+").partition(":")
         target = destination if colon else source
-        if colon and not source:
-            deleting_this = True  # "git push origin :main" deletes main
-        else:
-            deleting_this = deleting
+        # "git push origin :main" deletes main
+        deleting_this = True if colon and not source else deleting
         if target == "HEAD" and branch is not None:
             target = branch() or ""
         target = target.removeprefix("refs/heads/")
@@ -421,7 +451,9 @@ BUILTIN_RULES: Final[tuple[Rule, ...]] = (
         "recursive rm of /, a system folder, a home folder, '*', '.', or '..' destroys far more than intended",
         check=_rm_dangerous,
     ),
-    Rule("fork-bomb", "a fork bomb exhausts the process table and hangs the machine", patterns=_FORK_BOMBS, scope="text"),
+    Rule(
+        "fork-bomb", "a fork bomb exhausts the process table and hangs the machine", patterns=_FORK_BOMBS, scope="text"
+    ),
     Rule("mkfs", "formatting or wiping a file system destroys every file on it", check=_formats_disk),
     Rule("dd-to-device", "dd writing to a device overwrites the disk below the file system", check=_dd_to_device),
     Rule(
@@ -445,7 +477,11 @@ BUILTIN_RULES: Final[tuple[Rule, ...]] = (
         "force-pushing to (or deleting) main/master rewrites history everyone else builds on",
         check=_git_force_push_protected,
     ),
-    Rule("shutdown-reboot", "shutting down or rebooting the machine ends the session and everyone else's work", check=_shuts_down),
+    Rule(
+        "shutdown-reboot",
+        "shutting down or rebooting the machine ends the session and everyone else's work",
+        check=_shuts_down,
+    ),
 )
 """The rules that always apply. ``git reset --hard`` and ``git clean`` are deliberately not
 here: they are local, routine in agent workflows, and a project can deny them in its config."""
@@ -454,9 +490,7 @@ here: they are local, routine in agent workflows, and a project can deny them in
 # -- tokenizing and parsing ----------------------------------------------------------------
 
 _PUNCTUATION: Final = "();<>|&\n"
-_OPERATOR: Final = re.compile(
-    r"&&|\|\||;;&?|;&|\|&|&>>|&>|>>|>\||>&|<&|<<<|<<-|<<|<>|<\(|>\(|[;&|()<>\n]"
-)
+_OPERATOR: Final = re.compile(r"&&|\|\||;;&?|;&|\|&|&>>|&>|>>|>\||>&|<&|<<<|<<-|<<|<>|<\(|>\(|[;&|()<>\n]")
 _SEPARATORS: Final = frozenset({";", "\n", "&", "&&", "||", ";;", ";&", ";;&"})
 _PIPES: Final = frozenset({"|", "|&"})
 _REDIRECTS: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<", "<<", "<<-", "<<<", "<>", ">&", "<&"})
@@ -687,7 +721,30 @@ def _source_texts(text: str, _depth: int = 0) -> list[str]:
 
 # Wrapper -> its options that take the next word as a value.
 _WRAPPERS: Final[Mapping[str, frozenset[str]]] = {
-    "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-T", "-U", "--user", "--group", "--host", "--prompt", "--chdir", "--role", "--type", "--close-from", "--other-user", "--command-timeout"}),
+    "sudo": frozenset(
+        {
+            "-u",
+            "-g",
+            "-h",
+            "-p",
+            "-C",
+            "-D",
+            "-r",
+            "-t",
+            "-T",
+            "-U",
+            "--user",
+            "--group",
+            "--host",
+            "--prompt",
+            "--chdir",
+            "--role",
+            "--type",
+            "--close-from",
+            "--other-user",
+            "--command-timeout",
+        }
+    ),
     "doas": frozenset({"-u", "-C"}),
     "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}),
     "nice": frozenset({"-n", "--adjustment"}),
@@ -706,7 +763,9 @@ _WRAPPERS: Final[Mapping[str, frozenset[str]]] = {
     "xcrun": frozenset(),
 }
 _TAKES_OPERAND: Final = frozenset({"timeout"})  # timeout DURATION COMMAND
-_KEYWORDS: Final = frozenset({"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "fi", "done", "esac"})
+_KEYWORDS: Final = frozenset(
+    {"{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "fi", "done", "esac"}
+)
 _ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -906,7 +965,7 @@ def parse_config(text: str, source: str = CONFIG_FILE_NAME) -> Config:
     deny_items = data.get("deny", [])
     allow_items = data.get("allow", [])
     if not isinstance(deny_items, list):
-        raise ConfigError(f"{source}: 'deny' must be a list of {{\"pattern\": ..., \"reason\": ...}} objects")
+        raise ConfigError(f'{source}: \'deny\' must be a list of {{"pattern": ..., "reason": ...}} objects')
     if not isinstance(allow_items, list):
         raise ConfigError(f"{source}: 'allow' must be a list of regular expressions")
     deny: list[Rule] = []

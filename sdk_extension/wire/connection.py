@@ -62,9 +62,7 @@ coroutine function runs as its own task so a slow handler never stalls the loop.
 class PushReader(Protocol):
     """A byte stream that calls back as bytes arrive, e.g. :class:`~sdk_extension.wire.pipes.PipeReader`."""
 
-    def deliver_to(
-        self, on_data: Callable[[bytes], None], on_end: Callable[[Exception | None], None]
-    ) -> None: ...
+    def deliver_to(self, on_data: Callable[[bytes], None], on_end: Callable[[Exception | None], None]) -> None: ...
 
 
 class Writer(Protocol):
@@ -467,9 +465,7 @@ class Connection:
         entry = table.get(method)
         if entry is None:
             if is_request:
-                self._answer_error(
-                    request_id, {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"}
-                )
+                self._answer_error(request_id, {"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"})
             return
         handler, is_async = entry
         params = message.get("params")
@@ -527,9 +523,7 @@ class Connection:
             self._try_write({"jsonrpc": "2.0", "id": request_id, "result": result})
         except (TypeError, ValueError) as exc:
             # Too large for the peer, or not JSON: the request still gets an answer, saying why.
-            self._answer_error(
-                request_id, {"code": INTERNAL_ERROR, "message": f"the result could not be sent: {exc}"}
-            )
+            self._answer_error(request_id, {"code": INTERNAL_ERROR, "message": f"the result could not be sent: {exc}"})
 
     def _answer_error(self, request_id: Any, error: dict[str, Any]) -> None:
         try:

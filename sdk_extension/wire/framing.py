@@ -150,9 +150,7 @@ async def read_message(
     except asyncio.IncompleteReadError as exc:
         if not exc.partial:
             return None
-        raise FramingError(
-            f"stream ended inside a header: {_preview(exc.partial)}"
-        ) from None
+        raise FramingError(f"stream ended inside a header: {_preview(exc.partial)}") from None
     except asyncio.LimitOverrunError:
         raise FramingError("header block is too long (no empty line after the headers)") from None
     length = _content_length(header[: -len(_HEADER_END)])
@@ -161,9 +159,7 @@ async def read_message(
     try:
         body = await reader.readexactly(length)
     except asyncio.IncompleteReadError as exc:
-        raise FramingError(
-            f"stream ended after {len(exc.partial)} of {length} body bytes"
-        ) from None
+        raise FramingError(f"stream ended after {len(exc.partial)} of {length} body bytes") from None
     return _decode(body, max_depth)
 
 

@@ -45,13 +45,9 @@ class ToolResult:
 
     def __post_init__(self) -> None:
         if not isinstance(self.text_result_for_llm, str):
-            raise TypeError(
-                f"text_result_for_llm must be a str, not {type(self.text_result_for_llm).__name__}"
-            )
+            raise TypeError(f"text_result_for_llm must be a str, not {type(self.text_result_for_llm).__name__}")
         if self.result_type not in RESULT_TYPES:
-            raise ValueError(
-                f"result_type {self.result_type!r} is not one of {', '.join(RESULT_TYPES)}"
-            )
+            raise ValueError(f"result_type {self.result_type!r} is not one of {', '.join(RESULT_TYPES)}")
 
     @property
     def success(self) -> bool:

@@ -44,7 +44,9 @@ def protect_secrets(input: PreToolUseInput, invocation: HookInvocation) -> dict[
             if name in SECRET_FILE_NAMES or name.startswith(".env."):
                 return {
                     "permission_decision": "deny",
-                    "permission_decision_reason": f"{name} may hold secrets; __EXTENSION_NAME__ keeps it away from tools",
+                    "permission_decision_reason": (
+                        f"{name} may hold secrets; __EXTENSION_NAME__ keeps it away from tools"
+                    ),
                 }
     return None  # no opinion: other hooks and the user decide
 

@@ -17,11 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Project, run, wait_for_event, wait_for_exit
 
 from extension_host import ExtensionHost, ExtensionHostError, UnknownExtensionError, control, private_socket
 from extension_host.budget import CrashBudget
-from extension_host.frontends.cli import main
 from extension_host.control import (
     MAX_CLIENTS,
     MAX_CONTROL_MESSAGE_BYTES,
@@ -29,8 +27,10 @@ from extension_host.control import (
     connect_to_host,
     describe_extension,
 )
-from extension_host.private_socket import peer_uid
+from extension_host.frontends.cli import main
 from extension_host.paths import RUNTIME_ENV, control_socket_path
+from extension_host.private_socket import peer_uid
+from helpers import Project, run, wait_for_event, wait_for_exit
 from sdk_extension.wire.framing import MAX_DEPTH, encode_message, read_message
 from sdk_extension.wire.protocol import PARSE_ERROR, TOO_MANY_CONNECTIONS
 
@@ -314,9 +314,7 @@ def test_a_stale_socket_is_removed_and_reported_and_the_command_still_works(
     assert STALE_NOTE not in capsys.readouterr().err
 
 
-def test_connect_to_host_removes_a_stale_file_and_the_server_starts_over_one(
-    project: Project, runtime: Path
-) -> None:
+def test_connect_to_host_removes_a_stale_file_and_the_server_starts_over_one(project: Project, runtime: Path) -> None:
     """A file that is not a socket counts as stale too; a new server replaces a stale socket."""
     path = control_socket_path(project.root)
     runtime.mkdir(mode=0o700)
@@ -345,15 +343,15 @@ def test_connect_to_host_removes_a_stale_file_and_the_server_starts_over_one(
     run(scenario())
 
 
-def test_a_second_server_for_the_same_root_refuses_to_start_and_names_the_pid(
-    project: Project, runtime: Path
-) -> None:
+def test_a_second_server_for_the_same_root_refuses_to_start_and_names_the_pid(project: Project, runtime: Path) -> None:
     """While one host answers, another ControlServer for the root raises; the first keeps answering."""
 
     async def scenario() -> None:
         async with host_for(project) as host, ControlServer(host) as first:
             second = ControlServer(host_for(project))
-            with pytest.raises(ExtensionHostError, match=rf"already running for .* \(pid {os.getpid()}\); stop it first"):
+            with pytest.raises(
+                ExtensionHostError, match=rf"already running for .* \(pid {os.getpid()}\); stop it first"
+            ):
                 await second.start()
             assert first.path.exists()
             client = await connect_to_host(project.root)
@@ -379,7 +377,7 @@ def test_closing_the_server_ends_the_connections_of_its_clients(project: Project
                 async with asyncio.timeout(10):
                     await server.close()
                 assert not server.path.exists()
-                with pytest.raises(ExtensionHostError, match="closed the control connection during host.status"):
+                with pytest.raises(ExtensionHostError, match=r"closed the control connection during host\.status"):
                     await client.request("host.status")
             finally:
                 await client.close()
@@ -397,9 +395,7 @@ def test_a_client_that_breaks_framing_is_told_so_and_dropped_and_the_next_one_is
         async with host_for(project) as host, ControlServer(host) as server:
             reader, writer = await asyncio.open_unix_connection(str(server.path))
             writer.write(b"Content-Length: nope\r\n\r\n")
-            assert await answers_until_closed(reader) == [
-                parse_error("Content-Length is not a number: 'nope'")
-            ]
+            assert await answers_until_closed(reader) == [parse_error("Content-Length is not a number: 'nope'")]
             writer.close()
             await writer.wait_closed()
             client = await connect_to_host(project.root)
@@ -419,7 +415,9 @@ def test_unknown_extensions_and_bad_params_get_named_errors(project: Project, ru
             assert client is not None
             try:
                 for method in ("host.inspect", "host.reload"):
-                    with pytest.raises(UnknownExtensionError, match="no extension named 'nope'; discovered: project:calc"):
+                    with pytest.raises(
+                        UnknownExtensionError, match="no extension named 'nope'; discovered: project:calc"
+                    ):
                         await client.request(method, {"name": "nope"})
                 with pytest.raises(ExtensionHostError, match=r'host.inspect takes \{"name"'):
                     await client.request("host.inspect", {})
@@ -450,9 +448,11 @@ def test_a_client_that_disconnects_mid_reload_does_not_disturb_the_host(project:
             async with host_for(project) as host, ControlServer(host) as server:
                 old_pid = host.extension("which").pid
                 # The new version waits at the gate before it joins, so the reload is surely under way.
-                wait_at_gate = f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({str(gate_path)!r}); s.recv(1)"
+                wait_at_gate = (
+                    f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({str(gate_path)!r}); s.recv(1)"
+                )
                 project.add_extension("which", which("v2", wait_at_gate))
-                reader, writer = await asyncio.open_unix_connection(str(server.path))
+                _reader, writer = await asyncio.open_unix_connection(str(server.path))
                 request = {"jsonrpc": "2.0", "id": 1, "method": "host.reload", "params": {"name": "which"}}
                 writer.write(encode_message(request))
                 await writer.drain()
@@ -829,7 +829,10 @@ def test_a_client_beyond_max_clients_is_told_so_and_closed_while_the_others_are_
                 reader, writer = await connect(server.path)
                 assert await answers_until_closed(reader) == [refusal]
                 writer.close()
-                busy = rf"the host listening on {server.path} refused the connection: the host serves at most {MAX_CLIENTS}"
+                busy = (
+                    rf"the host listening on {server.path} refused the connection: "
+                    rf"the host serves at most {MAX_CLIENTS}"
+                )
                 with pytest.raises(ExtensionHostError, match=busy):
                     await connect_to_host(project.root)
                 assert await ask_status(*clients[-1]) is not None

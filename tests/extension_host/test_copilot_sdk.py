@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Project, assert_orphan_exits_when_host_is_killed, is_log, run, wait_for_event
 
 from extension_host import ExtensionHost
 from extension_host.paths import CACHE_ENV
 from extension_host.trust import TrustStore
+from helpers import Project, assert_orphan_exits_when_host_is_killed, is_log, run, wait_for_event
 
 pytestmark = [
     pytest.mark.subprocess,
@@ -43,7 +43,8 @@ const session = await joinSession({
       handler: async (args) => `hello ${args.name}` },
     { name: "structured", description: "A structured result",
       handler: async () => ({ textResultForLlm: "structured text", resultType: "rejected" }) },
-    { name: "explode", description: "Always throws", handler: async () => { throw new Error("kaboom from the tool"); } },
+    { name: "explode", description: "Always throws",
+      handler: async () => { throw new Error("kaboom from the tool"); } },
   ],
 });
 await session.log("tools ready");
@@ -74,7 +75,8 @@ import { joinSession } from "@github/copilot-sdk/extension";
 const session = await joinSession({
   hooks: {
     onPreToolUse: async (input) =>
-      input.toolName === "danger" ? { permissionDecision: "deny", permissionDecisionReason: "blocked by js" } : undefined,
+      input.toolName === "danger"
+        ? { permissionDecision: "deny", permissionDecisionReason: "blocked by js" } : undefined,
     onUserPromptSubmitted: async (input) => ({ modifiedPrompt: input.prompt + " [checked]" }),
   },
 });
@@ -223,8 +225,10 @@ def test_saving_an_mjs_file_hot_reloads_it(project: Project) -> None:
             (folder / "extension.mjs").write_text(JS_TOOLS.replace("`hello ${args.name}`", "`hi ${args.name}`"))
             await wait_for_event(
                 host,
-                lambda e: e["type"] == "session.extensions_loaded"
-                and any(c["action"] == "reloaded" for c in e["data"].get("changes", [])),
+                lambda e: (
+                    e["type"] == "session.extensions_loaded"
+                    and any(c["action"] == "reloaded" for c in e["data"].get("changes", []))
+                ),
                 timeout=60,
             )
             assert (await host.call_tool("greet", {"name": "x"})).text_result_for_llm == "hi x"
@@ -326,10 +330,16 @@ def test_the_published_sdk_swallows_a_throwing_hook_so_it_cannot_fail_closed(pro
     The host never sees the error, so a JavaScript guard that throws lets the call through,
     while the same guard in Python is denied (guard hooks fail closed).
     """
-    add(project, "a_js_guard", "js", JS_GUARD.replace(
-        'input.toolName === "danger" ? { permissionDecision: "deny", permissionDecisionReason: "blocked by js" } : undefined',
-        '(() => { throw new Error("guard bug"); })()',
-    ))
+    add(
+        project,
+        "a_js_guard",
+        "js",
+        JS_GUARD.replace(
+            'input.toolName === "danger"\n'
+            '        ? { permissionDecision: "deny", permissionDecisionReason: "blocked by js" } : undefined',
+            '(() => { throw new Error("guard bug"); })()',
+        ),
+    )
     add(project, "b_danger", "py", PY_DANGER)
 
     async def scenario() -> None:
@@ -344,7 +354,11 @@ def test_the_published_sdk_swallows_a_throwing_hook_so_it_cannot_fail_closed(pro
 
 def test_a_session_api_the_host_lacks_is_refused_at_once_not_left_hanging(project: Project) -> None:
     """session.getMessages (getEvents) is not implemented here: the SDK call rejects with method not found."""
-    add(project, "asker", "js", """
+    add(
+        project,
+        "asker",
+        "js",
+        """
     import { joinSession } from "@github/copilot-sdk/extension";
 
     const session = await joinSession({
@@ -354,7 +368,8 @@ def test_a_session_api_the_host_lacks_is_refused_at_once_not_left_hanging(projec
                   catch (error) { return `refused: ${error.message}`; }
                 } }],
     });
-    """)
+    """,
+    )
 
     async def scenario() -> None:
         async with host_for(project) as host:

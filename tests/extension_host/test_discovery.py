@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import Project
-
 from extension_host.discovery import check_name, discover
+from helpers import Project
 
 
 def test_project_extensions_come_before_user_ones_each_sorted_by_name(project: Project) -> None:

@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
-from helpers import run
 
 from extension_host.activity import ActivityTracker
 from extension_host.dispatch import AskHandler, Dispatcher, builtin_entry
@@ -23,9 +22,10 @@ from extension_host.events import EventLog
 from extension_host.hooks.runner import HookRunner
 from extension_host.outcomes import ToolCallResult
 from extension_host.registry import ToolEntry, ToolRegistry
+from helpers import run
+from sdk_extension.tools import Tool, ToolInvocation
 from sdk_extension.wire.connection import RpcError
 from sdk_extension.wire.results import ToolResult
-from sdk_extension.tools import Tool, ToolInvocation
 
 SESSION = "session-1"
 CWD = "/srv/project"
@@ -67,7 +67,12 @@ class Desk:
         self.hooks = HookRunner(self.events, session_id=SESSION, cwd=CWD)
         self.activity = ActivityTracker()
         self.dispatcher = Dispatcher(
-            self.registry, self.events, self.hooks, lambda name: (reasons or {}).get(name), on_ask, self.activity,
+            self.registry,
+            self.events,
+            self.hooks,
+            lambda name: (reasons or {}).get(name),
+            on_ask,
+            self.activity,
             unknown_hint=lambda: "extension project:shell failed to start",
         )
 
@@ -191,7 +196,8 @@ def test_a_pre_hook_s_rewritten_arguments_are_what_the_tool_the_events_and_the_p
     desk = Desk()
     tool = desk.tool("shell", FakeTool())
     hooks = desk.extension_hooks(
-        "project:guard", 0,
+        "project:guard",
+        0,
         lambda hook, wire: {"modifiedArgs": {"command": "ls -la"}} if hook == PRE else None,
     )
     outcome = desk.call("shell", {"command": "ls"})
@@ -210,10 +216,9 @@ def test_a_deny_returns_denied_with_the_reason_and_the_tool_never_runs() -> None
     desk = Desk()
     tool = desk.tool("shell", FakeTool())
     hooks = desk.extension_hooks(
-        "project:guard", 0,
-        only_pre(
-            {"permissionDecision": "deny", "permissionDecisionReason": "no rm", "additionalContext": "use trash"}
-        ),
+        "project:guard",
+        0,
+        only_pre({"permissionDecision": "deny", "permissionDecisionReason": "no rm", "additionalContext": "use trash"}),
     )
     outcome = desk.call("shell", {"command": "rm -rf /"})
     assert tool.calls == [] and desk.tool_events() == []
@@ -278,7 +283,8 @@ def test_a_declined_ask_is_denied_by_the_user_and_the_handler_saw_the_rewritten_
     desk = Desk(on_ask=decline)
     tool = desk.tool("shell", FakeTool())
     desk.extension_hooks(
-        "project:guard", 0,
+        "project:guard",
+        0,
         only_pre(
             {
                 "permissionDecision": "ask",
@@ -387,8 +393,6 @@ def test_a_call_that_raises_unknown_tool_leaves_no_activity_behind() -> None:
     with pytest.raises(UnknownToolError):
         desk.call("nothing")
     assert not desk.activity.busy_until(desk.activity.generation)
-
-
 
 
 def test_a_failing_post_hook_leaves_the_tool_s_result_and_warns_naming_the_extension() -> None:

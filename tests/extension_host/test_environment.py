@@ -12,12 +12,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from helpers import REPO_ROOT, Project, run, running_dev
 
 from extension_host import ExtensionHost
-from extension_host.frontends.cli import main
 from extension_host.control import ControlServer
-from extension_host.trust import TrustStore
 from extension_host.environment import (
     SENSITIVE_PATTERNS,
     is_sensitive,
@@ -25,6 +22,9 @@ from extension_host.environment import (
     resolve_request,
     scrub,
 )
+from extension_host.frontends.cli import main
+from extension_host.trust import TrustStore
+from helpers import REPO_ROOT, Project, run, running_dev
 
 SECRETS = {
     "GITHUB_TOKEN": "ghp_secret",
@@ -100,7 +100,9 @@ def test_the_readme_documents_every_pattern() -> None:
 def test_a_request_needs_a_grant_only_for_sensitive_names_that_are_set() -> None:
     """Unset names are skipped, ordinary ones given, ungranted secrets missing; order and repeats kept sane."""
     host = {"GITHUB_TOKEN": "t", "NPM_TOKEN": "n", "PATH": "/bin"}
-    grant = resolve_request(["GITHUB_TOKEN", "PATH", "UNSET_TOKEN", "NPM_TOKEN", "GITHUB_TOKEN"], host, {"GITHUB_TOKEN"})
+    grant = resolve_request(
+        ["GITHUB_TOKEN", "PATH", "UNSET_TOKEN", "NPM_TOKEN", "GITHUB_TOKEN"], host, {"GITHUB_TOKEN"}
+    )
     assert grant.requested == ("GITHUB_TOKEN", "PATH", "UNSET_TOKEN", "NPM_TOKEN")
     assert grant.values == {"GITHUB_TOKEN": "t", "PATH": "/bin"}
     assert grant.granted == ("GITHUB_TOKEN", "PATH")
@@ -214,9 +216,7 @@ def test_unset_and_ordinary_requests_need_no_grant(project: Project, monkeypatch
     ],
     ids=["bad name", "too many"],
 )
-def test_a_malformed_request_fails_the_extension(
-    project: Project, request_code: str, message: str
-) -> None:
+def test_a_malformed_request_fails_the_extension(project: Project, request_code: str, message: str) -> None:
     project.add_extension("spy", REPORTER.format(request=f", requested_environment_variables={request_code}"))
 
     async def scenario() -> None:

@@ -72,7 +72,10 @@ def test_a_large_event_is_heard_whole_and_kept_cut_with_a_marker() -> None:
     assert heard[0]["data"]["result"]["content"] is text
     (kept,) = log.history()
     assert kept["id"] == returned["id"] and kept["type"] == "tool.execution_complete"
-    assert kept["data"]["result"] == {"content": "x" * 1_000 + TRUNCATION_MARKER.format(999_000), "resultType": "success"}
+    assert kept["data"]["result"] == {
+        "content": "x" * 1_000 + TRUNCATION_MARKER.format(999_000),
+        "resultType": "success",
+    }
     assert kept["data"]["n"] == 3
     assert log.history_bytes < 8_000
 

@@ -6,9 +6,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from helpers import Project, is_log, run, wait_for_event
 
 from extension_host import ExtensionHost, UnknownToolError
+from helpers import Project, is_log, run, wait_for_event
 from sdk_extension import tool
 
 pytestmark = pytest.mark.subprocess

@@ -10,6 +10,9 @@ import subprocess
 import sys
 
 import pytest
+
+from extension_host import ExtensionHost
+from extension_host.launch.process_groups import signal_group
 from helpers import (
     Project,
     assert_orphan_exits_when_host_is_killed,
@@ -19,9 +22,6 @@ from helpers import (
     wait_for_event,
     wait_for_exit,
 )
-
-from extension_host import ExtensionHost
-from extension_host.launch.process_groups import signal_group
 
 pytestmark = pytest.mark.subprocess
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Project, is_log, run, wait_for_event, wait_for_exit
 
 from extension_host import ExtensionHost
+from helpers import Project, is_log, run, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
 
@@ -47,9 +47,7 @@ def change_of(extension: str, action: str) -> Any:
     def matches(event: Any) -> bool:
         if event["type"] != "session.extensions_loaded":
             return False
-        return any(
-            c["extension"] == extension and c["action"] == action for c in event["data"].get("changes", [])
-        )
+        return any(c["extension"] == extension and c["action"] == action for c in event["data"].get("changes", []))
 
     return matches
 

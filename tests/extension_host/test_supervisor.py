@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from helpers import Project, run
 
 from extension_host.activity import ActivityTracker
 from extension_host.budget import CrashBudget, ReloadBudget
@@ -28,6 +27,7 @@ from extension_host.instance import Arbiter, CrashHandler, ExtensionInstance, Se
 from extension_host.outcomes import ReloadOutcome
 from extension_host.registry import ToolEntry, ToolRegistry
 from extension_host.supervisor import Supervisor
+from helpers import Project, run
 from sdk_extension.wire.connection import RpcError
 
 T = TypeVar("T")
@@ -53,8 +53,14 @@ class FakeInstance(ExtensionInstance):
     """An extension instance without a process: ``start`` plays its :class:`Plan`."""
 
     def __init__(
-        self, spec: ExtensionSpec, context: SessionContext, *, order: int, arbiter: Arbiter,
-        on_crash: CrashHandler, plan: Plan,
+        self,
+        spec: ExtensionSpec,
+        context: SessionContext,
+        *,
+        order: int,
+        arbiter: Arbiter,
+        on_crash: CrashHandler,
+        plan: Plan,
     ) -> None:
         async def arbitrate(joiner: ExtensionInstance, entries: list[ToolEntry]) -> list[ExtensionInstance] | None:
             plan.asked.set()
@@ -93,7 +99,11 @@ class Stage:
     """A supervisor over a temporary project and home, whose instances are fakes."""
 
     def __init__(
-        self, tmp_path: Path, *, crash_budget: CrashBudget | None = None, reload_budget: ReloadBudget | None = None,
+        self,
+        tmp_path: Path,
+        *,
+        crash_budget: CrashBudget | None = None,
+        reload_budget: ReloadBudget | None = None,
         untrusted: str | None = None,
     ) -> None:
         self.project = Project(tmp_path / "project", tmp_path / "home")
@@ -106,14 +116,30 @@ class Stage:
         self.hooks = HookRunner(self.events, session_id=SESSION, cwd=str(self.project.root))
         self.activity = ActivityTracker()
         self.context = SessionContext(
-            session_id=SESSION, project_root=self.project.root, logs_dir=tmp_path / "logs", registry=self.registry,
-            events=self.events, hooks=self.hooks, environment={}, readiness_timeout=5.0, tool_timeout=5.0,
-            stop_grace=1.0, cache_dir=tmp_path / "cache", host_environment={}, grants=lambda spec: frozenset(),
+            session_id=SESSION,
+            project_root=self.project.root,
+            logs_dir=tmp_path / "logs",
+            registry=self.registry,
+            events=self.events,
+            hooks=self.hooks,
+            environment={},
+            readiness_timeout=5.0,
+            tool_timeout=5.0,
+            stop_grace=1.0,
+            cache_dir=tmp_path / "cache",
+            host_environment={},
+            grants=lambda spec: frozenset(),
         )
         self.supervisor = Supervisor(
-            self.context, self.activity, project_root=self.project.root, user_home=self.project.home,
-            drain_timeout=5.0, untrusted=lambda: untrusted, crash_budget=crash_budget,
-            reload_budget=reload_budget, instance_factory=self._build,
+            self.context,
+            self.activity,
+            project_root=self.project.root,
+            user_home=self.project.home,
+            drain_timeout=5.0,
+            untrusted=lambda: untrusted,
+            crash_budget=crash_budget,
+            reload_budget=reload_budget,
+            instance_factory=self._build,
         )
 
     def _build(

@@ -9,12 +9,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import Project, run, running_dev, wait_for_event
 
 from extension_host import ExtensionHost, TrustFileError, UnknownToolError
-from extension_host.frontends.cli import main
 from extension_host.control import ControlServer
+from extension_host.frontends.cli import main
 from extension_host.trust import TRUST_ENV, TrustStore, decide_project_trust
+from helpers import Project, run, running_dev, wait_for_event
 
 MARKER_EXTENSION = """
     from pathlib import Path
@@ -106,7 +106,7 @@ def test_a_damaged_record_is_an_error_naming_it_and_counts_as_untrusted(tmp_path
     for damage in ("{not json", '{"projects": {"/x": {"trusted": "maybe"}}}', "[]"):
         store.path.write_text(damage)
         store.path.chmod(0o600)
-        with pytest.raises(TrustFileError, match="trust.json is damaged"):
+        with pytest.raises(TrustFileError, match=r"trust\.json is damaged"):
             store.project_trusted(project)
         decision = decide_project_trust(project, store, environ={})
         assert decision.trusted is False and decision.problem is not None and "trust.json" in decision.problem
@@ -122,7 +122,7 @@ def test_a_record_other_users_can_write_is_not_believed(tmp_path: Path) -> None:
     store = TrustStore(tmp_path / "home")
     store.set_project_trusted(project, True)
     store.path.chmod(0o666)
-    with pytest.raises(TrustFileError, match="can be written by other users.*chmod 600"):
+    with pytest.raises(TrustFileError, match=r"can be written by other users.*chmod 600"):
         store.project_trusted(project)
     assert decide_project_trust(project, store, environ={}).trusted is False
 
@@ -132,9 +132,7 @@ def test_concurrent_grants_lose_nothing(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     store = TrustStore(tmp_path / "home")
-    threads = [
-        threading.Thread(target=store.grant, args=(project, "project", "lint", [f"VAR_{n}"])) for n in range(20)
-    ]
+    threads = [threading.Thread(target=store.grant, args=(project, "project", "lint", [f"VAR_{n}"])) for n in range(20)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -174,7 +172,11 @@ def test_project_grants_belong_to_their_project_and_user_grants_to_every_project
     ids=lambda command: " ".join(command),
 )
 def test_no_command_runs_an_untrusted_projects_code(
-    project: Project, cloned: Path, command: list[str], capsys: pytest.CaptureFixture[str], reap_extension_processes: list[int]
+    project: Project,
+    cloned: Path,
+    command: list[str],
+    capsys: pytest.CaptureFixture[str],
+    reap_extension_processes: list[int],
 ) -> None:
     """list, inspect, reload, prompt and call leave no marker and start no process."""
     code = cli(project, *command)
@@ -283,8 +285,10 @@ def test_a_save_in_an_untrusted_project_runs_none_of_its_code(project: Project, 
             (project.home / "later").rename(project.home / "extensions" / "later")
             await wait_for_event(
                 host,
-                lambda e: e["type"] == "session.extensions_loaded"
-                and any(c["extension"] == "user:later" for c in e["data"].get("changes", [])),
+                lambda e: (
+                    e["type"] == "session.extensions_loaded"
+                    and any(c["extension"] == "user:later" for c in e["data"].get("changes", []))
+                ),
             )
             assert host.extension("payload").status == "untrusted"
 
@@ -376,8 +380,10 @@ def test_trust_and_revoke_take_effect_in_the_running_host_and_its_watching(
             (folder / "extension.py").write_text(source.replace("it runs", "it runs again"))
             await wait_for_event(
                 host,
-                lambda e: e["type"] == "session.extensions_loaded"
-                and any(c["action"] == "reloaded" for c in e["data"].get("changes", [])),
+                lambda e: (
+                    e["type"] == "session.extensions_loaded"
+                    and any(c["action"] == "reloaded" for c in e["data"].get("changes", []))
+                ),
                 timeout=20,
             )
             assert (await host.call_tool("runs")).text_result_for_llm == "it runs again"

@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
 import pytest
-from helpers import run
 from watchfiles import Change
 
 from extension_host.reload import (
@@ -19,6 +18,7 @@ from extension_host.reload import (
     ExtensionWatcher,
     FileChanges,
 )
+from helpers import run
 
 
 def watcher_for(tmp_path: Path, applied: list[set[str]]) -> ExtensionWatcher:

@@ -17,14 +17,14 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import Project, run, wait_for_exit
 
 from extension_host import ExtensionHost, ProjectRootError
-from extension_host.frontends.dev import EXIT_STDOUT_CLOSED
 from extension_host.events import HISTORY_BYTES, TRUNCATION_MARKER
+from extension_host.frontends.dev import EXIT_STDOUT_CLOSED
 from extension_host.launch.logs import LOG_MAX_BYTES
-from extension_host.paths import project_logs_dir
 from extension_host.launch.process import STOP_GRACE_SECONDS
+from extension_host.paths import project_logs_dir
+from helpers import Project, run, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
 
@@ -51,8 +51,17 @@ def cli(
     """The ``extensions`` command in a process of its own, bounded."""
     options = ["--readiness-timeout", str(readiness)] if readiness is not None else []
     return subprocess.run(
-        [sys.executable, "-m", "extension_host", "--root", str(root or project.root), "--home", str(project.home),
-         *options, *args],
+        [
+            sys.executable,
+            "-m",
+            "extension_host",
+            "--root",
+            str(root or project.root),
+            "--home",
+            str(project.home),
+            *options,
+            *args,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -115,7 +124,9 @@ def test_eight_tool_results_of_20_mib_are_kept_cut_and_the_host_does_not_hold_th
     )
     host = subprocess.run(
         [sys.executable, "-c", _RSS_HOST, str(project.root), str(project.home)],
-        capture_output=True, text=True, timeout=180,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert host.returncode == 0, host.stderr
     figures = json.loads(host.stdout)
@@ -159,12 +170,16 @@ def test_two_projects_with_an_extension_of_the_same_name_keep_separate_logs(proj
     folder = other / ".github" / "extensions" / "same"
     folder.mkdir(parents=True)
     (folder / "extension.py").write_text(
-        textwrap.dedent(LOGGING_EXTENSION.format(pid_file=str(pids / "b"), message="'project B is fine'", tool="b_hello"))
+        textwrap.dedent(
+            LOGGING_EXTENSION.format(pid_file=str(pids / "b"), message="'project B is fine'", tool="b_hello")
+        )
     )
     # A user extension runs in each project (its working directory is the project's root).
     project.add_extension(
         "mine",
-        LOGGING_EXTENSION.format(pid_file=str(pids / "u"), message="'user extension in ' + os.getcwd()", tool="u_hello"),
+        LOGGING_EXTENSION.format(
+            pid_file=str(pids / "u"), message="'user extension in ' + os.getcwd()", tool="u_hello"
+        ),
         source="user",
     )
 
@@ -209,8 +224,17 @@ def test_dev_with_stdin_at_its_end_keeps_watching_until_a_signal(project: Projec
 
     async def scenario() -> tuple[int, bytes]:
         dev = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home), "dev",
-            stdin=subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "extension_host",
+            "--root",
+            str(project.root),
+            "--home",
+            str(project.home),
+            "dev",
+            stdin=subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         assert dev.stdout is not None and dev.stderr is not None
         seen: list[str] = []
@@ -255,9 +279,21 @@ def test_a_closed_stdout_ends_list_quietly(project: Project, tmp_path: Path) -> 
     os.close(read_end)  # nobody will read: the first write fails with EPIPE
     try:
         listing = subprocess.run(
-            [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home),
-             "list", "--json"],
-            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "extension_host",
+                "--root",
+                str(project.root),
+                "--home",
+                str(project.home),
+                "list",
+                "--json",
+            ],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
         )
     finally:
         os.close(write_end)
@@ -273,7 +309,9 @@ def test_dev_ends_when_the_reader_of_its_output_goes_away(project: Project, tmp_
     project.add_extension("live", PID_FILE_EXTENSION.format(pid_file=str(pid_file)))
     dev = subprocess.Popen(
         [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home), "dev"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         assert dev.stdout is not None and dev.stderr is not None
@@ -308,7 +346,10 @@ def test_a_root_that_is_not_a_folder_is_a_usage_error_and_an_exception(
     project.add_extension("live", PID_FILE_EXTENSION.format(pid_file=str(tmp_path / "pid")))
     done = subprocess.run(
         [sys.executable, "-m", "extension_host", "--root", str(root), "--home", str(project.home), "list"],
-        capture_output=True, text=True, timeout=60, cwd=project.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=project.root,
     )
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and str(root) in done.stderr
@@ -375,7 +416,9 @@ RAW_CLIENT = """
                 send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
 """
 
-STICKY = RAW_CLIENT + """
+STICKY = (
+    RAW_CLIENT
+    + """
     def on_end_of_stream():
         time.sleep(3600)  # ignores end of stream; SIGTERM still ends it
 
@@ -383,6 +426,7 @@ STICKY = RAW_CLIENT + """
     open(PID_FILE, "w").write(f"{os.getpid()} {time.time()}")
     serve("pong")
 """
+)
 
 
 def test_a_one_shot_command_does_not_wait_the_stop_grace_for_an_extension_that_ignores_end_of_stream(
@@ -407,7 +451,9 @@ def test_a_one_shot_command_does_not_wait_the_stop_grace_for_an_extension_that_i
 
 # -- lone surrogates through `extensions call` -----------------------------------------------
 
-SURROGATES = RAW_CLIENT + """
+SURROGATES = (
+    RAW_CLIENT
+    + """
     def on_end_of_stream():
         raise SystemExit(0)
 
@@ -415,6 +461,7 @@ SURROGATES = RAW_CLIENT + """
     join(["odd_listing"])
     serve("caf\\udce9.txt \\ud800")  # what os.listdir gives for a name that is not UTF-8
 """
+)
 
 
 @pytest.mark.parametrize("json_output", [False, True], ids=["text", "json"])

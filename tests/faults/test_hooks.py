@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import Project, run, wait_for_event, wait_for_exit
 
 from extension_host import ExtensionHost
+from helpers import Project, run, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
 

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Project, run, wait_for_event, wait_for_exit
 
 from extension_host import ExtensionHost
-from extension_host.paths import CACHE_ENV
 from extension_host.launch.process import failure_line, tail_lines
+from extension_host.paths import CACHE_ENV
+from helpers import Project, run, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
 
@@ -87,7 +87,8 @@ async def main():
         result = await host.call_tool(sys.argv[3])
         [info] = host.extensions
         server = host._fork_server.pid if host._fork_server is not None else None
-        print(json.dumps({"extension": info.pid, "started": int(result.text_result_for_llm), "server": server}), flush=True)
+        started = int(result.text_result_for_llm)
+        print(json.dumps({"extension": info.pid, "started": started, "server": server}), flush=True)
         await asyncio.Event().wait()
 
 asyncio.run(main())
@@ -148,7 +149,7 @@ def test_a_host_killed_with_sigkill_takes_a_javascript_extensions_process_group_
     project: Project, sdk_cache: Path
 ) -> None:
     _add(project, "sleeper", "extension.mjs", JS_SLEEPER)
-    seen, elapsed = _kill_host_and_time_its_group(project, "start_sleeper", {**os.environ, CACHE_ENV: str(sdk_cache)})
+    _seen, elapsed = _kill_host_and_time_its_group(project, "start_sleeper", {**os.environ, CACHE_ENV: str(sdk_cache)})
     print(f"host SIGKILLed (node): group gone after {elapsed * 1000:.0f} ms")
 
 
@@ -238,8 +239,14 @@ NODE_STDERR = Path(__file__).parent / "node_stderr"
 @pytest.mark.parametrize(
     ("fixture", "expected"),
     [
-        ("esm_import_of_a_missing_package", "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'nonexistent-pkg' imported from /tmp/nodefx/missing.mjs"),
-        ("dynamic_import_of_a_missing_package", "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'nonexistent-pkg' imported from /tmp/nodefx/[eval]"),
+        (
+            "esm_import_of_a_missing_package",
+            "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'nonexistent-pkg' imported from /tmp/nodefx/missing.mjs",
+        ),
+        (
+            "dynamic_import_of_a_missing_package",
+            "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'nonexistent-pkg' imported from /tmp/nodefx/[eval]",
+        ),
         ("require_of_a_missing_module", "Error: Cannot find module 'nonexistent-pkg'"),
         ("thrown_error", "Error: broken on purpose"),
         ("syntax_error", "SyntaxError: Unexpected token ','"),

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Project, is_log, run, running_dev, wait_for_event, wait_for_exit
 
 from extension_host import ExtensionHost
 from extension_host.budget import CrashBudget, ReloadBudget
+from helpers import Project, is_log, run, running_dev, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
 
@@ -64,17 +64,15 @@ def reload_count(host: ExtensionHost, extension_id: str) -> int:
 
 def is_warning(*fragments: str) -> Any:
     """A predicate matching a session.warning whose message contains every fragment."""
-    return lambda event: event["type"] == "session.warning" and all(
-        fragment in event["data"]["message"] for fragment in fragments
+    return lambda event: (
+        event["type"] == "session.warning" and all(fragment in event["data"]["message"] for fragment in fragments)
     )
 
 
 # -- the first extension hangs at import --------------------------------------------------
 
 
-def test_an_extension_that_hangs_at_import_delays_and_fails_only_itself(
-    project: Project, spawned: list[int]
-) -> None:
+def test_an_extension_that_hangs_at_import_delays_and_fails_only_itself(project: Project, spawned: list[int]) -> None:
     """``a`` (first in load order) never joins; ``b`` and ``c`` are running and serve calls while
     ``a`` is still starting, and ``a`` alone fails with the readiness timeout."""
     project.add_extension("a", "import time\ntime.sleep(3600)\n")
@@ -328,9 +326,7 @@ def is_log_prefix(prefix: str) -> Any:
     return lambda event: event["type"] == "session.info" and event["data"].get("message", "").startswith(prefix)
 
 
-def test_a_one_shot_host_does_not_restart_a_crashed_extension(
-    project: Project, spawned: list[int]
-) -> None:
+def test_a_one_shot_host_does_not_restart_a_crashed_extension(project: Project, spawned: list[int]) -> None:
     """Without watching (one-shot commands) a crash leaves the extension failed, not restarted."""
     project.add_extension("crashy", CRASHY)
     (project.root / "crash").write_text("yes")
@@ -450,7 +446,10 @@ def test_list_answers_a_request_sent_right_after_joining_before_stopping_the_ext
     project.add_extension("logger", RAW_LOGGER)
     completed = subprocess.run(
         [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home), "list"],
-        capture_output=True, text=True, timeout=60, env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
     )
     assert completed.returncode == 0, completed.stderr
     assert "project:logger  running" in completed.stdout
@@ -464,15 +463,27 @@ def test_extensions_reload_resumes_the_paused_watching_of_a_running_dev(project:
     """In ``dev``, the pause warning names ``extensions reload writer``; run from another shell,
     that reloads it and resumes its watching (so this writer's storm, and its pause, come back)."""
     writer = project.add_extension("writer", SELF_WRITER)
-    pause = r"\[project:writer\] warning: extension project:writer reloaded 5 times within 10 s .*'extensions reload writer'"
+    pause = (
+        r"\[project:writer\] warning: extension project:writer reloaded 5 times within 10 s "
+        r".*'extensions reload writer'"
+    )
 
     async def scenario() -> None:
         async with running_dev(project) as dev:
             save(writer)
             await dev.expect(pause, timeout=60)
             reload = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home),
-                "reload", "writer", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                sys.executable,
+                "-m",
+                "extension_host",
+                "--root",
+                str(project.root),
+                "--home",
+                str(project.home),
+                "reload",
+                "writer",
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
             )
             async with asyncio.timeout(60):
                 out, _ = await reload.communicate()

@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import Project, running_dev, run, wait_for_exit
 
 from extension_host import ExtensionHost
 from extension_host.paths import control_socket_path
+from helpers import Project, run, running_dev, wait_for_exit
 from sdk_extension.wire.framing import MAX_DEPTH, MAX_MESSAGE_BYTES, encode_message, read_message
 from sdk_extension.wire.protocol import PARSE_ERROR
 
@@ -153,11 +153,15 @@ def test_deeply_nested_json_from_an_extension_fails_it_at_once_and_its_pending_c
         time.sleep(600)
         """,
     )
-    raw_extension(project, "echo", """
+    raw_extension(
+        project,
+        "echo",
+        """
         join("echo")
         while True:
             answer(next_call(), "echoed")
-        """)
+        """,
+    )
 
     async def scenario() -> float:
         async with ExtensionHost(project.root, project.home, tool_timeout=120, stop_grace=2) as host:
@@ -185,11 +189,15 @@ def test_deeply_nested_json_on_the_control_socket_gets_a_parse_error_and_the_hos
 ) -> None:
     """A client of a running ``extensions dev`` sends 100,000 nested arrays: it is told why and
     dropped; the next client is answered and ``extensions list`` still reaches the host."""
-    raw_extension(project, "echo", """
+    raw_extension(
+        project,
+        "echo",
+        """
         join("echo")
         while True:
             answer(next_call(), "echoed")
-        """)
+        """,
+    )
 
     async def scenario() -> None:
         async with running_dev(project) as dev:
@@ -215,9 +223,20 @@ def test_deeply_nested_json_on_the_control_socket_gets_a_parse_error_and_the_hos
             assert status is not None and status["result"]["pid"] == dev.process.pid
             listing = await asyncio.to_thread(
                 subprocess.run,
-                [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home),
-                 "list", "--json"],
-                capture_output=True, text=True, timeout=60,
+                [
+                    sys.executable,
+                    "-m",
+                    "extension_host",
+                    "--root",
+                    str(project.root),
+                    "--home",
+                    str(project.home),
+                    "list",
+                    "--json",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
             )
             assert listing.returncode == 0, listing.stderr
             [echo] = json.loads(listing.stdout)["extensions"]
@@ -277,13 +296,27 @@ def test_extensions_call_prints_a_lone_surrogate_from_a_raw_client_without_crash
 ) -> None:
     """A raw client answers with the JSON escape \\ud800 (a lone surrogate once decoded):
     ``extensions call`` shows it as a visible escape and exits 0, with and without --json."""
-    raw_extension(project, "weird", """
+    raw_extension(
+        project,
+        "weird",
+        """
         join("weird")
         while True:
             answer(next_call(), "bad \\ud800 name")
-        """)
-    command = [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home),
-               "call", "weird", *(["--json"] if as_json else [])]
+        """,
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "extension_host",
+        "--root",
+        str(project.root),
+        "--home",
+        str(project.home),
+        "call",
+        "weird",
+        *(["--json"] if as_json else []),
+    ]
     done = subprocess.run(
         command, capture_output=True, timeout=90, cwd=project.home, env={**os.environ, "PYTHONIOENCODING": "utf-8"}
     )
@@ -414,13 +447,19 @@ def test_an_extension_that_never_reads_is_failed_once_its_queue_is_full_and_host
     """80 calls of 8 MiB (640 MiB offered) to an extension that stopped reading: it fails with
     "stopped reading its input", every call fails at once, and the host's memory peak grows by
     about the queue limit (64 MiB), not by what was offered."""
-    raw_extension(project, "deaf", """
+    raw_extension(
+        project,
+        "deaf",
+        """
         join("sink", all_events=True)
         time.sleep(600)
-        """)
+        """,
+    )
     done = subprocess.run(
         [sys.executable, "-c", DEAF_HOST, str(project.root), str(project.home), "80"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

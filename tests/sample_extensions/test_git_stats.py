@@ -10,13 +10,11 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from helpers import SAMPLES, load_module, sample_extension_module
 
+from helpers import SAMPLES, load_module, sample_extension_module
 from sdk_extension import ToolResult
 
 EXTENSION_DIR = SAMPLES / "git_stats"
-
-
 
 
 git_stats = load_module("sample_git_stats_logic", SAMPLES / "git_stats" / "git_stats.py")
@@ -39,9 +37,7 @@ def isolated_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def git(repo: Path, *args: str) -> str:
     """Run git in ``repo`` and return its stdout; fail the test if git fails."""
-    completed = subprocess.run(
-        ["git", *args], cwd=repo, capture_output=True, text=True, timeout=30, check=False
-    )
+    completed = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=30, check=False)
     assert completed.returncode == 0, f"git {' '.join(args)}: {completed.stderr}"
     return completed.stdout
 

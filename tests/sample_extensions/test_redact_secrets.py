@@ -6,13 +6,13 @@ import base64
 import random
 import shutil
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import ModuleType
 
 import pytest
-from helpers import SAMPLES, Project, load_module, run, sample_extension_module
 
 from extension_host import ExtensionHost
+from helpers import SAMPLES, Project, load_module, run, sample_extension_module
 from sdk_extension import ToolResult
 from sdk_extension.hooks import (
     HOOK_POINTS,
@@ -267,13 +267,13 @@ INVOCATION = HookInvocation(session_id="session-1")
 
 def prompt_input(prompt: str) -> UserPromptSubmittedInput:
     """A prompt hook input as the SDK builds it."""
-    return UserPromptSubmittedInput(timestamp=datetime.now(timezone.utc), cwd="/tmp", prompt=prompt)
+    return UserPromptSubmittedInput(timestamp=datetime.now(UTC), cwd="/tmp", prompt=prompt)
 
 
 def tool_input(result: ToolResult, tool_name: str = "bash") -> PostToolUseInput:
     """A post-tool hook input as the SDK builds it."""
     return PostToolUseInput(
-        timestamp=datetime.now(timezone.utc),
+        timestamp=datetime.now(UTC),
         cwd="/tmp",
         tool_name=tool_name,
         tool_args={"command": "cat .env"},
@@ -289,9 +289,7 @@ def test_a_prompt_with_secrets_is_rewritten_and_the_agent_is_told(extension: Mod
         "modified_prompt": "deploy with [REDACTED:github-token] and password=[REDACTED:password] please",
         "additional_context": redact.describe(redact.redact(prompt).findings, "the prompt"),
     }
-    assert output["additional_context"].startswith(
-        "2 secret(s) were redacted from the prompt (github-token, password)"
-    )
+    assert output["additional_context"].startswith("2 secret(s) were redacted from the prompt (github-token, password)")
     wire = HOOK_POINTS["on_user_prompt_submitted"].output_to_wire(output)
     assert wire is not None and wire["modifiedPrompt"] == output["modified_prompt"]
 
@@ -355,7 +353,7 @@ def test_the_post_tool_output_is_valid_on_the_wire(extension: ModuleType) -> Non
 
 # -- under the host --------------------------------------------------------------------------
 
-LEAKY_TOOL = f'''
+LEAKY_TOOL = f"""
 from sdk_extension import join_session, tool
 
 @tool(description="Print the environment file")
@@ -363,7 +361,7 @@ def show_env() -> str:
     return "GITHUB_TOKEN={GITHUB_CLASSIC}\\nDEBUG=1\\n"
 
 join_session(tools=[show_env])
-'''
+"""
 
 
 @pytest.mark.subprocess

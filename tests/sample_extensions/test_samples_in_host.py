@@ -7,9 +7,9 @@ import shutil
 import subprocess
 
 import pytest
-from helpers import SAMPLES, Project, run
 
 from extension_host import ExtensionHost
+from helpers import SAMPLES, Project, run
 
 pytestmark = pytest.mark.subprocess
 

@@ -6,13 +6,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import SAMPLES, load_module
 
+from helpers import SAMPLES, load_module
 from sdk_extension.hooks import hook_point
 
 GUARD_FILE = Path(__file__).resolve().parents[2] / "sample_extensions" / "shell_guard" / "guard.py"
-
-
 
 
 guard = load_module("sample_shell_guard_guard", SAMPLES / "shell_guard" / "guard.py")
@@ -363,7 +361,9 @@ def test_a_config_deny_rule_refuses_matching_commands_with_its_reason() -> None:
 
 def test_a_config_rule_without_a_name_is_named_after_its_position() -> None:
     """Unnamed project rules are reported as shell_guard.json:deny[i]."""
-    config = guard.parse_config('{"deny": [{"pattern": "x", "reason": "r"}, {"pattern": "terraform destroy", "reason": "r"}]}')
+    config = guard.parse_config(
+        '{"deny": [{"pattern": "x", "reason": "r"}, {"pattern": "terraform destroy", "reason": "r"}]}'
+    )
     verdict = guard.check_command("sudo terraform destroy -auto-approve", config)
     assert verdict is not None and verdict.rule.name == "shell_guard.json:deny[1]"
 

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, get_args
 
 import pytest
-from helpers import PipeWriter
 
-from sdk_extension.wire.connection import Connection
+from helpers import PipeWriter
 from sdk_extension.errors import HookOutputError, InvalidHookError
 from sdk_extension.hooks import (
     HOOK_POINTS,
     MERGES,
+    ErrorOccurredInput,
     HookPoint,
     PermissionDecision,
-    ErrorOccurredInput,
     PostToolUseInput,
     PostToolUseOutput,
     PreToolUseInput,
@@ -30,9 +29,10 @@ from sdk_extension.hooks import (
     hook_point,
 )
 from sdk_extension.matchers import MAX_MATCHER_PATTERN_LENGTH, MAX_MATCHER_PATTERNS, compile_matchers
+from sdk_extension.session import _Client, resolve_hooks, wire_hook_matchers
+from sdk_extension.wire.connection import Connection
 from sdk_extension.wire.protocol import HOOK_NAMES, METHOD_CONNECT, METHOD_SESSION_RESUME, PROTOCOL_VERSION
 from sdk_extension.wire.results import ToolResult
-from sdk_extension.session import _Client, resolve_hooks, wire_hook_matchers
 
 SIX = [
     "on_user_prompt_submitted",
@@ -65,7 +65,7 @@ def other_handler(data: Any, invocation: Any) -> None:
 def test_hook_points_are_exactly_the_six_in_contract_order() -> None:
     """HOOK_POINTS and HOOK_NAMES list the six hook points in order."""
     assert list(HOOK_POINTS) == SIX
-    assert HOOK_NAMES == tuple(SIX)
+    assert tuple(SIX) == HOOK_NAMES
 
 
 def test_each_hook_point_has_copilot_and_wire_spellings() -> None:
@@ -159,8 +159,8 @@ def test_input_from_wire_converts_camel_case_and_epoch_ms_to_snake_case_and_utc_
         {"timestamp": 1700000000123, "cwd": "/repo", "toolName": "bash", "toolArgs": {"cmd": "ls"}}
     )
     assert isinstance(data, PreToolUseInput)
-    assert data.timestamp == datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=timezone.utc)
-    assert data.timestamp.tzinfo == timezone.utc
+    assert data.timestamp == datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=UTC)
+    assert data.timestamp.tzinfo == UTC
     assert (data.cwd, data.tool_name, data.tool_args) == ("/repo", "bash", {"cmd": "ls"})
 
 
@@ -181,7 +181,7 @@ def test_input_from_wire_prefers_cwd_over_working_directory() -> None:
 def test_input_from_wire_ignores_unknown_keys() -> None:
     """Extra keys the host may send are ignored."""
     data = START.input_from_wire({"timestamp": 0, "cwd": "/", "source": "new", "futureField": [1]})
-    assert data == SessionStartInput(timestamp=datetime(1970, 1, 1, tzinfo=timezone.utc), cwd="/", source="new")
+    assert data == SessionStartInput(timestamp=datetime(1970, 1, 1, tzinfo=UTC), cwd="/", source="new")
 
 
 def test_input_from_wire_reads_tool_result_into_a_tool_result() -> None:
@@ -209,9 +209,9 @@ def test_input_from_wire_with_a_missing_required_field_is_a_value_error() -> Non
 
 def test_input_from_wire_defaults_missing_timestamp_and_cwd() -> None:
     """Without timestamp and cwd the input gets now (UTC) and an empty cwd."""
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     data = START.input_from_wire({"source": "startup"})
-    after = datetime.now(timezone.utc)
+    after = datetime.now(UTC)
     assert before <= data.timestamp <= after
     assert data.cwd == ""
 
@@ -219,7 +219,7 @@ def test_input_from_wire_defaults_missing_timestamp_and_cwd() -> None:
 def test_input_to_wire_gives_camel_case_and_epoch_milliseconds_and_omits_none() -> None:
     """The inverse of input_from_wire: camelCase keys, integer ms, None fields left out."""
     value = SessionEndInput(
-        timestamp=datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=timezone.utc),
+        timestamp=datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=UTC),
         cwd="/repo",
         reason="complete",
         final_message="bye",
@@ -234,16 +234,14 @@ def test_input_to_wire_gives_camel_case_and_epoch_milliseconds_and_omits_none() 
 
 def test_input_to_wire_writes_the_exact_millisecond_of_the_timestamp() -> None:
     """A datetime on a whole millisecond is written as exactly that many ms (no float truncation)."""
-    value = SessionStartInput(
-        timestamp=datetime(2004, 3, 16, 21, 13, 22, 149000, tzinfo=timezone.utc), cwd="/", source="new"
-    )
+    value = SessionStartInput(timestamp=datetime(2004, 3, 16, 21, 13, 22, 149000, tzinfo=UTC), cwd="/", source="new")
     assert START.input_to_wire(value)["timestamp"] == 1079471602149
 
 
 def test_input_to_wire_writes_tool_result_in_wire_form() -> None:
     """A ToolResult inside an input goes out as its camelCase object."""
     value = PostToolUseInput(
-        timestamp=datetime(1970, 1, 1, tzinfo=timezone.utc),
+        timestamp=datetime(1970, 1, 1, tzinfo=UTC),
         cwd="/",
         tool_name="t",
         tool_args={"a": 1},
@@ -261,7 +259,7 @@ def test_input_to_wire_writes_tool_result_in_wire_form() -> None:
 def test_input_round_trips_through_the_wire() -> None:
     """input_from_wire(input_to_wire(x)) == x for an error input."""
     value = ErrorOccurredInput(
-        timestamp=datetime(2024, 5, 6, 7, 8, 9, 500000, tzinfo=timezone.utc),
+        timestamp=datetime(2024, 5, 6, 7, 8, 9, 500000, tzinfo=UTC),
         cwd="/c",
         error="boom",
         error_context="tool_execution",
@@ -442,7 +440,13 @@ def test_a_table_entry_missing_a_merge_strategy_or_its_rewrite_field_is_refused_
     with pytest.raises(TypeError, match="one known merge strategy per output field"):
         HookPoint("on_x", PreToolUseInput, SessionStartOutput, {}, "doc")
     with pytest.raises(TypeError, match="rewrites=<input field>"):
-        HookPoint("on_x", PostToolUseInput, PostToolUseOutput, {"modified_result": "rewrite", "additional_context": "context"}, "doc")
+        HookPoint(
+            "on_x",
+            PostToolUseInput,
+            PostToolUseOutput,
+            {"modified_result": "rewrite", "additional_context": "context"},
+            "doc",
+        )
 
 
 def test_only_the_tool_hooks_take_matchers() -> None:
@@ -459,7 +463,12 @@ def test_matchers_take_names_and_globs_in_any_hook_spelling_and_match_case_sensi
     pre, post = compiled["on_pre_tool_use"], compiled["on_post_tool_use"]
     assert pre.patterns == ("bash", "run_*")
     assert [pre.matches(t) for t in ("bash", "run_tests", "run_", "Bash", "bash2", "xrun_a")] == [
-        True, True, True, False, False, False,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
     ]
     assert [post.matches(t) for t in ("edit", "edot", "xy", "x", "xyz")] == [True, True, True, False, False]
     assert compile_matchers({"on_pre_tool_use": "bash"}, BOTH)["on_pre_tool_use"].patterns == ("bash",)
@@ -506,6 +515,7 @@ def test_the_client_sends_hook_matchers_in_session_resume_only_when_given() -> N
         host = Connection(to_host, PipeWriter(to_client))
         seen: list[dict[str, Any]] = []
         host.on_request(METHOD_CONNECT, lambda params: {"protocolVersion": PROTOCOL_VERSION})
+
         def on_resume(params: dict[str, Any]) -> dict[str, Any]:
             seen.append(params)
             return {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
 import pydantic
 import pytest
@@ -122,7 +122,7 @@ def test_str_parameter_rejects_a_number_and_says_what_it_got() -> None:
 # -- optional, unions, literals, enums ---------------------------------------------------
 
 
-def optionals(a: Optional[str], b: int | str, c: Union[int, None] = None) -> None:
+def optionals(a: str | None, b: int | str, c: int | None = None) -> None:
     """Optional and union parameters."""
 
 
@@ -210,27 +210,21 @@ def test_container_annotations_become_array_and_object_schemas() -> None:
 
 def test_container_arguments_bind_with_their_python_container_type() -> None:
     """list stays a list, tuple[T, ...] becomes a tuple, dict stays a dict."""
-    bound = signature_of(containers).bind(
-        {"items": [1, 2], "pair": ["a", "b"], "counts": {"x": 1}, "raw": [None, "z"]}
-    )
+    bound = signature_of(containers).bind({"items": [1, 2], "pair": ["a", "b"], "counts": {"x": 1}, "raw": [None, "z"]})
     assert bound == {"items": [1, 2], "pair": ("a", "b"), "counts": {"x": 1}, "raw": [None, "z"]}
     assert isinstance(bound["pair"], tuple)
 
 
 def test_bad_list_item_is_reported_with_its_index_in_the_field_path() -> None:
     """The second item of 'items' being wrong names 'items[1]'."""
-    error = bind_error(
-        signature_of(containers), {"items": [1, "two", 3], "pair": [], "counts": {}, "raw": []}
-    )
+    error = bind_error(signature_of(containers), {"items": [1, "two", 3], "pair": [], "counts": {}, "raw": []})
     assert error.field == "items[1]"
     assert "integer" in error.message
 
 
 def test_bad_dict_value_is_reported_with_its_key_in_the_field_path() -> None:
     """A wrong value under key 'b' of 'counts' names 'counts.b'."""
-    error = bind_error(
-        signature_of(containers), {"items": [], "pair": [], "counts": {"a": 1, "b": "x"}, "raw": []}
-    )
+    error = bind_error(signature_of(containers), {"items": [], "pair": [], "counts": {"a": 1, "b": "x"}, "raw": []})
     assert error.field == "counts.b"
 
 

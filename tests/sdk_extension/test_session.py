@@ -14,18 +14,18 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from helpers import PipeWriter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import PipeWriter
 from sdk_extension import InvalidHookError, NotUnderHostError, ToolResult, join_session, tool
-from sdk_extension.wire import protocol as p
-from sdk_extension.errors import ExtensionError, JoinError
 from sdk_extension._workers import HOOK_WORKERS, STUCK_CALLS_PER_KEY
-from sdk_extension.wire.connection import Connection, RpcError
-from sdk_extension.wire.results import result_from_wire
+from sdk_extension.errors import ExtensionError, JoinError
 from sdk_extension.session import Session, _Client
 from sdk_extension.tools import Tool
+from sdk_extension.wire import protocol as p
+from sdk_extension.wire.connection import Connection, RpcError
+from sdk_extension.wire.results import result_from_wire
 
 
 @tool(description="Echo")
@@ -36,7 +36,7 @@ def echo(text: str) -> str:
 def test_joining_outside_a_host_says_how_to_run_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without SESSION_ID, join_session raises NotUnderHostError pointing at the host's commands."""
     monkeypatch.delenv("SESSION_ID", raising=False)
-    with pytest.raises(NotUnderHostError, match="started by the extension host.*extensions list"):
+    with pytest.raises(NotUnderHostError, match=r"started by the extension host.*extensions list"):
         join_session(tools=[echo])
 
 
@@ -46,8 +46,14 @@ def test_an_unknown_hook_name_is_refused_before_connecting(monkeypatch: pytest.M
     with pytest.raises(InvalidHookError) as caught:
         join_session(hooks={"before_tool": lambda i, inv: None})
     assert caught.value.hook == "before_tool"
-    for name in ("on_user_prompt_submitted", "on_pre_tool_use", "on_post_tool_use", "on_session_start",
-                 "on_session_end", "on_error_occurred"):
+    for name in (
+        "on_user_prompt_submitted",
+        "on_pre_tool_use",
+        "on_post_tool_use",
+        "on_session_start",
+        "on_session_end",
+        "on_error_occurred",
+    ):
         assert name in str(caught.value)
 
 
@@ -140,7 +146,10 @@ class FakeHost:
         request_id = f"r{next(self._ids)}"
         self.results[request_id] = asyncio.get_running_loop().create_future()
         data = {
-            "requestId": request_id, "sessionId": "s", "toolCallId": tool_call_id, "toolName": tool_name,
+            "requestId": request_id,
+            "sessionId": "s",
+            "toolCallId": tool_call_id,
+            "toolName": tool_name,
             "arguments": arguments or {},
         }
         self.event("external_tool.requested", data)
@@ -165,7 +174,10 @@ class FakeHost:
 
 @asynccontextmanager
 async def joined(
-    tools: list[Tool], hooks: dict[str, Callable[..., Any]] | None = None, *, client_kwargs: dict[str, Any] | None = None
+    tools: list[Tool],
+    hooks: dict[str, Callable[..., Any]] | None = None,
+    *,
+    client_kwargs: dict[str, Any] | None = None,
 ) -> AsyncIterator[FakeHost]:
     """A _Client serving ``tools`` and ``hooks``, past its join, and the host's end of it."""
     to_client, to_host = asyncio.StreamReader(), asyncio.StreamReader()
@@ -222,7 +234,9 @@ def test_a_result_larger_than_the_host_accepts_is_answered_with_a_failure_saying
 
 def test_a_result_that_is_not_json_is_answered_with_a_failure_saying_so() -> None:
     """A ToolResult built by hand with a value JSON cannot carry still gets an answer."""
-    odd = Tool("odd", "Return telemetry JSON cannot carry", lambda a, i: ToolResult("t", tool_telemetry={"x": object()}))
+    odd = Tool(
+        "odd", "Return telemetry JSON cannot carry", lambda a, i: ToolResult("t", tool_telemetry={"x": object()})
+    )
 
     async def main() -> ToolResult:
         async with joined([odd]) as host:
@@ -264,7 +278,8 @@ def test_a_stuck_sync_hook_is_not_started_again_and_the_tools_still_answer() -> 
     assert len(refusals) >= 30, "a stuck hook kept being started again"
     assert all(
         o.code == p.HOOK_FAILED
-        and o.message == (
+        and o.message
+        == (
             f"hook on_user_prompt_submitted is still running {STUCK_CALLS_PER_KEY} calls the host gave up on; "
             "it is not started again until one of them returns"
         )
@@ -284,7 +299,9 @@ def test_hooks_blocking_every_hook_thread_leave_the_tool_threads_free() -> None:
 
     async def main() -> ToolResult:
         async with joined([ping], {"on_user_prompt_submitted": hang}) as host:
-            hooks = [asyncio.ensure_future(host.hook("userPromptSubmitted", timeout=30)) for _ in range(HOOK_WORKERS * 2)]
+            hooks = [
+                asyncio.ensure_future(host.hook("userPromptSubmitted", timeout=30)) for _ in range(HOOK_WORKERS * 2)
+            ]
             try:
                 return await host.call("ping")
             finally:
@@ -446,7 +463,7 @@ def test_a_connection_that_ends_during_the_join_fails_it_saying_so() -> None:
             while not host.sent(p.METHOD_SESSION_RESUME):
                 await host.next_request()
             host.connection.close()
-            with pytest.raises(JoinError, match="^the connection to the host ended while joining"):
+            with pytest.raises(JoinError, match=r"^the connection to the host ended while joining"):
                 await joining
 
     in_memory(scenario)
@@ -567,7 +584,8 @@ def test_a_hook_that_raises_answers_hook_failed_naming_the_hook_and_the_exceptio
             with pytest.raises(RpcError) as failed:
                 await host.hook("preToolUse", 5, PRE_INPUT)
             assert (failed.value.code, failed.value.message) == (
-                p.HOOK_FAILED, "hook on_pre_tool_use raised ValueError: policy file missing"
+                p.HOOK_FAILED,
+                "hook on_pre_tool_use raised ValueError: policy file missing",
             )
             assert failed.value.data == {"hook": "on_pre_tool_use"}
 
@@ -637,9 +655,13 @@ def test_session_on_registers_interest_once_per_type_and_delivers_matching_event
             host.event("assistant.message", {"content": "again"})
             await until_idle()
             assert got == [
-                ("first", "assistant.message"), ("second", "assistant.message"), ("all", "assistant.message"),
+                ("first", "assistant.message"),
+                ("second", "assistant.message"),
+                ("all", "assistant.message"),
                 ("all", "session.idle"),
-                ("second", "assistant.message"), ("all", "assistant.message"), ("all", "session.idle"),
+                ("second", "assistant.message"),
+                ("all", "assistant.message"),
+                ("all", "session.idle"),
             ]
 
     in_memory(scenario)
@@ -712,7 +734,7 @@ def test_send_and_wait_returns_the_last_assistant_message_before_idle() -> None:
 
 def test_send_and_wait_raises_timeout_when_the_session_does_not_go_idle() -> None:
     async def scenario() -> None:
-        async with session_with_host() as (session, host):
+        async with session_with_host() as (session, _host):
             with pytest.raises(TimeoutError):
                 await session.send_and_wait_async("go", timeout=0.05)
 

@@ -9,7 +9,6 @@ import warnings
 from typing import Any
 
 from helpers import run
-
 from sdk_extension.tasks import BackgroundTasks
 
 

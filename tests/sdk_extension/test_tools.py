@@ -9,8 +9,8 @@ from typing import Annotated, Any
 import pytest
 
 from sdk_extension.errors import InvalidToolError
-from sdk_extension.wire.results import ToolResult
 from sdk_extension.tools import TOOL_NAME_PATTERN, Tool, ToolInvocation, run_tool, tool
+from sdk_extension.wire.results import ToolResult
 
 INVOCATION = ToolInvocation(session_id="s1", tool_call_id="call-1", tool_name="t", arguments={})
 

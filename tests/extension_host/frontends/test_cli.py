@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import Project
 
 from extension_host.frontends.cli import main
+from helpers import Project
 
 pytestmark = pytest.mark.subprocess
 
@@ -104,9 +104,7 @@ def test_call_json_reports_a_failure_and_exits_1(project: Project, capsys: pytes
     assert "'a'" in result["text_result_for_llm"]
 
 
-def test_call_with_bad_json_or_unknown_tool_fails_clearly(
-    project: Project, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_call_with_bad_json_or_unknown_tool_fails_clearly(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     """Bad JSON is usage (2); an unknown tool is a failure (1) listing what exists."""
     project.add_extension("calc", CALC)
     assert cli(project, "call", "add", "{a: 1}") == 2

@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+
 from helpers import Project, run, running_dev, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
@@ -82,8 +83,15 @@ def test_a_running_dev_answers_list_from_another_shell_and_refuses_a_second_dev(
             await dev.send("list")
             pid = int((await dev.expect(r"^project:live\s+running\s+(\d+)")).group(1))
             listing = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "extension_host", "--root", str(project.root), "list", "--json",
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                sys.executable,
+                "-m",
+                "extension_host",
+                "--root",
+                str(project.root),
+                "list",
+                "--json",
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
             )
             async with asyncio.timeout(30):
                 out, err = await listing.communicate()
@@ -91,8 +99,14 @@ def test_a_running_dev_answers_list_from_another_shell_and_refuses_a_second_dev(
             assert json.loads(out)["extensions"][0]["pid"] == pid
             assert b"from the running host" in err
             second = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "extension_host", "--root", str(project.root), "dev",
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                sys.executable,
+                "-m",
+                "extension_host",
+                "--root",
+                str(project.root),
+                "dev",
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
             )
             async with asyncio.timeout(30):
                 out, _ = await second.communicate()
@@ -160,8 +174,17 @@ def test_dev_reads_commands_from_a_file_and_keeps_running_at_its_end(project: Pr
     async def scenario() -> tuple[int, bytes]:
         with open(commands, "rb") as stdin:
             process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home),
-                "dev", stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                sys.executable,
+                "-m",
+                "extension_host",
+                "--root",
+                str(project.root),
+                "--home",
+                str(project.home),
+                "dev",
+                stdin=stdin,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
             )
         try:
             assert process.stdout is not None and process.stderr is not None

@@ -90,7 +90,11 @@ HOSTILE_INFO = ExtensionInfo(
 
 def test_extensions_table_with_hostile_values_keeps_one_line_per_extension() -> None:
     """Every cell is made safe: no raw control, no extra line, the escapes are visible."""
-    infos = [HOSTILE_INFO, replace(HOSTILE_INFO, error=None, status="running"), replace(HOSTILE_INFO, error=None, shadowed_by=None)]
+    infos = [
+        HOSTILE_INFO,
+        replace(HOSTILE_INFO, error=None, status="running"),
+        replace(HOSTILE_INFO, error=None, shadowed_by=None),
+    ]
     out = render.extensions_table(infos)
     assert raw_controls(out, UNSAFE_IN_CELL - {"\n"}) == set()
     assert len(out.splitlines()) == 1 + len(infos)
@@ -197,7 +201,7 @@ def test_session_message_prefixes_every_line() -> None:
     [
         HOSTILE,
         {"text": HOSTILE, HOSTILE: [HOSTILE, 1, None, True], "nested": {"k": "\u0085\u009f\x7f"}},
-        ["\ud800 lone", "é 漢字 🙂", "back\\slash \"quoted\""],
+        ["\ud800 lone", "é 漢字 🙂", 'back\\slash "quoted"'],
     ],
     ids=["string", "nested", "surrogate-and-plain"],
 )

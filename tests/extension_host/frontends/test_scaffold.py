@@ -10,14 +10,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import Project, run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extension_host import ExtensionHost
-from extension_host.frontends.cli import main
 from extension_host.discovery import NAME_PATTERN, check_name
 from extension_host.errors import ScaffoldError
+from extension_host.frontends.cli import main
 from extension_host.frontends.scaffold import (
     TOOL_PREFIX_MAX,
     TOOL_SUFFIX_MAX,
@@ -26,6 +25,7 @@ from extension_host.frontends.scaffold import (
     tool_names,
     tool_prefix,
 )
+from helpers import Project, run
 from sdk_extension.tools import TOOL_NAME_PATTERN
 
 FIRST_CHARACTERS = string.ascii_letters + string.digits
@@ -139,7 +139,7 @@ def test_an_existing_folder_is_never_overwritten(tmp_path: Path) -> None:
 
 def test_an_unknown_template_is_refused_listing_the_known_ones(tmp_path: Path) -> None:
     """The message names the available templates; no folder is created."""
-    with pytest.raises(ScaffoldError, match="available: .*basic"):
+    with pytest.raises(ScaffoldError, match=r"available: .*basic"):
         scaffold("x", tmp_path, "fancy")
     assert not (tmp_path / "x").exists()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -23,7 +23,7 @@ from sdk_extension.hooks import (
 )
 from sdk_extension.wire.results import ToolResult
 
-NOW = datetime.now(timezone.utc)
+NOW = datetime.now(UTC)
 CWD = "/srv/project"
 
 

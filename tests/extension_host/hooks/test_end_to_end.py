@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Project, is_log, run, wait_for_event
 
 from extension_host import ExtensionHost, hookimpl
+from helpers import Project, is_log, run, wait_for_event
 
 pytestmark = pytest.mark.subprocess
 
@@ -58,10 +58,13 @@ def test_a_deny_prevents_the_tool_from_running(project: Project) -> None:
     project.add_extension("a_tools", TOOLS)
     project.add_extension(
         "b_guard",
-        guard("guard", """
+        guard(
+            "guard",
+            """
         if input.tool_name == "write_marker":
             return {"permission_decision": "deny", "permission_decision_reason": "no writes today"}
-        """),
+        """,
+        ),
     )
 
     async def scenario() -> None:
@@ -83,11 +86,14 @@ def test_argument_rewrites_of_two_extensions_apply_in_load_order(project: Projec
     for name in ("b_first", "c_second"):
         project.add_extension(
             name,
-            guard(name, f"""
+            guard(
+                name,
+                f"""
             if input.tool_name == "echo":
                 return {{"modified_args": {{"text": input.tool_args["text"] + "+{name}"}},
                          "additional_context": "{name} was here"}}
-            """),
+            """,
+            ),
         )
 
     async def scenario() -> None:
@@ -162,10 +168,13 @@ def test_a_failing_guard_hook_fails_closed_naming_the_extension(project: Project
     project.add_extension("a_tools", TOOLS)
     project.add_extension(
         "b_faulty",
-        guard("faulty", f"""
+        guard(
+            "faulty",
+            f"""
         if input.tool_name == "write_marker":
             {body}
-        """),
+        """,
+        ),
     )
 
     async def scenario() -> None:
@@ -204,10 +213,14 @@ def test_a_post_tool_hook_replaces_the_result(project: Project) -> None:
     project.add_extension("a_tools", TOOLS)
     project.add_extension(
         "b_redact",
-        guard("redact", """
+        guard(
+            "redact",
+            """
         text = input.tool_result.text_result_for_llm.replace("hunter2", "[redacted]")
         return {"modified_result": ToolResult(text)}
-        """, hook="on_post_tool_use"),
+        """,
+            hook="on_post_tool_use",
+        ),
     )
 
     async def scenario() -> None:
@@ -223,10 +236,13 @@ def test_an_extension_that_dies_during_a_hook_call_is_a_guard_failure(project: P
     project.add_extension("a_tools", TOOLS)
     project.add_extension(
         "b_dies",
-        guard("dies", """
+        guard(
+            "dies",
+            """
         session.log(f"hook running in {os.getpid()}")
         threading.Event().wait(60)
-        """),
+        """,
+        ),
     )
 
     async def scenario() -> None:

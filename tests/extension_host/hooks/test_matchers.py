@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import Project, run
 
 from extension_host import ExtensionHost
 from extension_host.frontends.cli import main
+from helpers import Project, run
 
 pytestmark = pytest.mark.subprocess
 

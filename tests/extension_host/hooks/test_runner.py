@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import pluggy
@@ -17,11 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extension_host.hooks.composition import Composition
 from extension_host.events import EventLog
+from extension_host.hooks.composition import Composition
 from extension_host.hooks.runner import SUSPEND_AFTER_TIMEOUTS, HookRunner
 from extension_host.hooks.specs import hookimpl
-from sdk_extension.wire.connection import ConnectionClosed, RpcError
 from sdk_extension.hooks import (
     ErrorOccurredInput,
     HookInvocation,
@@ -33,6 +32,7 @@ from sdk_extension.hooks import (
     UserPromptSubmittedInput,
 )
 from sdk_extension.matchers import compile_matchers
+from sdk_extension.wire.connection import ConnectionClosed, RpcError
 from sdk_extension.wire.results import ToolResult
 
 T = TypeVar("T")
@@ -70,7 +70,7 @@ def make_runner(**options: Any) -> tuple[HookRunner, EventLog]:
 
 
 def base_input(hook: str, *, prompt: str = "hello", args: Any = None) -> Any:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     tool_args = {"command": "ls"} if args is None else args
     if hook == "on_user_prompt_submitted":
         return UserPromptSubmittedInput(timestamp=now, cwd=CWD, prompt=prompt)
@@ -391,7 +391,12 @@ FAILURES: list[tuple[str, Installer, str, Callable[[str], list[str]]]] = [
     ("plugin unknown key", invalid_plugin, "invalid", lambda hook: ["bogus_key"]),
     ("extension wrong value", wrong_type_extension, "invalid", lambda hook: [wrong_type_key(hook)]),
     ("extension non-dict", failing_extension(lambda wire: 42), "invalid", lambda hook: ["int"]),
-    ("extension gone", failing_extension(_raise(lambda: ConnectionClosed("pipe closed"))), "error", lambda hook: ["gone"]),
+    (
+        "extension gone",
+        failing_extension(_raise(lambda: ConnectionClosed("pipe closed"))),
+        "error",
+        lambda hook: ["gone"],
+    ),
 ]
 FAILURE_CASES = [case[1:] for case in FAILURES]
 FAILURE_IDS = [case[0] for case in FAILURES]
@@ -503,7 +508,7 @@ def test_every_call_emits_a_hook_start_and_hook_end_pair() -> None:
     pairs = hook_events(events)
     assert [kind for kind, _ in pairs] == ["hook.start", "hook.end"] * 3
     owners = []
-    for (_, start), (_, end) in zip(pairs[::2], pairs[1::2]):
+    for (_, start), (_, end) in zip(pairs[::2], pairs[1::2], strict=True):
         assert start["hookInvocationId"] == end["hookInvocationId"]
         assert start["hookType"] == end["hookType"] == "preToolUse"
         assert start["extensionId"] == end["extensionId"]
@@ -733,7 +738,7 @@ def test_a_guard_answering_anything_malformed_denies_naming_the_extension(
     hook: str, answer: Any, words: list[str]
 ) -> None:
     """Whatever the shape of the whole answer or of its output, a malformed one is a deny."""
-    runner, events = make_runner()
+    runner, _events = make_runner()
     runner.register_extension("raw", 0, (hook,), FakeExtension("raw", raw=lambda wire: answer))
 
     composition = run(runner.run(hook, base_input(hook)))
@@ -749,7 +754,7 @@ def test_a_guard_answering_anything_malformed_denies_naming_the_extension(
 @pytest.mark.parametrize("answer", [None, {}, {"output": None}], ids=["null", "no-output-key", "output-null"])
 def test_no_answer_no_output_key_and_a_null_output_are_no_opinion(hook: str, answer: Any) -> None:
     """The three spellings of "nothing to say" pass the guard untouched."""
-    runner, events = make_runner()
+    runner, _events = make_runner()
     runner.register_extension("quiet", 0, (hook,), FakeExtension("quiet", raw=lambda wire: answer))
     base = base_input(hook)
 
@@ -784,7 +789,9 @@ def test_an_output_that_cannot_be_applied_is_a_deny_not_an_exception(monkeypatch
     monkeypatch.setattr(Composition, "apply", broken_apply)
     hook = "on_pre_tool_use"
     runner, _ = make_runner()
-    runner.register_extension("ext", 0, (hook,), FakeExtension("ext", answer=lambda wire: {"permissionDecision": "allow"}))
+    runner.register_extension(
+        "ext", 0, (hook,), FakeExtension("ext", answer=lambda wire: {"permissionDecision": "allow"})
+    )
 
     composition = run(runner.run(hook, base_input(hook)))
 
@@ -1055,7 +1062,7 @@ def test_no_answer_of_an_extension_makes_an_observer_decide_or_raise(hook: str, 
 
 
 def pre_for(tool: str) -> PreToolUseInput:
-    return PreToolUseInput(timestamp=datetime.now(timezone.utc), cwd=CWD, tool_name=tool, tool_args={})
+    return PreToolUseInput(timestamp=datetime.now(UTC), cwd=CWD, tool_name=tool, tool_args={})
 
 
 def test_an_extension_s_tool_hook_runs_only_for_tools_its_matcher_names() -> None:

@@ -7,7 +7,7 @@ import asyncio
 import types
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
 import pluggy
@@ -17,11 +17,11 @@ from extension_host.events import EventLog
 from extension_host.hooks.runner import HookRunner
 from extension_host.hooks.specs import hookimpl, hookspec, specifications
 from sdk_extension import hooks as sdk_hooks
-from sdk_extension.wire import protocol
 from sdk_extension.errors import HookOutputError
 from sdk_extension.hooks import HOOK_POINTS, HookPoint
 from sdk_extension.matchers import compile_matchers
 from sdk_extension.session import resolve_hooks
+from sdk_extension.wire import protocol
 
 T = TypeVar("T")
 
@@ -46,10 +46,10 @@ def test_there_is_one_hookspec_per_table_entry_documented_by_it() -> None:
     specs = specifications()
     names = [name for name in vars(specs) if not name.startswith("_")]
     assert names == list(HOOK_POINTS)
-    pre = getattr(specs, "on_pre_tool_use")
+    pre = vars(specs)["on_pre_tool_use"]
     assert pre.__doc__.startswith(HOOK_POINTS["on_pre_tool_use"].doc)
     assert "guard" in pre.__doc__
-    assert "guard" not in getattr(specs, "on_session_start").__doc__
+    assert "guard" not in vars(specs)["on_session_start"].__doc__
 
 
 def test_the_wire_names_and_the_table_list_the_same_hook_points() -> None:
@@ -119,7 +119,7 @@ def test_a_refused_wrapper_does_not_deny_later_tool_calls() -> None:
     runner = make_runner()
     with pytest.raises(pluggy.PluginValidationError):
         runner.register_plugin(NewStyleWrapper(), "wrap")
-    base = sdk_hooks.PreToolUseInput(timestamp=datetime.now(timezone.utc), cwd="/", tool_name="t", tool_args={})
+    base = sdk_hooks.PreToolUseInput(timestamp=datetime.now(UTC), cwd="/", tool_name="t", tool_args={})
     assert run(runner.run("on_pre_tool_use", base)).decision is None
 
 
@@ -163,7 +163,7 @@ def tool_failed(monkeypatch: pytest.MonkeyPatch) -> HookPoint:
 
 
 def failed_input(tool: str = "bash") -> ToolFailedInput:
-    return ToolFailedInput(timestamp=datetime.now(timezone.utc), cwd="/srv", tool_name=tool, tool_args={}, error="boom")
+    return ToolFailedInput(timestamp=datetime.now(UTC), cwd="/srv", tool_name=tool, tool_args={}, error="boom")
 
 
 def test_the_sdk_resolves_checks_and_matches_a_hook_point_added_to_the_table(tool_failed: HookPoint) -> None:
@@ -208,7 +208,11 @@ def test_the_host_runs_and_composes_a_hook_point_added_to_the_table(tool_failed:
     assert outcome.additional_context == "from ext\n\nfrom plugin"
 
     runner.register_extension(
-        "project:ext", 0, ("on_tool_failed",), extension, matchers=compile_matchers({"on_tool_failed": ["git"]}, ["on_tool_failed"])
+        "project:ext",
+        0,
+        ("on_tool_failed",),
+        extension,
+        matchers=compile_matchers({"on_tool_failed": ["git"]}, ["on_tool_failed"]),
     )
     assert runner.skipped("on_tool_failed", "bash") == ["project:ext"]
     seen.clear()

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import Project, assert_orphan_exits_when_host_is_killed, run, wait_for_event, wait_for_exit
 
 import extension_host.launch.forkserver
 from extension_host import ExtensionHost
 from extension_host.launch.forkserver import ForkServer
+from helpers import Project, assert_orphan_exits_when_host_is_killed, run, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
 

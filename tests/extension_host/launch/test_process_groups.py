@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run, wait_for_exit
 
 from extension_host.launch.forkserver import ForkServer
 from extension_host.launch.process_groups import signal_group, stop_group
+from helpers import run, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
 
@@ -33,7 +33,12 @@ LEAVES_A_CHILD = (
 async def _start(code: str) -> tuple[asyncio.subprocess.Process, str]:
     """A Python process leading its own group, and the first line it printed."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", code, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True
+        sys.executable,
+        "-c",
+        code,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        start_new_session=True,
     )
     assert process.stdout is not None
     line = await process.stdout.readline()

@@ -9,17 +9,24 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from helpers import PipeWriter
 
+from helpers import PipeWriter
 from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOverflow, RpcError, error_to_wire
-from sdk_extension.wire.framing import MAX_DEPTH, FrameDecoder, FramingError, MessageTooLarge, encode_message, read_message
+from sdk_extension.wire.framing import (
+    MAX_DEPTH,
+    FrameDecoder,
+    FramingError,
+    MessageTooLarge,
+    encode_message,
+    read_message,
+)
 from sdk_extension.wire.protocol import (
-    REQUEST_CANCELLED,
     INTERNAL_ERROR,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     NOT_SUPPORTED,
     PARSE_ERROR,
+    REQUEST_CANCELLED,
 )
 
 
@@ -65,7 +72,9 @@ Inbox = asyncio.StreamReader | PushInbox
 @pytest.fixture(autouse=True, params=["stream", "push"])
 def inbox_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test runs with the connection reading a StreamReader, then a PushReader."""
-    monkeypatch.setattr(sys.modules[__name__], "new_inbox", asyncio.StreamReader if request.param == "stream" else PushInbox)
+    monkeypatch.setattr(
+        sys.modules[__name__], "new_inbox", asyncio.StreamReader if request.param == "stream" else PushInbox
+    )
     return str(request.param)
 
 
@@ -115,9 +124,7 @@ async def duplex(
 class Raw:
     """One Connection driven by hand: the test writes its input frames and reads its output."""
 
-    def __init__(
-        self, conn: Connection, inbox: Inbox, outbox: asyncio.StreamReader, writer: PipeWriter
-    ) -> None:
+    def __init__(self, conn: Connection, inbox: Inbox, outbox: asyncio.StreamReader, writer: PipeWriter) -> None:
         self.conn, self.inbox, self.outbox, self.writer = conn, inbox, outbox, writer
 
     def send(self, message: dict[str, Any]) -> None:
@@ -333,9 +340,7 @@ def test_unknown_notification_is_ignored_and_serving_continues() -> None:
     """A notification nobody handles gets no answer and does not stop the connection."""
 
     async def main() -> tuple[Any, list[dict[str, Any]]]:
-        async with duplex(
-            a_kwargs={"id_generator": ids("a")}, b_kwargs={"handlers": {"ok": lambda p: "ok"}}
-        ) as pair:
+        async with duplex(a_kwargs={"id_generator": ids("a")}, b_kwargs={"handlers": {"ok": lambda p: "ok"}}) as pair:
             pair.a.notify("nobody.listens", {"x": 1})
             async with asyncio.timeout(5):
                 result = await pair.a.request("ok")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from typing import Any
 
@@ -54,9 +55,7 @@ def frame(body: bytes, *headers: bytes) -> bytes:
 
 def test_encode_message_writes_content_length_header_then_compact_json_body() -> None:
     """encode_message produces exactly one header, an empty line and the compact body."""
-    assert encode_message({"jsonrpc": "2.0", "id": 1}) == (
-        b'Content-Length: 24\r\n\r\n{"jsonrpc":"2.0","id":1}'
-    )
+    assert encode_message({"jsonrpc": "2.0", "id": 1}) == (b'Content-Length: 24\r\n\r\n{"jsonrpc":"2.0","id":1}')
 
 
 def test_encode_message_counts_bytes_not_characters_for_non_ascii_text() -> None:
@@ -204,7 +203,7 @@ def test_stream_ending_inside_the_header_is_a_framing_error() -> None:
 def test_stream_ending_inside_the_body_is_a_framing_error() -> None:
     """EOF before Content-Length body bytes arrived reports how many came."""
     with pytest.raises(FramingError, match="after 3 of 10 body bytes"):
-        read_one(b"Content-Length: 10\r\n\r\n{\"a")
+        read_one(b'Content-Length: 10\r\n\r\n{"a')
 
 
 # -- body --------------------------------------------------------------------------------
@@ -446,19 +445,19 @@ def test_max_depth_is_a_parameter_of_the_decoder_and_of_read_message() -> None:
     ok, too_deep = frame(b'{"a":{"b":[]}}'), frame(b'{"a":{"b":[[]]}}')
     decoder = FrameDecoder(max_depth=3)
     assert decoder.feed(ok) == [{"a": {"b": []}}]
-    with pytest.raises(FramingError, match="^body is nested deeper than 3 levels$"):
+    with pytest.raises(FramingError, match=r"^body is nested deeper than 3 levels$"):
         decoder.feed(too_deep)
     assert asyncio.run(_read(ok, max_depth=3)) == {"a": {"b": []}}
-    with pytest.raises(FramingError, match="^body is nested deeper than 3 levels$"):
+    with pytest.raises(FramingError, match=r"^body is nested deeper than 3 levels$"):
         asyncio.run(_read(too_deep, max_depth=3))
 
 
 def test_a_number_too_long_to_convert_is_a_framing_error() -> None:
     """json raises a plain ValueError for an integer of more digits than Python converts: still 'not valid JSON'."""
     data = frame(b'{"a":' + b"1" * 5000 + b"}")
-    with pytest.raises(FramingError, match="^body is not valid JSON: "):
+    with pytest.raises(FramingError, match=r"^body is not valid JSON: "):
         decode_all(data, None)
-    with pytest.raises(FramingError, match="^body is not valid JSON: "):
+    with pytest.raises(FramingError, match=r"^body is not valid JSON: "):
         read_one(data)
 
 
@@ -478,7 +477,9 @@ def test_lone_surrogates_are_sent_as_replacement_characters_and_pairs_stay_chara
 def test_a_message_over_the_limit_is_refused_with_its_size_and_the_limit() -> None:
     """Nothing is built for the peer to refuse: the caller learns the size and the limit."""
     assert decode_all(encode_message({"a": "x" * 100}, max_bytes=108), None) == [{"a": "x" * 100}]
-    with pytest.raises(MessageTooLarge, match="^the message is 109 bytes, over the limit of 108 bytes per message$") as caught:
+    with pytest.raises(
+        MessageTooLarge, match=r"^the message is 109 bytes, over the limit of 108 bytes per message$"
+    ) as caught:
         encode_message({"a": "x" * 101}, max_bytes=108)
     assert (caught.value.size, caught.value.limit) == (109, 108)
 
@@ -512,7 +513,7 @@ def test_any_byte_stream_in_any_chunking_yields_frames_or_a_framing_error_and_bo
     bounds = sorted({0, len(stream), *(min(cut, len(stream)) for cut in cuts)})
     decoder = FrameDecoder(SMALL_BODY_LIMIT, max_depth=8, max_header_bytes=SMALL_HEADER_LIMIT)
     try:
-        for start, end in zip(bounds, bounds[1:], strict=False):
+        for start, end in itertools.pairwise(bounds):
             for message in decoder.feed(stream[start:end]):
                 assert isinstance(message, dict)
             assert decoder.buffered <= max(SMALL_BODY_LIMIT, SMALL_HEADER_LIMIT)

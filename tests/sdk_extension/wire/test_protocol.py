@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from sdk_extension.wire import protocol
 from sdk_extension.hooks import HOOK_POINTS
+from sdk_extension.wire import protocol
 from sdk_extension.wire.protocol import (
+    ENVIRONMENT_NOT_GRANTED,
     ERROR_CODES,
     HOOK_FAILED,
-    REQUEST_CANCELLED,
     HOOK_WIRE_NAMES,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -17,9 +17,9 @@ from sdk_extension.wire.protocol import (
     LOG_LEVELS,
     METHOD_NOT_FOUND,
     NOT_SUPPORTED,
-    ENVIRONMENT_NOT_GRANTED,
     PARSE_ERROR,
     PROTOCOL_VERSION,
+    REQUEST_CANCELLED,
     RESULT_TYPES,
     TOO_MANY_CONNECTIONS,
     TOOL_REGISTRATION_FAILED,
@@ -80,7 +80,11 @@ def test_standard_json_rpc_codes_have_the_standard_values() -> None:
 def test_project_error_codes_are_in_the_server_error_range() -> None:
     """Custom codes lie in the implementation-defined -32000..-32099 range."""
     for code in (
-        TOOL_REGISTRATION_FAILED, NOT_SUPPORTED, HOOK_FAILED, UNKNOWN_EXTENSION, TOO_MANY_CONNECTIONS,
+        TOOL_REGISTRATION_FAILED,
+        NOT_SUPPORTED,
+        HOOK_FAILED,
+        UNKNOWN_EXTENSION,
+        TOO_MANY_CONNECTIONS,
         ENVIRONMENT_NOT_GRANTED,
     ):
         assert -32099 <= code <= -32000
@@ -149,5 +153,5 @@ def test_hook_name_of_an_unknown_spelling_is_none() -> None:
 
 def test_hook_names_are_the_six_python_names_in_order() -> None:
     """HOOK_NAMES is the keys of HOOK_WIRE_NAMES, in order."""
-    assert protocol.HOOK_NAMES == tuple(HOOK_WIRE_NAMES)
+    assert tuple(HOOK_WIRE_NAMES) == protocol.HOOK_NAMES
     assert len(protocol.HOOK_NAMES) == 6
