@@ -55,6 +55,17 @@ class ToolCallResult:
         """True when the tool ran and succeeded."""
         return self.result.success
 
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (what ``extensions call --json`` prints, with the tool and its owner)."""
+        return {
+            "result_type": self.result_type,
+            "text_result_for_llm": self.text_result_for_llm,
+            "error": self.error,
+            "decision": self.decision,
+            "decided_by": self.decided_by,
+            "additional_context": self.additional_context,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class PromptResult:
@@ -65,6 +76,16 @@ class PromptResult:
     rejected: bool = False
     reason: str | None = None
     rejected_by: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (what ``extensions prompt --json`` prints)."""
+        return {
+            "prompt": self.prompt,
+            "additional_context": self.additional_context,
+            "rejected": self.rejected,
+            "reason": self.reason,
+            "rejected_by": self.rejected_by,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -273,18 +273,7 @@ def _call(args: argparse.Namespace) -> int:
         tool = host.tools.get(args.tool)
         result = await host.call_tool(args.tool, arguments)
         if args.json:
-            _print_json(
-                {
-                    "tool": args.tool,
-                    "owner": tool.owner if tool else None,
-                    "result_type": result.result_type,
-                    "text_result_for_llm": result.text_result_for_llm,
-                    "error": result.error,
-                    "decision": result.decision,
-                    "decided_by": result.decided_by,
-                    "additional_context": result.additional_context,
-                }
-            )
+            _print_json({"tool": args.tool, "owner": tool.owner if tool else None, **result.to_json()})
         else:
             _say(render.tool_result(result.result))
         if args.verbose:
@@ -307,15 +296,7 @@ def _prompt(args: argparse.Namespace) -> int:
     async def run(host: ExtensionHost) -> int:
         outcome = await host.submit_prompt(args.text)
         if args.json:
-            _print_json(
-                {
-                    "prompt": outcome.prompt,
-                    "additional_context": outcome.additional_context,
-                    "rejected": outcome.rejected,
-                    "reason": outcome.reason,
-                    "rejected_by": outcome.rejected_by,
-                }
-            )
+            _print_json(outcome.to_json())
         else:
             _say(render.prompt_result(outcome))
         return EXIT_FAILED if outcome.rejected else EXIT_OK
