@@ -29,6 +29,7 @@ from sdk_extension.wire.protocol import Event
 
 from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget
+from .context import MAX_QUEUED_BYTES, SendHandler, SessionContext
 from .discovery import ExtensionSpec
 from .dispatch import AskHandler, Dispatcher, builtin_entry
 from .environment import protect_host_environment, scrub, sdk_environment
@@ -36,7 +37,6 @@ from .errors import ExtensionHostError, UnknownExtensionError
 from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventListener, EventLog
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .info import ExtensionInfo, ToolInfo
-from .instance import MAX_QUEUED_BYTES, SendHandler, SessionContext
 from .launch.forkserver import ForkServer, fork_server_supported
 from .launch.logs import rotate_log
 from .launch.process import STOP_GRACE_SECONDS
@@ -103,7 +103,7 @@ class ExtensionHost:
             by declaring ``overridesBuiltInTool`` (each override is announced with a
             ``session.warning``); ``False`` fails such an extension instead.
         max_queued_bytes: bytes queued towards an extension that does not read its input
-            before it is failed (default 64 MiB, :data:`~extension_host.instance.MAX_QUEUED_BYTES`).
+            before it is failed (default 64 MiB, :data:`~extension_host.context.MAX_QUEUED_BYTES`).
         crash_budget: with ``watch``, how an extension that crashes after joining is restarted
             (backoff 1, 2, 4 s; at most 3 restarts in 5 minutes, then ``quarantined``).
             Without ``watch`` a crashed extension stays ``failed``.

@@ -21,7 +21,6 @@ import functools
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -30,39 +29,28 @@ from sdk_extension.matchers import Matcher, compile_matchers
 from sdk_extension.tasks import BackgroundTasks
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOverflow, RpcError
-from sdk_extension.wire.framing import FramingError, MessageTooLarge
-from sdk_extension.wire.results import ToolResult, result_from_wire
+from sdk_extension.wire.framing import FramingError
+from sdk_extension.wire.results import ToolResult
 
+from .calls import PendingCalls
+from .context import SessionContext
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment, resolve_request, validate_request
 from .errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
-from .events import EventLog, make_event, unique_ids
-from .hooks.runner import HookRunner
 from .info import ExtensionInfo, ExtensionStatus
-from .launch.forkserver import ForkServer
 from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
 from .launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
-from .registry import ToolEntry, ToolRegistry
+from .registry import ToolEntry
 from .validation import validate
 
 __all__ = [
-    "MAX_QUEUED_BYTES",
     "NOT_JOINED_GRACE",
     "STOP_IDLE_LIMIT",
     "STOP_QUIET",
     "Arbiter",
     "CrashHandler",
     "ExtensionInstance",
-    "SendHandler",
-    "SessionContext",
 ]
-
-SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
-"""What the embedding application does with ``session.send``: ``(prompt, attachments, extension_id)``."""
-
-GrantLookup = Callable[[ExtensionSpec], frozenset[str]]
-"""The sensitive variables the user granted to an extension (may raise
-:class:`~extension_host.errors.ExtensionHostError` when the record cannot be read)."""
 
 Arbiter = Callable[["ExtensionInstance", "list[ToolEntry]"], Awaitable["list[ExtensionInstance] | None"]]
 """Asked when an extension joins declaring tools that others hold: which running instances give
@@ -83,41 +71,6 @@ NOT_JOINED_GRACE: Final = 0.5
 """Each step of the stop ladder for an extension that failed before joining (s)."""
 
 _ALL_EVENTS: Final = "*"
-
-MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
-"""Bytes the host keeps queued towards an extension that does not read its input; past that
-the extension fails ("stopped reading its input") and its pending calls fail. Checked before
-each message is queued, so the queue holds at most this plus one message. The default is the
-largest message an extension accepts, so one such message being read still lets small ones
-queue behind it."""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionContext:
-    """What every extension of one host shares."""
-
-    session_id: str
-    project_root: Path
-    logs_dir: Path
-    registry: ToolRegistry
-    events: EventLog
-    hooks: HookRunner
-    environment: Mapping[str, str]
-    """The base environment of extension processes: sensitive variables already removed."""
-    readiness_timeout: float
-    tool_timeout: float
-    stop_grace: float
-    cache_dir: Path
-    host_environment: Mapping[str, str]
-    """Where granted variables take their values from: the environment before stripping."""
-    grants: GrantLookup
-    """Who was granted what."""
-    on_send: SendHandler | None = None
-    fork_server: ForkServer | None = None
-    allow_builtin_overrides: bool = True
-    """Whether an extension may replace a built-in tool (``overridesBuiltInTool``)."""
-    max_queued_bytes: int = MAX_QUEUED_BYTES
-    """See :data:`MAX_QUEUED_BYTES`."""
 
 
 class ExtensionInstance:
@@ -158,10 +111,9 @@ class ExtensionInstance:
         self._interests: set[str] = set()
         self._process: ExtensionProcess | None = None
         self._connection: Connection | None = None
-        self._pending: dict[str, tuple[asyncio.Future[ToolResult], str]] = {}
+        self._calls = PendingCalls(spec.id, context.session_id, context.tool_timeout)
         self._tasks = BackgroundTasks(f"extension {spec.id}")
         self._stopping = False
-        self._request_ids = unique_ids()
         self.retired = False
         """Set when a newer version took over: it is draining and its end is no news."""
 
@@ -236,7 +188,7 @@ class ExtensionInstance:
                 p.METHOD_SESSION_RESUME: self._on_resume,
                 p.METHOD_SESSION_LOG: self._on_log,
                 p.METHOD_SESSION_SEND: self._on_send,
-                p.METHOD_HANDLE_PENDING_TOOL_CALL: self._on_tool_result,
+                p.METHOD_HANDLE_PENDING_TOOL_CALL: self._calls.answer,
                 p.METHOD_REGISTER_INTEREST: self._on_register_interest,
             },
             max_queued_bytes=context.max_queued_bytes,
@@ -271,7 +223,7 @@ class ExtensionInstance:
         self._stopping = True
         self._context.registry.unregister(self.id, holder=self)
         self._context.hooks.unregister(self.id, holder=self)
-        self._end_pending("the extension is stopping")
+        self._calls.end_all("the extension is stopping")
         self.settled.set()  # a start still waiting for the join returns
         if self._connection is not None and self._process is not None and self._process.returncode is None:
             # Requests it already sent are answered before its stdin closes: it may be stopped
@@ -308,7 +260,7 @@ class ExtensionInstance:
         removed = self._context.registry.unregister(self.id, holder=self)
         self._context.hooks.unregister(self.id, holder=self)
         self.lost_tools = tuple(removed)
-        self._end_pending(f"extension {self.id} failed: {reason}")
+        self._calls.end_all(f"extension {self.id} failed: {reason}")
         self.settled.set()
         if was_running and not self.retired:
             self._context.events.emit(
@@ -325,13 +277,6 @@ class ExtensionInstance:
             self._tasks.spawn(self._process.stop(grace))
         if was_running and not self.retired and not self._evicted and not self._stopping and self._on_crash:
             self._on_crash(self)
-
-    def _end_pending(self, reason: str) -> None:
-        for future, tool_name in self._pending.values():
-            if not future.done():
-                text = f"tool {tool_name!r} could not finish: {reason}"
-                future.set_result(ToolResult(text, "failure", error=text))
-        self._pending.clear()
 
     async def _serve(self, connection: Connection) -> None:
         try:
@@ -362,62 +307,7 @@ class ExtensionInstance:
         if self.status != "running" or connection is None or connection.closed:
             text = f"tool {tool_name!r} is unavailable: extension {self.id} is {self.status}"
             return ToolResult(text, "failure", error=text)
-        request_id = next(self._request_ids)
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[ToolResult] = loop.create_future()
-        self._pending[request_id] = (future, tool_name)
-        data: p.ToolRequestedData = {
-            "requestId": request_id,
-            "sessionId": self._context.session_id,
-            "toolCallId": tool_call_id,
-            "toolName": tool_name,
-            "arguments": arguments,
-        }
-        event = make_event("external_tool.requested", dict(data), ephemeral=True)
-        timer: asyncio.TimerHandle | None = None
-        try:
-            connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._context.session_id, "event": event})
-            # A timer that settles the future: cheaper than asyncio.timeout, which cancels the task.
-            timer = loop.call_later(self._context.tool_timeout, self._time_out, future, tool_name)
-            return await future
-        except MessageTooLarge as exc:
-            text = (
-                f"tool {tool_name!r} of {self.id} was not called: its arguments are too large ({exc}); "
-                "pass less, e.g. the path of a file"
-            )
-            return ToolResult(text, "failure", error=text)
-        except Exception as exc:  # the pipe broke under us: the exit watcher will say why
-            text = f"tool {tool_name!r} could not be sent to {self.id}: {exc}"
-            return ToolResult(text, "failure", error=text)
-        finally:
-            if timer is not None:
-                timer.cancel()
-            self._pending.pop(request_id, None)
-
-    def _time_out(self, future: asyncio.Future[ToolResult], tool_name: str) -> None:
-        if not future.done():
-            text = f"tool {tool_name!r} of {self.id} did not answer within {self._context.tool_timeout:g} s"
-            future.set_result(ToolResult(text, "timeout", error=text))
-
-    def _on_tool_result(self, params: Any) -> dict[str, Any]:
-        request_id = params.get("requestId") if isinstance(params, dict) else None
-        pending = self._pending.get(request_id) if isinstance(request_id, str) else None
-        if pending is None:
-            raise RpcError(
-                p.INVALID_PARAMS,
-                f"no pending tool call with requestId {request_id!r} (it finished, timed out, or never existed)",
-            )
-        future, tool_name = pending
-        try:
-            result = result_from_wire(params.get("result"), params.get("error"))
-        except (TypeError, ValueError) as exc:
-            text = f"extension {self.id} returned an invalid result for tool {tool_name!r}: {exc}"
-            if not future.done():
-                future.set_result(ToolResult(text, "failure", error=text))
-            raise RpcError(p.INVALID_PARAMS, text) from None
-        if not future.done():
-            future.set_result(result)
-        return {"success": True}
+        return await self._calls.call(connection, tool_name, arguments, tool_call_id)
 
     async def invoke_hook(self, hook: str, wire_input: Mapping[str, Any], timeout: float) -> Any:
         """Call one of the extension's hooks and return its answer as received (``{"output":

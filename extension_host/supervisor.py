@@ -44,9 +44,10 @@ from sdk_extension.tasks import BackgroundTasks
 
 from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget, SlidingCount
+from .context import SessionContext
 from .discovery import Discovered, ExtensionSpec, discover
 from .info import ExtensionInfo
-from .instance import Arbiter, CrashHandler, ExtensionInstance, SessionContext
+from .instance import Arbiter, CrashHandler, ExtensionInstance
 from .outcomes import ReloadOutcome
 from .registry import ToolEntry
 

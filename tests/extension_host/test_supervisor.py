@@ -20,10 +20,11 @@ import pytest
 
 from extension_host.activity import ActivityTracker
 from extension_host.budget import CrashBudget, ReloadBudget
+from extension_host.context import SessionContext
 from extension_host.discovery import ExtensionSpec
 from extension_host.events import EventLog
 from extension_host.hooks.runner import HookRunner
-from extension_host.instance import Arbiter, CrashHandler, ExtensionInstance, SessionContext
+from extension_host.instance import Arbiter, CrashHandler, ExtensionInstance
 from extension_host.outcomes import ReloadOutcome
 from extension_host.registry import ToolEntry, ToolRegistry
 from extension_host.supervisor import Supervisor

@@ -1,0 +1,107 @@
+"""The tool calls in flight to one extension: each one sent, answered once, never left hanging.
+
+:class:`PendingCalls` sends a call as an ``external_tool.requested`` event, matches the
+extension's ``session.tools.handlePendingToolCall`` to it by request id, and settles it with a
+``timeout`` after the tool timeout or a ``failure`` when the extension goes away (:meth:`end_all`).
+Arguments larger than the extension accepts fail that call only. It knows the connection and
+the shape of these two messages; not the extension's process, its status, or hooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sdk_extension.wire import protocol as p
+from sdk_extension.wire.connection import Connection, RpcError
+from sdk_extension.wire.framing import MessageTooLarge
+from sdk_extension.wire.protocol import ResultType
+from sdk_extension.wire.results import ToolResult, result_from_wire
+
+from .events import make_event, unique_ids
+
+__all__ = ["PendingCalls"]
+
+
+def _failure(text: str, result_type: ResultType = "failure") -> ToolResult:
+    return ToolResult(text, result_type, error=text)
+
+
+class PendingCalls:
+    """The calls in flight to the extension ``owner`` (its id, for messages)."""
+
+    def __init__(self, owner: str, session_id: str, tool_timeout: float) -> None:
+        self._owner = owner
+        self._session_id = session_id
+        self._tool_timeout = tool_timeout
+        self._pending: dict[str, tuple[asyncio.Future[ToolResult], str]] = {}
+        self._ids = unique_ids()
+
+    async def call(self, connection: Connection, tool_name: str, arguments: Any, tool_call_id: str) -> ToolResult:
+        """Send one call and return its result; always returns, never hangs (see the module)."""
+        request_id = next(self._ids)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[ToolResult] = loop.create_future()
+        self._pending[request_id] = (future, tool_name)
+        data: p.ToolRequestedData = {
+            "requestId": request_id,
+            "sessionId": self._session_id,
+            "toolCallId": tool_call_id,
+            "toolName": tool_name,
+            "arguments": arguments,
+        }
+        event = make_event("external_tool.requested", dict(data), ephemeral=True)
+        timer: asyncio.TimerHandle | None = None
+        try:
+            connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._session_id, "event": event})
+            # A timer that settles the future: cheaper than asyncio.timeout, which cancels the task.
+            timer = loop.call_later(self._tool_timeout, self._time_out, future, tool_name)
+            return await future
+        except MessageTooLarge as exc:
+            return _failure(
+                f"tool {tool_name!r} of {self._owner} was not called: its arguments are too large ({exc}); "
+                "pass less, e.g. the path of a file"
+            )
+        except Exception as exc:  # the pipe broke under us: the owner's exit watcher will say why
+            return _failure(f"tool {tool_name!r} could not be sent to {self._owner}: {exc}")
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._pending.pop(request_id, None)
+
+    def answer(self, params: Any) -> dict[str, Any]:
+        """Handle ``session.tools.handlePendingToolCall``: settle the call it answers.
+
+        Raises:
+            RpcError: no such call is pending, or the result is malformed (the call then fails).
+        """
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        pending = self._pending.get(request_id) if isinstance(request_id, str) else None
+        if pending is None:
+            raise RpcError(
+                p.INVALID_PARAMS,
+                f"no pending tool call with requestId {request_id!r} (it finished, timed out, or never existed)",
+            )
+        future, tool_name = pending
+        try:
+            result = result_from_wire(params.get("result"), params.get("error"))
+        except (TypeError, ValueError) as exc:
+            text = f"extension {self._owner} returned an invalid result for tool {tool_name!r}: {exc}"
+            if not future.done():
+                future.set_result(_failure(text))
+            raise RpcError(p.INVALID_PARAMS, text) from None
+        if not future.done():
+            future.set_result(result)
+        return {"success": True}
+
+    def end_all(self, reason: str) -> None:
+        """Fail every call in flight at once, saying ``reason``."""
+        for future, tool_name in self._pending.values():
+            if not future.done():
+                future.set_result(_failure(f"tool {tool_name!r} could not finish: {reason}"))
+        self._pending.clear()
+
+    def _time_out(self, future: asyncio.Future[ToolResult], tool_name: str) -> None:
+        if not future.done():
+            text = f"tool {tool_name!r} of {self._owner} did not answer within {self._tool_timeout:g} s"
+            future.set_result(_failure(text, "timeout"))

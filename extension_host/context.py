@@ -1,0 +1,62 @@
+"""What every extension of one host shares: its session, registries, environment and limits.
+
+A :class:`SessionContext` is built once by the host and handed to each instance; it holds no
+behaviour. This module knows the shapes of those shared things, not what is done with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from .discovery import ExtensionSpec
+from .events import EventLog
+from .hooks.runner import HookRunner
+from .launch.forkserver import ForkServer
+from .registry import ToolRegistry
+
+__all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "SendHandler", "SessionContext"]
+
+SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
+"""What the embedding application does with ``session.send``: ``(prompt, attachments, extension_id)``."""
+
+GrantLookup = Callable[[ExtensionSpec], frozenset[str]]
+"""The sensitive variables the user granted to an extension (may raise
+:class:`~extension_host.errors.ExtensionHostError` when the record cannot be read)."""
+
+MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
+"""Bytes the host keeps queued towards an extension that does not read its input; past that
+the extension fails ("stopped reading its input") and its pending calls fail. Checked before
+each message is queued, so the queue holds at most this plus one message. The default is the
+largest message an extension accepts, so one such message being read still lets small ones
+queue behind it."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    """What every extension of one host shares."""
+
+    session_id: str
+    project_root: Path
+    logs_dir: Path
+    registry: ToolRegistry
+    events: EventLog
+    hooks: HookRunner
+    environment: Mapping[str, str]
+    """The base environment of extension processes: sensitive variables already removed."""
+    readiness_timeout: float
+    tool_timeout: float
+    stop_grace: float
+    cache_dir: Path
+    host_environment: Mapping[str, str]
+    """Where granted variables take their values from: the environment before stripping."""
+    grants: GrantLookup
+    """Who was granted what."""
+    on_send: SendHandler | None = None
+    fork_server: ForkServer | None = None
+    allow_builtin_overrides: bool = True
+    """Whether an extension may replace a built-in tool (``overridesBuiltInTool``)."""
+    max_queued_bytes: int = MAX_QUEUED_BYTES
+    """See :data:`MAX_QUEUED_BYTES`."""
