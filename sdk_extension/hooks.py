@@ -16,7 +16,8 @@ point is one entry here, its two models, and its wire name in
 :data:`sdk_extension.wire.protocol.HOOK_WIRE_NAMES` (kept there so joining a session does not
 import these models; both are checked to agree when this module loads).
 
-Which tools a tool hook is for (matchers) is :mod:`sdk_extension.matchers`'.
+The models themselves are :mod:`sdk_extension.hook_models`' (re-exported here); which tools a
+tool hook is for (matchers) is :mod:`sdk_extension.matchers`'.
 
 This module is shared by both sides. It does not run hooks and does not know the connection.
 An extension imports it only when the host first invokes one of its hooks.
@@ -32,6 +33,23 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hints
 
 from .errors import HookOutputError
+from .hook_models import (
+    ErrorOccurredInput,
+    ErrorOccurredOutput,
+    HookInput,
+    HookInvocation,
+    PermissionDecision,
+    PostToolUseInput,
+    PostToolUseOutput,
+    PreToolUseInput,
+    PreToolUseOutput,
+    SessionEndInput,
+    SessionEndOutput,
+    SessionStartInput,
+    SessionStartOutput,
+    UserPromptSubmittedInput,
+    UserPromptSubmittedOutput,
+)
 from .wire.protocol import HOOK_NAMES, HOOK_WIRE_NAMES, camel_case, hook_name
 from .wire.results import ToolResult, normalize_result, result_from_wire
 
@@ -41,6 +59,7 @@ __all__ = [
     "MERGES",
     "ErrorOccurredInput",
     "ErrorOccurredOutput",
+    "HookInput",
     "HookInvocation",
     "HookPoint",
     "Merge",
@@ -56,131 +75,6 @@ __all__ = [
     "UserPromptSubmittedOutput",
     "hook_point",
 ]
-
-PermissionDecision = Literal["allow", "ask", "deny"]
-"""Weakest first: the order is how decisions of several implementations rank."""
-ErrorHandling = Literal["retry", "skip", "abort"]
-"""Weakest first, like :data:`PermissionDecision`."""
-
-
-@dataclass(frozen=True, slots=True)
-class HookInvocation:
-    """Passed to every hook handler as its second argument."""
-
-    session_id: str
-
-
-# -- inputs --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Input:
-    timestamp: datetime
-    cwd: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UserPromptSubmittedInput(_Input):
-    """The user submitted ``prompt``."""
-
-    prompt: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PreToolUseInput(_Input):
-    """``tool_name`` is about to run with ``tool_args``."""
-
-    tool_name: str
-    tool_args: Any
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PostToolUseInput(_Input):
-    """``tool_name`` ran with ``tool_args`` and produced ``tool_result``."""
-
-    tool_name: str
-    tool_args: Any
-    tool_result: ToolResult
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionStartInput(_Input):
-    """A session starts (``source``: startup, resume or new)."""
-
-    source: str
-    initial_prompt: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionEndInput(_Input):
-    """A session ends (``reason``: complete, error, abort, timeout or user_exit)."""
-
-    reason: str
-    final_message: str | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ErrorOccurredInput(_Input):
-    """An error occurred (``error_context``: model_call, tool_execution, system or user_input)."""
-
-    error: str
-    error_context: str
-    recoverable: bool
-
-
-# -- outputs -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UserPromptSubmittedOutput:
-    """What a prompt hook may say: a replacement prompt and hidden context."""
-
-    modified_prompt: str | None = None
-    additional_context: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PreToolUseOutput:
-    """What a pre-tool hook may say: a permission decision, rewritten args, context."""
-
-    permission_decision: PermissionDecision | None = None
-    permission_decision_reason: str | None = None
-    modified_args: Any = None
-    additional_context: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PostToolUseOutput:
-    """What a post-tool hook may say: a replacement result and context."""
-
-    modified_result: ToolResult | None = None
-    additional_context: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionStartOutput:
-    """What a session-start hook may say: initial context."""
-
-    additional_context: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionEndOutput:
-    """What a session-end hook may say: a summary and cleanup descriptions."""
-
-    session_summary: str | None = None
-    cleanup_actions: list[str] | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ErrorOccurredOutput:
-    """What an error hook may say: how to handle the error and what to tell the user."""
-
-    error_handling: ErrorHandling | None = None
-    retry_count: int | None = None
-    user_notification: str | None = None
-
 
 # -- the table -----------------------------------------------------------------------------
 
@@ -291,7 +185,7 @@ class HookPoint:
     """
 
     name: str
-    input_type: type[_Input]
+    input_type: type[HookInput]
     output_type: type[Any]
     merge: Mapping[str, Merge]
     doc: str
@@ -339,7 +233,7 @@ class HookPoint:
         """The Copilot SDK spelling, e.g. ``onPreToolUse``."""
         return camel_case(self.name)
 
-    def input_to_wire(self, value: _Input) -> dict[str, Any]:
+    def input_to_wire(self, value: HookInput) -> dict[str, Any]:
         """The camelCase input object, ``timestamp`` in epoch milliseconds."""
         wire: dict[str, Any] = {}
         for name, key in _wire_keys(type(value)):

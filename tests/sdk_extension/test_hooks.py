@@ -11,12 +11,12 @@ import pytest
 
 from helpers import PipeWriter
 from sdk_extension.errors import HookOutputError, InvalidHookError
+from sdk_extension.hook_models import PermissionDecision
 from sdk_extension.hooks import (
     HOOK_POINTS,
     MERGES,
     ErrorOccurredInput,
     HookPoint,
-    PermissionDecision,
     PostToolUseInput,
     PostToolUseOutput,
     PreToolUseInput,

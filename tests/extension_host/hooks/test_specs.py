@@ -127,7 +127,7 @@ def test_a_refused_wrapper_does_not_deny_later_tool_calls() -> None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolFailedInput(sdk_hooks._Input):
+class ToolFailedInput(sdk_hooks.HookInput):
     """A made-up seventh hook point: a tool failed."""
 
     tool_name: str

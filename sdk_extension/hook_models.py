@@ -1,0 +1,161 @@
+"""The models of the hook points: what each hook is given and what it may answer.
+
+Inputs and outputs are frozen dataclasses with snake_case fields; on the wire they are camelCase
+with ``timestamp`` in epoch milliseconds (:mod:`sdk_extension.hooks` converts). Allowed values are
+``Literal`` types, weakest first where several implementations' answers rank. Adding a hook point
+adds its two models here and its entry to the table in :mod:`sdk_extension.hooks`. This module only
+declares shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from .wire.results import ToolResult
+
+__all__ = [
+    "ErrorHandling",
+    "ErrorOccurredInput",
+    "ErrorOccurredOutput",
+    "HookInput",
+    "HookInvocation",
+    "PermissionDecision",
+    "PostToolUseInput",
+    "PostToolUseOutput",
+    "PreToolUseInput",
+    "PreToolUseOutput",
+    "SessionEndInput",
+    "SessionEndOutput",
+    "SessionStartInput",
+    "SessionStartOutput",
+    "UserPromptSubmittedInput",
+    "UserPromptSubmittedOutput",
+]
+
+PermissionDecision = Literal["allow", "ask", "deny"]
+"""Weakest first: the order is how decisions of several implementations rank."""
+ErrorHandling = Literal["retry", "skip", "abort"]
+"""Weakest first, like :data:`PermissionDecision`."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookInvocation:
+    """Passed to every hook handler as its second argument."""
+
+    session_id: str
+
+
+# -- inputs --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookInput:
+    """What every hook input has: when, and in which working directory."""
+
+    timestamp: datetime
+    cwd: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserPromptSubmittedInput(HookInput):
+    """The user submitted ``prompt``."""
+
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreToolUseInput(HookInput):
+    """``tool_name`` is about to run with ``tool_args``."""
+
+    tool_name: str
+    tool_args: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PostToolUseInput(HookInput):
+    """``tool_name`` ran with ``tool_args`` and produced ``tool_result``."""
+
+    tool_name: str
+    tool_args: Any
+    tool_result: ToolResult
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionStartInput(HookInput):
+    """A session starts (``source``: startup, resume or new)."""
+
+    source: str
+    initial_prompt: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionEndInput(HookInput):
+    """A session ends (``reason``: complete, error, abort, timeout or user_exit)."""
+
+    reason: str
+    final_message: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorOccurredInput(HookInput):
+    """An error occurred (``error_context``: model_call, tool_execution, system or user_input)."""
+
+    error: str
+    error_context: str
+    recoverable: bool
+
+
+# -- outputs -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserPromptSubmittedOutput:
+    """What a prompt hook may say: a replacement prompt and hidden context."""
+
+    modified_prompt: str | None = None
+    additional_context: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreToolUseOutput:
+    """What a pre-tool hook may say: a permission decision, rewritten args, context."""
+
+    permission_decision: PermissionDecision | None = None
+    permission_decision_reason: str | None = None
+    modified_args: Any = None
+    additional_context: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PostToolUseOutput:
+    """What a post-tool hook may say: a replacement result and context."""
+
+    modified_result: ToolResult | None = None
+    additional_context: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionStartOutput:
+    """What a session-start hook may say: initial context."""
+
+    additional_context: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionEndOutput:
+    """What a session-end hook may say: a summary and cleanup descriptions."""
+
+    session_summary: str | None = None
+    cleanup_actions: list[str] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorOccurredOutput:
+    """What an error hook may say: how to handle the error and what to tell the user."""
+
+    error_handling: ErrorHandling | None = None
+    retry_count: int | None = None
+    user_notification: str | None = None
