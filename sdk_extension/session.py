@@ -24,6 +24,7 @@ import os
 import sys
 import threading
 import traceback
+import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
@@ -501,9 +502,44 @@ def join_session(
     result = outcome[0]
     if isinstance(result, BaseException):
         raise result
-    result._client.loop.call_soon_threadsafe(result._client.released.set)
+    client = result._client
+    _release_once_stored(lambda: client.loop.call_soon_threadsafe(client.released.set), sys._getframe(1))
     return result
 
+
+def _release_once_stored(release: Callable[[], object], caller: types.FrameType | None) -> None:
+    """Let calls run once the caller has stored the returned session (``session =
+    join_session(...)``), so a handler that uses that name never finds it unbound.
+
+    The store ends the caller's current line: the caller's frame is traced for just its next
+    event (a new line, its return or an exception), then tracing is off again. Where a tracer
+    is already set (a debugger, coverage), or the caller never leaves that line (it blocks in
+    it), calls are let through anyway, at once or after :data:`_RELEASE_FALLBACK_SECONDS`.
+    """
+    if caller is None or sys.gettrace() is not None:
+        release()
+        return
+    released = threading.Lock()
+
+    def release_once() -> None:
+        if released.acquire(blocking=False):
+            release()
+
+    def on_caller_event(frame: types.FrameType, event: str, arg: Any) -> Any:
+        frame.f_trace = None
+        sys.settrace(None)
+        release_once()
+        return None
+
+    caller.f_trace = on_caller_event
+    sys.settrace(lambda frame, event, arg: None)  # per-frame tracing needs a tracer for the thread
+    fallback = threading.Timer(_RELEASE_FALLBACK_SECONDS, release_once)
+    fallback.daemon = True
+    fallback.start()
+
+
+_RELEASE_FALLBACK_SECONDS: Final = 1.0
+"""How long calls wait for the script to store the session if it never leaves that line."""
 
 _joined_once = threading.Lock()
 

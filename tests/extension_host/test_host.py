@@ -501,6 +501,38 @@ def test_calls_made_the_moment_an_extension_joins_can_use_the_returned_session(p
     run(scenario())
 
 
+def test_a_call_waits_until_the_script_has_stored_the_session_even_when_storing_is_slow(project: Project) -> None:
+    """The store of join_session's result takes half a second here; a call that arrived meanwhile
+    runs only once it is done, so the handler finds the session where the script put it."""
+    project.add_extension(
+        "slowstore",
+        """
+        import time
+        from sdk_extension import join_session, tool
+
+        class Holder:
+            def __setattr__(self, name, value):
+                time.sleep(0.5)  # a slow store: a call run before it ends would find nothing
+                object.__setattr__(self, name, value)
+
+        holder = Holder()
+
+        @tool(description="Use the stored session")
+        async def whoami() -> str:
+            return holder.session.session_id
+
+        holder.session = join_session(tools=[whoami])
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            result = await host.call_tool("whoami")
+            assert (result.result_type, result.text_result_for_llm) == ("success", host.session_id)
+
+    run(scenario())
+
+
 OVERRIDER = """
     from sdk_extension import join_session, tool
 
