@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import Any, Final
 
 from sdk_extension.hooks import (
+    HOOK_POINTS,
     ErrorOccurredInput,
     SessionEndInput,
     SessionStartInput,
@@ -462,7 +463,8 @@ class ExtensionHost:
         """(hook, owner) of the tool hooks not called for ``tool_name``: their matcher does not match."""
         return [
             (hook, owner)
-            for hook in ("on_pre_tool_use", "on_post_tool_use")
+            for hook, point in HOOK_POINTS.items()
+            if point.for_tools
             for owner in self._hooks.skipped(hook, tool_name)
         ]
 
