@@ -51,6 +51,42 @@ class PipeWriter:
         return self._closing
 
 
+RAW_PROTOCOL = r"""
+import json, os, sys
+from sdk_extension._stdio import claim_protocol_stdio
+
+IN, OUT = claim_protocol_stdio()
+
+def read():
+    header = b""
+    while not header.endswith(b"\r\n\r\n"):
+        byte = os.read(IN, 1)
+        if not byte:
+            sys.exit(0)
+        header += byte
+    length = int(header.split(b":")[1])
+    body = b""
+    while len(body) < length:
+        body += os.read(IN, length - len(body))
+    return json.loads(body)
+
+def send(message):
+    body = json.dumps(message).encode()
+    os.write(OUT, b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+def request(id, method, params):
+    send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    while True:
+        message = read()
+        if message.get("id") == id and "method" not in message:
+            return message
+        handle(message)
+"""
+"""The start of a raw protocol client extension, for misbehaviour the SDK would refuse: framing
+over the descriptors the launcher hands over, ``read()``, ``send()``, and ``request()``, which
+passes what arrives meanwhile to a ``handle(message)`` the extension defines after it."""
+
+
 @dataclass
 class Project:
     """A temporary project (with a .git folder) and a temporary user home."""

@@ -9,11 +9,12 @@ checks the outcome and that every extension process it started is gone afterward
 from __future__ import annotations
 
 import json
+import textwrap
 
 import pytest
 
 from extension_host import ExtensionHost
-from helpers import Project, run, wait_for_event, wait_for_exit
+from helpers import RAW_PROTOCOL, Project, run, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
 
@@ -31,29 +32,8 @@ TOOLS = """
 # text ({"pre": ..., "post": ...}) or in the prompt ({"prompt": ...}); no entry means
 # {"output": null}. The wire is the extension's claimed protocol descriptors, as the launcher
 # hands them over; nothing else of the SDK is used.
-RAW_HOOKS = r"""
-    import json, os, sys
-    from sdk_extension._stdio import claim_protocol_stdio
-
-    IN, OUT = claim_protocol_stdio()
-
-    def read():
-        header = b""
-        while not header.endswith(b"\r\n\r\n"):
-            byte = os.read(IN, 1)
-            if not byte:
-                sys.exit(0)
-            header += byte
-        length = int(header.split(b":")[1])
-        body = b""
-        while len(body) < length:
-            body += os.read(IN, length - len(body))
-        return json.loads(body)
-
-    def send(message):
-        body = json.dumps(message).encode()
-        os.write(OUT, b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
+RAW_HOOKS = RAW_PROTOCOL + textwrap.dedent(
+    r"""
     def answer_for(params):
         data = params["input"]
         if params["hookType"] == "userPromptSubmitted":
@@ -67,14 +47,6 @@ RAW_HOOKS = r"""
         elif "id" in message and "method" in message:
             send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "not here"}})
 
-    def request(id, method, params):
-        send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-        while True:
-            message = read()
-            if message.get("id") == id and "method" not in message:
-                return message
-            handle(message)
-
     request(1, "connect", {})
     request(2, "session.resume", {
         "sessionId": os.environ["SESSION_ID"],
@@ -82,7 +54,8 @@ RAW_HOOKS = r"""
     })
     while True:
         handle(read())
-"""
+    """
+)
 
 GARBAGE = {
     "output-str": {"output": "garbage"},

@@ -5,12 +5,13 @@ protocol client sending ``hookMatchers`` as a JS extension does, refused matcher
 from __future__ import annotations
 
 import json
+import textwrap
 
 import pytest
 
 from extension_host import ExtensionHost
 from extension_host.frontends.cli import main
-from helpers import Project, run
+from helpers import RAW_PROTOCOL, Project, run
 
 pytestmark = pytest.mark.subprocess
 
@@ -45,29 +46,9 @@ GUARD = """
 
 # What a JS extension does: hookMatchers in session.resume, keyed by wire hook type. Framing
 # and answers are written here; nothing of the SDK but the claimed descriptors is used.
-RAW = r"""
-    import json, os, sys
-    from sdk_extension._stdio import claim_protocol_stdio
-
-    IN, OUT = claim_protocol_stdio()
+RAW = textwrap.dedent(
+    r"""
     MATCHERS = json.loads(os.environ.get("RAW_MATCHERS") or %r)
-
-    def read():
-        header = b""
-        while not header.endswith(b"\r\n\r\n"):
-            byte = os.read(IN, 1)
-            if not byte:
-                sys.exit(0)
-            header += byte
-        length = int(header.split(b":")[1])
-        body = b""
-        while len(body) < length:
-            body += os.read(IN, length - len(body))
-        return json.loads(body)
-
-    def send(message):
-        body = json.dumps(message).encode()
-        os.write(OUT, b"Content-Length: %%d\r\n\r\n" %% len(body) + body)
 
     def handle(message):
         if message.get("method") == "hooks.invoke":
@@ -76,14 +57,6 @@ RAW = r"""
             send({"jsonrpc": "2.0", "id": message["id"], "result": {"output": output}})
         elif "id" in message and "method" in message:
             send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "not here"}})
-
-    def request(id, method, params):
-        send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-        while True:
-            message = read()
-            if message.get("id") == id and "method" not in message:
-                return message
-            handle(message)
 
     request(1, "connect", {})
     answer = request(2, "session.resume", {
@@ -95,11 +68,12 @@ RAW = r"""
         sys.exit(3)
     while True:
         handle(read())
-"""
+    """
+)
 
 
 def raw(matchers: object) -> str:
-    return RAW % json.dumps(matchers)
+    return RAW_PROTOCOL + RAW % json.dumps(matchers)
 
 
 def host_for(project: Project) -> ExtensionHost:
