@@ -349,6 +349,16 @@ class ExtensionInstance:
         return {"message": "pong", "timestamp": int(time.time() * 1000), "protocolVersion": p.PROTOCOL_VERSION}
 
     async def _on_resume(self, params: Any) -> p.ResumeResult:
+        try:
+            return await self._join(params)
+        except RpcError as exc:
+            if self.status == "starting" and not self._stopping:
+                # A refused join is the end of this start: say why here, not only in the answer,
+                # which an extension may not log before it exits.
+                self._fail(f"its join was refused: {exc.message}")
+            raise
+
+    async def _join(self, params: Any) -> p.ResumeResult:
         if self.status != "starting":
             raise RpcError(p.INVALID_REQUEST, f"extension {self.id} has already joined (status {self.status})")
         resume = validate(p.METHOD_SESSION_RESUME, p.ResumeParams, params)

@@ -135,8 +135,9 @@ def test_a_raw_protocol_client_s_hook_matchers_are_honoured_as_a_js_extension_s_
         ({"postToolUse": ["echo"]}, "hook on_post_tool_use has a matcher but no handler"),
         ({"sessionStart": ["echo"]}, "hook on_session_start is not about a tool and takes no matcher"),
         ({"preToolUse": [3]}, "hook on_pre_tool_use: matcher pattern 3 is not a non-empty string"),
+        ("bash", "its join was refused: session.resume: hookMatchers"),
     ],
-    ids=["space", "empty", "too-long", "too-many", "no-handler", "not-a-tool-hook", "not-a-string"],
+    ids=["space", "empty", "too-long", "too-many", "no-handler", "not-a-tool-hook", "not-a-string", "not-an-object"],
 )
 def test_a_bad_matcher_fails_the_join_with_one_line_naming_the_hook_and_pattern(
     project: Project, matchers: object, expected: str
