@@ -319,6 +319,9 @@ class Supervisor:
             error = new.error or "the new version did not start"
             self._reload_errors[found.spec.id] = error
             return ReloadOutcome(found.spec.id, "kept", old.status, error, old.info().tools)
+        # Both versions failed: the new one's reason stands for the tools the old one offered.
+        new.lost_tools = new.lost_tools or old.lost_tools
+        self._retire(old)
         self._current[found.spec.id] = new
         return _outcome("failed", new)
 

@@ -346,6 +346,30 @@ def test_a_changed_extension_whose_new_version_joins_is_swapped_in_and_the_old_o
     fast(scenario())
 
 
+def test_a_failed_extension_whose_new_version_fails_too_still_explains_its_tools(tmp_path: Path) -> None:
+    """A call to a tool the extension offered before it crashed says why it is unavailable, with
+    the new version's reason, rather than that no such tool exists."""
+
+    async def scenario() -> None:
+        stage = Stage(tmp_path)
+        stage.add("lint", Plan("check"))
+        await stage.supervisor.start_all()
+        first = stage.current("lint")
+        first.crash()
+        stage.plans["lint"] = Plan(fails="exited with code 1 before joining: SyntaxError: invalid syntax")
+        [outcome] = await stage.supervisor.apply({"project:lint"})
+        assert (outcome.action, outcome.status) == ("failed", "failed")
+        reason = stage.supervisor.unavailable_reason("check")
+        assert reason == (
+            "tool 'check' is unavailable: extension project:lint failed: "
+            "exited with code 1 before joining: SyntaxError: invalid syntax"
+        )
+        await stage.supervisor.drain()
+        assert first.stopped.is_set()
+
+    fast(scenario())
+
+
 def test_a_new_version_whose_tool_another_extension_holds_is_rejected_and_the_old_one_serves(
     tmp_path: Path,
 ) -> None:
