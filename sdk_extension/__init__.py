@@ -25,7 +25,8 @@ from .errors import (
     NotUnderHostError,
     ToolArgumentsError,
 )
-from .session import Session, join_session, join_session_async
+from .join import join_session, join_session_async
+from .session import Session
 from .tools import Tool, ToolInvocation, tool
 from .wire.protocol import HOOK_NAMES
 from .wire.results import ToolResult

@@ -1,10 +1,8 @@
-"""Joining the host's session, and the :class:`Session` an extension talks to afterwards.
+"""The :class:`Session` an extension talks to once joined, and the client behind it.
 
-``join_session`` (a plain script's form) runs the protocol on a background thread and returns
-once joined; ``join_session_async`` runs it on the caller's event loop. Both claim stdio for the
-protocol first (:mod:`sdk_extension._stdio`), send ``connect`` and ``session.resume`` with the
-extension's tools and hook types, then answer ``external_tool.requested`` events and
-``hooks.invoke`` requests until the host closes the connection.
+The client sends ``connect`` and ``session.resume`` with the extension's tools, hook types and
+matchers, then answers ``external_tool.requested`` events and ``hooks.invoke`` requests until the
+host closes the connection; :mod:`sdk_extension.join` sets it up (``join_session``).
 
 Every tool call is answered: a result that cannot be sent (larger than the host accepts, not
 JSON) is replaced by a ``failure`` that says why. A sync hook stuck in calls the host gave up
@@ -24,33 +22,19 @@ import os
 import sys
 import threading
 import traceback
-import types
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
-from ._lifeline import end_if_host_gone
-from ._stdio import claim_protocol_stdio, flush_std_streams
 from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
-from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
+from .errors import ExtensionError, JoinError
 from .tasks import BackgroundTasks
 from .tools import Tool, ToolInvocation, run_tool
 from .wire import protocol as p
 from .wire.connection import Connection, ConnectionClosed, RpcError
 from .wire.framing import MessageTooLarge, describe_size
-from .wire.pipes import PipeReader, open_pipe_writer
 from .wire.results import ToolResult
 
-__all__ = [
-    "DEFAULT_JOIN_TIMEOUT",
-    "Session",
-    "join_session",
-    "join_session_async",
-    "resolve_hooks",
-    "wire_hook_matchers",
-]
-
-DEFAULT_JOIN_TIMEOUT: Final = 30.0
-"""Seconds to wait for the host to accept the join; the host's own readiness timeout is the same."""
+__all__ = ["Session"]
 
 EventHandler = Callable[[dict[str, Any]], Any]
 
@@ -387,228 +371,3 @@ class _Client:
 def _report_failure(method: str, error: Exception) -> None:
     if not isinstance(error, ConnectionClosed):
         print(f"{method} failed: {error}", file=sys.stderr)
-
-
-def _session_id() -> str:
-    session_id = os.environ.get("SESSION_ID")
-    if not session_id:
-        raise NotUnderHostError(
-            "join_session() must run in an extension started by the extension host "
-            "(SESSION_ID is not set). Put the file at .github/extensions/<name>/extension.py "
-            "and run 'extensions list' or 'extensions dev'."
-        )
-    return session_id
-
-
-async def _open_streams(read_fd: int, write_fd: int) -> tuple[PipeReader, asyncio.StreamWriter]:
-    return PipeReader(read_fd), await open_pipe_writer(write_fd)
-
-
-async def join_session_async(
-    tools: Iterable[Tool] = (),
-    hooks: Mapping[str, Callable[..., Any]] | None = None,
-    *,
-    join_timeout: float = DEFAULT_JOIN_TIMEOUT,
-    requested_environment_variables: Iterable[str] = (),
-    hook_matchers: Mapping[str, Iterable[str]] | None = None,
-) -> Session:
-    """Join the host's session on the running event loop and return the :class:`Session`.
-
-    Keep the loop running afterwards (``await session.wait_closed()``); the host ends the
-    extension by closing the connection. ``requested_environment_variables`` and
-    ``hook_matchers`` work as in :func:`join_session`.
-
-    Raises:
-        NotUnderHostError: not started by an extension host.
-        InvalidToolError, InvalidHookError: a tool or hook definition is unusable.
-        JoinError: the host refused the join (e.g. a tool name is taken, or a requested
-            variable is not granted) or did not answer.
-    """
-    tool_list, hook_map = _prepare(tools, hooks)
-    matchers = wire_hook_matchers(hook_matchers, hook_map)
-    requested = _requested(requested_environment_variables)
-    session_id = _session_id()
-    _claim_join()
-    read_fd, write_fd = claim_protocol_stdio()
-    reader, writer = await _open_streams(read_fd, write_fd)
-    client = _Client(session_id, tool_list, hook_map, Connection(reader, writer), requested, matchers)
-    session = await client.join(join_timeout)
-    client.released.set()  # waiting calls run after the caller has stored the session
-    return session
-
-
-def join_session(
-    tools: Iterable[Tool] = (),
-    hooks: Mapping[str, Callable[..., Any]] | None = None,
-    *,
-    join_timeout: float = DEFAULT_JOIN_TIMEOUT,
-    requested_environment_variables: Iterable[str] = (),
-    hook_matchers: Mapping[str, Iterable[str]] | None = None,
-) -> Session:
-    """Join the host's session and return the :class:`Session` once joined.
-
-    The protocol runs on a background thread, so a plain script needs nothing more: the
-    process lives until the host closes the connection, then exits.
-
-    Sensitive variables (``GITHUB_TOKEN``, ``*_API_KEY``...) are withheld from extensions.
-    Name the ones this extension needs in ``requested_environment_variables``: once the user
-    has granted them (``extensions grant NAME VAR...``), their values are in ``os.environ``
-    when this returns; if one is not granted, the host refuses the join.
-
-    ``hook_matchers`` says which tools a tool hook (``on_pre_tool_use``, ``on_post_tool_use``)
-    is for: ``{"on_pre_tool_use": ["bash", "run_*"]}`` (tool names or ``fnmatch`` patterns);
-    the host calls it only for those tools. A hook left out is called for every tool.
-
-    Raises:
-        NotUnderHostError: not started by an extension host.
-        InvalidToolError, InvalidHookError: a tool or hook definition (or a matcher) is unusable.
-        JoinError: the host refused the join (e.g. a tool name is taken, or a requested
-            variable is not granted) or did not answer.
-    """
-    tool_list, hook_map = _prepare(tools, hooks)
-    matchers = wire_hook_matchers(hook_matchers, hook_map)
-    requested = _requested(requested_environment_variables)
-    session_id = _session_id()
-    _claim_join()
-    read_fd, write_fd = claim_protocol_stdio()
-    joined = threading.Event()
-    outcome: list[Session | BaseException] = []
-
-    async def serve() -> None:
-        try:
-            reader, writer = await _open_streams(read_fd, write_fd)
-            client = _Client(session_id, tool_list, hook_map, Connection(reader, writer), requested, matchers)
-            session = await client.join(join_timeout)
-        except BaseException as exc:
-            outcome.append(exc)
-            joined.set()
-            return
-        outcome.append(session)
-        joined.set()
-        await session.wait_closed()
-
-    def run() -> None:
-        asyncio.run(serve())
-        end_if_host_gone()  # the end of stream was the host's death: take the group down too
-        if threading.main_thread().is_alive() and isinstance(outcome[0], Session):
-            # The host ended the session while the script's main thread is still busy:
-            # the contract is a prompt, clean exit on end of stream.
-            flush_std_streams()
-            os._exit(0)
-
-    threading.Thread(target=run, name="sdk-extension-protocol").start()
-    if not joined.wait(join_timeout + 5):
-        raise JoinError(f"the host did not accept the join within {join_timeout:g} s")
-    result = outcome[0]
-    if isinstance(result, BaseException):
-        raise result
-    client = result._client
-    _release_once_stored(lambda: client.loop.call_soon_threadsafe(client.released.set), sys._getframe(1))
-    return result
-
-
-def _release_once_stored(release: Callable[[], object], caller: types.FrameType | None) -> None:
-    """Let calls run once the caller has stored the returned session (``session =
-    join_session(...)``), so a handler that uses that name never finds it unbound.
-
-    The store ends the caller's current line: the caller's frame is traced for just its next
-    event (a new line, its return or an exception), then tracing is off again. Where a tracer
-    is already set (a debugger, coverage), or the caller never leaves that line (it blocks in
-    it), calls are let through anyway, at once or after :data:`_RELEASE_FALLBACK_SECONDS`.
-    """
-    if caller is None or sys.gettrace() is not None:
-        release()
-        return
-    released = threading.Lock()
-
-    def release_once() -> None:
-        if released.acquire(blocking=False):
-            release()
-
-    def on_caller_event(frame: types.FrameType, event: str, arg: Any) -> Any:
-        frame.f_trace = None
-        sys.settrace(None)
-        release_once()
-        return None
-
-    caller.f_trace = on_caller_event
-    sys.settrace(lambda frame, event, arg: None)  # per-frame tracing needs a tracer for the thread
-    fallback = threading.Timer(_RELEASE_FALLBACK_SECONDS, release_once)
-    fallback.daemon = True
-    fallback.start()
-
-
-_RELEASE_FALLBACK_SECONDS: Final = 1.0
-"""How long calls wait for the script to store the session if it never leaves that line."""
-
-_joined_once = threading.Lock()
-
-
-def _claim_join() -> None:
-    # The protocol streams exist once per process; a second join would fight over them.
-    if not _joined_once.acquire(blocking=False):
-        raise ExtensionError("join_session() was already called in this process; call it once")
-
-
-def _prepare(
-    tools: Iterable[Tool], hooks: Mapping[str, Callable[..., Any]] | None
-) -> tuple[list[Tool], dict[str, Callable[..., Any]]]:
-    tool_list = list(tools)
-    seen: set[str] = set()
-    for item in tool_list:
-        if not isinstance(item, Tool):
-            raise TypeError(f"tools must be Tool objects (use @tool or Tool(...)), got {type(item).__name__}")
-        if item.name in seen:
-            raise ExtensionError(f"tool {item.name!r} is given twice")
-        seen.add(item.name)
-    return tool_list, resolve_hooks(hooks)
-
-
-def wire_hook_matchers(matchers: Mapping[str, Iterable[str]] | None, hooks: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Check an author's hook matchers against its hooks; give ``session.resume``'s
-    ``hookMatchers`` (keyed by wire hook type).
-
-    Raises:
-        InvalidHookError: one line naming the hook and the pattern at fault.
-    """
-    if not matchers:
-        return {}
-    from .hooks import HOOK_POINTS  # only extensions that use matchers pay for these imports
-    from .matchers import compile_matchers
-
-    try:
-        compiled = compile_matchers(matchers, hooks)
-    except ValueError as exc:
-        raise InvalidHookError("hook_matchers", str(exc)) from None
-    return {HOOK_POINTS[name].wire_name: list(matcher.patterns) for name, matcher in compiled.items()}
-
-
-def _requested(names: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(names, str):
-        raise TypeError("requested_environment_variables takes a list of names, e.g. ['GITHUB_TOKEN']")
-    requested = tuple(dict.fromkeys(names))
-    for name in requested:
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"requested_environment_variables: {name!r} is not a variable name")
-    return requested
-
-
-def resolve_hooks(hooks: Mapping[str, Any] | None) -> dict[str, Callable[..., Any]]:
-    """Check an author's hook mapping and key it by Python name.
-
-    Raises:
-        InvalidHookError: a name is not one of the six (the message lists them), a handler is
-            not callable, or two spellings name the same hook.
-    """
-    resolved: dict[str, Callable[..., Any]] = {}
-    for alias, handler in (hooks or {}).items():
-        name = p.hook_name(alias) if isinstance(alias, str) else None
-        if name is None or alias == p.HOOK_WIRE_NAMES[name]:
-            valid = ", ".join(p.HOOK_NAMES)
-            raise InvalidHookError(str(alias), f"unknown hook {alias!r}; the hook points are: {valid}")
-        if not callable(handler):
-            raise InvalidHookError(name, f"hook {alias!r} maps to {type(handler).__name__}, not a function")
-        if name in resolved:
-            raise InvalidHookError(name, f"hook {name} is given twice (as two spellings)")
-        resolved[name] = handler
-    return resolved

@@ -28,8 +28,9 @@ from sdk_extension.hooks import (
     UserPromptSubmittedInput,
     hook_point,
 )
+from sdk_extension.join import resolve_hooks, wire_hook_matchers
 from sdk_extension.matchers import MAX_MATCHER_PATTERN_LENGTH, MAX_MATCHER_PATTERNS, compile_matchers
-from sdk_extension.session import _Client, resolve_hooks, wire_hook_matchers
+from sdk_extension.session import _Client
 from sdk_extension.wire.connection import Connection
 from sdk_extension.wire.protocol import HOOK_NAMES, METHOD_CONNECT, METHOD_SESSION_RESUME, PROTOCOL_VERSION
 from sdk_extension.wire.results import ToolResult

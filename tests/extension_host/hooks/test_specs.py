@@ -19,8 +19,8 @@ from extension_host.hooks.specs import hookimpl, hookspec, specifications
 from sdk_extension import hooks as sdk_hooks
 from sdk_extension.errors import HookOutputError
 from sdk_extension.hooks import HOOK_POINTS, HookPoint
+from sdk_extension.join import resolve_hooks
 from sdk_extension.matchers import compile_matchers
-from sdk_extension.session import resolve_hooks
 from sdk_extension.wire import protocol
 
 T = TypeVar("T")
