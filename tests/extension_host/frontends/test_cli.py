@@ -286,20 +286,20 @@ def test_one_shot_commands_stop_extensions_with_the_short_ladder(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The host a one-shot command starts gets ONE_SHOT_STOP_GRACE; dev keeps the contract's."""
-    import extension_host.frontends.cli as cli_module
+    from extension_host.frontends import one_shot
     from extension_host.launch.process import STOP_GRACE_SECONDS
 
     graces: list[float] = []
-    real = cli_module.ExtensionHost  # type: ignore[attr-defined]  # what the CLI module looked up
+    real = one_shot.ExtensionHost  # type: ignore[attr-defined]  # what the one-shot module looked up
 
     def recording(*args: object, **kwargs: object) -> object:
         graces.append(kwargs.get("stop_grace", STOP_GRACE_SECONDS))  # type: ignore[arg-type]
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cli_module, "ExtensionHost", recording)
+    monkeypatch.setattr(one_shot, "ExtensionHost", recording)
     project.add_extension("calc", CALC)
     assert cli(project, "call", "add", '{"a": 1, "b": 2}') == 0
-    assert graces == [cli_module.ONE_SHOT_STOP_GRACE] and cli_module.ONE_SHOT_STOP_GRACE < STOP_GRACE_SECONDS
+    assert graces == [one_shot.ONE_SHOT_STOP_GRACE] and one_shot.ONE_SHOT_STOP_GRACE < STOP_GRACE_SECONDS
 
 
 def test_a_command_started_without_stdout_or_stderr_runs_without_a_traceback(project: Project) -> None:

@@ -1,0 +1,140 @@
+"""How a one-shot command reaches extensions: the host running for the project, or one of its own.
+
+A command asks the running host over the control socket when there is one (:func:`running_host`,
+:func:`ask_host_or_load`); else it starts a host just for itself (:func:`with_host`), without
+session hooks or watching, and stops it with a short ladder (:data:`ONE_SHOT_STOP_GRACE` per step).
+A decision just recorded (trust, grants) is passed on to a running host by
+:func:`tell_running_host`. Slow starts get a note on stderr. This module knows hosts and the
+control socket, not the commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, Final
+
+from ..control import ControlClient, connect_to_host
+from ..errors import ExtensionHostError, UnknownExtensionError, UnknownToolError
+from ..host import ExtensionHost
+from ..info import ExtensionInfo
+from ..outcomes import ReloadOutcome
+from . import render
+from .output import EXIT_FAILED, say
+
+__all__ = [
+    "ONE_SHOT_STOP_GRACE",
+    "ask_host_or_load",
+    "load_outcome",
+    "progress_note",
+    "running_host",
+    "tell_running_host",
+    "with_host",
+]
+
+ONE_SHOT_STOP_GRACE: Final = 0.5
+"""Seconds each step of the stop ladder waits in a one-shot command (a long-running host: 5 s).
+A well-behaved extension exits on end of stream in milliseconds."""
+_PROGRESS_AFTER_SECONDS: Final = 1.0
+"""Loading that takes longer than this gets a line on stderr, so a slow start never looks hung."""
+
+
+async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any]) -> int:
+    """Start the project's extensions, ``run(host)``, stop them; the exit code ``run`` gives."""
+    # A one-shot command is not a session: the session hooks are for the agents that embed the host.
+    host = ExtensionHost(
+        args.root,
+        args.home,
+        readiness_timeout=args.readiness_timeout,
+        session_hooks=False,
+        watch=False,
+        stop_grace=ONE_SHOT_STOP_GRACE,
+    )
+    async with progress_note(f"starting extensions of {host.project_root} ..."):
+        await host.start()
+    try:
+        code: int = await run(host)
+        return code
+    except (UnknownToolError, UnknownExtensionError) as exc:
+        say(render.error_line(exc), err=True)
+        return EXIT_FAILED
+    finally:
+        await host.stop()
+
+
+async def running_host(args: argparse.Namespace) -> ControlClient | None:
+    """The host running for the project, if there is one; says so (or that its socket was stale) on stderr."""
+
+    def stale(_path: Path) -> None:
+        say("removed a stale control socket (its host is gone)", err=True)
+
+    client = await connect_to_host(args.root, on_stale=stale)
+    if client is not None:
+        say(f"(from the running host, pid {client.pid})", err=True)
+    return client
+
+
+async def ask_host_or_load(
+    args: argparse.Namespace,
+    method: str,
+    params: Any,
+    load: Callable[[ExtensionHost], dict[str, Any]],
+    show: Callable[[dict[str, Any]], int],
+) -> int:
+    """``show`` the running host's answer to ``method``; with no host running, ``show`` the same
+    answer built by ``load`` from a host started just for this command."""
+    client = await running_host(args)
+    if client is None:
+
+        async def run(host: ExtensionHost) -> int:
+            return show(load(host))
+
+        return await with_host(args, run)
+    try:
+        return show(await client.request(method, params))
+    finally:
+        await client.close()
+
+
+async def tell_running_host(args: argparse.Namespace, method: str, params: Any) -> list[ReloadOutcome] | None:
+    """Ask the host running for the project, if any, to apply a decision just recorded; its
+    outcomes (``None``: no host runs, or it could not be told, which is said on stderr)."""
+    try:
+        client = await connect_to_host(args.root)
+    except ExtensionHostError as exc:
+        say(render.error_line(f"the decision is recorded, but the running host cannot be told: {exc}"), err=True)
+        return None
+    if client is None:
+        return None
+    try:
+        answer = await client.request(method, params, timeout=None)
+    except ExtensionHostError as exc:
+        say(render.error_line(f"the decision is recorded, but the running host did not apply it: {exc}"), err=True)
+        return None
+    finally:
+        await client.close()
+    return [ReloadOutcome.from_json(item) for item in answer["outcomes"]]
+
+
+def load_outcome(info: ExtensionInfo) -> ReloadOutcome:
+    """What a fresh load did to one extension, in the shape a running host's reload reports."""
+    action = {"running": "started", "failed": "failed"}.get(info.status, info.status)
+    return ReloadOutcome(info.id, action, info.status, info.error, info.tools)
+
+
+@contextlib.asynccontextmanager
+async def progress_note(message: str) -> AsyncIterator[None]:
+    """Say ``message`` on stderr if the block takes longer than a moment."""
+
+    async def note() -> None:
+        await asyncio.sleep(_PROGRESS_AFTER_SECONDS)
+        say(message, err=True)
+
+    task = asyncio.create_task(note())
+    try:
+        yield
+    finally:
+        task.cancel()
