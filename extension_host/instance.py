@@ -24,8 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from sdk_extension.hooks import HOOK_NAMES, hook_point
-from sdk_extension.matchers import Matcher, compile_matchers
+from sdk_extension.matchers import Matcher
 from sdk_extension.tasks import BackgroundTasks
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOverflow, RpcError
@@ -35,8 +34,9 @@ from sdk_extension.wire.results import ToolResult
 from .calls import PendingCalls
 from .context import SessionContext
 from .discovery import ExtensionSpec
-from .environment import EnvironmentGrant, extension_environment, resolve_request, validate_request
-from .errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
+from .environment import EnvironmentGrant, extension_environment
+from .errors import ExtensionLoadError, ToolCollisionError
+from .handshake import JoinRefused, declared_hooks, declared_matchers, granted_environment
 from .info import ExtensionInfo, ExtensionStatus
 from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
 from .launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
@@ -368,9 +368,16 @@ class ExtensionInstance:
                 f"session.resume: sessionId {resume['sessionId']!r} is not this host's session "
                 f"(use the SESSION_ID environment variable)",
             )
-        hooks = self._declared_hooks(resume)
-        matchers = self._declared_matchers(resume, hooks)
-        self.environment = self._grant_environment(resume)
+        context = self._context
+        try:
+            hooks = declared_hooks(resume)
+            matchers = declared_matchers(resume, hooks)
+            self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants)
+        except JoinRefused as refused:
+            if refused.grant is not None:
+                self.environment = refused.grant
+            self._fail(refused.reason)
+            raise RpcError(refused.code, refused.reason, refused.data) from None
         if self._stopping or self.retired:
             raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
         entries = [
@@ -448,53 +455,6 @@ class ExtensionInstance:
         if self._stopping or self.retired:
             raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
         registry.replace(self.id, entries)
-
-    def _grant_environment(self, resume: p.ResumeParams) -> EnvironmentGrant:
-        """The answer to its request for variables; fails the join if one is not granted."""
-        requested = resume.get("requestedEnvironmentVariables", [])
-        try:
-            validate_request(requested)
-        except ValueError as exc:
-            raise RpcError(p.INVALID_PARAMS, f"session.resume: requestedEnvironmentVariables: {exc}") from None
-        if not requested:
-            return EnvironmentGrant((), {}, ())
-        context = self._context
-        try:
-            granted = context.grants(self.spec)
-        except ExtensionHostError as exc:
-            self._fail(f"its environment grants cannot be checked: {exc}")
-            raise RpcError(p.ENVIRONMENT_NOT_GRANTED, str(exc)) from None
-        grant = resolve_request(requested, context.host_environment, granted)
-        if grant.missing:
-            names = ", ".join(grant.missing)
-            who = self.spec.name if self.spec.source == "project" else self.id
-            reason = (
-                f"requests environment variable{'s' if len(grant.missing) > 1 else ''} {names}, not granted; "
-                f"to grant: extensions grant {who} {' '.join(grant.missing)}"
-            )
-            self.environment = grant
-            self._fail(reason)
-            raise RpcError(p.ENVIRONMENT_NOT_GRANTED, reason, {"variables": list(grant.missing)})
-        return grant
-
-    def _declared_hooks(self, resume: p.ResumeParams) -> tuple[str, ...]:
-        if "hookTypes" not in resume:
-            return HOOK_NAMES if resume.get("hooks") else ()
-        names: list[str] = []
-        for hook_type in resume["hookTypes"]:
-            point = hook_point(hook_type)
-            if point is None:
-                raise RpcError(p.INVALID_PARAMS, f"session.resume: unknown hook type {hook_type!r}")
-            names.append(point.name)
-        return tuple(names)
-
-    def _declared_matchers(self, resume: p.ResumeParams, hooks: tuple[str, ...]) -> dict[str, Matcher]:
-        try:
-            return compile_matchers(resume.get("hookMatchers"), hooks)
-        except ValueError as exc:
-            reason = f"session.resume: hookMatchers: {exc}"
-            self._fail(reason)
-            raise RpcError(p.INVALID_PARAMS, reason) from None
 
     def _on_log(self, params: Any) -> dict[str, Any]:
         log = validate(p.METHOD_SESSION_LOG, p.LogParams, params)

@@ -1,0 +1,91 @@
+"""The join handshake of one extension: what its ``session.resume`` declares, checked.
+
+Each function reads a validated :class:`~sdk_extension.wire.protocol.ResumeParams` and returns
+what the extension declared (its hooks and their matchers) or what it gets (the environment
+variables it asked for and was granted), or refuses with :class:`JoinRefused`, whose reason
+names what is wrong and what to do. The instance applies the answers; this module registers
+nothing and knows no process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sdk_extension.hooks import HOOK_NAMES, hook_point
+from sdk_extension.matchers import Matcher, compile_matchers
+from sdk_extension.wire import protocol as p
+
+from .context import GrantLookup
+from .discovery import ExtensionSpec
+from .environment import EnvironmentGrant, resolve_request, validate_request
+from .errors import ExtensionHostError
+
+__all__ = ["JoinRefused", "declared_hooks", "declared_matchers", "granted_environment"]
+
+
+class JoinRefused(Exception):
+    """The join cannot be accepted: ``reason`` (one line), the wire ``code`` and ``data`` to
+    answer with, and, for a refused environment request, the ``grant`` as far as it went."""
+
+    def __init__(
+        self, reason: str, code: int = p.INVALID_PARAMS, data: Any = None, grant: EnvironmentGrant | None = None
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.code = code
+        self.data = data
+        self.grant = grant
+
+
+def declared_hooks(resume: p.ResumeParams) -> tuple[str, ...]:
+    """The hook points it implements (``hookTypes``; without them, ``hooks: true`` means all)."""
+    if "hookTypes" not in resume:
+        return HOOK_NAMES if resume.get("hooks") else ()
+    names: list[str] = []
+    for hook_type in resume["hookTypes"]:
+        point = hook_point(hook_type)
+        if point is None:
+            raise JoinRefused(f"session.resume: unknown hook type {hook_type!r}")
+        names.append(point.name)
+    return tuple(names)
+
+
+def declared_matchers(resume: p.ResumeParams, hooks: tuple[str, ...]) -> dict[str, Matcher]:
+    """Its ``hookMatchers``, compiled, for the hooks it implements."""
+    try:
+        return compile_matchers(resume.get("hookMatchers"), hooks)
+    except ValueError as exc:
+        raise JoinRefused(f"session.resume: hookMatchers: {exc}") from None
+
+
+def granted_environment(
+    spec: ExtensionSpec,
+    resume: p.ResumeParams,
+    host_environment: Mapping[str, str],
+    grants: GrantLookup,
+) -> EnvironmentGrant:
+    """The values of the sensitive variables it asks for, every one of them granted by the user
+    (``grants(spec)`` names them); a request for one not granted refuses the join, saying how to
+    grant it."""
+    requested = resume.get("requestedEnvironmentVariables", [])
+    try:
+        validate_request(requested)
+    except ValueError as exc:
+        raise JoinRefused(f"session.resume: requestedEnvironmentVariables: {exc}") from None
+    if not requested:
+        return EnvironmentGrant((), {}, ())
+    try:
+        granted = grants(spec)
+    except ExtensionHostError as exc:
+        raise JoinRefused(f"its environment grants cannot be checked: {exc}", p.ENVIRONMENT_NOT_GRANTED) from None
+    grant = resolve_request(requested, host_environment, granted)
+    if grant.missing:
+        names = ", ".join(grant.missing)
+        who = spec.name if spec.source == "project" else spec.id
+        reason = (
+            f"requests environment variable{'s' if len(grant.missing) > 1 else ''} {names}, not granted; "
+            f"to grant: extensions grant {who} {' '.join(grant.missing)}"
+        )
+        raise JoinRefused(reason, p.ENVIRONMENT_NOT_GRANTED, {"variables": list(grant.missing)}, grant)
+    return grant
