@@ -94,6 +94,10 @@ class Project:
     root: Path
     home: Path
 
+    def command(self, *args: str) -> list[str]:
+        """The ``extensions`` command line for this project and home, followed by ``args``."""
+        return [sys.executable, "-m", "extension_host", "--root", str(self.root), "--home", str(self.home), *args]
+
     def add_extension(self, name: str, code: str, *, source: str = "project") -> Path:
         """Write ``code`` (dedented) as the extension.py of a new extension; return its folder."""
         base = self.root / ".github" / "extensions" if source == "project" else self.home / "extensions"
@@ -278,13 +282,7 @@ async def running_dev(
     main_fd, stdin = os.openpty() if terminal else (None, asyncio.subprocess.PIPE)
     try:
         process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "extension_host",
-            "--root",
-            str(project.root),
-            "--home",
-            str(project.home),
+            *project.command(),
             "dev",
             stdin=stdin,
             stdout=asyncio.subprocess.PIPE,

@@ -224,13 +224,7 @@ def test_dev_with_stdin_at_its_end_keeps_watching_until_a_signal(project: Projec
 
     async def scenario() -> tuple[int, bytes]:
         dev = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "extension_host",
-            "--root",
-            str(project.root),
-            "--home",
-            str(project.home),
+            *project.command(),
             "dev",
             stdin=subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -280,13 +274,7 @@ def test_a_closed_stdout_ends_list_quietly(project: Project, tmp_path: Path) -> 
     try:
         listing = subprocess.run(
             [
-                sys.executable,
-                "-m",
-                "extension_host",
-                "--root",
-                str(project.root),
-                "--home",
-                str(project.home),
+                *project.command(),
                 "list",
                 "--json",
             ],
@@ -308,7 +296,7 @@ def test_dev_ends_when_the_reader_of_its_output_goes_away(project: Project, tmp_
     pid_file = tmp_path / "pid"
     project.add_extension("live", PID_FILE_EXTENSION.format(pid_file=str(pid_file)))
     dev = subprocess.Popen(
-        [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home), "dev"],
+        [*project.command(), "dev"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

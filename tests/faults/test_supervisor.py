@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -445,7 +444,7 @@ def test_list_answers_a_request_sent_right_after_joining_before_stopping_the_ext
     moment the join was answered is answered first, and the extension's log has no error."""
     project.add_extension("logger", RAW_LOGGER)
     completed = subprocess.run(
-        [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home), "list"],
+        [*project.command(), "list"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -473,13 +472,7 @@ def test_extensions_reload_resumes_the_paused_watching_of_a_running_dev(project:
             save(writer)
             await dev.expect(pause, timeout=60)
             reload = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "extension_host",
-                "--root",
-                str(project.root),
-                "--home",
-                str(project.home),
+                *project.command(),
                 "reload",
                 "writer",
                 stdout=asyncio.subprocess.PIPE,

@@ -224,13 +224,7 @@ def test_deeply_nested_json_on_the_control_socket_gets_a_parse_error_and_the_hos
             listing = await asyncio.to_thread(
                 subprocess.run,
                 [
-                    sys.executable,
-                    "-m",
-                    "extension_host",
-                    "--root",
-                    str(project.root),
-                    "--home",
-                    str(project.home),
+                    *project.command(),
                     "list",
                     "--json",
                 ],
@@ -306,13 +300,7 @@ def test_extensions_call_prints_a_lone_surrogate_from_a_raw_client_without_crash
         """,
     )
     command = [
-        sys.executable,
-        "-m",
-        "extension_host",
-        "--root",
-        str(project.root),
-        "--home",
-        str(project.home),
+        *project.command(),
         "call",
         "weird",
         *(["--json"] if as_json else []),

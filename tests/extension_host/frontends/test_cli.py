@@ -306,7 +306,7 @@ def test_a_command_started_without_stdout_or_stderr_runs_without_a_traceback(pro
     """``extensions list >&-`` and ``2>&-``: the interpreter has no such stream; nothing fails,
     and an error meant for stderr never lands on stdout."""
     project.add_extension("calc", CALC)
-    base = [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home)]
+    base = project.command()
     no_stdout = subprocess.run(
         ["sh", "-c", 'exec "$@" >&-', "sh", *base, "list"], capture_output=True, text=True, timeout=60
     )
@@ -321,7 +321,7 @@ def test_arguments_with_lone_surrogates_are_printed_escaped(project: Project) ->
     """A name that is not UTF-8 on the command line (Python decodes it to a lone surrogate)
     is printed as an escape in results and errors alike, never a UnicodeEncodeError."""
     project.add_extension("calc", CALC)
-    base = [sys.executable, "-m", "extension_host", "--root", str(project.root), "--home", str(project.home)]
+    base = project.command()
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     cases: list[tuple[list[str | bytes], int, str, str]] = [
         (["prompt", b"caf\xe9"], 0, "stdout", "caf\\udce9"),

@@ -174,13 +174,7 @@ def test_dev_reads_commands_from_a_file_and_keeps_running_at_its_end(project: Pr
     async def scenario() -> tuple[int, bytes]:
         with open(commands, "rb") as stdin:
             process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "extension_host",
-                "--root",
-                str(project.root),
-                "--home",
-                str(project.home),
+                *project.command(),
                 "dev",
                 stdin=stdin,
                 stdout=asyncio.subprocess.PIPE,
