@@ -15,6 +15,7 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ._lifeline import end_if_host_gone
@@ -49,8 +50,38 @@ def _session_id() -> str:
     return session_id
 
 
-async def _open_streams(read_fd: int, write_fd: int) -> tuple[PipeReader, asyncio.StreamWriter]:
-    return PipeReader(read_fd), await open_pipe_writer(write_fd)
+@dataclass(frozen=True, slots=True)
+class _Joining:
+    """A join whose arguments were checked and whose protocol descriptors were claimed."""
+
+    session_id: str
+    tools: list[Tool]
+    hooks: dict[str, Callable[..., Any]]
+    requested: tuple[str, ...]
+    matchers: dict[str, list[str]]
+    read_fd: int
+    write_fd: int
+
+    async def client(self) -> _Client:
+        """The client over the protocol streams (on the running loop), not yet joined."""
+        connection = Connection(PipeReader(self.read_fd), await open_pipe_writer(self.write_fd))
+        return _Client(self.session_id, self.tools, self.hooks, connection, self.requested, self.matchers)
+
+
+def _begin(
+    tools: Iterable[Tool],
+    hooks: Mapping[str, Callable[..., Any]] | None,
+    hook_matchers: Mapping[str, Iterable[str]] | None,
+    requested_environment_variables: Iterable[str],
+) -> _Joining:
+    """Check what the author gave, then claim the protocol's descriptors (once per process)."""
+    tool_list, hook_map = _prepare(tools, hooks)
+    matchers = wire_hook_matchers(hook_matchers, hook_map)
+    requested = _requested(requested_environment_variables)
+    session_id = _session_id()
+    _claim_join()
+    read_fd, write_fd = claim_protocol_stdio()
+    return _Joining(session_id, tool_list, hook_map, requested, matchers, read_fd, write_fd)
 
 
 async def join_session_async(
@@ -73,14 +104,8 @@ async def join_session_async(
         JoinError: the host refused the join (e.g. a tool name is taken, or a requested
             variable is not granted) or did not answer.
     """
-    tool_list, hook_map = _prepare(tools, hooks)
-    matchers = wire_hook_matchers(hook_matchers, hook_map)
-    requested = _requested(requested_environment_variables)
-    session_id = _session_id()
-    _claim_join()
-    read_fd, write_fd = claim_protocol_stdio()
-    reader, writer = await _open_streams(read_fd, write_fd)
-    client = _Client(session_id, tool_list, hook_map, Connection(reader, writer), requested, matchers)
+    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables)
+    client = await joining.client()
     session = await client.join(join_timeout)
     client.released.set()  # waiting calls run after the caller has stored the session
     return session
@@ -114,19 +139,13 @@ def join_session(
         JoinError: the host refused the join (e.g. a tool name is taken, or a requested
             variable is not granted) or did not answer.
     """
-    tool_list, hook_map = _prepare(tools, hooks)
-    matchers = wire_hook_matchers(hook_matchers, hook_map)
-    requested = _requested(requested_environment_variables)
-    session_id = _session_id()
-    _claim_join()
-    read_fd, write_fd = claim_protocol_stdio()
+    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables)
     joined = threading.Event()
     outcome: list[Session | BaseException] = []
 
     async def serve() -> None:
         try:
-            reader, writer = await _open_streams(read_fd, write_fd)
-            client = _Client(session_id, tool_list, hook_map, Connection(reader, writer), requested, matchers)
+            client = await joining.client()
             session = await client.join(join_timeout)
         except BaseException as exc:
             outcome.append(exc)
