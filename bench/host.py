@@ -164,22 +164,29 @@ async def builtin_hook_points(project: Path, home: Path, blocks: int, block_call
             await stack.enter_async_context(host)
             hosts.append(host)
         _without_hook_points(hosts[1])
+        return await interleaved_builtin_calls(hosts[0], hosts[1], blocks, block_calls)
 
-        async def block(host: ExtensionHost) -> float:
-            started = time.perf_counter()
-            for _ in range(block_calls):
-                await host.call_tool("builtin_echo", {"text": "hi"})
-            return (time.perf_counter() - started) / block_calls
 
-        for host in hosts:  # warm-up
-            await block(host)
-        with_points: list[float] = []
-        without_points: list[float] = []
-        for index in range(blocks):
-            order = (0, 1) if index % 2 == 0 else (1, 0)
-            for side in order:
-                (with_points if side == 0 else without_points).append(await block(hosts[side]))
-    return statistics.median(with_points), statistics.median(without_points)
+async def interleaved_builtin_calls(
+    a: ExtensionHost, b: ExtensionHost, blocks: int, block_calls: int
+) -> tuple[float, float]:
+    """Seconds per ``call_tool("builtin_echo")`` on ``a`` and on ``b``: after a warm-up block each,
+    blocks alternate A B / B A, and each side's figure is the median of its block means."""
+
+    async def block(host: ExtensionHost) -> float:
+        started = time.perf_counter()
+        for _ in range(block_calls):
+            await host.call_tool("builtin_echo", {"text": "hi"})
+        return (time.perf_counter() - started) / block_calls
+
+    hosts = (a, b)
+    for host in hosts:  # warm-up
+        await block(host)
+    sides: tuple[list[float], list[float]] = ([], [])
+    for index in range(blocks):
+        for side in (0, 1) if index % 2 == 0 else (1, 0):
+            sides[side].append(await block(hosts[side]))
+    return statistics.median(sides[0]), statistics.median(sides[1])
 
 
 async def host_start(project: Path, home: Path) -> float:
