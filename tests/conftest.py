@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import tempfile
@@ -15,6 +14,7 @@ import extension_host.instance
 import extension_host.launch.process
 from extension_host.launch.forkserver import ForkServer
 from extension_host.launch.process import ExtensionProcess, LaunchSpec
+from extension_host.launch.process_groups import signal_group
 from extension_host.trust import TRUST_ENV
 from helpers import Project
 
@@ -60,7 +60,4 @@ def reap_extension_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[i
     monkeypatch.setattr(ForkServer, "_start", recording_start)
     yield spawned
     for pid in spawned:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        signal_group(pid, signal.SIGKILL)

@@ -19,10 +19,10 @@ import os
 import threading
 from typing import Final
 
-__all__ = ["LIFELINE_ENV", "lifeline_fd"]
+# The environment variable that names the read end in an extension: one name for both ends.
+from sdk_extension._lifeline import LIFELINE_ENV
 
-LIFELINE_ENV: Final = "EXTENSION_HOST_LIFELINE_FD"
-"""The environment variable that names the read end's descriptor number in an extension."""
+__all__ = ["LIFELINE_ENV", "lifeline_fd"]
 
 _LOWEST_FD: Final = 3
 """Kept above stdin, stdout and stderr, which every extension process replaces."""
