@@ -60,3 +60,5 @@ class SessionContext:
     """Whether an extension may replace a built-in tool (``overridesBuiltInTool``)."""
     max_queued_bytes: int = MAX_QUEUED_BYTES
     """See :data:`MAX_QUEUED_BYTES`."""
+    workspace_path: Path | None = None
+    """The session's workspace folder (``files/``), given to extensions as ``workspacePath``."""

@@ -9,7 +9,11 @@
     ├── UnknownExtensionError          no extension of that name or id (.extension)
     ├── ScaffoldError                  a new extension cannot be created there (.path)
     ├── ProjectRootError               the project root named is not a folder (.path)
-    └── TrustFileError                 the trust record cannot be read or written (.path)
+    ├── TrustFileError                 the trust record cannot be read or written (.path)
+    └── SessionError                   a persisted session cannot be used (.session_id)
+        ├── UnknownSessionError        no session of that id, or not this project's
+        ├── SessionIdError             the id is not a session id (a path, say)
+        └── SessionLockedError         another host holds it (.pid)
 
 An extension that fails to load does not raise out of the host: its
 :class:`~extension_host.ExtensionInfo` has status ``failed`` and the error's message. The
@@ -25,9 +29,13 @@ __all__ = [
     "ExtensionLoadError",
     "ProjectRootError",
     "ScaffoldError",
+    "SessionError",
+    "SessionIdError",
+    "SessionLockedError",
     "ToolCollisionError",
     "TrustFileError",
     "UnknownExtensionError",
+    "UnknownSessionError",
     "UnknownToolError",
 ]
 
@@ -99,3 +107,44 @@ class ProjectRootError(ExtensionHostError):
     def __init__(self, path: Path | str) -> None:
         super().__init__(f"project root {str(path)!r} is not a folder; pass an existing project folder")
         self.path = Path(path)
+
+
+class SessionError(ExtensionHostError):
+    """The persisted session ``session_id`` cannot be used as asked."""
+
+    def __init__(self, session_id: str, message: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
+class SessionIdError(SessionError):
+    """``session_id`` is not a session id (only letters, digits, ``-`` and ``_``)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            session_id,
+            f"{session_id!r} is not a session id (letters, digits, '-' and '_' only); "
+            "see 'extensions sessions list' for the ids",
+        )
+
+
+class UnknownSessionError(SessionError):
+    """No persisted session has this id, or it belongs to another project (``reason``)."""
+
+    def __init__(self, session_id: str, reason: str | None = None) -> None:
+        super().__init__(
+            session_id,
+            f"session {session_id}: {reason or 'no such session'}; see 'extensions sessions list' for the ids",
+        )
+
+
+class SessionLockedError(SessionError):
+    """Another host process (``pid``, when known) holds the session."""
+
+    def __init__(self, session_id: str, pid: int | None) -> None:
+        holder = f"process {pid}" if pid is not None else "another process"
+        super().__init__(
+            session_id,
+            f"session {session_id} is in use by {holder}; stop that host first or start a new session",
+        )
+        self.pid = pid

@@ -1,9 +1,13 @@
 """The session's event log: the envelope every event has, the history, and who hears of it.
 
 Events look as in the Copilot session-events schema: ``{id, timestamp, parentId, type, data}``
-plus ``ephemeral`` when the event is not persisted. ``parentId`` links each event to the
-previous persistent one. Listeners are plain callables; one that raises is reported on stderr
-and never stops the others. This module does not know extensions or the wire.
+plus ``agentId`` when a sub-agent emitted it and ``ephemeral`` when the event is not persisted.
+``parentId`` links each event to the previous persistent one. Which types are ephemeral is one
+table, :data:`EPHEMERAL_EVENT_TYPES`: :meth:`EventLog.emit` marks them by type. Every
+non-ephemeral event is handed to the log's sink (the session's file, see
+:mod:`extension_host.session.log`) before any listener hears of it. Listeners are plain
+callables; one that raises is reported on stderr and never stops the others. This module does
+not know extensions or the wire.
 
 The history is bounded twice: by count (:data:`HISTORY_LIMIT` events) and by size
 (:data:`HISTORY_BYTES`, an estimate of the memory its strings and containers take). Listeners
@@ -26,12 +30,15 @@ from typing import Any, Final
 from sdk_extension.wire.protocol import Event
 
 __all__ = [
+    "EPHEMERAL_EVENT_TYPES",
     "HISTORY_BYTES",
     "HISTORY_EVENT_BYTES",
     "HISTORY_LIMIT",
     "TRUNCATION_MARKER",
     "EventListener",
     "EventLog",
+    "EventSink",
+    "cut_strings",
     "iso_now",
     "make_event",
     "unique_ids",
@@ -60,7 +67,50 @@ _MAX_DEPTH: Final = 100
 """Deeper values are not walked: they count as one container and the kept copy drops them.
 The wire refuses far shallower nesting; this only keeps the walk itself safe."""
 
+EPHEMERAL_EVENT_TYPES: Final = frozenset(
+    {
+        # Seed 003's live UI state: streaming, the prompt queue, progress, catalogues.
+        "assistant.message_delta",
+        "assistant.reasoning_delta",
+        "assistant.streaming_delta",
+        "assistant.tool_call_delta",
+        "assistant.message_start",
+        "assistant.intent",
+        "assistant.idle",
+        "assistant.usage",
+        "pending_messages.modified",
+        "tool.execution_progress",
+        "tool.execution_partial_result",
+        "session.tools_updated",
+        "session.extensions_loaded",
+        "session.custom_notification",
+        "session.idle",
+        "session.title_changed",
+        "session.usage_info",
+        # Requests answered live; a resumed session cannot answer them again.
+        "external_tool.requested",
+        "command.queued",
+        "command.execute",
+        "command.completed",
+        "commands.changed",
+        "capabilities.changed",
+        "user_input.requested",
+        "user_input.completed",
+        "elicitation.requested",
+        "elicitation.completed",
+        # The host's own trail of hook calls: diagnostics, not conversation.
+        "hook.start",
+        "hook.end",
+        "hook.progress",
+    }
+)
+"""Event types that are delivered live and never persisted, whoever emits them: the published
+SDK's ``ephemeral: true`` events that this host can emit, and the host's hook trail."""
+
 EventListener = Callable[[Event], None]
+EventSink = Callable[[Event], None]
+"""Takes each non-ephemeral event, before the listeners; it must not raise (the session's file
+records its own failures)."""
 
 
 def unique_ids() -> Iterator[str]:
@@ -91,7 +141,12 @@ def iso_now() -> str:
 
 
 def make_event(
-    event_type: str, data: dict[str, Any], *, parent_id: str | None = None, ephemeral: bool = False
+    event_type: str,
+    data: dict[str, Any],
+    *,
+    parent_id: str | None = None,
+    ephemeral: bool = False,
+    agent_id: str | None = None,
 ) -> Event:
     """Build one event envelope with a fresh id and the current time."""
     event: Event = {
@@ -101,6 +156,8 @@ def make_event(
         "type": event_type,
         "data": data,
     }
+    if agent_id is not None:
+        event["agentId"] = agent_id
     if ephemeral:
         event["ephemeral"] = True
     return event
@@ -133,12 +190,20 @@ class EventLog:
         self._event_bytes = history_event_bytes
         self._listeners: list[EventListener] = []
         self._last_persistent: str | None = None
+        self._sink: EventSink | None = None
 
-    def emit(self, event_type: str, data: dict[str, Any], *, ephemeral: bool = False) -> Event:
-        """Record an event (cut if large), tell every listener (whole), and return it (whole)."""
-        event = make_event(event_type, data, parent_id=self._last_persistent, ephemeral=ephemeral)
+    def emit(
+        self, event_type: str, data: dict[str, Any], *, ephemeral: bool = False, agent_id: str | None = None
+    ) -> Event:
+        """Record an event (cut if large), persist it unless ephemeral, tell every listener
+        (whole), and return it (whole). Types in :data:`EPHEMERAL_EVENT_TYPES` are ephemeral
+        whatever ``ephemeral`` says."""
+        ephemeral = ephemeral or event_type in EPHEMERAL_EVENT_TYPES
+        event = make_event(event_type, data, parent_id=self._last_persistent, ephemeral=ephemeral, agent_id=agent_id)
         if not ephemeral:
             self._last_persistent = event["id"]
+            if self._sink is not None:
+                self._sink(event)
         self._keep(event)
         for listener in tuple(self._listeners):
             try:
@@ -159,6 +224,21 @@ class EventLog:
         while len(history) > 1 and (len(history) > self._limit or self._kept_bytes > self._budget):
             history.popleft()
             self._kept_bytes -= sizes.popleft()
+
+    def begin(self, sink: EventSink | None, last_event_id: str | None = None) -> None:
+        """Start a session's stretch of events: forget the history, chain the next persistent
+        event on ``last_event_id`` (a resumed session's last one; ``None`` for a new session)
+        and hand every persistent event to ``sink`` from now on (``None``: none is kept)."""
+        self._history.clear()
+        self._sizes.clear()
+        self._kept_bytes = 0
+        self._last_persistent = last_event_id
+        self._sink = sink
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The id of the last persistent event (the next one's ``parentId``)."""
+        return self._last_persistent
 
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
         """Call ``listener(event)`` for every later event; returns a function that stops it."""
@@ -205,6 +285,12 @@ def _estimate(value: Any, depth: int) -> int:
         else:
             total += _estimate(item, depth + 1)
     return total
+
+
+def cut_strings(value: Any, keep: int) -> Any:
+    """A copy of ``value`` with every string longer than ``keep`` characters cut to ``keep`` and
+    ended with :data:`TRUNCATION_MARKER` (what the history keeps of a large event)."""
+    return _cut(value, keep, 0)
 
 
 def _cut(value: Any, keep: int, depth: int) -> Any:

@@ -10,10 +10,11 @@ Each concern it wires lives in its own module; the host only decides the order o
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
-import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -53,6 +54,8 @@ from .paths import cache_dir, find_project_root, project_logs_dir
 from .paths import user_home as resolve_user_home
 from .registry import BUILTIN_OWNER, ToolRegistry
 from .reload import ExtensionWatcher
+from .session.lifecycle import SessionLifecycle
+from .session.store import SessionStore
 from .supervisor import Supervisor
 from .trust import TrustDecision, TrustStore, decide_project_trust, untrusted_reason
 
@@ -114,9 +117,15 @@ class ExtensionHost:
         history_bytes: estimated bytes the kept events may take together.
         history_event_bytes: an event larger than this is kept with its long strings cut
             (listeners still get it whole); see :mod:`extension_host.events`.
+        session: the id of a persisted session to resume (``extensions sessions list``);
+            ``None`` starts a new session.
+        persist: keep the session under ``<home>/sessions/<id>/`` (its events and its
+            workspace); ``False`` writes nothing and cannot resume.
 
     Raises:
         ProjectRootError: ``project_root`` is given but is not an existing folder.
+        SessionIdError: ``session`` is not a session id.
+        UnknownSessionError: no persisted session has that id, or it is another project's.
     """
 
     def __init__(
@@ -144,11 +153,19 @@ class ExtensionHost:
         history_limit: int = HISTORY_LIMIT,
         history_bytes: int = HISTORY_BYTES,
         history_event_bytes: int = HISTORY_EVENT_BYTES,
+        session: str | None = None,
+        persist: bool = True,
     ) -> None:
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
-        self.session_id: Final = str(uuid.uuid4())
         self.events: Final = EventLog(history_limit, history_bytes, history_event_bytes)
+        self._session = SessionLifecycle(
+            self.events,
+            SessionStore(self.user_home) if persist else None,
+            self.project_root,
+            session,
+            _version(),
+        )
         self._registry = ToolRegistry()
         self._hooks = HookRunner(
             self.events,
@@ -255,7 +272,8 @@ class ExtensionHost:
             raise ExtensionHostError("this ExtensionHost was already started; create a new one")
         self._started = True
         protect_host_environment()
-        self._registry.register(BUILTIN_OWNER, [builtin_entry(tool, self.session_id) for tool in self._builtin_tools])
+        self._session.begin()
+        self._use_session()
         self.events.subscribe(self._forward_to_extensions)
         await self._supervisor.start_all()
         if self._watcher is not None:
@@ -264,7 +282,7 @@ class ExtensionHost:
             # yielding once lets it run, so a save right after start() is never missed.
             await asyncio.sleep(0)
         if self._session_hooks:
-            await self.start_session("startup")
+            await self.start_session("resume" if self._session.resumed else "startup")
 
     async def stop(self) -> None:
         """Stop every extension (stop ladder: end of stream, SIGTERM, SIGKILL); idempotent."""
@@ -283,6 +301,51 @@ class ExtensionHost:
         await self._supervisor.stop_all()
         if self._fork_server is not None:
             await self._fork_server.stop(self._context.stop_grace)
+        self._session.end()
+
+    # -- the session --------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        """The current session's id (it changes with :meth:`new_session`)."""
+        return self._session.id
+
+    @property
+    def workspace_path(self) -> Path | None:
+        """The current session's workspace folder (``None`` with ``persist=False``)."""
+        return self._session.workspace
+
+    async def new_session(self) -> str:
+        """End this session and start a new one, as ``/clear`` does; returns the new id.
+
+        The session-end hooks run, ``session.shutdown`` ends the old session's log, every
+        extension is reloaded (whatever they kept in memory is lost), ``session.start`` begins
+        the new one and the session-start hooks run with source ``new``.
+        """
+        if self._session_hooks and not self._session_ended:
+            await self.end_session("complete")
+        self._session.renew()
+        self._use_session()
+        await self._supervisor.restart_all()
+        await self._refresh_watch()
+        self._session_ended = False
+        if self._session_hooks:
+            await self.start_session("new")
+        return self.session_id
+
+    def replay(self) -> Iterator[Event]:
+        """The current session's persistent events so far, oldest first, streamed from its
+        file: what a projection rebuilds itself from. Damaged lines are skipped."""
+        return self._session.replay()
+
+    def _use_session(self) -> None:
+        """Hand the current session's id and workspace to what starts from now on."""
+        self._context = dataclasses.replace(
+            self._context, session_id=self._session.id, workspace_path=self._session.workspace
+        )
+        self._supervisor.use_context(self._context)
+        self._hooks.use_session(self._session.id)
+        self._registry.replace(BUILTIN_OWNER, [builtin_entry(tool, self._session.id) for tool in self._builtin_tools])
 
     async def reload(self, name: str | None = None) -> list[ReloadOutcome]:
         """Reload one extension (by name or id), transactionally, or all of them.
@@ -368,8 +431,14 @@ class ExtensionHost:
             for entry in self._registry.entries()
         }
 
-    def on_event(self, listener: EventListener) -> Any:
-        """Call ``listener(event)`` for every later session event; returns an unsubscribe function."""
+    def on_event(self, listener: EventListener, replay: bool = False) -> Any:
+        """Call ``listener(event)`` for every later session event; returns an unsubscribe function.
+
+        With ``replay``, the session's durable history (streamed from its file) comes first,
+        then the live events, with no gap and no duplicate.
+        """
+        if replay:
+            return self._session.subscribe(listener)
         return self.events.subscribe(listener)
 
     # -- calls --------------------------------------------------------------------------
@@ -485,3 +554,10 @@ class ExtensionHost:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("extension-host")
+    except metadata.PackageNotFoundError:
+        return "0"

@@ -264,7 +264,12 @@ class ExtensionInstance:
         self.settled.set()
         if was_running and not self.retired:
             self._context.events.emit(
-                "session.warning", {"message": f"extension {self.id} failed: {reason}", "extensionId": self.id}
+                "session.warning",
+                {
+                    "warningType": "extension",
+                    "message": f"extension {self.id} failed: {reason}",
+                    "extensionId": self.id,
+                },
             )
             if removed:
                 self._context.events.emit("session.tools_updated", {"removed": removed, "extensionId": self.id})
@@ -423,9 +428,15 @@ class ExtensionInstance:
         for name in overrides:
             self._context.events.emit(
                 "session.warning",
-                {"message": f"extension {self.id} overrides the built-in tool {name!r}", "extensionId": self.id},
+                {
+                    "warningType": "extension",
+                    "message": f"extension {self.id} overrides the built-in tool {name!r}",
+                    "extensionId": self.id,
+                },
             )
         result: p.ResumeResult = {"sessionId": self._context.session_id, "capabilities": {}}
+        if self._context.workspace_path is not None:
+            result["workspacePath"] = str(self._context.workspace_path)
         if "requestedEnvironmentVariables" in resume:
             result["grantedEnvironmentVariables"] = self.environment.values
         return result
@@ -459,11 +470,15 @@ class ExtensionInstance:
     def _on_log(self, params: Any) -> dict[str, Any]:
         log = validate(p.METHOD_SESSION_LOG, p.LogParams, params)
         level = log.get("level", "info")
-        event = self._context.events.emit(
-            f"session.{level}",
-            {"message": log["message"], "extensionId": self.id},
-            ephemeral=log.get("ephemeral", False),
-        )
+        # As the SDK's session.log: the category (default "notification") becomes the event's
+        # infoType, warningType or errorType.
+        data: dict[str, Any] = {f"{level}Type": log.get("type", "notification"), "message": log["message"]}
+        if "url" in log:
+            data["url"] = log["url"]
+        if "tip" in log and level == "info":
+            data["tip"] = log["tip"]
+        data["extensionId"] = self.id
+        event = self._context.events.emit(f"session.{level}", data, ephemeral=log.get("ephemeral", False))
         return {"eventId": event["id"]}
 
     async def _on_send(self, params: Any) -> dict[str, Any]:

@@ -36,6 +36,7 @@ __all__ = [
     "project_key",
     "project_logs_dir",
     "runtime_dir",
+    "sessions_dir",
     "user_home",
 ]
 
@@ -92,6 +93,11 @@ def extensions_dir(home: Path) -> Path:
 def logs_dir(home: Path) -> Path:
     """Where log folders live under a home folder (one per project, see :func:`project_logs_dir`)."""
     return home / "logs"
+
+
+def sessions_dir(home: Path) -> Path:
+    """Where persisted sessions live under a home folder: ``<home>/sessions/<session id>/``."""
+    return home / "sessions"
 
 
 def project_key(project_root: Path) -> str:

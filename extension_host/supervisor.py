@@ -155,6 +155,11 @@ class Supervisor:
 
     # -- changing -----------------------------------------------------------------------
 
+    def use_context(self, context: SessionContext) -> None:
+        """Start instances with ``context`` from now on (a new session's); running ones keep
+        theirs until they are reloaded."""
+        self._context = context
+
     async def start_all(self) -> list[ReloadOutcome]:
         """Discover and start every extension in parallel (tools register in load order)."""
         async with self._lock:
@@ -394,7 +399,8 @@ class Supervisor:
 
     def _say(self, instance: ExtensionInstance, text: str, level: str = "warning") -> None:
         self._context.events.emit(
-            f"session.{level}", {"message": f"extension {instance.id} {text}", "extensionId": instance.id}
+            f"session.{level}",
+            {f"{level}Type": "extension", "message": f"extension {instance.id} {text}", "extensionId": instance.id},
         )
 
     def _current_entry_exists(self, extension_id: str) -> bool:

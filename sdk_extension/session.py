@@ -64,8 +64,19 @@ class Session:
         """Wait until the host closes the connection (the async form's way to stay alive)."""
         await asyncio.shield(self._client.closed)
 
-    def log(self, message: str, level: p.LogLevel = "info", ephemeral: bool = False) -> None:
+    def log(
+        self,
+        message: str,
+        level: p.LogLevel = "info",
+        ephemeral: bool = False,
+        *,
+        category: str | None = None,
+        url: str | None = None,
+    ) -> None:
         """Add ``message`` to the session timeline; returns at once and never blocks.
+
+        ``category`` becomes the event's ``infoType``/``warningType``/``errorType`` (default
+        ``notification``); ``url`` is a link the user can open.
 
         Raises:
             ValueError: ``level`` is not info, warning or error.
@@ -75,6 +86,10 @@ class Session:
         params: p.LogParams = {"sessionId": self.session_id, "message": str(message), "level": level}
         if ephemeral:
             params["ephemeral"] = True
+        if category is not None:
+            params["type"] = category
+        if url is not None:
+            params["url"] = url
         self._client.call_soon(self._client.request_in_background, p.METHOD_SESSION_LOG, params)
 
     async def send_async(self, prompt: str, attachments: list[dict[str, Any]] | None = None) -> str:

@@ -28,7 +28,7 @@ from ..control import (
     describe_extension,
     describe_extensions,
 )
-from ..errors import ExtensionHostError, ProjectRootError, ScaffoldError
+from ..errors import ExtensionHostError, ProjectRootError, ScaffoldError, SessionIdError
 from ..hooks.runner import HookRecord
 from ..host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
 from ..info import ExtensionInfo, ToolInfo
@@ -40,6 +40,7 @@ from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
 from .one_shot import ask_host_or_load, load_outcome, running_host, with_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, indent, print_json, say
 from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
+from .sessions import add_sessions_command
 from .trust_commands import grant, trust
 
 __all__ = ["main"]
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         silence_stdout()
         return EXIT_STDOUT_CLOSED
-    except (ScaffoldError, ProjectRootError) as exc:
+    except (ScaffoldError, ProjectRootError, SessionIdError) as exc:
         say(render.error_line(exc), err=True)
         return EXIT_USAGE
     except ExtensionHostError as exc:
@@ -145,7 +146,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--revoke", action="store_true", help="take these variables back")
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
 
-    command("dev", _dev, "run a host for the project in the foreground: hot reload, logs, commands on stdin")
+    sub = command("dev", _dev, "run a host for the project in the foreground: hot reload, logs, commands on stdin")
+    sub.add_argument("--resume", metavar="ID", help="resume this persisted session (see 'extensions sessions list')")
+
+    add_sessions_command(commands)
 
     command("demo", _demo, "scaffold an extension into a temporary project and call its tool")
     return parser
@@ -295,7 +299,7 @@ def _prompt(args: argparse.Namespace) -> int:
 
 def _dev(args: argparse.Namespace) -> int:
     async def run() -> int:
-        host = ExtensionHost(args.root, args.home, readiness_timeout=args.readiness_timeout)
+        host = ExtensionHost(args.root, args.home, readiness_timeout=args.readiness_timeout, session=args.resume)
         return await DevLoop(host, interactive=sys.stdin is not None and sys.stdin.isatty()).run(await stdin_reader())
 
     return asyncio.run(run())

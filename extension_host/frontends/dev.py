@@ -150,6 +150,7 @@ class DevLoop:
                 return 0  # stopped while the question was open
             await host.start()
             host.on_event(self._on_event)
+            self.say(f"session {host.session_id} (resume it with: extensions dev --resume {host.session_id})")
             self.say(render.extensions_table(host.extensions))
             self.say(f"\nwatching {extensions_dir} and {host.user_home / 'extensions'}; type 'help' for commands")
             self._offer_grants()

@@ -52,6 +52,7 @@ async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any
         session_hooks=False,
         watch=False,
         stop_grace=ONE_SHOT_STOP_GRACE,
+        persist=False,  # nor is it a conversation worth keeping
     )
     async with progress_note(f"starting extensions of {host.project_root} ..."):
         await host.start()

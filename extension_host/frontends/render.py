@@ -34,6 +34,7 @@ __all__ = [
     "grants",
     "hook_end",
     "hook_skipped",
+    "json_line",
     "json_text",
     "prompt_rejection",
     "prompt_result",
@@ -107,6 +108,12 @@ def json_text(value: Any) -> str:
     inside a string, where its escape decodes to the same character.
     """
     dumped = json.dumps(value, indent=2, ensure_ascii=False)
+    return _JSON_UNSAFE.sub(_json_escape, dumped)
+
+
+def json_line(value: Any) -> str:
+    """:func:`json_text` on one line (compact), for output with one JSON value per line."""
+    dumped = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     return _JSON_UNSAFE.sub(_json_escape, dumped)
 
 

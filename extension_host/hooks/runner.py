@@ -184,6 +184,10 @@ class HookRunner:
             raise
         return registered
 
+    def use_session(self, session_id: str) -> None:
+        """Give later hook calls ``session_id`` (the host started a new session)."""
+        self._session_id = session_id
+
     def register_extension(
         self,
         extension_id: str,
@@ -361,14 +365,16 @@ class HookRunner:
                 decision = point.decision_values[-1]
                 composition.decide(decision, f"{reason} (guard hooks fail closed)", owner)
             elif failure.outcome != "suspended":  # said once, when it was suspended
-                self._events.emit("session.warning", {"message": f"{reason} (ignored)", "extensionId": owner})
+                self._events.emit(
+                    "session.warning", {"warningType": "hook", "message": f"{reason} (ignored)", "extensionId": owner}
+                )
         if suspended_now:
             effect = "denies every call at once" if HOOK_POINTS[hook].guard else "is skipped"
             message = (
                 f"hook {hook} of {owner} timed out {SUSPEND_AFTER_TIMEOUTS} times in a row and is suspended: "
                 f"it {effect} until {self._resume_hint(owner, until=True)}"
             )
-            self._events.emit("session.warning", {"message": message, "extensionId": owner})
+            self._events.emit("session.warning", {"warningType": "hook", "message": message, "extensionId": owner})
         record = HookRecord(
             hook,
             owner,

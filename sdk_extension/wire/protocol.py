@@ -268,6 +268,10 @@ class LogParams(TypedDict):
     message: str
     level: NotRequired[LogLevel]
     ephemeral: NotRequired[bool]
+    type: NotRequired[str]
+    """The category (``infoType``/``warningType``/``errorType`` of the event); default ``notification``."""
+    url: NotRequired[str]
+    tip: NotRequired[str]
 
 
 class SendParams(TypedDict):

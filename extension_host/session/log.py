@@ -1,0 +1,283 @@
+"""A session's ``events.jsonl``: appending whole lines in batches, and reading them back.
+
+One event per line, compact JSON in ASCII (every control character and non-ASCII character is
+escaped, so a line never holds a raw newline), each line ending in ``\\n``.
+
+Flush policy (group commit). :meth:`SessionLog.append` encodes the event and queues its line;
+the queued lines go to the file in one ``write`` when the first of these comes:
+
+- the end of the current turn of the event loop (the first queued line schedules the flush
+  with ``call_soon``, so whatever the loop runs in this turn joins the same write);
+- :data:`FLUSH_EVENTS` lines or :data:`FLUSH_BYTES` bytes are queued;
+- :meth:`SessionLog.flush` or :meth:`SessionLog.close` is called (the host does on stop and
+  when it ends a session); without a running event loop every append is written at once.
+
+What is fsynced when: the file is fsynced on :meth:`SessionLog.close` only. A write hands the
+lines to the operating system, so a crash or ``kill -9`` of the host loses at most the lines of
+the loop turn it died in; a power cut may lose what the system had not written to disk yet.
+
+Reading (:class:`LogReader`) streams line by line and never holds more than one line: a line
+that is not a whole event (the torn last line of a crashed host, a line longer than
+:data:`MAX_LINE_BYTES`, anything that is not JSON) is skipped and described in
+:attr:`LogReader.problems`. :func:`scan_log` finds the last event and the count without parsing
+every line, and the end of the last whole line, so a resumed session cuts a torn tail before
+appending.
+
+This module knows files and the envelope, not what the events mean, nor folders or locks
+(:mod:`extension_host.session.store`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from sdk_extension.wire.protocol import Event
+
+from ..events import cut_strings
+
+__all__ = [
+    "FLUSH_BYTES",
+    "FLUSH_EVENTS",
+    "MAX_LINE_BYTES",
+    "LogReader",
+    "LogScan",
+    "SessionLog",
+    "encode_event",
+    "scan_log",
+]
+
+FLUSH_EVENTS: Final = 1_000
+"""Queued lines that make a write at once, before the loop turn ends."""
+FLUSH_BYTES: Final = 1024 * 1024
+"""Queued bytes that make a write at once, before the loop turn ends."""
+MAX_LINE_BYTES: Final = 16 * 1024 * 1024
+"""The longest line written or read. An event whose line would be longer is written with every
+string longer than a sixteenth of this cut (as the in-memory history cuts); a longer line in a
+file is skipped on read."""
+
+_CHUNK: Final = 1024 * 1024
+"""Bytes read at a time when scanning a log."""
+
+
+def encode_event(event: Event) -> bytes:
+    """One log line for ``event`` (with its ``\\n``), at most :data:`MAX_LINE_BYTES` long."""
+    line = json.dumps(event, separators=(",", ":"), default=str).encode("ascii") + b"\n"
+    if len(line) <= MAX_LINE_BYTES:
+        return line
+    cut: dict[str, Any] = {**event, "data": cut_strings(event["data"], MAX_LINE_BYTES // 16)}
+    line = json.dumps(cut, separators=(",", ":"), default=str).encode("ascii") + b"\n"
+    if len(line) <= MAX_LINE_BYTES:
+        return line
+    # Too many strings even cut: the envelope stays, so the chain and the type survive.
+    cut["data"] = {"truncated": True}
+    return json.dumps(cut, separators=(",", ":"), default=str).encode("ascii") + b"\n"
+
+
+class SessionLog:
+    """Appends events to one ``events.jsonl`` in batches (see the module for the policy).
+
+    ``append`` is an :data:`~extension_host.events.EventSink`: it never raises. A failed write
+    (a full disk, say) is reported once on stderr and in :attr:`failure`; later batches are
+    still tried.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path: Final = path
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._scheduled = False
+        self.failure: str | None = None
+        """The first write error, if any."""
+        self.written = 0
+        """Lines written so far by this writer."""
+
+    def append(self, event: Event) -> None:
+        """Queue ``event``'s line; it reaches the file by the end of this loop turn."""
+        if self._fd is None:
+            return
+        line = encode_event(event)
+        self._pending.append(line)
+        self._pending_bytes += len(line)
+        if len(self._pending) >= FLUSH_EVENTS or self._pending_bytes >= FLUSH_BYTES:
+            self.flush()
+        elif not self._scheduled:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.flush()
+                return
+            self._scheduled = True
+            loop.call_soon(self._flush_scheduled)
+
+    def _flush_scheduled(self) -> None:
+        self._scheduled = False
+        self.flush()
+
+    def flush(self) -> None:
+        """Write every queued line now, in one write."""
+        if not self._pending or self._fd is None:
+            return
+        batch = b"".join(self._pending)
+        count = len(self._pending)
+        self._pending.clear()
+        self._pending_bytes = 0
+        view = memoryview(batch)
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            # Lines already written stay whole on the next read only if the rest is dropped
+            # whole: a partial batch ends mid-line, which the reader skips as torn.
+            if self.failure is None:
+                self.failure = f"cannot write {self.path}: {exc.strerror or exc}; events are not being saved"
+                print(self.failure, file=sys.stderr)
+            return
+        self.written += count
+
+    def close(self) -> None:
+        """Write what is queued, fsync and close; idempotent."""
+        if self._fd is None:
+            return
+        self.flush()
+        fd, self._fd = self._fd, None
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass  # some file systems cannot fsync; the data was written all the same
+        finally:
+            os.close(fd)
+
+
+@dataclass(frozen=True, slots=True)
+class LogScan:
+    """What :func:`scan_log` learnt of a log without parsing all of it."""
+
+    lines: int
+    """Whole lines (events, unless some are damaged)."""
+    size: int
+    """The file's size in bytes."""
+    end: int
+    """Where the last whole line ends: a torn tail starts here (``end < size``)."""
+    last_event: Event | None
+    """The last whole line's event, ``None`` when the log is empty or that line is damaged."""
+
+    @property
+    def torn(self) -> bool:
+        """Whether the file ends in a partial line (the host died while writing it)."""
+        return self.end < self.size
+
+
+def scan_log(path: Path) -> LogScan:
+    """Count the whole lines of ``path`` and read its last event, reading in chunks (a log of
+    any size costs :data:`MAX_LINE_BYTES` of memory at most). A missing file is an empty log."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return LogScan(0, 0, 0, None)
+    with handle:
+        lines = 0
+        offset = 0
+        last_end = 0  # offset just after the last newline
+        previous_end = 0  # offset just after the newline before that one
+        while chunk := handle.read(_CHUNK):
+            count = chunk.count(b"\n")
+            if count:
+                lines += count
+                last = chunk.rfind(b"\n")
+                before = chunk.rfind(b"\n", 0, last) if count > 1 else -1
+                previous_end = offset + before + 1 if before >= 0 else last_end
+                last_end = offset + last + 1
+            offset += len(chunk)
+        last_event = None
+        if lines and last_end - previous_end <= MAX_LINE_BYTES:
+            handle.seek(previous_end)
+            last_event = _parse(handle.read(last_end - previous_end))
+        return LogScan(lines, offset, last_end, last_event)
+
+
+class LogReader:
+    """The events of one log, oldest first, streamed; damaged lines are skipped and described.
+
+    ::
+
+        reader = LogReader(path)
+        for event in reader:
+            ...
+        reader.problems  # e.g. ["line 12 is cut short (the host stopped while writing it); skipped"]
+
+    Iterating again reads the file again from the start. ``end`` stops at a byte offset (the
+    end of what was written when a replay began).
+    """
+
+    def __init__(self, path: Path, end: int | None = None) -> None:
+        self.path: Final = path
+        self._end = end
+        self.problems: list[str] = []
+        """One line per damaged line met by the last iteration."""
+
+    def __iter__(self) -> Iterator[Event]:
+        self.problems = []
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            return
+        with handle:
+            number = 0
+            position = 0
+            end = self._end
+            while end is None or position < end:
+                limit = MAX_LINE_BYTES + 1 if end is None else min(MAX_LINE_BYTES + 1, end - position)
+                line = handle.readline(limit)
+                if not line:
+                    return
+                number += 1
+                position += len(line)
+                if not line.endswith(b"\n"):
+                    if len(line) > MAX_LINE_BYTES:
+                        position += _skip_line(handle)
+                        self.problems.append(f"line {number} is longer than {MAX_LINE_BYTES} bytes; skipped")
+                        continue
+                    if end is None or position >= end:
+                        self.problems.append(f"line {number} is cut short (the host stopped while writing it); skipped")
+                        return
+                event = _parse(line)
+                if event is None:
+                    self.problems.append(f"line {number} is not an event; skipped")
+                    continue
+                yield event
+
+
+def _skip_line(handle: Any) -> int:
+    """Read past the rest of an overlong line; returns the bytes skipped."""
+    skipped = 0
+    while chunk := handle.readline(_CHUNK):
+        skipped += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return skipped
+
+
+def _parse(line: bytes) -> Event | None:
+    """The event on ``line``, or ``None`` when it is not one (bad JSON, a missing field)."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    if (
+        not isinstance(value, dict)
+        or not isinstance(value.get("id"), str)
+        or not isinstance(value.get("type"), str)
+        or not isinstance(value.get("timestamp"), str)
+        or not isinstance(value.get("data"), dict)
+    ):
+        return None
+    event: Event = value  # type: ignore[assignment]
+    return event
