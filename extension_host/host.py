@@ -54,7 +54,7 @@ from .paths import cache_dir, find_project_root, project_logs_dir
 from .paths import user_home as resolve_user_home
 from .registry import BUILTIN_OWNER, ToolRegistry
 from .reload import ExtensionWatcher
-from .session.lifecycle import SessionLifecycle
+from .session.persisted import PersistedSession
 from .session.store import SessionStore
 from .supervisor import Supervisor
 from .trust import TrustDecision, TrustStore, decide_project_trust, untrusted_reason
@@ -159,7 +159,7 @@ class ExtensionHost:
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
         self.events: Final = EventLog(history_limit, history_bytes, history_event_bytes)
-        self._session = SessionLifecycle(
+        self._session = PersistedSession(
             self.events,
             SessionStore(self.user_home) if persist else None,
             self.project_root,

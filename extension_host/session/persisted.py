@@ -1,12 +1,12 @@
 """The persisted session of one host: which session it is, its log, its lifecycle events, replay.
 
-:class:`SessionLifecycle` opens a new session or resumes one by id (through
+:class:`PersistedSession` opens a new session or resumes one by id (through
 :class:`~extension_host.session.store.SessionStore`), makes the event log hand every persistent
 event to the session's file, and emits ``session.start`` (new), ``session.resume`` (resumed, with
 a ``session.warning`` when the log's last line was torn by a crash) and ``session.shutdown``
-(ended), with the data of the published SDK's session-events types. :meth:`SessionLifecycle.renew`
-ends the current session and starts the next (``/clear``). :meth:`SessionLifecycle.replay` reads
-the durable history back, streamed from disk; :meth:`SessionLifecycle.subscribe` replays it to a
+(ended), with the data of the published SDK's session-events types. :meth:`PersistedSession.renew`
+ends the current session and starts the next (``/clear``). :meth:`PersistedSession.replay` reads
+the durable history back, streamed from disk; :meth:`PersistedSession.subscribe` replays it to a
 listener and then hands it live events, with no gap and no duplicate.
 
 Without a store (``persist=False``) nothing is written: the session has an id and events, the
@@ -29,7 +29,7 @@ from ..events import EventListener, EventLog, iso_now
 from .log import LogReader
 from .store import OpenSession, SessionStore, check_session_id, new_session_id
 
-__all__ = ["EVENT_FORMAT_VERSION", "PRODUCER", "SessionLifecycle"]
+__all__ = ["EVENT_FORMAT_VERSION", "PRODUCER", "PersistedSession"]
 
 EVENT_FORMAT_VERSION: Final = 1
 """``session.start``'s ``version``: the event format of the log."""
@@ -39,7 +39,7 @@ _WARNING_TYPE: Final = "session_log"
 """``warningType`` of the warnings about the session's own log."""
 
 
-class SessionLifecycle:
+class PersistedSession:
     """The current session of one host.
 
     Args:

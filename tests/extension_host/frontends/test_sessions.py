@@ -1,0 +1,124 @@
+"""extensions sessions list|show|rm: output, --json, exit codes, ids that are not ids."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from extension_host.events import make_event
+from extension_host.frontends.cli import main
+from extension_host.session.store import SessionStore
+from helpers import Project
+
+
+def cli(project: Project, *args: str) -> int:
+    return main(["--root", str(project.root), "--home", str(project.home), *args])
+
+
+def persisted(project: Project, prompts: list[str]) -> str:
+    """A session of ``project`` with one user message per prompt; returns its id."""
+    opened = SessionStore(project.home).create(project.root)
+    opened.log.append(make_event("session.start", {"sessionId": opened.id, "context": {"cwd": str(project.root)}}))
+    for prompt in prompts:
+        opened.log.append(make_event("user.message", {"content": prompt}))
+        opened.log.append(make_event("tool.execution_start", {"toolName": "echo", "arguments": {"text": prompt}}))
+    opened.log.append(make_event("session.warning", {"warningType": "extension", "message": "a\x1b[31m red"}))
+    opened.close()
+    return opened.id
+
+
+def test_list_shows_each_session_with_its_turns_and_project(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session_id = persisted(project, ["one", "two"])
+    assert cli(project, "sessions", "list", "--json") == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert listed["id"] == session_id and listed["turns"] == 2 and listed["project"] == str(project.root)
+    assert listed["events"] == 6 and listed["inUse"] is False and listed["started"] and listed["lastEvent"]
+    assert cli(project, "sessions", "list") == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split() == ["SESSION", "STARTED", "LAST", "EVENT", "TURNS", "PROJECT"]
+    assert row.startswith(session_id) and row.endswith(f"  2      {project.root}")
+
+
+def test_list_says_so_when_there_is_no_session(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(project, "sessions", "list") == 0
+    assert capsys.readouterr().out == "no sessions yet; 'extensions dev' starts one\n"
+
+
+def test_show_prints_one_safe_line_per_persisted_event(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    session_id = persisted(project, ["hello\nthere"])
+    assert cli(project, "sessions", "show", session_id) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4
+    assert lines[0].split()[1:] == ["session.start", "new", "session", session_id, "in", str(project.root)]
+    assert lines[1].endswith("user.message  hello\\nthere")
+    assert lines[2].endswith('tool.execution_start  echo {"text":"hello\\nthere"}')
+    assert lines[3].endswith("session.warning  [extension] a\\x1b[31m red")
+
+
+def test_show_json_prints_the_events_one_per_line(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    session_id = persisted(project, ["hi"])
+    assert cli(project, "sessions", "show", session_id, "--json") == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [event["type"] for event in events] == [
+        "session.start",
+        "user.message",
+        "tool.execution_start",
+        "session.warning",
+    ]
+    assert events[3]["data"]["message"] == "a\x1b[31m red"
+
+
+def test_show_reports_a_torn_last_line_on_stderr_and_prints_the_rest(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session_id = persisted(project, ["hi"])
+    with (project.home / "sessions" / session_id / "events.jsonl").open("ab") as log:
+        log.write(b'{"id":"x')
+    assert cli(project, "sessions", "show", session_id) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 4
+    assert captured.err == (
+        f"session {session_id}: events.jsonl: line 5 is cut short (the host stopped while writing it); skipped\n"
+    )
+
+
+def test_rm_deletes_a_session_and_is_refused_while_a_host_holds_it(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session_id = persisted(project, [])
+    held = SessionStore(project.home).open(session_id, project.root)
+    try:
+        assert cli(project, "sessions", "rm", session_id) == 1
+        assert "is in use by process" in capsys.readouterr().err
+    finally:
+        held.close()
+    assert cli(project, "sessions", "rm", session_id, "--json") == 0
+    assert json.loads(capsys.readouterr().out) == {"removed": session_id}
+    assert not (project.home / "sessions" / session_id).exists()
+
+
+@pytest.mark.parametrize("action", ["show", "rm"])
+@pytest.mark.parametrize("bad", ["../x", "..", "a/b"])
+def test_an_id_that_is_not_a_session_id_is_a_usage_error_that_touches_nothing(
+    project: Project, capsys: pytest.CaptureFixture[str], action: str, bad: str, tmp_path: Path
+) -> None:
+    victim = project.home / "x"
+    victim.mkdir()
+    assert cli(project, "sessions", action, bad) == 2
+    assert capsys.readouterr().err == (
+        f"error: {bad!r} is not a session id (letters, digits, '-' and '_' only); "
+        "see 'extensions sessions list' for the ids\n"
+    )
+    assert victim.is_dir()
+
+
+@pytest.mark.parametrize("action", ["show", "rm"])
+def test_an_unknown_session_fails_naming_it(project: Project, capsys: pytest.CaptureFixture[str], action: str) -> None:
+    assert cli(project, "sessions", action, "missing") == 1
+    assert capsys.readouterr().err == (
+        "error: session missing: no such session; see 'extensions sessions list' for the ids\n"
+    )

@@ -1,0 +1,164 @@
+"""The session's events.jsonl: whole lines in batches, and reading them back whatever a crash left."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import extension_host.session.log as log_module
+from extension_host.events import make_event
+from extension_host.session.log import FLUSH_EVENTS, LogReader, SessionLog, encode_event, scan_log
+from sdk_extension.wire.protocol import Event
+
+
+def event(number: int, text: str = "hello") -> Event:
+    return make_event("user.message", {"content": text, "n": number})
+
+
+def lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def test_each_event_is_one_ascii_line_ending_in_a_newline_even_with_newlines_and_non_ascii_inside(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "events.jsonl"
+    writer = SessionLog(path)
+    writer.append(event(1, "two\nlines, ünïcode and \u2028 a separator"))
+    writer.close()
+    [line] = lines(path)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert line.isascii()
+    assert json.loads(line)["data"]["content"] == "two\nlines, ünïcode and \u2028 a separator"
+
+
+def test_appends_within_one_loop_turn_reach_the_file_together_when_the_turn_ends(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+
+    async def scenario() -> tuple[int, int]:
+        writer = SessionLog(path)
+        for number in range(5):
+            writer.append(event(number))
+        before = len(lines(path))
+        await asyncio.sleep(0)  # one turn of the loop: the flush scheduled by the first append runs
+        after = len(lines(path))
+        writer.close()
+        return before, after
+
+    assert asyncio.run(scenario()) == (0, 5)
+
+
+def test_a_full_batch_is_written_at_once_without_waiting_for_the_loop(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+
+    async def scenario() -> int:
+        writer = SessionLog(path)
+        for number in range(FLUSH_EVENTS):
+            writer.append(event(number))
+        written = len(lines(path))
+        writer.close()
+        return written
+
+    assert asyncio.run(scenario()) == FLUSH_EVENTS
+
+
+def test_without_an_event_loop_every_append_is_written_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    writer = SessionLog(path)
+    writer.append(event(1))
+    assert len(lines(path)) == 1
+    writer.close()
+
+
+def test_an_event_too_large_for_a_line_is_written_with_its_long_strings_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log_module, "MAX_LINE_BYTES", 16 * 1024)
+    line = encode_event(event(1, "x" * 100_000))
+    assert len(line) <= 16 * 1024
+    content = json.loads(line)["data"]["content"]
+    assert content.startswith("x" * 1024) and content.endswith("[truncated: 98976 characters]")
+
+
+def test_reading_streams_every_event_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    written = [event(number) for number in range(50)]
+    path.write_bytes(b"".join(encode_event(item) for item in written))
+    reader = LogReader(path)
+    assert [item["id"] for item in reader] == [item["id"] for item in written]
+    assert reader.problems == []
+
+
+def test_a_torn_last_line_is_skipped_with_a_problem_and_never_fails_the_read(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    whole = [event(1), event(2)]
+    path.write_bytes(b"".join(encode_event(item) for item in whole) + encode_event(event(3))[:40])
+    reader = LogReader(path)
+    assert [item["id"] for item in reader] == [item["id"] for item in whole]
+    assert reader.problems == ["line 3 is cut short (the host stopped while writing it); skipped"]
+
+
+def test_a_damaged_line_in_the_middle_is_skipped_and_the_rest_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    first, last = event(1), event(2)
+    path.write_bytes(encode_event(first) + b'{"not": "an event"}\n' + b"\xff\xfe garbage\n" + encode_event(last))
+    reader = LogReader(path)
+    assert [item["id"] for item in reader] == [first["id"], last["id"]]
+    assert reader.problems == ["line 2 is not an event; skipped", "line 3 is not an event; skipped"]
+
+
+def test_an_overlong_line_is_skipped_without_being_held_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log_module, "MAX_LINE_BYTES", 1024)
+    path = tmp_path / "events.jsonl"
+    first, last = event(1), event(2)
+    path.write_bytes(encode_event(first) + b'{"x":"' + b"y" * 10_000 + b'"}\n' + encode_event(last))
+    reader = LogReader(path)
+    assert [item["id"] for item in reader] == [first["id"], last["id"]]
+    assert reader.problems == ["line 2 is longer than 1024 bytes; skipped"]
+
+
+def test_a_reader_with_an_end_stops_there(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    head = encode_event(event(1)) + encode_event(event(2))
+    path.write_bytes(head + encode_event(event(3)))
+    assert len(list(LogReader(path, end=len(head)))) == 2
+
+
+def test_a_missing_log_reads_as_empty(tmp_path: Path) -> None:
+    assert list(LogReader(tmp_path / "none.jsonl")) == []
+    assert scan_log(tmp_path / "none.jsonl").lines == 0
+
+
+def test_scanning_counts_lines_finds_the_last_event_and_the_end_of_the_last_whole_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log_module, "_CHUNK", 64)  # lines straddle chunks
+    path = tmp_path / "events.jsonl"
+    written = [event(number) for number in range(20)]
+    whole = b"".join(encode_event(item) for item in written)
+    path.write_bytes(whole + b'{"id": "torn')
+    scan = scan_log(path)
+    assert scan.lines == 20
+    assert scan.last_event is not None and scan.last_event["id"] == written[-1]["id"]
+    assert scan.torn and scan.end == len(whole) and scan.size == len(whole) + 12
+
+
+def test_a_failed_write_is_reported_once_and_never_raises(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "events.jsonl"
+    writer = SessionLog(path)
+    writer.close()
+    broken = SessionLog(path)
+    assert broken._fd is not None
+    os.close(broken._fd)
+    broken._fd = os.open(os.devnull, os.O_RDONLY)  # every write now fails
+    broken.append(event(1))
+    broken.append(event(2))
+    assert broken.failure is not None and "cannot write" in broken.failure
+    assert capsys.readouterr().err.count("cannot write") == 1
+    broken.close()

@@ -1,0 +1,107 @@
+"""Session folders: ids that cannot escape, one host per session, listing and removal."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from extension_host.errors import SessionIdError, SessionLockedError, UnknownSessionError
+from extension_host.events import make_event
+from extension_host.session.log import encode_event
+from extension_host.session.store import SessionStore, check_session_id
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SessionStore:
+    return SessionStore(tmp_path / "home")
+
+
+@pytest.mark.parametrize("bad", ["../x", "..", ".", "", "a/b", "a\\b", "x" * 129, "id with space", "ü"])
+def test_anything_but_letters_digits_dash_and_underscore_is_not_a_session_id(bad: str) -> None:
+    with pytest.raises(SessionIdError, match="is not a session id"):
+        check_session_id(bad)
+
+
+def test_a_new_session_has_its_folder_workspace_record_and_lock(store: SessionStore, tmp_path: Path) -> None:
+    opened = store.create(tmp_path / "project")
+    try:
+        folder = store.root / opened.id
+        assert opened.folder == folder and opened.workspace == folder / "files" and opened.workspace.is_dir()
+        record = json.loads((folder / "session.json").read_text())
+        assert record["sessionId"] == opened.id and record["projectRoot"] == str(tmp_path / "project")
+        assert (folder / "lock").read_text() == str(os.getpid())
+    finally:
+        opened.close()
+
+
+def test_a_second_opener_is_refused_with_the_session_and_the_holders_pid(store: SessionStore, tmp_path: Path) -> None:
+    opened = store.create(tmp_path)
+    try:
+        with pytest.raises(SessionLockedError) as refused:
+            store.open(opened.id, tmp_path)
+        assert refused.value.pid == os.getpid()
+        assert str(refused.value) == (
+            f"session {opened.id} is in use by process {os.getpid()}; stop that host first or start a new session"
+        )
+    finally:
+        opened.close()
+    store.open(opened.id, tmp_path).close()  # closed: free again
+
+
+def test_an_unknown_id_is_refused_naming_it(store: SessionStore, tmp_path: Path) -> None:
+    with pytest.raises(UnknownSessionError, match="session nope: no such session; see 'extensions sessions list'"):
+        store.open("nope", tmp_path)
+
+
+def test_another_projects_session_is_refused_naming_its_project(store: SessionStore, tmp_path: Path) -> None:
+    store.create(tmp_path / "one").close()
+    [folder] = store.root.iterdir()
+    with pytest.raises(UnknownSessionError, match=f"belongs to project {tmp_path / 'one'}, not {tmp_path / 'two'}"):
+        store.open(folder.name, tmp_path / "two")
+
+
+def test_opening_cuts_a_torn_last_line_so_the_next_append_starts_whole(store: SessionStore, tmp_path: Path) -> None:
+    opened = store.create(tmp_path)
+    first = make_event("user.message", {"content": "kept"})
+    opened.events_path.write_bytes(encode_event(first) + b'{"id":"torn')
+    opened.close()
+    resumed = store.open(opened.id, tmp_path)
+    assert resumed.scan.torn and resumed.scan.last_event == first
+    resumed.log.append(make_event("user.message", {"content": "next"}))
+    resumed.close()
+    assert [json.loads(line)["data"]["content"] for line in opened.events_path.read_bytes().splitlines()] == [
+        "kept",
+        "next",
+    ]
+
+
+def test_the_list_counts_user_messages_as_turns_and_shows_which_sessions_are_in_use(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    idle = store.create(tmp_path)
+    for text in ("one", "two"):
+        idle.log.append(make_event("user.message", {"content": text}))
+    idle.log.append(make_event("assistant.message", {"content": 'says "type":"user.message"'}))
+    idle.close()
+    busy = store.create(tmp_path)
+    try:
+        summaries = {summary.id: summary for summary in store.summaries()}
+        assert summaries[idle.id].turns == 2 and summaries[idle.id].events == 3
+        assert not summaries[idle.id].in_use and summaries[busy.id].in_use
+        assert summaries[idle.id].project == str(tmp_path) and summaries[idle.id].last_event is not None
+    finally:
+        busy.close()
+
+
+def test_removal_deletes_the_folder_and_is_refused_while_a_host_holds_it(store: SessionStore, tmp_path: Path) -> None:
+    opened = store.create(tmp_path)
+    with pytest.raises(SessionLockedError):
+        store.remove(opened.id)
+    opened.close()
+    store.remove(opened.id)
+    assert not opened.folder.exists()
+    with pytest.raises(UnknownSessionError):
+        store.remove(opened.id)
