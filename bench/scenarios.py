@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from . import floor, host, mcp_sdk
+from . import floor, host, mcp_sdk, session_log
 from .stats import Figure, Target, figure, interleaved, ratios, run_medians, run_p99s
 
 
@@ -127,7 +127,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
 
 
-US, MS, X, RATE, MIB = "µs", "ms", "x", "calls/s", "MiB"
+US, MS, X, RATE, MIB, EVENTS = "µs", "ms", "x", "calls/s", "MiB", "events/s"
 
 
 async def round_trip(ctx: Context) -> Outcome:
@@ -405,6 +405,43 @@ async def memory(ctx: Context) -> Outcome:
     return outcome
 
 
+async def persistence(ctx: Context) -> Outcome:
+    """Sequential ``host.call_tool`` with the session persisted against the same without."""
+    s = ctx.settings
+    one = ctx.project("persistence", 1)
+    bare, kept = await interleaved(
+        s.runs,
+        lambda: session_log.host_calls(one, ctx.home, s.calls, persist=False),
+        lambda: session_log.host_calls(one, ctx.home, s.calls, persist=True),
+    )
+    b, k = run_medians(bare, s.warmup, 1e6), run_medians(kept, s.warmup, 1e6)
+    return Outcome(
+        [
+            figure("persistence.bare_us", "host.call_tool, persist=False", US, b),
+            figure("persistence.kept_us", "host.call_tool, session persisted", US, k),
+            figure("persistence.ratio", "  persisted / not persisted", X, ratios(k, b), Target("<=", 1.10)),
+        ]
+    )
+
+
+async def append(ctx: Context) -> Outcome:
+    """Small events appended to a session log, against the same events kept in memory only."""
+    s = ctx.settings
+    count = s.calls * 30
+    bare, kept = await interleaved(
+        s.runs,
+        lambda: session_log.append_rate(count, persist=False),
+        lambda: session_log.append_rate(count, persist=True),
+    )
+    return Outcome(
+        [
+            figure("append.bare_rate", "EventLog.emit, small events, not persisted", EVENTS, bare),
+            figure("append.kept_rate", "  the same, appended to events.jsonl", EVENTS, kept, Target(">=", 50000)),
+            figure("append.ratio", "  persisted / not persisted events/s", X, ratios(kept, bare)),
+        ]
+    )
+
+
 SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "round_trip": round_trip,
     "in_flight": in_flight,
@@ -414,5 +451,7 @@ SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "start": start,
     "reload": reload,
     "memory": memory,
+    "persistence": persistence,
+    "append": append,
 }
 """Every scenario, in the order they run and are reported."""

@@ -3,18 +3,25 @@
 One event per line, compact JSON in ASCII (every control character and non-ASCII character is
 escaped, so a line never holds a raw newline), each line ending in ``\\n``.
 
-Flush policy (group commit). :meth:`SessionLog.append` encodes the event and queues its line;
-the queued lines go to the file in one ``write`` when the first of these comes:
+Flush policy (group commit). :meth:`SessionLog.append` queues the event; the queued events are
+encoded and go to the file in one ``write`` when the first of these comes:
 
 - the end of the current turn of the event loop (the first queued line schedules the flush
-  with ``call_soon``, so whatever the loop runs in this turn joins the same write);
-- :data:`FLUSH_EVENTS` lines or :data:`FLUSH_BYTES` bytes are queued;
+  with ``call_soon``, so whatever the loop runs in this turn joins the same write), but no
+  sooner than :data:`FLUSH_INTERVAL` after the previous write: a steady stream of events (tool
+  calls one after another) is written every few milliseconds, a lone event at once;
+- :data:`FLUSH_EVENTS` events are queued;
 - :meth:`SessionLog.flush` or :meth:`SessionLog.close` is called (the host does on stop and
   when it ends a session); without a running event loop every append is written at once.
 
+Encoding at the write rather than at the append takes it off the path of the call that emitted
+the event: the write usually runs while the host waits for an extension. An event is written as
+it is then; events are not changed once emitted (listeners share them too).
+
 What is fsynced when: the file is fsynced on :meth:`SessionLog.close` only. A write hands the
-lines to the operating system, so a crash or ``kill -9`` of the host loses at most the lines of
-the loop turn it died in; a power cut may lose what the system had not written to disk yet.
+lines to the operating system, so a crash or ``kill -9`` of the host loses at most the events
+of its last :data:`FLUSH_INTERVAL` (and of the loop turn it died in); a power cut may lose what
+the system had not written to disk yet.
 
 Reading (:class:`LogReader`) streams line by line and never holds more than one line: a line
 that is not a whole event (the torn last line of a crashed host, a line longer than
@@ -33,6 +40,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +51,8 @@ from sdk_extension.wire.protocol import Event
 from ..events import cut_strings
 
 __all__ = [
-    "FLUSH_BYTES",
     "FLUSH_EVENTS",
+    "FLUSH_INTERVAL",
     "MAX_LINE_BYTES",
     "LogReader",
     "LogScan",
@@ -54,9 +62,9 @@ __all__ = [
 ]
 
 FLUSH_EVENTS: Final = 1_000
-"""Queued lines that make a write at once, before the loop turn ends."""
-FLUSH_BYTES: Final = 1024 * 1024
-"""Queued bytes that make a write at once, before the loop turn ends."""
+"""Queued events that make a write at once, before the loop turn ends or the interval passes."""
+FLUSH_INTERVAL: Final = 0.005
+"""Seconds between two writes at least, while events keep coming (bounds what a crash loses)."""
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 """The longest line written or read. An event whose line would be longer is written with every
 string longer than a sixteenth of this cut (as the in-memory history cuts); a longer line in a
@@ -66,18 +74,26 @@ _CHUNK: Final = 1024 * 1024
 """Bytes read at a time when scanning a log."""
 
 
-def encode_event(event: Event) -> bytes:
-    """One log line for ``event`` (with its ``\\n``), at most :data:`MAX_LINE_BYTES` long."""
-    line = json.dumps(event, separators=(",", ":"), default=str).encode("ascii") + b"\n"
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=str)
+"""One encoder for every line: ``json.dumps`` with options builds a new one per call."""
+
+
+def encode_event(event: Event) -> str:
+    """One log line for ``event`` (ASCII, ending in ``\\n``), at most :data:`MAX_LINE_BYTES` long."""
+    try:
+        line = _ENCODER.encode(event) + "\n"
+    except (ValueError, TypeError, RecursionError) as exc:
+        # Data no JSON can hold (a cycle, say): the envelope stays, so the chain survives.
+        return _ENCODER.encode({**event, "data": {"unencodable": str(exc)[:200]}}) + "\n"
     if len(line) <= MAX_LINE_BYTES:
         return line
     cut: dict[str, Any] = {**event, "data": cut_strings(event["data"], MAX_LINE_BYTES // 16)}
-    line = json.dumps(cut, separators=(",", ":"), default=str).encode("ascii") + b"\n"
+    line = _ENCODER.encode(cut) + "\n"
     if len(line) <= MAX_LINE_BYTES:
         return line
     # Too many strings even cut: the envelope stays, so the chain and the type survive.
     cut["data"] = {"truncated": True}
-    return json.dumps(cut, separators=(",", ":"), default=str).encode("ascii") + b"\n"
+    return _ENCODER.encode(cut) + "\n"
 
 
 class SessionLog:
@@ -91,22 +107,20 @@ class SessionLog:
     def __init__(self, path: Path) -> None:
         self.path: Final = path
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._pending: list[bytes] = []
-        self._pending_bytes = 0
+        self._pending: list[Event] = []
         self._scheduled = False
+        self._last_write = float("-inf")
         self.failure: str | None = None
         """The first write error, if any."""
         self.written = 0
         """Lines written so far by this writer."""
 
     def append(self, event: Event) -> None:
-        """Queue ``event``'s line; it reaches the file by the end of this loop turn."""
+        """Queue ``event``; it reaches the file as the module's flush policy says."""
         if self._fd is None:
             return
-        line = encode_event(event)
-        self._pending.append(line)
-        self._pending_bytes += len(line)
-        if len(self._pending) >= FLUSH_EVENTS or self._pending_bytes >= FLUSH_BYTES:
+        self._pending.append(event)
+        if len(self._pending) >= FLUSH_EVENTS:
             self.flush()
         elif not self._scheduled:
             try:
@@ -115,7 +129,11 @@ class SessionLog:
                 self.flush()
                 return
             self._scheduled = True
-            loop.call_soon(self._flush_scheduled)
+            wait = self._last_write + FLUSH_INTERVAL - time.monotonic()
+            if wait > 0:
+                loop.call_later(wait, self._flush_scheduled)
+            else:
+                loop.call_soon(self._flush_scheduled)
 
     def _flush_scheduled(self) -> None:
         self._scheduled = False
@@ -125,10 +143,10 @@ class SessionLog:
         """Write every queued line now, in one write."""
         if not self._pending or self._fd is None:
             return
-        batch = b"".join(self._pending)
-        count = len(self._pending)
-        self._pending.clear()
-        self._pending_bytes = 0
+        self._last_write = time.monotonic()
+        pending, self._pending = self._pending, []
+        count = len(pending)
+        batch = "".join(map(encode_event, pending)).encode("ascii")  # the encoder escapes all but ASCII
         view = memoryview(batch)
         try:
             while view:

@@ -50,6 +50,8 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
         ["ext_pss", "ext_rss", "bare_pss", "bare_rss", "ratio", "server_pss"],
         ["mcp_pss", "mcp_rss", "mcp_ratio"],
     ),
+    "persistence": (["bare_us", "kept_us", "ratio"], []),
+    "append": (["bare_rate", "kept_rate", "ratio"], []),
 }
 
 
@@ -93,7 +95,7 @@ def test_scenario_figures_have_the_right_shape(smoke: dict[str, Any], name: str)
         assert all(isinstance(value, (int, float)) and math.isfinite(value) for value in values), figure
         assert figure["min"] <= figure["median"] <= figure["max"], figure
         assert figure["runs"] >= 1
-        assert figure["unit"] in {"µs", "ms", "x", "calls/s", "MiB"}
+        assert figure["unit"] in {"µs", "ms", "x", "calls/s", "events/s", "MiB"}
         if figure["target"] is None:
             assert figure["met"] is None
         else:

@@ -15,6 +15,10 @@ from extension_host.session.log import FLUSH_EVENTS, LogReader, SessionLog, enco
 from sdk_extension.wire.protocol import Event
 
 
+def encoded(event: Event) -> bytes:
+    return encode_event(event).encode("ascii")
+
+
 def event(number: int, text: str = "hello") -> Event:
     return make_event("user.message", {"content": text, "n": number})
 
@@ -78,7 +82,7 @@ def test_an_event_too_large_for_a_line_is_written_with_its_long_strings_cut(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(log_module, "MAX_LINE_BYTES", 16 * 1024)
-    line = encode_event(event(1, "x" * 100_000))
+    line = encoded(event(1, "x" * 100_000))
     assert len(line) <= 16 * 1024
     content = json.loads(line)["data"]["content"]
     assert content.startswith("x" * 1024) and content.endswith("[truncated: 98976 characters]")
@@ -87,7 +91,7 @@ def test_an_event_too_large_for_a_line_is_written_with_its_long_strings_cut(
 def test_reading_streams_every_event_in_order(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     written = [event(number) for number in range(50)]
-    path.write_bytes(b"".join(encode_event(item) for item in written))
+    path.write_bytes(b"".join(encoded(item) for item in written))
     reader = LogReader(path)
     assert [item["id"] for item in reader] == [item["id"] for item in written]
     assert reader.problems == []
@@ -96,7 +100,7 @@ def test_reading_streams_every_event_in_order(tmp_path: Path) -> None:
 def test_a_torn_last_line_is_skipped_with_a_problem_and_never_fails_the_read(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     whole = [event(1), event(2)]
-    path.write_bytes(b"".join(encode_event(item) for item in whole) + encode_event(event(3))[:40])
+    path.write_bytes(b"".join(encoded(item) for item in whole) + encoded(event(3))[:40])
     reader = LogReader(path)
     assert [item["id"] for item in reader] == [item["id"] for item in whole]
     assert reader.problems == ["line 3 is cut short (the host stopped while writing it); skipped"]
@@ -105,7 +109,7 @@ def test_a_torn_last_line_is_skipped_with_a_problem_and_never_fails_the_read(tmp
 def test_a_damaged_line_in_the_middle_is_skipped_and_the_rest_is_read(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     first, last = event(1), event(2)
-    path.write_bytes(encode_event(first) + b'{"not": "an event"}\n' + b"\xff\xfe garbage\n" + encode_event(last))
+    path.write_bytes(encoded(first) + b'{"not": "an event"}\n' + b"\xff\xfe garbage\n" + encoded(last))
     reader = LogReader(path)
     assert [item["id"] for item in reader] == [first["id"], last["id"]]
     assert reader.problems == ["line 2 is not an event; skipped", "line 3 is not an event; skipped"]
@@ -117,7 +121,7 @@ def test_an_overlong_line_is_skipped_without_being_held_in_memory(
     monkeypatch.setattr(log_module, "MAX_LINE_BYTES", 1024)
     path = tmp_path / "events.jsonl"
     first, last = event(1), event(2)
-    path.write_bytes(encode_event(first) + b'{"x":"' + b"y" * 10_000 + b'"}\n' + encode_event(last))
+    path.write_bytes(encoded(first) + b'{"x":"' + b"y" * 10_000 + b'"}\n' + encoded(last))
     reader = LogReader(path)
     assert [item["id"] for item in reader] == [first["id"], last["id"]]
     assert reader.problems == ["line 2 is longer than 1024 bytes; skipped"]
@@ -125,8 +129,8 @@ def test_an_overlong_line_is_skipped_without_being_held_in_memory(
 
 def test_a_reader_with_an_end_stops_there(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
-    head = encode_event(event(1)) + encode_event(event(2))
-    path.write_bytes(head + encode_event(event(3)))
+    head = encoded(event(1)) + encoded(event(2))
+    path.write_bytes(head + encoded(event(3)))
     assert len(list(LogReader(path, end=len(head)))) == 2
 
 
@@ -141,7 +145,7 @@ def test_scanning_counts_lines_finds_the_last_event_and_the_end_of_the_last_whol
     monkeypatch.setattr(log_module, "_CHUNK", 64)  # lines straddle chunks
     path = tmp_path / "events.jsonl"
     written = [event(number) for number in range(20)]
-    whole = b"".join(encode_event(item) for item in written)
+    whole = b"".join(encoded(item) for item in written)
     path.write_bytes(whole + b'{"id": "torn')
     scan = scan_log(path)
     assert scan.lines == 20
@@ -162,3 +166,32 @@ def test_a_failed_write_is_reported_once_and_never_raises(tmp_path: Path, capsys
     assert broken.failure is not None and "cannot write" in broken.failure
     assert capsys.readouterr().err.count("cannot write") == 1
     broken.close()
+
+
+def test_while_events_keep_coming_writes_wait_for_the_flush_interval_and_close_writes_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log_module, "FLUSH_INTERVAL", 3600.0)  # the next write waits for the interval
+    path = tmp_path / "events.jsonl"
+
+    async def scenario() -> tuple[int, int, int]:
+        writer = SessionLog(path)
+        writer.append(event(1))
+        await asyncio.sleep(0)  # the first write is not held back
+        first = len(lines(path))
+        writer.append(event(2))
+        await asyncio.sleep(0)
+        second = len(lines(path))
+        writer.close()
+        return first, second, len(lines(path))
+
+    assert asyncio.run(scenario()) == (1, 1, 2)
+
+
+def test_data_no_json_can_hold_keeps_its_envelope_in_the_log(tmp_path: Path) -> None:
+    looped: dict[str, object] = {}
+    looped["self"] = looped
+    cyclic = make_event("user.message", {"content": looped})
+    line = json.loads(encode_event(cyclic))
+    assert line["id"] == cyclic["id"] and line["type"] == "user.message"
+    assert line["data"] == {"unencodable": "Circular reference detected"}

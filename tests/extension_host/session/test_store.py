@@ -12,6 +12,11 @@ from extension_host.errors import SessionIdError, SessionLockedError, UnknownSes
 from extension_host.events import make_event
 from extension_host.session.log import encode_event
 from extension_host.session.store import SessionStore, check_session_id
+from sdk_extension.wire.protocol import Event
+
+
+def encoded(event: Event) -> bytes:
+    return encode_event(event).encode("ascii")
 
 
 @pytest.fixture
@@ -66,7 +71,7 @@ def test_another_projects_session_is_refused_naming_its_project(store: SessionSt
 def test_opening_cuts_a_torn_last_line_so_the_next_append_starts_whole(store: SessionStore, tmp_path: Path) -> None:
     opened = store.create(tmp_path)
     first = make_event("user.message", {"content": "kept"})
-    opened.events_path.write_bytes(encode_event(first) + b'{"id":"torn')
+    opened.events_path.write_bytes(encoded(first) + b'{"id":"torn')
     opened.close()
     resumed = store.open(opened.id, tmp_path)
     assert resumed.scan.torn and resumed.scan.last_event == first
