@@ -8,7 +8,7 @@ import re
 
 from helpers import REPO_ROOT
 
-_UNITS = {"": 1, "s": 1, "levels": 1, "KB": 1024, "KiB": 1024, "MiB": 1024 * 1024}
+_UNITS = {"": 1, "s": 1, "ms": 0.001, "levels": 1, "KB": 1024, "KiB": 1024, "MiB": 1024 * 1024}
 
 
 def limits_table() -> list[list[str]]:
