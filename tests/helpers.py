@@ -275,7 +275,7 @@ class Dev:
 
 @contextlib.asynccontextmanager
 async def running_dev(
-    project: Project, *, terminal: bool = False, ready: str | None = r"^watching "
+    project: Project, *, terminal: bool = False, ready: str | None = r"^watching ", options: tuple[str, ...] = ()
 ) -> AsyncIterator[Dev]:
     """``extensions dev`` started (and, unless ``ready`` is None, past the line matching it);
     killed on the way out if a test left it running."""
@@ -284,6 +284,7 @@ async def running_dev(
         process = await asyncio.create_subprocess_exec(
             *project.command(),
             "dev",
+            *options,
             stdin=stdin,
             stdout=asyncio.subprocess.PIPE,
             env=dict(os.environ),

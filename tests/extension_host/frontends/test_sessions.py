@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,7 @@ import pytest
 from extension_host.events import make_event
 from extension_host.frontends.cli import main
 from extension_host.session.store import SessionStore
-from helpers import Project
+from helpers import Project, run, running_dev
 
 
 def cli(project: Project, *args: str) -> int:
@@ -122,3 +125,37 @@ def test_an_unknown_session_fails_naming_it(project: Project, capsys: pytest.Cap
     assert capsys.readouterr().err == (
         "error: session missing: no such session; see 'extensions sessions list' for the ids\n"
     )
+
+
+@pytest.mark.subprocess
+def test_dev_says_its_session_and_resume_continues_it(project: Project) -> None:
+    async def session_of(options: tuple[str, ...]) -> str:
+        async with running_dev(project, options=options) as dev:
+            [line] = [line for line in dev.seen if line.startswith("session ")]
+            await dev.send("quit")
+            async with asyncio.timeout(30):
+                assert await dev.process.wait() == 0
+            found = re.fullmatch(r"session (\S+) \(resume it with: extensions dev --resume (\S+)\)", line)
+            assert found is not None and found.group(1) == found.group(2)
+            return found.group(1)
+
+    session_id = run(session_of(()))
+    assert run(session_of(("--resume", session_id))) == session_id
+    log = (project.home / "sessions" / session_id / "events.jsonl").read_bytes()
+    events = [json.loads(line) for line in log.splitlines()]
+    assert [event["type"] for event in events] == [
+        "session.start",
+        "session.shutdown",
+        "session.resume",
+        "session.shutdown",
+    ]
+
+
+@pytest.mark.subprocess
+def test_dev_refuses_a_resume_id_that_is_not_one_before_starting_anything(project: Project) -> None:
+    completed = subprocess.run(
+        project.command("dev", "--resume", "../x"), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.startswith("error: '../x' is not a session id")
+    assert not (project.home / "sessions").exists()
