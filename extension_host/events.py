@@ -108,9 +108,9 @@ EPHEMERAL_EVENT_TYPES: Final = frozenset(
 SDK's ``ephemeral: true`` events that this host can emit, and the host's hook trail."""
 
 EventListener = Callable[[Event], None]
-EventSink = Callable[[Event], None]
-"""Takes each non-ephemeral event, before the listeners; it must not raise (the session's file
-records its own failures)."""
+EventSink = Callable[[Event, int], None]
+"""Takes each non-ephemeral event and its estimated size in bytes, before the listeners; it
+must not raise (the session's file records its own failures)."""
 
 
 def unique_ids() -> Iterator[str]:
@@ -200,11 +200,11 @@ class EventLog:
         whatever ``ephemeral`` says."""
         ephemeral = ephemeral or event_type in EPHEMERAL_EVENT_TYPES
         event = make_event(event_type, data, parent_id=self._last_persistent, ephemeral=ephemeral, agent_id=agent_id)
+        size = self._keep(event)
         if not ephemeral:
             self._last_persistent = event["id"]
             if self._sink is not None:
-                self._sink(event)
-        self._keep(event)
+                self._sink(event, size)
         for listener in tuple(self._listeners):
             try:
                 listener(event)
@@ -212,8 +212,9 @@ class EventLog:
                 print(f"event listener {listener!r} failed on {event_type}: {exc}", file=sys.stderr)
         return event
 
-    def _keep(self, event: Event) -> None:
-        size = _estimate(event["data"], 0)
+    def _keep(self, event: Event) -> int:
+        """Keep ``event`` (cut if large) in the history; returns its estimated size, whole."""
+        size = whole = _estimate(event["data"], 0)
         if size > self._event_bytes:
             kept: Event = {**event, "data": _cut(event["data"], self._event_bytes // 8, 0)}
             event, size = kept, _estimate(kept["data"], 0)
@@ -224,6 +225,7 @@ class EventLog:
         while len(history) > 1 and (len(history) > self._limit or self._kept_bytes > self._budget):
             history.popleft()
             self._kept_bytes -= sizes.popleft()
+        return whole
 
     def begin(self, sink: EventSink | None, last_event_id: str | None = None) -> None:
         """Start a session's stretch of events: forget the history, chain the next persistent

@@ -1,6 +1,7 @@
 """The composition root: :class:`ExtensionHost` wires discovery, launch, registry and dispatch.
 
-This is the one module that knows every other. It owns the session (its id and event log),
+This is the one module that knows every other. It owns the session (its event log, and its id
+and file through :mod:`extension_host.session.persisted`),
 decides what extensions may have (trust in the project, the environment without its secrets,
 the grants), starts every discovered extension in parallel, reports the outcome, and routes
 tool calls.

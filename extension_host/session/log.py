@@ -4,19 +4,22 @@ One event per line, compact JSON in ASCII (every control character and non-ASCII
 escaped, so a line never holds a raw newline), each line ending in ``\\n``.
 
 Flush policy (group commit). :meth:`SessionLog.append` queues the event; the queued events are
-encoded and go to the file in one ``write`` when the first of these comes:
+encoded and go to the file together (one ``write`` per :data:`FLUSH_BYTES`) when the first of
+these comes:
 
 - the end of the current turn of the event loop (the first queued line schedules the flush
   with ``call_soon``, so whatever the loop runs in this turn joins the same write), but no
   sooner than :data:`FLUSH_INTERVAL` after the previous write: a steady stream of events (tool
   calls one after another) is written every few milliseconds, a lone event at once;
-- :data:`FLUSH_EVENTS` events are queued;
+- :data:`FLUSH_EVENTS` events or :data:`FLUSH_BYTES` (estimated) are queued;
 - :meth:`SessionLog.flush` or :meth:`SessionLog.close` is called (the host does on stop and
   when it ends a session); without a running event loop every append is written at once.
 
 Encoding at the write rather than at the append takes it off the path of the call that emitted
 the event: the write usually runs while the host waits for an extension. An event is written as
-it is then; events are not changed once emitted (listeners share them too).
+it is then; events are not changed once emitted (listeners share them too). An event estimated
+at :data:`ENCODE_AT_ONCE_BYTES` or more is encoded when appended, so the queue never keeps a
+large payload alive and a batch never holds more than one large line.
 
 What is fsynced when: the file is fsynced on :meth:`SessionLog.close` only. A write hands the
 lines to the operating system, so a crash or ``kill -9`` of the host loses at most the events
@@ -51,6 +54,8 @@ from sdk_extension.wire.protocol import Event
 from ..events import cut_strings
 
 __all__ = [
+    "ENCODE_AT_ONCE_BYTES",
+    "FLUSH_BYTES",
     "FLUSH_EVENTS",
     "FLUSH_INTERVAL",
     "MAX_LINE_BYTES",
@@ -63,6 +68,11 @@ __all__ = [
 
 FLUSH_EVENTS: Final = 1_000
 """Queued events that make a write at once, before the loop turn ends or the interval passes."""
+FLUSH_BYTES: Final = 1024 * 1024
+"""Queued bytes (estimated for events not encoded yet) that make a write at once; also the size
+of each write of a batch."""
+ENCODE_AT_ONCE_BYTES: Final = 64 * 1024
+"""An event estimated at least this large is encoded as soon as it is appended."""
 FLUSH_INTERVAL: Final = 0.005
 """Seconds between two writes at least, while events keep coming (bounds what a crash loses)."""
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
@@ -107,20 +117,30 @@ class SessionLog:
     def __init__(self, path: Path) -> None:
         self.path: Final = path
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._pending: list[Event] = []
+        self._pending: list[Event | str] = []
+        self._pending_bytes = 0
         self._scheduled = False
         self._last_write = float("-inf")
+        self._broken_line = False
+        """A failed write may have left part of a line: the next write ends it first."""
         self.failure: str | None = None
         """The first write error, if any."""
         self.written = 0
         """Lines written so far by this writer."""
 
-    def append(self, event: Event) -> None:
-        """Queue ``event``; it reaches the file as the module's flush policy says."""
+    def append(self, event: Event, size: int = 0) -> None:
+        """Queue ``event`` (``size``: its estimated bytes); it reaches the file as the module's
+        flush policy says."""
         if self._fd is None:
             return
-        self._pending.append(event)
-        if len(self._pending) >= FLUSH_EVENTS:
+        if size >= ENCODE_AT_ONCE_BYTES:
+            line = encode_event(event)
+            self._pending.append(line)
+            self._pending_bytes += len(line)
+        else:
+            self._pending.append(event)
+            self._pending_bytes += size
+        if len(self._pending) >= FLUSH_EVENTS or self._pending_bytes >= FLUSH_BYTES:
             self.flush()
         elif not self._scheduled:
             try:
@@ -145,20 +165,40 @@ class SessionLog:
             return
         self._last_write = time.monotonic()
         pending, self._pending = self._pending, []
-        count = len(pending)
-        batch = "".join(map(encode_event, pending)).encode("ascii")  # the encoder escapes all but ASCII
-        view = memoryview(batch)
+        self._pending_bytes = 0
+        chunk: list[str] = []
+        chunk_bytes = 0
+        for item in pending:
+            line = item if isinstance(item, str) else encode_event(item)
+            chunk.append(line)
+            chunk_bytes += len(line)
+            if chunk_bytes >= FLUSH_BYTES:
+                self._write(chunk)
+                chunk, chunk_bytes = [], 0
+        if chunk:
+            self._write(chunk)
+
+    def _write(self, lines: list[str]) -> None:
+        """Write whole lines in one write (more if the system takes part of it)."""
+        fd = self._fd
+        if fd is None:
+            return
+        text = "".join(lines)
+        if self._broken_line:
+            # The part-line becomes one damaged line, skipped on read; these stay whole.
+            text = "\n" + text
+        view = memoryview(text.encode("ascii"))  # the encoder escapes all but ASCII
         try:
             while view:
-                view = view[os.write(self._fd, view) :]
+                view = view[os.write(fd, view) :]
+            self._broken_line = False
         except OSError as exc:
-            # Lines already written stay whole on the next read only if the rest is dropped
-            # whole: a partial batch ends mid-line, which the reader skips as torn.
+            self._broken_line = True
             if self.failure is None:
                 self.failure = f"cannot write {self.path}: {exc.strerror or exc}; events are not being saved"
                 print(self.failure, file=sys.stderr)
             return
-        self.written += count
+        self.written += len(lines)
 
     def close(self) -> None:
         """Write what is queued, fsync and close; idempotent."""

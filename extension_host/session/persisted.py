@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -102,12 +103,12 @@ class PersistedSession:
             return
         if self._resume is None:
             self._open = self._store.create(self._project_root, self.id)
-            self._started_ms = started_ms
+            self._started_ms = _milliseconds(self._open.created) or started_ms
             self._events.begin(self._open.log.append)
             self._emit_start()
             return
         self._open = opened = self._store.open(self._resume, self._project_root)
-        self._started_ms = started_ms
+        self._started_ms = _milliseconds(opened.created) or started_ms
         scan = opened.scan
         last = scan.last_event
         problems: list[str] = []
@@ -155,9 +156,8 @@ class PersistedSession:
         self._events.emit("session.shutdown", data)
         self._started_ms = 0
         if self._open is not None:
-            self._open.close()
+            self._open.close()  # later events (none, normally) reach a closed log: dropped
             self._open = None
-        self._events.begin(None)
 
     def renew(self) -> str:
         """End the current session and begin a new one (a new id and ``session.start``);
@@ -223,3 +223,13 @@ class PersistedSession:
         if (self._project_root / ".git").exists():
             context["gitRoot"] = str(self._project_root)
         return context
+
+
+def _milliseconds(timestamp: str | None) -> int | None:
+    """Unix milliseconds of an ISO 8601 timestamp, ``None`` if there is none or it is not one."""
+    if timestamp is None:
+        return None
+    try:
+        return round(datetime.fromisoformat(timestamp).timestamp() * 1000)
+    except ValueError:
+        return None

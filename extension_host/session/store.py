@@ -108,8 +108,10 @@ class SessionSummary:
 class OpenSession:
     """A session folder this process holds: its lock, its log writer, its paths."""
 
-    def __init__(self, session_id: str, folder: Path, lock_fd: int, scan: LogScan) -> None:
+    def __init__(self, session_id: str, folder: Path, lock_fd: int, scan: LogScan, created: str | None) -> None:
         self.id: Final = session_id
+        self.created: Final = created
+        """When the session was created (ISO 8601, from its record)."""
         self.folder: Final = folder
         self.events_path: Final = folder / EVENTS_FILE
         self.workspace: Final = folder / WORKSPACE_DIR
@@ -150,7 +152,8 @@ class SessionStore:
         temporary = folder / f".{_METADATA_FILE}.tmp"
         temporary.write_text(json.dumps(record), encoding="utf-8")
         temporary.replace(folder / _METADATA_FILE)
-        return OpenSession(session_id, folder, self._lock(session_id, folder), LogScan(0, 0, 0, None))
+        lock_fd = self._lock(session_id, folder)
+        return OpenSession(session_id, folder, lock_fd, LogScan(0, 0, 0, None), record["created"])
 
     def open(self, session_id: str, project_root: Path) -> OpenSession:
         """Resume ``session_id``: lock it and cut a torn last line so appends start whole.
@@ -170,7 +173,7 @@ class SessionStore:
                 # Appending after a partial line would glue the next event to it.
                 with events_path.open("r+b") as handle:
                     handle.truncate(scan.end)
-            return OpenSession(session_id, folder, lock_fd, scan)
+            return OpenSession(session_id, folder, lock_fd, scan, _read_record(folder).get("created"))
         except BaseException:
             os.close(lock_fd)
             raise

@@ -195,3 +195,45 @@ def test_data_no_json_can_hold_keeps_its_envelope_in_the_log(tmp_path: Path) -> 
     line = json.loads(encode_event(cyclic))
     assert line["id"] == cyclic["id"] and line["type"] == "user.message"
     assert line["data"] == {"unencodable": "Circular reference detected"}
+
+
+def test_after_a_write_that_failed_half_way_the_next_batch_starts_on_a_line_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "events.jsonl"
+    writer = SessionLog(path)
+    real_write = os.write
+    calls = {"count": 0}
+
+    def full_disk_once(fd: int, data: bytes | memoryview) -> int:
+        calls["count"] += 1
+        if calls["count"] == 1:
+            return real_write(fd, bytes(data[:25]))  # part of the line, then the disk is full
+        if calls["count"] == 2:
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full_disk_once)
+    lost, kept = event(1), event(2)
+    writer.append(lost)
+    writer.append(kept)
+    writer.close()
+    reader = LogReader(path)
+    assert [item["id"] for item in reader] == [kept["id"]]
+    assert reader.problems == ["line 1 is not an event; skipped"]
+    assert writer.failure == f"cannot write {path}: No space left on device; events are not being saved"
+
+
+def test_a_large_event_is_encoded_and_written_when_appended_so_the_queue_never_holds_it(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+
+    async def scenario() -> tuple[int, int]:
+        writer = SessionLog(path)
+        writer.append(event(1), 100)
+        small = len(lines(path))  # a small event waits for the end of the turn
+        writer.append(event(2, "x" * (2 * 1024 * 1024)), 2 * 1024 * 1024)
+        large = len(lines(path))  # a large one fills the batch: both are written at once
+        writer.close()
+        return small, large
+
+    assert asyncio.run(scenario()) == (0, 2)

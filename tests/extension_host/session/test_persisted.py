@@ -90,6 +90,8 @@ def test_a_resumed_session_chains_on_its_last_event_and_says_how_many_there_were
     resume = written[len(before)]
     assert resume["type"] == "session.resume" and resume["parentId"] == before[-1]["id"]
     assert resume["data"]["eventCount"] == 3 and resume["data"]["resumeTime"]
+    # The shutdown after the resume still dates the session from its creation.
+    assert written[-1]["data"]["sessionStartTime"] == before[-1]["data"]["sessionStartTime"]
     assert all(later["parentId"] == earlier["id"] for earlier, later in itertools.pairwise(written))
 
 
