@@ -40,42 +40,43 @@ class EventType:
 
     name: str
     data: Any
-    always_ephemeral: bool = False
-    """The SDK marks it ``ephemeral: true`` always: it is delivered live and never persisted."""
+    ephemeral: Literal["always", "optional", "optional-true"] = "optional"
+    """``always``: the SDK requires ``ephemeral: true`` (delivered live, never persisted);
+    ``optional``: ``ephemeral`` may be absent or either boolean; ``optional-true``: absent or true."""
 
 
 EVENT_TYPES: Final[tuple[EventType, ...]] = (
     EventType("session.start", d.SessionStartData),
     EventType("session.resume", d.SessionResumeData),
     EventType("session.shutdown", d.SessionShutdownData),
-    EventType("session.idle", d.SessionIdleData, always_ephemeral=True),
+    EventType("session.idle", d.SessionIdleData, ephemeral="always"),
     EventType("session.info", d.SessionInfoData),
     EventType("session.warning", d.SessionWarningData),
     EventType("session.error", d.SessionErrorData),
-    EventType("session.tools_updated", c.ToolsUpdatedData, always_ephemeral=True),
-    EventType("session.extensions_loaded", c.ExtensionsLoadedData, always_ephemeral=True),
+    EventType("session.tools_updated", c.ToolsUpdatedData, ephemeral="always"),
+    EventType("session.extensions_loaded", c.ExtensionsLoadedData, ephemeral="always"),
     EventType("user.message", d.UserMessageData),
-    EventType("pending_messages.modified", d.EmptyData, always_ephemeral=True),
+    EventType("pending_messages.modified", d.EmptyData, ephemeral="always"),
     EventType("system.message", d.SystemMessageData),
     EventType("system.notification", d.SystemNotificationData),
     EventType("assistant.turn_start", d.AssistantTurnData),
     EventType("assistant.message", d.AssistantMessageData),
-    EventType("assistant.message_delta", d.AssistantMessageDeltaData, always_ephemeral=True),
+    EventType("assistant.message_delta", d.AssistantMessageDeltaData, ephemeral="always"),
     EventType("assistant.turn_end", d.AssistantTurnData),
-    EventType("assistant.usage", d.AssistantUsageData, always_ephemeral=True),
+    EventType("assistant.usage", d.AssistantUsageData, ephemeral="always"),
     EventType("tool.execution_start", c.ToolExecutionStartData),
-    EventType("tool.execution_progress", c.ToolExecutionProgressData, always_ephemeral=True),
+    EventType("tool.execution_progress", c.ToolExecutionProgressData, ephemeral="always"),
     EventType("tool.execution_complete", c.ToolExecutionCompleteData),
     EventType("external_tool.requested", c.ExternalToolRequestedData),
-    EventType("external_tool.completed", c.ExternalToolCompletedData),
+    EventType("external_tool.completed", c.ExternalToolCompletedData, ephemeral="optional-true"),
     EventType("hook.start", c.HookStartData),
     EventType("hook.end", c.HookEndData),
     EventType("permission.requested", c.PermissionRequestedData),
     EventType("permission.completed", c.PermissionCompletedData),
-    EventType("command.queued", c.CommandQueuedData, always_ephemeral=True),
-    EventType("command.execute", c.CommandExecuteData, always_ephemeral=True),
-    EventType("command.completed", c.CommandCompletedData, always_ephemeral=True),
-    EventType("commands.changed", c.CommandsChangedData, always_ephemeral=True),
+    EventType("command.queued", c.CommandQueuedData, ephemeral="always"),
+    EventType("command.execute", c.CommandExecuteData, ephemeral="always"),
+    EventType("command.completed", c.CommandCompletedData, ephemeral="always"),
+    EventType("commands.changed", c.CommandsChangedData, ephemeral="always"),
 )
 
 
@@ -90,6 +91,13 @@ def _model_name(event_type: str) -> str:
     return "".join(word[:1].upper() + word[1:] for word in words) + "Event"
 
 
+_EPHEMERAL: Final[dict[str, Any]] = {
+    "always": Annotated[Literal[True], Field(description="Always true: delivered live, never persisted.")],
+    "optional": NotRequired[Annotated[bool, Field(description="True when the event is not persisted.")]],
+    "optional-true": NotRequired[Annotated[Literal[True], Field(description="True when the event is not persisted.")]],
+}
+
+
 def _event_model(row: EventType) -> Any:
     """The envelope with ``type`` fixed to the row's and ``data`` of its shape."""
     fields: dict[str, Any] = {
@@ -100,7 +108,7 @@ def _event_model(row: EventType) -> Any:
         ],
         "type": Literal[row.name],
         "data": row.data,
-        "ephemeral": NotRequired[Literal[True]] if row.always_ephemeral else NotRequired[bool],
+        "ephemeral": _EPHEMERAL[row.ephemeral],
         "agentId": NotRequired[
             Annotated[str, Field(description="The sub-agent that emitted it; absent for the main agent.")]
         ],

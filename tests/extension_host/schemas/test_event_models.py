@@ -79,17 +79,17 @@ def test_an_event_type_without_a_model_fails_saying_where_to_add_it() -> None:
 
 
 def test_an_always_ephemeral_event_cannot_be_marked_persistent() -> None:
-    """session.idle is ephemeral in the SDK: ephemeral false is refused, true or absent pass."""
+    """session.idle is always ephemeral in the SDK: it must say so; false or absent is refused."""
     assert check_event(event("session.idle", {}, ephemeral=True)) is None
-    assert check_event(event("session.idle", {})) is None
+    assert check_event(event("session.idle", {})) == "event session.idle: ephemeral: Field required"
     problem = check_event(event("session.idle", {}, ephemeral=False))
-    assert problem is not None and "ephemeral" in problem
+    assert problem is not None and problem.startswith("event session.idle: ephemeral:")
 
 
 def test_the_envelope_is_closed_and_takes_agent_id() -> None:
     """agentId is part of the envelope; anything else beside data is refused."""
-    assert check_event(event("session.idle", {}, agentId="sub-1")) is None
-    problem = check_event(event("session.idle", {}, extra=1))
+    assert check_event(event("session.idle", {}, ephemeral=True, agentId="sub-1")) is None
+    problem = check_event(event("session.idle", {}, ephemeral=True, extra=1))
     assert problem is not None and "extra" in problem
 
 
