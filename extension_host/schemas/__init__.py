@@ -1,7 +1,8 @@
 """The JSON Schemas of session events and of the wire API, the models they come from, and the
 generated files shipped with the package.
 
-- :mod:`.events` (with :mod:`.event_data` and :mod:`.call_data`): every session event type the
+- :mod:`.events` (with :mod:`.session_data`, :mod:`.turn_data` and
+  :mod:`.call_data`): every session event type the
   host emits, as pydantic-validated shapes, and :func:`.events.check_event`;
 - :mod:`.api`: the wire methods, from the ``TypedDict``s of :mod:`sdk_extension.wire.protocol`;
 - :mod:`.generate`: the two schema files from those models;

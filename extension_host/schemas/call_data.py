@@ -1,6 +1,6 @@
 """The ``data`` of the events about tools, hooks, permissions, commands and extensions.
 
-Same rules as :mod:`extension_host.schemas.event_data`: the published Copilot SDK's generated
+Same rules as :mod:`extension_host.schemas.session_data`: the published Copilot SDK's generated
 session-event types, key for key; this host's additions declared and marked in their docstrings;
 deep SDK objects this host does not build checked by their discriminating keys only.
 """
@@ -12,7 +12,7 @@ from typing import Any, Literal, NotRequired
 from pydantic import with_config
 from typing_extensions import TypedDict
 
-from extension_host.schemas.event_data import CLOSED, OPEN
+from extension_host.schemas.session_data import CLOSED, OPEN
 
 __all__ = [
     "CommandCompletedData",
@@ -27,8 +27,10 @@ __all__ = [
     "PermissionCompletedData",
     "PermissionRequestedData",
     "ToolExecutionCompleteData",
+    "ToolExecutionPartialResultData",
     "ToolExecutionProgressData",
     "ToolExecutionStartData",
+    "ToolUserRequestedData",
     "ToolsUpdatedData",
 ]
 
@@ -106,6 +108,23 @@ class ToolExecutionProgressData(TypedDict):
 
     toolCallId: str
     progressMessage: str
+
+
+@with_config(CLOSED)
+class ToolExecutionPartialResultData(TypedDict):
+    """Output a running tool has produced so far (``tool.execution_partial_result``)."""
+
+    toolCallId: str
+    partialOutput: str
+
+
+@with_config(CLOSED)
+class ToolUserRequestedData(TypedDict):
+    """The user ran a tool directly, not the assistant (``tool.user_requested``)."""
+
+    toolCallId: str
+    toolName: str
+    arguments: NotRequired[Any]
 
 
 @with_config(CLOSED)

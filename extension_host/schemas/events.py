@@ -7,7 +7,8 @@ of that shape), the discriminated union ``SessionEvent`` on ``type`` that
 ``session-events.schema.json`` is generated from, and :func:`check_event`, which the test suite
 runs on every event it sees. An event type missing from the table is an error, so a new event
 gets a shape before it ships. Adding one is a row here and, if need be, a shape in
-:mod:`~extension_host.schemas.event_data` or :mod:`~extension_host.schemas.call_data`.
+:mod:`~extension_host.schemas.session_data`, :mod:`~extension_host.schemas.turn_data` or
+:mod:`~extension_host.schemas.call_data`.
 
 This module imports pydantic and builds every validator when first imported; the host itself
 never imports it (the ``schema`` command and the tests do).
@@ -23,7 +24,8 @@ from pydantic import Field, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict
 
 from extension_host.schemas import call_data as c
-from extension_host.schemas import event_data as d
+from extension_host.schemas import session_data as d
+from extension_host.schemas import turn_data as t
 
 __all__ = [
     "EVENT_TYPES",
@@ -50,22 +52,32 @@ EVENT_TYPES: Final[tuple[EventType, ...]] = (
     EventType("session.resume", d.SessionResumeData),
     EventType("session.shutdown", d.SessionShutdownData),
     EventType("session.idle", d.SessionIdleData, ephemeral="always"),
+    EventType("session.title_changed", d.SessionTitleChangedData, ephemeral="always"),
+    EventType("session.model_change", d.SessionModelChangeData),
     EventType("session.info", d.SessionInfoData),
     EventType("session.warning", d.SessionWarningData),
     EventType("session.error", d.SessionErrorData),
     EventType("session.tools_updated", c.ToolsUpdatedData, ephemeral="always"),
     EventType("session.extensions_loaded", c.ExtensionsLoadedData, ephemeral="always"),
-    EventType("user.message", d.UserMessageData),
+    EventType("user.message", t.UserMessageData),
     EventType("pending_messages.modified", d.EmptyData, ephemeral="always"),
     EventType("system.message", d.SystemMessageData),
     EventType("system.notification", d.SystemNotificationData),
-    EventType("assistant.turn_start", d.AssistantTurnData),
-    EventType("assistant.message", d.AssistantMessageData),
-    EventType("assistant.message_delta", d.AssistantMessageDeltaData, ephemeral="always"),
-    EventType("assistant.turn_end", d.AssistantTurnData),
-    EventType("assistant.usage", d.AssistantUsageData, ephemeral="always"),
+    EventType("assistant.turn_start", t.AssistantTurnData),
+    EventType("assistant.intent", t.AssistantIntentData, ephemeral="always"),
+    EventType("assistant.reasoning", t.AssistantReasoningData),
+    EventType("assistant.reasoning_delta", t.AssistantReasoningDeltaData, ephemeral="always"),
+    EventType("assistant.message_start", t.AssistantMessageStartData, ephemeral="always"),
+    EventType("assistant.message_delta", t.AssistantMessageDeltaData, ephemeral="always"),
+    EventType("assistant.message", t.AssistantMessageData),
+    EventType("assistant.turn_end", t.AssistantTurnData),
+    EventType("assistant.idle", t.AssistantIdleData, ephemeral="always"),
+    EventType("assistant.usage", t.AssistantUsageData, ephemeral="always"),
+    EventType("abort", t.AbortData),
+    EventType("tool.user_requested", c.ToolUserRequestedData),
     EventType("tool.execution_start", c.ToolExecutionStartData),
     EventType("tool.execution_progress", c.ToolExecutionProgressData, ephemeral="always"),
+    EventType("tool.execution_partial_result", c.ToolExecutionPartialResultData, ephemeral="always"),
     EventType("tool.execution_complete", c.ToolExecutionCompleteData),
     EventType("external_tool.requested", c.ExternalToolRequestedData),
     EventType("external_tool.completed", c.ExternalToolCompletedData, ephemeral="optional-true"),

@@ -115,9 +115,43 @@ def test_the_hosts_own_additions_pass_alongside_the_sdk_fields() -> None:
     assert check_event(event("hook.end", data, ephemeral=True)) is None
 
 
-def test_the_sdk_shapes_of_the_session_runtime_events_pass() -> None:
-    """Events as the session layer emits them, shaped as the SDK's generated types say."""
+def test_every_modelled_event_type_has_an_example_that_passes() -> None:
+    """An example of each type, shaped as the SDK's generated types say, passes: no model is
+    impossible to satisfy, and the session runtime's events have the shapes their models expect."""
     samples = [
+        make_event("session.info", {"infoType": "notification", "message": "ready", "url": "https://x"}),
+        make_event("session.warning", {"warningType": "extension", "message": "slow", "extensionId": "user:a"}),
+        make_event("session.idle", {"aborted": False}, ephemeral=True),
+        make_event("session.tools_updated", {"added": ["t"], "removed": []}, ephemeral=True),
+        make_event(
+            "session.extensions_loaded",
+            {
+                "extensions": [
+                    {"id": "project:a", "name": "a", "source": "project", "status": "quarantined", "pid": 7}
+                ],
+                "changes": [{"extension": "project:a", "action": "started"}],
+            },
+            ephemeral=True,
+        ),
+        make_event("tool.execution_start", {"toolCallId": "c1", "toolName": "t", "arguments": {"a": 1}}),
+        make_event(
+            "tool.execution_complete",
+            {
+                "toolCallId": "c1",
+                "toolName": "t",
+                "success": False,
+                "result": {"content": "no", "resultType": "denied"},
+                "error": {"message": "denied by project:guard"},
+            },
+        ),
+        make_event(
+            "external_tool.requested",
+            {"requestId": "r0", "sessionId": "s", "toolCallId": "c1", "toolName": "t", "arguments": None},
+            ephemeral=True,
+        ),
+        make_event("hook.start", {"hookInvocationId": "h1", "hookType": "preToolUse", "input": {"toolName": "t"}}),
+        make_event("hook.end", {"hookInvocationId": "h1", "hookType": "preToolUse", "success": True, "output": None}),
+        make_event("command.queued", {"requestId": "r4", "command": "/hi"}, ephemeral=True),
         make_event(
             "session.start",
             {
@@ -177,8 +211,24 @@ def test_the_sdk_shapes_of_the_session_runtime_events_pass() -> None:
         make_event("commands.changed", {"commands": [{"name": "hi", "description": "say hi"}]}, ephemeral=True),
         make_event("external_tool.completed", {"requestId": "r3"}),
         make_event("tool.execution_progress", {"toolCallId": "c1", "progressMessage": "half"}, ephemeral=True),
+        make_event("tool.execution_partial_result", {"toolCallId": "c1", "partialOutput": "ab"}, ephemeral=True),
+        make_event("tool.user_requested", {"toolCallId": "c2", "toolName": "t", "arguments": {"a": 1}}),
+        make_event("assistant.message_start", {"messageId": "m2"}, ephemeral=True),
+        make_event("assistant.reasoning", {"reasoningId": "r1", "content": "think"}),
+        make_event("assistant.reasoning_delta", {"reasoningId": "r1", "deltaContent": "th"}, ephemeral=True),
+        make_event("assistant.intent", {"intent": "reading files"}, ephemeral=True),
+        make_event("assistant.idle", {}, ephemeral=True),
+        make_event("abort", {"reason": "user_initiated"}),
+        make_event("session.title_changed", {"title": "Fix the tests"}, ephemeral=True),
+        make_event("session.model_change", {"newModel": "scripted", "source": "sdk"}),
     ]
     assert [check_event(sample) for sample in samples] == [None] * len(samples)
+    assert {sample["type"] for sample in samples} == set(event_type_names())
+
+
+def test_every_data_shape_says_what_its_event_is_about() -> None:
+    """Each event's description in the schema comes from its data shape's docstring."""
+    assert [row.name for row in EVENT_TYPES if not (row.data.__doc__ or "").strip()] == []
 
 
 def test_one_union_validates_any_event_by_its_type() -> None:

@@ -1,4 +1,5 @@
-"""The ``data`` of every session event the host emits, as pydantic-validated ``TypedDict``s.
+"""The ``data`` of the session's own events (timeline, lifecycle, system messages), as
+pydantic-validated ``TypedDict``s, and the rules every event shape here follows.
 
 Names and fields follow the published Copilot SDK's generated session-event types (camelCase,
 the same required and optional keys); a field the SDK marks optional is ``NotRequired`` and is
@@ -8,8 +9,8 @@ docstring begins with "This host's addition". Objects nested deep in the SDK's t
 host never builds (metrics, permission prompts, GitHub attachments) are checked by their
 discriminating keys and left open below them.
 
-This module owns the shapes only; which event type uses which shape, and the envelope, are in
-:mod:`extension_host.schemas.events`.
+These modules own the shapes only (this one, :mod:`.turn_data` and :mod:`.call_data`); which
+event type uses which shape, and the envelope, are in :mod:`extension_host.schemas.events`.
 """
 
 from __future__ import annotations
@@ -22,22 +23,18 @@ from typing_extensions import TypedDict
 __all__ = [
     "CLOSED",
     "OPEN",
-    "AssistantMessageData",
-    "AssistantMessageDeltaData",
-    "AssistantTurnData",
-    "AssistantUsageData",
-    "Attachment",
     "EmptyData",
     "SessionErrorData",
     "SessionIdleData",
     "SessionInfoData",
+    "SessionModelChangeData",
     "SessionResumeData",
     "SessionShutdownData",
     "SessionStartData",
+    "SessionTitleChangedData",
     "SessionWarningData",
     "SystemMessageData",
     "SystemNotificationData",
-    "UserMessageData",
 ]
 
 CLOSED = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
@@ -190,158 +187,51 @@ class SessionIdleData(TypedDict):
 
 
 @with_config(CLOSED)
+class SessionTitleChangedData(TypedDict):
+    """The session's display title changed (``session.title_changed``)."""
+
+    title: str
+
+
+@with_config(CLOSED)
+class SessionModelChangeData(TypedDict):
+    """The session's model changed (``session.model_change``)."""
+
+    newModel: str
+    previousModel: NotRequired[str]
+    source: NotRequired[
+        Literal[
+            "model_command",
+            "settings_command",
+            "config_command",
+            "model_picker",
+            "managed_settings",
+            "repo_settings",
+            "startup",
+            "agent",
+            "plan_mode",
+            "automatic",
+            "sdk",
+        ]
+    ]
+    cause: NotRequired[str]
+    reasoningEffort: NotRequired[str | None]
+    previousReasoningEffort: NotRequired[str]
+    reasoningSummary: NotRequired[Literal["none", "concise", "detailed"]]
+    previousReasoningSummary: NotRequired[Literal["none", "concise", "detailed"]]
+    verbosity: NotRequired[Literal["low", "medium", "high"]]
+    previousVerbosity: NotRequired[Literal["low", "medium", "high"]]
+    autoTier: NotRequired[str | None]
+    previousAutoTier: NotRequired[str]
+    contextTier: NotRequired[str | None]
+
+
+@with_config(CLOSED)
 class EmptyData(TypedDict):
     """No data: the event itself is the news (``pending_messages.modified``)."""
 
 
-# --- messages -----------------------------------------------------------------------------------
-
-ATTACHMENT_TYPES = Literal[
-    "file",
-    "directory",
-    "selection",
-    "github_reference",
-    "github_commit",
-    "github_release",
-    "github_actions_job",
-    "github_repository",
-    "github_file_diff",
-    "github_tree_comparison",
-    "github_url",
-    "github_file",
-    "github_snippet",
-    "blob",
-    "extension_context",
-]
-
-
-@with_config(OPEN)
-class Attachment(TypedDict):
-    """One attachment of a user message, told apart by ``type``.
-
-    The SDK also requires ``displayName`` for files and folders; prompts sent through
-    ``session.send`` need give only ``type`` and ``path``."""
-
-    type: ATTACHMENT_TYPES
-    path: NotRequired[str]
-    displayName: NotRequired[str]
-
-
-@with_config(CLOSED)
-class UserMessageData(TypedDict):
-    """A prompt that enters the session (``user.message``)."""
-
-    content: str
-    attachments: NotRequired[list[Attachment]]
-    source: NotRequired[str]
-    """Who sent it; this host gives the extension's id for ``session.send``."""
-    transformedContent: NotRequired[str]
-    agentMode: NotRequired[Literal["interactive", "plan", "autopilot", "shell"]]
-    delivery: NotRequired[Literal["idle", "steering", "queued"]]
-    interactionId: NotRequired[str]
-    messageId: NotRequired[str]
-    turnId: NotRequired[str]
-    isAutopilotContinuation: NotRequired[bool]
-    parentAgentTaskId: NotRequired[str]
-    nativeDocumentPathFallbackPaths: NotRequired[list[str]]
-    supportedNativeDocumentMimeTypes: NotRequired[list[str]]
-
-
-@with_config(OPEN)
-class ToolRequest(TypedDict):
-    """A tool call the assistant asks for in a message."""
-
-    toolCallId: str
-    name: str
-    arguments: NotRequired[Any]
-
-
-@with_config(CLOSED)
-class AssistantMessageData(TypedDict):
-    """What the assistant said, and the tools it asked for (``assistant.message``)."""
-
-    messageId: str
-    content: str
-    toolRequests: NotRequired[list[ToolRequest]]
-    turnId: NotRequired[str]
-    interactionId: NotRequired[str]
-    model: NotRequired[str]
-    outputTokens: NotRequired[int]
-    parentToolCallId: NotRequired[str]
-    phase: NotRequired[str]
-    reasoningText: NotRequired[str]
-    reasoningOpaque: NotRequired[str]
-    encryptedContent: NotRequired[str]
-    requestId: NotRequired[str]
-    apiCallId: NotRequired[str]
-    clientRequestId: NotRequired[str]
-    serviceRequestId: NotRequired[str]
-    originatingMessageId: NotRequired[str]
-    chunkCount: NotRequired[int]
-    chunkIndex: NotRequired[int]
-    rte: NotRequired[bool]
-    citations: NotRequired[Any]
-    fusion: NotRequired[dict[str, Any]]
-    reasoningBlocks: NotRequired[Any]
-    reasoningWireField: NotRequired[str]
-    serverTools: NotRequired[Any]
-
-
-@with_config(CLOSED)
-class AssistantMessageDeltaData(TypedDict):
-    """A piece of a message being streamed (``assistant.message_delta``)."""
-
-    messageId: str
-    deltaContent: str
-    parentToolCallId: NotRequired[str]
-
-
-@with_config(CLOSED)
-class AssistantTurnData(TypedDict):
-    """A turn of the assistant begins or ends (``assistant.turn_start``, ``assistant.turn_end``)."""
-
-    turnId: str
-    model: NotRequired[str]
-    interactionId: NotRequired[str]
-
-
-@with_config(CLOSED)
-class AssistantUsageData(TypedDict):
-    """What one model call used, as the agent reports it (``assistant.usage``)."""
-
-    model: str
-    inputTokens: NotRequired[int]
-    outputTokens: NotRequired[int]
-    cacheReadTokens: NotRequired[int]
-    cacheWriteTokens: NotRequired[int]
-    reasoningTokens: NotRequired[int]
-    acceptedPredictionTokens: NotRequired[int]
-    rejectedPredictionTokens: NotRequired[int]
-    cost: NotRequired[float]
-    duration: NotRequired[float]
-    timeToFirstTokenMs: NotRequired[float]
-    interTokenLatencyMs: NotRequired[float]
-    outputTtftMs: NotRequired[float]
-    maxOutputTokens: NotRequired[int]
-    maxPromptTokens: NotRequired[int]
-    finishReason: NotRequired[str]
-    initiator: NotRequired[str]
-    interactionType: NotRequired[str]
-    apiCallId: NotRequired[str]
-    apiEndpoint: NotRequired[str]
-    providerCallId: NotRequired[str]
-    serviceRequestId: NotRequired[str]
-    parentToolCallId: NotRequired[str]
-    reasoningEffort: NotRequired[str]
-    reasoningSummary: NotRequired[Literal["none", "concise", "detailed"]]
-    transport: NotRequired[str]
-    cacheExpiresAt: NotRequired[str]
-    contentFilterTriggered: NotRequired[bool]
-    copilotUsage: NotRequired[dict[str, Any]]
-    fusion: NotRequired[dict[str, Any]]
-    isAuto: NotRequired[bool]
-    isByok: NotRequired[bool]
-    rte: NotRequired[bool]
+# --- what the model is told besides the conversation --------------------------------------------
 
 
 @with_config(CLOSED)
