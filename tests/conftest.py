@@ -69,14 +69,15 @@ def reap_extension_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[i
 
 
 @pytest.fixture(autouse=True)
-def events_match_the_schema(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def events_match_the_schema(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """Check every event the host makes in this process against session-events.schema.json's
     models; the test fails if one does not match, or has a type without a model (so a new
-    event gets one). A test that makes up events on purpose is marked ``made_up_events``."""
-    if request.node.get_closest_marker("made_up_events"):
-        yield
-        return
+    event gets one). A test that makes up events on purpose is marked ``made_up_events``.
+    Yields the problems found so far (one line each)."""
     problems: list[str] = []
+    if request.node.get_closest_marker("made_up_events"):
+        yield problems
+        return
     real = extension_host.events.make_event
 
     def checked_make_event(*args: Any, **kwargs: Any) -> Any:
@@ -90,7 +91,7 @@ def events_match_the_schema(request: pytest.FixtureRequest, monkeypatch: pytest.
     for name, module in tuple(sys.modules.items()):
         if name.startswith("extension_host") and getattr(module, "make_event", None) is real:
             monkeypatch.setattr(module, "make_event", checked_make_event)
-    yield
+    yield problems
     if problems:
         pytest.fail(
             "events that do not match session-events.schema.json (extension_host/schemas):\n  "
