@@ -264,10 +264,17 @@ class ExtensionInstance:
         self.settled.set()
         if was_running and not self.retired:
             self._context.events.emit(
-                "session.warning", {"message": f"extension {self.id} failed: {reason}", "extensionId": self.id}
+                "session.warning",
+                {
+                    "warningType": "extension",
+                    "message": f"extension {self.id} failed: {reason}",
+                    "extensionId": self.id,
+                },
             )
             if removed:
-                self._context.events.emit("session.tools_updated", {"removed": removed, "extensionId": self.id})
+                self._context.events.emit(
+                    "session.tools_updated", {"removed": removed, "extensionId": self.id}, ephemeral=True
+                )
         if self._process is not None and self._process.returncode is None and not self._stopping:
             # One that never joined has no calls to finish and may not read its stdin at all
             # (stuck at import): it gets a short ladder, so a one-shot command is not held up.
@@ -423,7 +430,11 @@ class ExtensionInstance:
         for name in overrides:
             self._context.events.emit(
                 "session.warning",
-                {"message": f"extension {self.id} overrides the built-in tool {name!r}", "extensionId": self.id},
+                {
+                    "warningType": "extension",
+                    "message": f"extension {self.id} overrides the built-in tool {name!r}",
+                    "extensionId": self.id,
+                },
             )
         result: p.ResumeResult = {"sessionId": self._context.session_id, "capabilities": {}}
         if "requestedEnvironmentVariables" in resume:
@@ -461,7 +472,8 @@ class ExtensionInstance:
         level = log.get("level", "info")
         event = self._context.events.emit(
             f"session.{level}",
-            {"message": log["message"], "extensionId": self.id},
+            # The SDK's category when a log names none.
+            {f"{level}Type": "notification", "message": log["message"], "extensionId": self.id},
             ephemeral=log.get("ephemeral", False),
         )
         return {"eventId": event["id"]}

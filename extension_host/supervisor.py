@@ -394,7 +394,8 @@ class Supervisor:
 
     def _say(self, instance: ExtensionInstance, text: str, level: str = "warning") -> None:
         self._context.events.emit(
-            f"session.{level}", {"message": f"extension {instance.id} {text}", "extensionId": instance.id}
+            f"session.{level}",
+            {f"{level}Type": "extension", "message": f"extension {instance.id} {text}", "extensionId": instance.id},
         )
 
     def _current_entry_exists(self, extension_id: str) -> bool:
@@ -439,7 +440,7 @@ class Supervisor:
             added = sorted(name for name in after if tools_before.get(name) != after[name])
             removed = sorted(name for name in tools_before if name not in after)
             if added or removed:
-                events.emit("session.tools_updated", {"added": added, "removed": removed})
+                events.emit("session.tools_updated", {"added": added, "removed": removed}, ephemeral=True)
         if outcomes or tools_before is None:
             events.emit(
                 "session.extensions_loaded",
