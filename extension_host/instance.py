@@ -272,7 +272,9 @@ class ExtensionInstance:
                 },
             )
             if removed:
-                self._context.events.emit("session.tools_updated", {"removed": removed, "extensionId": self.id})
+                self._context.events.emit(
+                    "session.tools_updated", {"removed": removed, "extensionId": self.id}, ephemeral=True
+                )
         if self._process is not None and self._process.returncode is None and not self._stopping:
             # One that never joined has no calls to finish and may not read its stdin at all
             # (stuck at import): it gets a short ladder, so a one-shot command is not held up.

@@ -445,7 +445,7 @@ class Supervisor:
             added = sorted(name for name in after if tools_before.get(name) != after[name])
             removed = sorted(name for name in tools_before if name not in after)
             if added or removed:
-                events.emit("session.tools_updated", {"added": added, "removed": removed})
+                events.emit("session.tools_updated", {"added": added, "removed": removed}, ephemeral=True)
         if outcomes or tools_before is None:
             events.emit(
                 "session.extensions_loaded",

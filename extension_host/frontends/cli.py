@@ -40,6 +40,7 @@ from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
 from .one_shot import ask_host_or_load, load_outcome, running_host, with_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, indent, print_json, say
 from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
+from .schema_command import add_schema_arguments, schema
 from .sessions import add_sessions_command
 from .trust_commands import grant, trust
 
@@ -152,6 +153,8 @@ def _parser() -> argparse.ArgumentParser:
     add_sessions_command(commands)
 
     command("demo", _demo, "scaffold an extension into a temporary project and call its tool")
+
+    add_schema_arguments(command("schema", schema, "print the JSON Schema of session events or of the wire API"))
     return parser
 
 

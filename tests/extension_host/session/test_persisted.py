@@ -12,6 +12,7 @@ import pytest
 
 from extension_host.errors import SessionIdError, SessionLockedError, UnknownSessionError
 from extension_host.events import EPHEMERAL_EVENT_TYPES, EventLog
+from extension_host.schemas.events import EVENT_TYPES
 from extension_host.session.persisted import PersistedSession
 from extension_host.session.store import SessionStore
 from sdk_extension.wire.protocol import Event
@@ -49,6 +50,7 @@ def test_a_new_session_starts_with_session_start_as_the_sdk_types_it(store: Sess
     assert shutdown["data"]["codeChanges"] == {"filesModified": [], "linesAdded": 0, "linesRemoved": 0}
 
 
+@pytest.mark.made_up_events  # every ephemeral type, with empty data
 def test_ephemeral_events_are_delivered_live_and_never_written(store: SessionStore, tmp_path: Path) -> None:
     events, session = begin(store, tmp_path)
     heard: list[str] = []
@@ -69,7 +71,7 @@ def test_ephemeral_events_are_delivered_live_and_never_written(store: SessionSto
 
 def test_an_agents_events_keep_their_agent_id_on_disk(store: SessionStore, tmp_path: Path) -> None:
     events, session = begin(store, tmp_path)
-    events.emit("assistant.message", {"content": "from a sub-agent"}, agent_id="reviewer")
+    events.emit("assistant.message", {"messageId": "m1", "content": "from a sub-agent"}, agent_id="reviewer")
     session.end()
     assert on_disk(store, session.id)[1]["agentId"] == "reviewer"
 
@@ -158,7 +160,7 @@ def test_subscribing_with_replay_gives_the_history_then_live_events_with_no_gap_
                 events.emit("user.message", {"content": "emitted while replaying"})
 
         session.subscribe(listener)
-        events.emit("tool.execution_progress", {"progressMessage": "live and ephemeral"})
+        events.emit("tool.execution_progress", {"toolCallId": "call-1", "progressMessage": "live and ephemeral"})
         events.emit("user.message", {"content": "live"})
         await asyncio.sleep(0)
         session.end()
@@ -177,3 +179,8 @@ def test_without_a_store_nothing_is_written_and_replay_comes_from_memory(tmp_pat
     assert [event["type"] for event in session.replay()] == ["session.start", "user.message"]
     session.end()
     assert not (tmp_path / "home").exists()
+
+
+def test_every_type_the_sdk_always_marks_ephemeral_is_in_the_hosts_table() -> None:
+    always = {event_type.name for event_type in EVENT_TYPES if event_type.ephemeral == "always"}
+    assert always <= EPHEMERAL_EVENT_TYPES, sorted(always - EPHEMERAL_EVENT_TYPES)
