@@ -195,7 +195,10 @@ class SessionLog:
         except OSError as exc:
             self._broken_line = True
             if self.failure is None:
-                self.failure = f"cannot write {self.path}: {exc.strerror or exc}; events are not being saved"
+                self.failure = (
+                    f"cannot write {self.path}: {exc.strerror or exc}; the session's events are not being "
+                    "saved until it can be (free some space, or fix the folder's permissions)"
+                )
                 print(self.failure, file=sys.stderr)
             return
         self.written += len(lines)

@@ -221,7 +221,10 @@ def test_after_a_write_that_failed_half_way_the_next_batch_starts_on_a_line_of_i
     reader = LogReader(path)
     assert [item["id"] for item in reader] == [kept["id"]]
     assert reader.problems == ["line 1 is not an event; skipped"]
-    assert writer.failure == f"cannot write {path}: No space left on device; events are not being saved"
+    assert writer.failure == (
+        f"cannot write {path}: No space left on device; the session's events are not being saved until "
+        "it can be (free some space, or fix the folder's permissions)"
+    )
 
 
 def test_a_large_event_is_encoded_and_written_when_appended_so_the_queue_never_holds_it(tmp_path: Path) -> None:
