@@ -1,8 +1,9 @@
 """The persisted session's side: what the log adds to a tool call, and how fast events append.
 
-:func:`host_calls` times sequential ``host.call_tool("echo0")`` on a host that persists its
-session or one that does not (``persist=False``), so a scenario can pit the two against each
-other in the same run. :func:`append_rate` emits small events through an
+:func:`persisted_blocks` times sequential ``host.call_tool("echo0")`` on one host in blocks
+that alternate between a session log attached to its event log and none: the same processes on
+the same CPUs serve both sides, so where the machine places them (which moves a call's time by
+half from one host to the next) cannot pass for the log's cost. :func:`append_rate` emits small events through an
 :class:`~extension_host.events.EventLog` whose sink is a session's ``events.jsonl``, as the host
 does, yielding to the event loop every :data:`BURST` events (each yield ends a loop turn: one
 write), and counts events per second up to the file's close (its fsync included).
@@ -26,12 +27,24 @@ BURST = 100
 """Events emitted between two yields to the event loop."""
 
 
-async def host_calls(project: Path, home: Path, count: int, *, persist: bool) -> list[float]:
-    """Seconds of each of ``count`` sequential ``host.call_tool("echo0")``, persisting or not."""
-    async with ExtensionHost(project, home, trust=True, persist=persist) as host:
-        _check_running(host)
-        async with asyncio.timeout(CALL_TIMEOUT):
-            return await timed_calls(lambda: _echo(host), count)
+async def persisted_blocks(project: Path, home: Path, blocks: int, block_calls: int) -> tuple[list[float], list[float]]:
+    """Seconds of each sequential ``host.call_tool("echo0")``: (with the log, without), from
+    ``blocks`` blocks of ``block_calls`` calls per side, alternating A B / B A."""
+    with tempfile.TemporaryDirectory(prefix="bench-log-") as folder:
+        log = SessionLog(Path(folder) / "events.jsonl")
+        async with ExtensionHost(project, home, trust=True, persist=False, watch=False) as host:
+            _check_running(host)
+            kept: list[float] = []
+            bare: list[float] = []
+            async with asyncio.timeout(CALL_TIMEOUT * 4):
+                await timed_calls(lambda: _echo(host), block_calls)  # warm-up
+                for block in range(blocks):
+                    for sink in (log.append, None) if block % 2 == 0 else (None, log.append):
+                        host.events.begin(sink, host.events.last_event_id)
+                        times = await timed_calls(lambda: _echo(host), block_calls)
+                        (kept if sink is not None else bare).extend(times)
+        log.close()
+        return kept, bare
 
 
 async def append_rate(count: int, *, persist: bool) -> float:
