@@ -7,15 +7,17 @@ behaviour. This module knows the shapes of those shared things, not what is done
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from .commands import CommandRegistry
 from .discovery import ExtensionSpec
 from .events import EventLog
 from .hooks.runner import HookRunner
 from .launch.forkserver import ForkServer
 from .registry import ToolRegistry
+from .session_rpc import SessionRpcSources
 
 __all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "SendHandler", "SessionContext"]
 
@@ -60,3 +62,7 @@ class SessionContext:
     """Whether an extension may replace a built-in tool (``overridesBuiltInTool``)."""
     max_queued_bytes: int = MAX_QUEUED_BYTES
     """See :data:`MAX_QUEUED_BYTES`."""
+    commands: CommandRegistry = field(default_factory=CommandRegistry)
+    """Which slash command belongs to whom (beside ``registry``, the tools)."""
+    session_rpc: SessionRpcSources | None = None
+    """What the session-scoped RPC methods answer from (``None``: they are not answered)."""

@@ -30,6 +30,7 @@ from sdk_extension.wire.protocol import Event
 
 from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget
+from .commands import CommandEntry, CommandInfo, CommandRegistry, CommandResult
 from .context import MAX_QUEUED_BYTES, SendHandler, SessionContext
 from .discovery import ExtensionSpec
 from .dispatch import AskHandler, Dispatcher, builtin_entry
@@ -53,6 +54,7 @@ from .paths import cache_dir, find_project_root, project_logs_dir
 from .paths import user_home as resolve_user_home
 from .registry import BUILTIN_OWNER, ToolRegistry
 from .reload import ExtensionWatcher
+from .session_rpc import ModelsProvider, SessionRpcSources, UsageProvider
 from .supervisor import Supervisor
 from .trust import TrustDecision, TrustStore, decide_project_trust, untrusted_reason
 
@@ -114,6 +116,9 @@ class ExtensionHost:
         history_bytes: estimated bytes the kept events may take together.
         history_event_bytes: an event larger than this is kept with its long strings cut
             (listeners still get it whole); see :mod:`extension_host.events`.
+        models: the agent's models, for ``session.model.list`` (``None``: not known, and the
+            method says so); see :mod:`extension_host.session_rpc`.
+        usage: the usage the agent reported, for ``session.usage.getMetrics`` (likewise).
 
     Raises:
         ProjectRootError: ``project_root`` is given but is not an existing folder.
@@ -144,12 +149,15 @@ class ExtensionHost:
         history_limit: int = HISTORY_LIMIT,
         history_bytes: int = HISTORY_BYTES,
         history_event_bytes: int = HISTORY_EVENT_BYTES,
+        models: ModelsProvider | None = None,
+        usage: UsageProvider | None = None,
     ) -> None:
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
         self.session_id: Final = str(uuid.uuid4())
         self.events: Final = EventLog(history_limit, history_bytes, history_event_bytes)
         self._registry = ToolRegistry()
+        self._commands = CommandRegistry(self._commands_changed)
         self._hooks = HookRunner(
             self.events,
             session_id=self.session_id,
@@ -191,6 +199,8 @@ class ExtensionHost:
             grants=self._granted,
             allow_builtin_overrides=allow_builtin_overrides,
             max_queued_bytes=max_queued_bytes,
+            commands=self._commands,
+            session_rpc=SessionRpcSources(lambda: self.extensions, self._commands, models, usage),
         )
         self._activity = ActivityTracker()
         self._supervisor = Supervisor(
@@ -368,6 +378,13 @@ class ExtensionHost:
             for entry in self._registry.entries()
         }
 
+    @property
+    def commands(self) -> dict[str, CommandInfo]:
+        """Every slash command offered right now, by name (without the ``/``)."""
+        return {
+            entry.name: CommandInfo(entry.name, entry.description, entry.owner) for entry in self._commands.entries()
+        }
+
     def on_event(self, listener: EventListener) -> Any:
         """Call ``listener(event)`` for every later session event; returns an unsubscribe function."""
         return self.events.subscribe(listener)
@@ -384,6 +401,21 @@ class ExtensionHost:
             UnknownToolError: no extension or built-in offers ``name``.
         """
         return await self._dispatcher.call_tool(name, arguments, tool_call_id=tool_call_id)
+
+    async def run_command(self, name: str, args: str = "", *, timeout: float | None = None) -> CommandResult:
+        """Run the slash command ``name`` (``deploy`` or ``/deploy``) with the raw argument
+        string ``args`` in the extension that offers it, and return how it ended.
+
+        Never raises for the command's sake: an unknown name, a handler that failed, an
+        extension that is gone or goes meanwhile, or no answer within ``timeout`` seconds
+        (default: the tool timeout) come back as a :class:`CommandResult` saying so.
+        """
+        bare = name.removeprefix("/")
+        entry = self._commands.get(bare)
+        if entry is None:
+            known = ", ".join(f"/{command}" for command in sorted(self.commands)) or "none"
+            return CommandResult(bare, "unknown", f"no command '/{bare}' is offered; commands: {known}")
+        return await entry.invoke(args, timeout)
 
     async def submit_prompt(self, prompt: str) -> PromptResult:
         """Run the prompt hooks on a user prompt; returns it rewritten, or rejected with a reason."""
@@ -473,6 +505,10 @@ class ExtensionHost:
         return list(self._hooks.recent.get(owner, ()))
 
     # -- internals ----------------------------------------------------------------------
+
+    def _commands_changed(self, entries: list[CommandEntry]) -> None:
+        commands = [{"name": entry.name, "description": entry.description} for entry in entries]
+        self.events.emit("commands.changed", {"commands": commands}, ephemeral=True)
 
     def _forward_to_extensions(self, event: Event) -> None:
         for instance in self._supervisor.current():

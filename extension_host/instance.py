@@ -32,15 +32,18 @@ from sdk_extension.wire.framing import FramingError
 from sdk_extension.wire.results import ToolResult
 
 from .calls import PendingCalls
+from .command_calls import PendingCommands
+from .commands import CommandCollisionError, CommandEntry, CommandResult
 from .context import SessionContext
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment
 from .errors import ExtensionLoadError, ToolCollisionError
-from .handshake import JoinRefused, declared_hooks, declared_matchers, granted_environment
+from .handshake import JoinRefused, declared_commands, declared_hooks, declared_matchers, granted_environment
 from .info import ExtensionInfo, ExtensionStatus
 from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
 from .launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from .registry import ToolEntry
+from .session_rpc import session_rpc_handlers
 from .validation import validate
 
 __all__ = [
@@ -112,6 +115,8 @@ class ExtensionInstance:
         self._process: ExtensionProcess | None = None
         self._connection: Connection | None = None
         self._calls = PendingCalls(spec.id, context.session_id, context.tool_timeout)
+        self._command_runs = PendingCommands(spec.id, context.session_id, self._command_completed)
+        self._declared_commands: list[CommandEntry] = []
         self._tasks = BackgroundTasks(f"extension {spec.id}")
         self._stopping = False
         self.retired = False
@@ -151,6 +156,7 @@ class ExtensionInstance:
             environment_granted=self.environment.granted,
             environment_missing=self.environment.missing,
             overrides_builtin=self.overrides_builtin,
+            commands=tuple(self._context.commands.held_by(self)),
         )
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -190,6 +196,9 @@ class ExtensionInstance:
                 p.METHOD_SESSION_SEND: self._on_send,
                 p.METHOD_HANDLE_PENDING_TOOL_CALL: self._calls.answer,
                 p.METHOD_REGISTER_INTEREST: self._on_register_interest,
+                p.METHOD_HANDLE_PENDING_COMMAND: self._command_runs.answer,
+                p.METHOD_SESSION_DETACH: self._on_detach,
+                **(session_rpc_handlers(context.session_rpc) if context.session_rpc is not None else {}),
             },
             max_queued_bytes=context.max_queued_bytes,
         )
@@ -223,7 +232,9 @@ class ExtensionInstance:
         self._stopping = True
         self._context.registry.unregister(self.id, holder=self)
         self._context.hooks.unregister(self.id, holder=self)
+        self._context.commands.unregister(self.id, holder=self)
         self._calls.end_all("the extension is stopping")
+        self._command_runs.end_all("the extension is stopping")
         self.settled.set()  # a start still waiting for the join returns
         if self._connection is not None and self._process is not None and self._process.returncode is None:
             # Requests it already sent are answered before its stdin closes: it may be stopped
@@ -259,8 +270,10 @@ class ExtensionInstance:
         self.error = reason
         removed = self._context.registry.unregister(self.id, holder=self)
         self._context.hooks.unregister(self.id, holder=self)
+        self._context.commands.unregister(self.id, holder=self)
         self.lost_tools = tuple(removed)
         self._calls.end_all(f"extension {self.id} failed: {reason}")
+        self._command_runs.end_all(f"extension {self.id} failed: {reason}")
         self.settled.set()
         if was_running and not self.retired:
             self._context.events.emit(
@@ -288,7 +301,7 @@ class ExtensionInstance:
 
     async def _watch_exit(self, process: ExtensionProcess) -> None:
         code = await process.wait()
-        if self._stopping or self.status in ("failed", "quarantined"):
+        if self._stopping or self.status in ("failed", "quarantined", "detached"):
             return
         reason = process.failure_reason()
         when = "before joining" if self.status == "starting" else "while running"
@@ -327,6 +340,51 @@ class ExtensionInstance:
             "input": dict(wire_input),
         }
         return await connection.request(p.METHOD_HOOKS_INVOKE, params, timeout=timeout)
+
+    # -- slash commands -------------------------------------------------------------------
+
+    async def invoke_command(self, name: str, args: str, timeout: float | None = None) -> CommandResult:
+        """Run the extension's command ``name`` with the argument string ``args``; always
+        returns a result (``timeout`` after ``timeout`` s, default the tool timeout), never hangs."""
+        connection = self._connection
+        if self.status != "running" or connection is None or connection.closed:
+            text = f"command '/{name}' is unavailable: extension {self.id} is {self.status}"
+            return CommandResult(name, "unavailable", text, self.id)
+        limit = self._context.tool_timeout if timeout is None else timeout
+        return await self._command_runs.run(connection, name, args, limit)
+
+    def _command_completed(self, request_id: str) -> None:
+        self._context.events.emit("command.completed", {"requestId": request_id}, ephemeral=True)
+
+    def _collisions(self, entries: list[ToolEntry]) -> list[tuple[str, str, str]]:
+        """(kind, name, holder) of each tool and command it declares that another extension holds."""
+        tools = self._context.registry.conflicts(self.id, entries)
+        commands = self._context.commands.conflicts(self.id, self._declared_commands)
+        return [("tool", name, owner) for name, owner in tools.items()] + [
+            ("command", name, owner) for name, owner in commands.items()
+        ]
+
+    def colliding_owners(self, entries: list[ToolEntry]) -> list[str]:
+        """The extensions holding a tool of ``entries`` or a command it declared (its arbiter asks)."""
+        return [owner for _, _, owner in self._collisions(entries)]
+
+    def _on_detach(self, params: Any) -> dict[str, Any]:
+        """``session.detach`` (the JS SDK's ``disconnect()``): its SDK has dropped every handler,
+        so its tools, commands and hooks leave the session now; its process may run on."""
+        if self.status == "running":
+            self.status = "detached"
+            removed = self._context.registry.unregister(self.id, holder=self)
+            self._context.hooks.unregister(self.id, holder=self)
+            self._context.commands.unregister(self.id, holder=self)
+            self._calls.end_all(f"extension {self.id} detached from the session")
+            self._command_runs.end_all(f"extension {self.id} detached from the session")
+            self._context.events.emit(
+                "session.info",
+                {"message": f"extension {self.id} detached from the session", "extensionId": self.id},
+            )
+            if removed:
+                self._context.events.emit("session.tools_updated", {"removed": removed, "extensionId": self.id})
+        return {"success": True}
 
     # -- events -------------------------------------------------------------------------
 
@@ -372,6 +430,7 @@ class ExtensionInstance:
         try:
             hooks = declared_hooks(resume)
             matchers = declared_matchers(resume, hooks)
+            commands = declared_commands(resume)
             self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants)
         except JoinRefused as refused:
             if refused.grant is not None:
@@ -380,6 +439,10 @@ class ExtensionInstance:
             raise RpcError(refused.code, refused.reason, refused.data) from None
         if self._stopping or self.retired:
             raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
+        self._declared_commands = [
+            CommandEntry(name, description, self.id, functools.partial(self.invoke_command, name), holder=self)
+            for name, description in commands
+        ]
         entries = [
             ToolEntry(
                 name=tool["name"],
@@ -408,6 +471,9 @@ class ExtensionInstance:
             # Checked against the other extensions only: an earlier version of this one is
             # swapped out in the same step (hot reload), or there is none.
             await self._claim(entries)
+        except CommandCollisionError as exc:
+            self._fail(str(exc))
+            raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"command": exc.command}) from None
         except ExtensionLoadError as exc:
             self._fail(str(exc))
             raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"tool": getattr(exc, "tool", None)}) from None
@@ -442,19 +508,23 @@ class ExtensionInstance:
             ExtensionLoadError: a name is invalid, declared twice, or taken and not yielded.
         """
         registry = self._context.registry
-        if registry.conflicts(self.id, entries) and self._arbiter is not None:
+        if self._collisions(entries) and self._arbiter is not None:
             self._arbitrating = True
             try:
                 yielding = await self._arbiter(self, entries)
             finally:
                 self._arbitrating = False
-            taken = registry.conflicts(self.id, entries)
+            taken = self._collisions(entries)
             for holder in yielding or ():
-                name = next(name for name, owner in taken.items() if owner == holder.id)
-                holder.evict(str(ToolCollisionError(holder.id, name, self.id)))
+                kind, name = next((kind, name) for kind, name, owner in taken if owner == holder.id)
+                error = ToolCollisionError if kind == "tool" else CommandCollisionError
+                holder.evict(str(error(holder.id, name, self.id)))
         if self._stopping or self.retired:
             raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
+        for name, holder_id in self._context.commands.conflicts(self.id, self._declared_commands).items():
+            raise CommandCollisionError(self.id, name, holder_id)
         registry.replace(self.id, entries)
+        self._context.commands.replace(self.id, self._declared_commands)
 
     def _on_log(self, params: Any) -> dict[str, Any]:
         log = validate(p.METHOD_SESSION_LOG, p.LogParams, params)

@@ -293,7 +293,7 @@ class Supervisor:
         ]
         if undecided:
             await asyncio.gather(*undecided)
-        holders = [batch.get(owner) for owner in self._context.registry.conflicts(joiner.id, entries).values()]
+        holders = [batch.get(owner) for owner in joiner.colliding_owners(entries)]
         if any(holder is None or holder.order < joiner.order or holder.status != "running" for holder in holders):
             return None
         return list(dict.fromkeys(holder for holder in holders if holder is not None))

@@ -1,0 +1,260 @@
+"""Slash commands across the process boundary: declared at join, run in the owning extension,
+answered, announced; collisions, crashes, detaching and misbehaving raw clients.
+
+Python extensions use the SDK; the raw clients speak the protocol by hand (what a JavaScript or
+hostile extension may send). The published JS SDK's side is in test_copilot_sdk.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import textwrap
+from typing import Any
+
+import pytest
+
+from extension_host import ExtensionHost
+from helpers import RAW_PROTOCOL, Project, run, wait_for_event
+
+pytestmark = pytest.mark.subprocess
+
+DEPLOY = """
+    import asyncio, os
+    from pathlib import Path
+    from sdk_extension import Command, command, join_session
+
+    @command
+    def deploy(context):
+        '''Deploy the project somewhere.'''
+        Path("deployed.txt").write_text(f"{context.command_name}|{context.args}|{context.command}")
+
+    async def fail(context):
+        raise RuntimeError("no target named " + context.args)
+
+    async def hang(context):
+        await asyncio.sleep(3600)
+
+    def die(context):
+        os._exit(3)
+
+    session = join_session(commands=[
+        deploy,
+        Command("fail", "Always fails", fail),
+        Command("hang", "Never ends", hang),
+        Command("die", "Takes the extension down", die),
+    ])
+"""
+
+OTHER = """
+    from sdk_extension import Command, join_session
+
+    join_session(commands=[Command("deploy", "Another deploy", lambda context: None)])
+"""
+
+
+def host_for(project: Project, **options: Any) -> ExtensionHost:
+    options.setdefault("stop_grace", 2.0)
+    return ExtensionHost(project.root, project.home, **options)
+
+
+def test_a_command_runs_in_its_extension_and_its_outcomes_come_back_as_results(project: Project) -> None:
+    """ok, the handler's error, an unknown name, and the announcements around a run."""
+    project.add_extension("ops", DEPLOY)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            (info,) = host.extensions
+            assert info.status == "running", info.error
+            assert info.commands == ("deploy", "die", "fail", "hang")
+            assert host.commands["deploy"].description == "Deploy the project somewhere."
+            assert host.commands["deploy"].owner == "project:ops"
+            changed = await wait_for_event(host, lambda e: e["type"] == "commands.changed")
+            assert {c["name"] for c in changed["data"]["commands"]} == {"deploy", "die", "fail", "hang"}
+
+            done = await host.run_command("/deploy", "production --fast")
+            assert (done.status, done.error, done.owner) == ("ok", None, "project:ops")
+            written = (project.root / "deployed.txt").read_text()
+            assert written == "deploy|production --fast|/deploy production --fast"
+            completed = await wait_for_event(
+                host, lambda e: e["type"] == "command.completed" and e["data"]["requestId"] == done.request_id
+            )
+            assert completed.get("ephemeral") is True
+
+            failed = await host.run_command("fail", "staging")
+            assert (failed.status, failed.error) == ("error", "no target named staging")
+
+            unknown = await host.run_command("nope")
+            assert unknown.status == "unknown"
+            assert unknown.error is not None and "/deploy" in unknown.error
+
+    run(scenario())
+
+
+def test_a_command_that_hangs_times_out_and_one_whose_extension_dies_is_unavailable(project: Project) -> None:
+    project.add_extension("ops", DEPLOY)
+
+    async def scenario() -> None:
+        async with host_for(project, watch=False) as host:
+            slow = await host.run_command("hang", timeout=0.5)
+            assert slow.status == "timeout"
+            assert slow.error is not None and "did not finish within 0.5 s" in slow.error
+            gone = await host.run_command("die")
+            assert gone.status == "unavailable"
+            assert gone.error is not None and "project:ops" in gone.error
+            assert host.commands == {}
+            after = await host.run_command("deploy")
+            assert after.status == "unknown"
+
+    run(scenario())
+
+
+def test_a_command_name_collision_fails_the_later_extension_in_load_order(project: Project) -> None:
+    """Like tools: the error names the command and who holds it; the first keeps serving."""
+    project.add_extension("a_ops", DEPLOY)
+    project.add_extension("b_other", OTHER)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            first, second = host.extensions
+            assert first.status == "running"
+            assert second.status == "failed"
+            assert second.error is not None
+            assert "command '/deploy' is already provided by extension project:a_ops" in second.error
+            assert host.commands["deploy"].owner == "project:a_ops"
+
+    run(scenario())
+
+
+def raw(body: str) -> str:
+    return RAW_PROTOCOL + textwrap.dedent(body)
+
+
+RAW_COMMANDS = r"""
+    PLAN = json.loads(os.environ["RAW_PLAN"])
+
+    def handle(message):
+        if message.get("method") == "session.event" and message["params"]["event"]["type"] == "command.execute":
+            data = message["params"]["event"]["data"]
+            answer = dict(PLAN["answer"])
+            answer.setdefault("requestId", data["requestId"])
+            answer["sessionId"] = os.environ["SESSION_ID"]
+            reply = request(100 + len(data["args"]), "session.commands.handlePendingCommand", answer)
+            with open("reply.json", "w") as out:
+                json.dump(reply, out)
+
+    request(1, "connect", {})
+    request(2, "session.resume", {"sessionId": os.environ["SESSION_ID"], "commands": PLAN["commands"]})
+    while True:
+        handle(read())
+"""
+
+
+def raw_host(project: Project, plan: dict[str, Any]) -> ExtensionHost:
+    project.add_extension("raw", raw(RAW_COMMANDS))
+    environment = {**os.environ, "RAW_PLAN": json.dumps(plan)}
+    return host_for(project, environment=environment, readiness_timeout=10)
+
+
+@pytest.mark.parametrize(
+    ("commands", "expected"),
+    [
+        ([{"name": "/deploy", "description": ""}], "command name '/deploy' is invalid"),
+        ([{"name": "has space"}], "command name 'has space' is invalid"),
+        ([{"name": "x" * 65}], "is invalid"),
+        ([{"name": "twice"}, {"name": "twice"}], "command 'twice' is declared twice"),
+        ([{"name": "big", "description": "d" * 1025}], "over the limit of 1024"),
+        ([{"name": f"c{i}"} for i in range(129)], "129 commands declared, over the limit of 128"),
+        ([{"description": "no name"}], "session.resume: commands.0.name: Field required"),
+        ("deploy", "session.resume: commands: Input should be a valid list"),
+    ],
+)
+def test_a_bad_command_declaration_fails_the_join_with_the_rule(project: Project, commands: Any, expected: str) -> None:
+    async def scenario() -> None:
+        async with raw_host(project, {"commands": commands, "answer": {}}) as host:
+            (info,) = host.extensions
+            assert info.status == "failed"
+            assert info.error is not None and expected in info.error, info.error
+            assert host.commands == {}
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("answer", "status", "error", "refusal"),
+    [
+        ({"requestId": "not-a-run"}, "timeout", "did not finish", "no pending command with requestId 'not-a-run'"),
+        ({"error": 42}, "error", "a malformed answer", "error: Input should be a valid string"),
+        ({"requestId": 7}, "timeout", "did not finish", "requestId: Input should be a valid string"),
+        ({"error": "e" * 9000}, "error", "an error of 9000 characters, over the limit of 8192", "over the limit"),
+        ({"error": "boom"}, "error", "boom", None),
+    ],
+)
+def test_a_bad_handle_pending_command_answer_is_refused_naming_the_fault(
+    project: Project, answer: dict[str, Any], status: str, error: str, refusal: str | None
+) -> None:
+    """The extension is told why (a JSON-RPC error); the run ends as the answer allows."""
+
+    async def scenario() -> None:
+        async with raw_host(project, {"commands": [{"name": "go"}], "answer": answer}) as host:
+            result = await host.run_command("go", "x", timeout=2)
+            assert result.status == status
+            assert result.error is not None and error in result.error, result.error
+            reply_path = project.root / "reply.json"
+            await wait_for_file(reply_path)
+            reply = json.loads(reply_path.read_text())
+            if refusal is None:
+                assert reply["result"] == {"success": True}
+            else:
+                assert reply["error"]["code"] == -32602
+                assert refusal in reply["error"]["message"], reply
+
+    run(scenario())
+
+
+async def wait_for_file(path: Any, timeout: float = 10) -> None:
+    """Bounded wait for a file the extension writes (polled: it is another process's write)."""
+    async with asyncio.timeout(timeout):
+        while not path.exists() or not path.read_text():
+            await asyncio.sleep(0.02)
+
+
+def test_an_extension_that_detaches_leaves_the_session_and_its_exit_is_no_crash(project: Project) -> None:
+    """session.detach: tools, commands and hooks withdrawn; status detached; no restart."""
+    project.add_extension(
+        "leaver",
+        """
+        import os, signal
+        from sdk_extension import Command, join_session, tool
+
+        @tool(description="Echo")
+        def echo(text: str) -> str:
+            return text
+
+        session = join_session(tools=[echo], commands=[Command("leave", "Never run", lambda context: None)])
+        session.detach()
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            await wait_for_event(
+                host, lambda e: e["type"] == "session.info" and "detached from the session" in e["data"]["message"]
+            )
+            (info,) = host.extensions
+            assert info.status == "detached"
+            assert (info.tools, info.commands) == ((), ())
+            assert "echo" not in host.tools
+            assert (await host.run_command("leave")).status == "unknown"
+            (instance,) = host._supervisor.current()
+            assert instance.process is not None
+            os.kill(instance.process.pid, signal.SIGTERM)
+            # The host's exit watcher awaits the same exit, and was waiting first.
+            await instance.process.wait()
+            await asyncio.sleep(0)
+            assert host.extension("leaver").status == "detached"
+            assert not host.events.history("session.warning")
+
+    run(scenario())
