@@ -418,3 +418,108 @@ def test_a_javascript_extension_gets_a_granted_variable_through_the_published_sd
             assert report == {"token": "ghp_js", "others": []}
 
     run(scenario(), timeout=180)
+
+
+JS_COMMANDS = """
+import { writeFileSync } from "node:fs";
+import { joinSession } from "@github/copilot-sdk/extension";
+
+const session = await joinSession({
+  commands: [
+    { name: "deploy", description: "Deploy it",
+      handler: async (context) => {
+        writeFileSync("deployed.txt", `${context.commandName}|${context.args}|${context.command}`);
+      } },
+    { name: "fail", description: "Always fails", handler: async () => { throw new Error("no target here"); } },
+  ],
+});
+const extensions = await session.rpc.extensions.list();
+const commands = await session.rpc.commands.list({});
+let models;
+try { await session.rpc.model.list(); models = "answered"; } catch (error) { models = error.message; }
+writeFileSync("rpc.json", JSON.stringify({ extensions, commands, models }));
+await session.log("commands ready");
+"""
+
+PY_COMMANDS = """
+import json
+from pathlib import Path
+from sdk_extension import Command, SessionRpcError, join_session
+
+def deploy(context):
+    Path("deployed.txt").write_text(f"{context.command_name}|{context.args}|{context.command}")
+
+def fail(context):
+    raise RuntimeError("no target here")
+
+session = join_session(commands=[Command("deploy", "Deploy it", deploy), Command("fail", "Always fails", fail)])
+extensions = session.rpc("session.extensions.list")
+commands = session.rpc("session.commands.list", {})
+try:
+    session.rpc("session.model.list")
+    models = "answered"
+except SessionRpcError as error:
+    models = str(error)
+Path("rpc.json").write_text(json.dumps({"extensions": extensions, "commands": commands, "models": models}))
+session.log("commands ready")
+"""
+
+
+@pytest.mark.parametrize("language", ["js", "py"])
+def test_slash_commands_run_in_either_sdk_and_session_rpc_answers_it(project: Project, language: str) -> None:
+    """The JS SDK's commands and session.rpc against this host, and the Python SDK's the same."""
+    add(project, "ops", language, JS_COMMANDS if language == "js" else PY_COMMANDS)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            (info,) = host.extensions
+            assert info.status == "running", info.error
+            assert info.commands == ("deploy", "fail")
+            assert host.commands["deploy"].description == "Deploy it"
+            done = await host.run_command("deploy", "prod")
+            assert (done.status, done.error) == ("ok", None)
+            assert (project.root / "deployed.txt").read_text() == "deploy|prod|/deploy prod"
+            failed = await host.run_command("fail")
+            assert (failed.status, failed.error) == ("error", "no target here")
+            await wait_for_event(host, is_log("commands ready"))
+            answers = json.loads((project.root / "rpc.json").read_text())
+            assert answers["extensions"] == {
+                "extensions": [
+                    {"id": "project:ops", "name": "ops", "source": "project", "status": "running", "pid": info.pid}
+                ]
+            }
+            listed = {c["name"]: c for c in answers["commands"]["commands"]}
+            assert listed["deploy"] == {
+                "name": "deploy",
+                "description": "Deploy it",
+                "kind": "client",
+                "allowDuringAgentExecution": True,
+            }
+            assert "session.model.list is not supported by this host" in answers["models"]
+
+    run(scenario(), timeout=180)
+
+
+JS_DETACH = """
+import { joinSession } from "@github/copilot-sdk/extension";
+
+const session = await joinSession({
+  tools: [{ name: "greet", description: "Greet", handler: async () => "hi" }],
+  commands: [{ name: "wave", description: "Wave", handler: async () => {} }],
+});
+await session.disconnect();
+"""
+
+
+def test_a_js_extension_that_disconnects_is_detached_not_failed(project: Project) -> None:
+    """disconnect() needs session.detach answered {success: true}; its offers are withdrawn."""
+    add(project, "leaver", "js", JS_DETACH)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            await wait_for_event(host, lambda e: "detached from the session" in e["data"].get("message", ""))
+            (info,) = host.extensions
+            assert (info.status, info.error, info.tools, info.commands) == ("detached", None, (), ())
+            assert (await host.run_command("wave")).status == "unknown"
+
+    run(scenario(), timeout=180)
