@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from ..commands import CommandInfo
 from ..control import (
     METHOD_INSPECT,
     METHOD_LIST,
@@ -131,6 +132,11 @@ def _parser() -> argparse.ArgumentParser:
         help="also show the hook trail: who was called, who decided, who was skipped by its matcher (on stderr)",
     )
 
+    sub = command("command", _command, "run one slash command of an extension and say how it ended")
+    sub.add_argument("name", help="the command's name (deploy or /deploy)")
+    sub.add_argument("args", nargs="?", default="", help="its argument string, as one argument (default: none)")
+    sub.add_argument("--json", action="store_true", help="print the result as JSON")
+
     sub = command("prompt", _prompt, "run the prompt hooks on TEXT and print the resulting prompt and context")
     sub.add_argument("text", help="the prompt")
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
@@ -205,10 +211,12 @@ def _inspect(args: argparse.Namespace) -> int:
         if args.json:
             print_json(detail)
         else:
-            info = ExtensionInfo.from_json({**detail, "tools": [tool["name"] for tool in detail["tools"]]})
+            commands = [CommandInfo(**command) for command in detail.get("commands") or ()]
+            names = {"tools": [tool["name"] for tool in detail["tools"]], "commands": [c.name for c in commands]}
+            info = ExtensionInfo.from_json({**detail, **names})
             tools = [ToolInfo.from_json(tool) for tool in detail["tools"]]
             calls = [HookRecord(**call) for call in detail["recent_hook_calls"]]
-            say(render.extension_detail(info, tools, detail["log_tail"], calls))
+            say(render.extension_detail(info, tools, detail["log_tail"], calls, commands))
         return EXIT_FAILED if detail["status"] in _BROKEN else EXIT_OK
 
     def load(host: ExtensionHost) -> dict[str, Any]:
@@ -277,6 +285,18 @@ def _call(args: argparse.Namespace) -> int:
             if result.additional_context:
                 say(render.additional_context(result.additional_context), err=True)
         return EXIT_OK if result.success else EXIT_FAILED
+
+    return asyncio.run(with_host(args, run))
+
+
+def _command(args: argparse.Namespace) -> int:
+    async def run(host: ExtensionHost) -> int:
+        result = await host.run_command(args.name, args.args)
+        if args.json:
+            print_json(result.to_json())
+        else:
+            say(render.command_result(result), err=not result.ok)
+        return EXIT_OK if result.ok else EXIT_FAILED
 
     return asyncio.run(with_host(args, run))
 
