@@ -258,3 +258,45 @@ def test_an_extension_that_detaches_leaves_the_session_and_its_exit_is_no_crash(
             assert not host.events.history("session.warning")
 
     run(scenario())
+
+
+def test_an_earlier_extension_that_joins_later_takes_its_command_back_by_load_order(project: Project) -> None:
+    """b joins first and holds /deploy; a (earlier in load order) joins after and takes it: b fails
+    with the collision error naming a, as a tool collision would end."""
+    project.add_extension(
+        "a_ops",
+        """
+        import time
+        from pathlib import Path
+        from sdk_extension import Command, join_session
+
+        deadline = time.monotonic() + 20
+        while not Path("b-joined").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)  # the test's ordering: join only once b has
+        join_session(commands=[Command("deploy", "a's deploy", lambda context: None)])
+        """,
+    )
+    project.add_extension(
+        "b_other",
+        """
+        from pathlib import Path
+        from sdk_extension import Command, join_session
+
+        join_session(commands=[Command("deploy", "b's deploy", lambda context: None)])
+        Path("b-joined").write_text("yes")
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            first, second = host.extensions
+            assert first.status == "running", first.error
+            assert second.status == "failed"
+            assert second.error == (
+                "command '/deploy' is already provided by extension project:a_ops; rename the command in "
+                "project:b_other (command names are unique across all extensions)"
+            )
+            assert host.commands["deploy"].description == "a's deploy"
+            assert (project.root / "b-joined").exists()
+
+    run(scenario())
