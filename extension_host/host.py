@@ -200,7 +200,9 @@ class ExtensionHost:
             allow_builtin_overrides=allow_builtin_overrides,
             max_queued_bytes=max_queued_bytes,
             commands=self._commands,
-            session_rpc=SessionRpcSources(lambda: self.extensions, self._commands, models, usage),
+            session_rpc=SessionRpcSources(
+                lambda: self.extensions, self._commands, models, usage, lambda: list(self.tools.values())
+            ),
         )
         self._activity = ActivityTracker()
         self._supervisor = Supervisor(

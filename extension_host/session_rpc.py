@@ -1,7 +1,7 @@
 """The session-scoped RPC methods extensions may call (the JS SDK's ``session.rpc``), in one table.
 
 Each entry of :data:`SESSION_RPC_METHODS` answers one method of the published SDK's
-``rpc.d.ts`` that concerns what this host knows: its extensions, their slash commands, the
+``rpc.d.ts`` that concerns what this host knows: its extensions, their tools and slash commands, the
 agent's models and usage (through optional providers, ``None`` while no agent reports them),
 and MCP servers (this host runs none). What it cannot answer truthfully (a question to the
 model from a UI, enabling or disabling an extension for the session) is refused with
@@ -22,7 +22,7 @@ from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import RpcError
 
 from .commands import CommandRegistry
-from .info import ExtensionInfo
+from .info import ExtensionInfo, ToolInfo
 
 __all__ = [
     "SESSION_RPC_METHODS",
@@ -50,6 +50,8 @@ class SessionRpcSources:
     commands: CommandRegistry
     models: ModelsProvider | None = None
     usage: UsageProvider | None = None
+    tools: Callable[[], Sequence[ToolInfo]] | None = None
+    """Every tool offered now (``None``: the method answers ``tools: null``, not initialised)."""
 
 
 _SDK_STATUS: Final[dict[str, str]] = {
@@ -94,6 +96,18 @@ def _commands_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     }
 
 
+def _tools_metadata(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    if sources.tools is None:
+        return {"tools": None}
+    tools = []
+    for tool in sources.tools():
+        item: dict[str, Any] = {"name": tool.name, "description": tool.description}
+        if tool.parameters is not None:
+            item["input_schema"] = tool.parameters
+        tools.append(item)
+    return {"tools": tools}
+
+
 def _model_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     models = sources.models() if sources.models is not None else None
     if models is None:
@@ -121,6 +135,7 @@ Handler = Callable[[SessionRpcSources, Any], dict[str, Any]]
 SESSION_RPC_METHODS: Final[dict[str, Handler]] = {
     "session.extensions.list": _extensions_list,
     "session.commands.list": _commands_list,
+    "session.tools.getCurrentMetadata": _tools_metadata,
     "session.model.list": _model_list,
     "session.usage.getMetrics": _usage_metrics,
     "session.mcp.list": _mcp_list,

@@ -216,6 +216,8 @@ def _note(info: ExtensionInfo) -> str:
         note = f"shadowed by {info.shadowed_by}"
     elif info.reload_error:
         note = f"last reload failed, this version kept serving: {info.reload_error}"
+    elif info.status == "detached":
+        note = "left the session (session.detach); a reload brings it back"
     else:
         note = ""
     extras = [note] if note else []

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from extension_host.commands import CommandEntry, CommandRegistry, CommandResult
-from extension_host.info import ExtensionInfo
+from extension_host.info import ExtensionInfo, ToolInfo
 from extension_host.session_rpc import (
     SESSION_RPC_METHODS,
     UNSUPPORTED_SESSION_METHODS,
@@ -98,3 +98,16 @@ def test_mcp_is_answered_truthfully_empty_and_the_rest_are_refused_naming_the_me
         assert caught.value.code == p.NOT_SUPPORTED
         assert method in caught.value.message
     assert set(table) == set(SESSION_RPC_METHODS) | set(UNSUPPORTED_SESSION_METHODS)
+
+
+def test_tools_metadata_lists_the_offered_tools_with_their_schemas() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    tools = [ToolInfo("add", "Add", schema, "project:a"), ToolInfo("now", "The time", None, "builtin")]
+    table = handlers(tools=lambda: tools)
+    assert table["session.tools.getCurrentMetadata"]({}) == {
+        "tools": [
+            {"name": "add", "description": "Add", "input_schema": schema},
+            {"name": "now", "description": "The time"},
+        ]
+    }
+    assert handlers()["session.tools.getCurrentMetadata"]({}) == {"tools": None}

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 
+from extension_host.frontends import render
 from extension_host.frontends.cli import main
+from extension_host.info import ExtensionInfo
 from helpers import Project, run, running_dev
 
 pytestmark = pytest.mark.subprocess
@@ -86,3 +89,8 @@ def test_dev_runs_a_slash_command_typed_on_its_input(project: Project) -> None:
         assert (project.root / "deployed.txt").read_text() == "canary"
 
     run(scenario())
+
+
+def test_a_detached_extension_is_listed_with_what_happened_to_it() -> None:
+    detached = ExtensionInfo("project:leaver", "leaver", "project", Path("/p/leaver"), "detached", 42)
+    assert "left the session (session.detach); a reload brings it back" in render.extensions_table([detached])
