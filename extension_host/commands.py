@@ -191,8 +191,8 @@ def declared_commands(declared: list[CommandDefinition]) -> list[tuple[str, str]
         name = item["name"]
         if not COMMAND_NAME_PATTERN.fullmatch(name):
             raise ValueError(
-                f"command name {name[:80]!r} is invalid: use 1-64 letters, digits, '_' or '-', starting "
-                "with a letter or digit, without the leading '/'"
+                f"command name {name[:80]!r} is invalid: use 1-64 letters, digits, '_', '-', '.' or ':', "
+                "starting with a letter or digit, without the leading '/'"
             )
         if name in seen:
             raise ValueError(f"command {name!r} is declared twice")

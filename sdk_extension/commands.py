@@ -58,8 +58,8 @@ class Command:
     """A slash command: ``handler(context)`` may be sync or async; raising is the run's error.
 
     Raises:
-        InvalidCommandError: the name is not 1-64 letters, digits, ``_`` or ``-`` starting with
-            a letter or digit, the description is too long, or the handler is not callable.
+        InvalidCommandError: the name is not 1-64 letters, digits, ``_``, ``-``, ``.`` or ``:``
+            starting with a letter or digit, the description is too long, or the handler is not callable.
     """
 
     name: str
@@ -71,8 +71,8 @@ class Command:
         if not isinstance(self.name, str) or not COMMAND_NAME_PATTERN.fullmatch(self.name):
             raise InvalidCommandError(
                 str(self.name),
-                "a command name is 1-64 letters, digits, '_' or '-', starting with a letter or digit, "
-                "without the leading '/'",
+                "a command name is 1-64 letters, digits, '_', '-', '.' or ':', starting with a letter "
+                "or digit, without the leading '/'",
             )
         if not isinstance(self.description, str):
             raise InvalidCommandError(self.name, "the description must be a string")

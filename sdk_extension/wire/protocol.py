@@ -178,9 +178,10 @@ class ToolDefinition(TypedDict):
     overridesBuiltInTool: NotRequired[bool]
 
 
-COMMAND_NAME_PATTERN: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")
-"""Slash command names: a letter or digit, then letters, digits, ``_`` or ``-``, at most 64 in
-all, without the leading ``/`` (``deploy`` is run as ``/deploy``)."""
+COMMAND_NAME_PATTERN: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\Z")
+"""Slash command names: a letter or digit, then letters, digits, ``_``, ``-``, ``.`` or ``:``, at
+most 64 in all, without the leading ``/`` (``deploy`` is run as ``/deploy``). Unlike tool names
+no model API constrains them; whitespace would end the name on a command line."""
 
 
 class CommandDefinition(TypedDict):

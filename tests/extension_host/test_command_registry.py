@@ -55,7 +55,7 @@ def test_a_new_generation_replaces_its_owner_s_commands_and_the_old_one_cannot_r
 @pytest.mark.parametrize(
     ("declared", "message"),
     [
-        ([{"name": "ok", "description": None}, {"name": "also-ok_1"}], None),
+        ([{"name": "ok", "description": None}, {"name": "also-ok_1.v2:x"}], None),
         ([{"name": "/x"}], "command name '/x' is invalid"),
         ([{"name": "a"}, {"name": "a"}], "command 'a' is declared twice"),
         ([{"name": "a", "description": "d" * 1025}], "has 1025 characters, over the limit of 1024"),
@@ -66,7 +66,7 @@ def test_declarations_are_checked_by_name_syntax_uniqueness_description_size_and
     declared: list[Any], message: str | None
 ) -> None:
     if message is None:
-        assert declared_commands(declared) == [("ok", ""), ("also-ok_1", "")]
+        assert declared_commands(declared) == [("ok", ""), ("also-ok_1.v2:x", "")]
     else:
         with pytest.raises(ValueError, match=message):
             declared_commands(declared)
