@@ -2,8 +2,10 @@
 
 An :class:`ExtensionInstance` starts the process, answers what the extension asks of the host
 (``connect``, ``session.resume``, ``session.log``, ``session.send``,
-``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest``), registers its
-tools the moment it joins (never waiting for another extension), answers its request for
+``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest``,
+``session.commands.handlePendingCommand``, ``session.detach``, and the session-scoped methods of
+:mod:`~extension_host.session_rpc`), registers its tools and slash commands the moment it joins
+(never waiting for another extension), runs its commands, answers its request for
 environment variables with the granted values, and turns every way it can go wrong (crash,
 protocol error, collision, a variable nobody granted, no join in time) into status ``failed``
 with a one-line reason. Whatever happens to it, its pending calls end at once and its tools

@@ -105,6 +105,10 @@ def test_a_command_that_hangs_times_out_and_one_whose_extension_dies_is_unavaila
             assert gone.status == "unavailable"
             assert gone.error is not None and "project:ops" in gone.error
             assert host.commands == {}
+            emptied = await wait_for_event(
+                host, lambda e: e["type"] == "commands.changed" and e["data"]["commands"] == []
+            )
+            assert emptied.get("ephemeral") is True
             after = await host.run_command("deploy")
             assert after.status == "unknown"
 
