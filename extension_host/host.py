@@ -201,7 +201,12 @@ class ExtensionHost:
             max_queued_bytes=max_queued_bytes,
             commands=self._commands,
             session_rpc=SessionRpcSources(
-                lambda: self.extensions, self._commands, models, usage, lambda: list(self.tools.values())
+                lambda: self.extensions,
+                self._commands,
+                models,
+                usage,
+                lambda: list(self.tools.values()),
+                self.run_command,
             ),
         )
         self._activity = ActivityTracker()

@@ -14,15 +14,17 @@ This module reads what :class:`SessionRpcSources` hands it and answers; it chang
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import RpcError
 
-from .commands import CommandRegistry
+from .commands import CommandRegistry, CommandResult
 from .info import ExtensionInfo, ToolInfo
+from .validation import validate
 
 __all__ = [
     "SESSION_RPC_METHODS",
@@ -52,6 +54,8 @@ class SessionRpcSources:
     usage: UsageProvider | None = None
     tools: Callable[[], Sequence[ToolInfo]] | None = None
     """Every tool offered now (``None``: the method answers ``tools: null``, not initialised)."""
+    run_command: Callable[[str, str], Awaitable[CommandResult]] | None = None
+    """Runs a slash command, ``(name, args)`` (``None``: ``session.commands.execute`` is refused)."""
 
 
 _SDK_STATUS: Final[dict[str, str]] = {
@@ -108,6 +112,15 @@ def _tools_metadata(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     return {"tools": tools}
 
 
+async def _commands_execute(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    method = "session.commands.execute"
+    request = validate(method, p.ExecuteCommandParams, params)
+    if sources.run_command is None:
+        raise _unsupported(method, "this host runs no commands for extensions")
+    result = await sources.run_command(request["commandName"], request.get("args", ""))
+    return {} if result.ok else {"error": result.error or result.status}
+
+
 def _model_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     models = sources.models() if sources.models is not None else None
     if models is None:
@@ -130,11 +143,12 @@ def _mcp_reload(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     return {}  # no MCP servers: nothing to reload
 
 
-Handler = Callable[[SessionRpcSources, Any], dict[str, Any]]
+Handler = Callable[[SessionRpcSources, Any], dict[str, Any] | Awaitable[dict[str, Any]]]
 
 SESSION_RPC_METHODS: Final[dict[str, Handler]] = {
     "session.extensions.list": _extensions_list,
     "session.commands.list": _commands_list,
+    "session.commands.execute": _commands_execute,
     "session.tools.getCurrentMetadata": _tools_metadata,
     "session.model.list": _model_list,
     "session.usage.getMetrics": _usage_metrics,
@@ -149,7 +163,6 @@ UNSUPPORTED_SESSION_METHODS: Final[dict[str, str]] = {
     "session.extensions.disable": "remove or rename the extension's folder, or revoke the project's trust",
     "session.extensions.reload": "run 'extensions reload' (or save the extension under 'extensions dev')",
     "session.commands.invoke": "commands are run by the user or the embedding application (host.run_command)",
-    "session.commands.execute": "commands are run by the user or the embedding application (host.run_command)",
 }
 """Methods of the SDK this host refuses, with what to do instead."""
 
@@ -158,10 +171,16 @@ def _unsupported(method: str, why: str) -> RpcError:
     return RpcError(p.NOT_SUPPORTED, f"{method} is not supported by this host: {why}", {"method": method})
 
 
-def session_rpc_handlers(sources: SessionRpcSources) -> dict[str, Callable[[Any], dict[str, Any]]]:
+def session_rpc_handlers(sources: SessionRpcSources) -> dict[str, Callable[[Any], Any]]:
     """The connection handlers for every method of both tables, answering from ``sources``."""
 
-    def answer(handler: Handler) -> Callable[[Any], dict[str, Any]]:
+    def answer(handler: Handler) -> Callable[[Any], Any]:
+        if inspect.iscoroutinefunction(handler):
+
+            async def answer_async(params: Any) -> Any:
+                return await handler(sources, params)
+
+            return answer_async
         return lambda params: handler(sources, params)
 
     def refuse(method: str, why: str) -> Callable[[Any], dict[str, Any]]:

@@ -50,6 +50,7 @@ __all__ = [
     "CommandExecuteData",
     "ConnectResult",
     "Event",
+    "ExecuteCommandParams",
     "HandlePendingCommandParams",
     "HandlePendingToolCallParams",
     "HooksInvokeParams",
@@ -210,6 +211,15 @@ class HandlePendingCommandParams(TypedDict):
     sessionId: str
     requestId: str
     error: NotRequired[str | None]
+
+
+class ExecuteCommandParams(TypedDict):
+    """``session.commands.execute``: an extension runs a slash command (any extension's) and is
+    answered ``{}`` when it succeeded, else ``{"error"}``."""
+
+    sessionId: str
+    commandName: str
+    args: NotRequired[str]
 
 
 class ConnectResult(TypedDict):

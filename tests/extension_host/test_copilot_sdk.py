@@ -437,7 +437,8 @@ const extensions = await session.rpc.extensions.list();
 const commands = await session.rpc.commands.list({});
 let models;
 try { await session.rpc.model.list(); models = "answered"; } catch (error) { models = error.message; }
-writeFileSync("rpc.json", JSON.stringify({ extensions, commands, models }));
+const executed = await session.rpc.commands.execute({ commandName: "fail", args: "" });
+writeFileSync("rpc.json", JSON.stringify({ extensions, commands, models, executed }));
 await session.log("commands ready");
 """
 
@@ -460,7 +461,10 @@ try:
     models = "answered"
 except SessionRpcError as error:
     models = str(error)
-Path("rpc.json").write_text(json.dumps({"extensions": extensions, "commands": commands, "models": models}))
+executed = session.rpc("session.commands.execute", {"commandName": "fail", "args": ""})
+Path("rpc.json").write_text(
+    json.dumps({"extensions": extensions, "commands": commands, "models": models, "executed": executed})
+)
 session.log("commands ready")
 """
 
@@ -496,6 +500,7 @@ def test_slash_commands_run_in_either_sdk_and_session_rpc_answers_it(project: Pr
                 "allowDuringAgentExecution": True,
             }
             assert "session.model.list is not supported by this host" in answers["models"]
+            assert answers["executed"] == {"error": "no target here"}  # its own command, run by the host
 
     run(scenario(), timeout=180)
 

@@ -15,6 +15,7 @@ from extension_host.session_rpc import (
     SessionRpcSources,
     session_rpc_handlers,
 )
+from helpers import run
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import RpcError
 
@@ -111,3 +112,29 @@ def test_tools_metadata_lists_the_offered_tools_with_their_schemas() -> None:
         ]
     }
     assert handlers()["session.tools.getCurrentMetadata"]({}) == {"tools": None}
+
+
+def test_commands_execute_runs_a_command_and_answers_its_error_if_any() -> None:
+    ran: list[tuple[str, str]] = []
+
+    async def run_command(name: str, args: str) -> CommandResult:
+        ran.append((name, args))
+        if name == "fail":
+            return CommandResult(name, "error", "no target", "project:a")
+        if name == "gone":
+            return CommandResult(name, "unknown", None)
+        return CommandResult(name, "ok", None, "project:a")
+
+    async def scenario() -> None:
+        execute = handlers(run_command=run_command)["session.commands.execute"]
+        assert await execute({"sessionId": "s", "commandName": "deploy", "args": "prod"}) == {}
+        assert await execute({"sessionId": "s", "commandName": "fail"}) == {"error": "no target"}
+        assert await execute({"sessionId": "s", "commandName": "gone", "args": ""}) == {"error": "unknown"}
+        assert ran == [("deploy", "prod"), ("fail", ""), ("gone", "")]
+        with pytest.raises(RpcError, match=r"session\.commands\.execute: commandName: Field required") as caught:
+            await execute({"sessionId": "s"})
+        assert caught.value.code == p.INVALID_PARAMS
+        with pytest.raises(RpcError, match="runs no commands for extensions"):
+            await handlers()["session.commands.execute"]({"sessionId": "s", "commandName": "deploy"})
+
+    run(scenario())
