@@ -14,6 +14,7 @@ from __future__ import annotations
 from sdk_extension.wire.results import ToolResult
 
 from .budget import CrashBudget, ReloadBudget
+from .commands import CommandInfo, CommandResult
 from .errors import (
     ExtensionHostError,
     ExtensionLoadError,
@@ -36,6 +37,8 @@ __all__ = [
     "DEFAULT_READINESS_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
     "GUARD_HOOKS",
+    "CommandInfo",
+    "CommandResult",
     "CrashBudget",
     "ErrorDecision",
     "ExtensionHost",
