@@ -7,7 +7,6 @@ hostile extension may send). The published JS SDK's side is in test_copilot_sdk.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -145,9 +144,9 @@ RAW_COMMANDS = r"""
             answer = dict(PLAN["answer"])
             answer.setdefault("requestId", data["requestId"])
             answer["sessionId"] = os.environ["SESSION_ID"]
-            reply = request(100 + len(data["args"]), "session.commands.handlePendingCommand", answer)
-            with open("reply.json", "w") as out:
-                json.dump(reply, out)
+            reply = request(100, "session.commands.handlePendingCommand", answer)
+            log = {"sessionId": os.environ["SESSION_ID"], "message": "reply " + json.dumps(reply)}
+            request(101, "session.log", log)
 
     request(1, "connect", {})
     request(2, "session.resume", {"sessionId": os.environ["SESSION_ID"], "commands": PLAN["commands"]})
@@ -206,9 +205,10 @@ def test_a_bad_handle_pending_command_answer_is_refused_naming_the_fault(
             result = await host.run_command("go", "x", timeout=2)
             assert result.status == status
             assert result.error is not None and error in result.error, result.error
-            reply_path = project.root / "reply.json"
-            await wait_for_file(reply_path)
-            reply = json.loads(reply_path.read_text())
+            logged = await wait_for_event(
+                host, lambda e: e["type"] == "session.info" and e["data"]["message"].startswith("reply ")
+            )
+            reply = json.loads(logged["data"]["message"].removeprefix("reply "))
             if refusal is None:
                 assert reply["result"] == {"success": True}
             else:
@@ -216,13 +216,6 @@ def test_a_bad_handle_pending_command_answer_is_refused_naming_the_fault(
                 assert refusal in reply["error"]["message"], reply
 
     run(scenario())
-
-
-async def wait_for_file(path: Any, timeout: float = 10) -> None:
-    """Bounded wait for a file the extension writes (polled: it is another process's write)."""
-    async with asyncio.timeout(timeout):
-        while not path.exists() or not path.read_text():
-            await asyncio.sleep(0.02)
 
 
 def test_an_extension_that_detaches_leaves_the_session_and_its_exit_is_no_crash(project: Project) -> None:
