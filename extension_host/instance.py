@@ -2,7 +2,8 @@
 
 An :class:`ExtensionInstance` starts the process, answers what the extension asks of the host
 (``connect``, ``session.resume``, ``session.log``, ``session.send``,
-``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest``,
+``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest`` and
+``releaseInterest``,
 ``session.commands.handlePendingCommand``, ``session.detach``, and the session-scoped methods of
 :mod:`~extension_host.session_rpc`), registers its tools and slash commands the moment it joins
 (never waiting for another extension), runs its commands, answers its request for
@@ -40,6 +41,7 @@ from .context import SessionContext
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment
 from .errors import ExtensionLoadError, ToolCollisionError
+from .events import unique_ids
 from .handshake import JoinRefused, declared_commands, declared_hooks, declared_matchers, granted_environment
 from .info import ExtensionInfo, ExtensionStatus
 from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
@@ -49,6 +51,7 @@ from .session_rpc import session_rpc_handlers
 from .validation import validate
 
 __all__ = [
+    "MAX_INTEREST_HANDLES",
     "NOT_JOINED_GRACE",
     "STOP_IDLE_LIMIT",
     "STOP_QUIET",
@@ -71,6 +74,9 @@ STOP_QUIET: Final = 0.1
 request it sent just before (a ``session.log`` right after joining) is read and answered."""
 STOP_IDLE_LIMIT: Final = 1.0
 """The longest a stop waits for that quiet (s): a chatty extension is stopped anyway."""
+
+MAX_INTEREST_HANDLES: Final = 1024
+"""``registerInterest`` handles one extension may hold at once (each release gives one back)."""
 
 NOT_JOINED_GRACE: Final = 0.5
 """Each step of the stop ladder for an extension that failed before joining (s)."""
@@ -114,6 +120,10 @@ class ExtensionInstance:
         self.settled = asyncio.Event()
         """Set once the extension is running or has failed (its registration is decided)."""
         self._interests: set[str] = set()
+        self._joined_interests: frozenset[str] = frozenset()
+        """The event types ``session.resume`` asked for: releasing a handle never drops them."""
+        self._interest_handles: dict[str, str] = {}
+        self._handle_ids = unique_ids()
         self._process: ExtensionProcess | None = None
         self._connection: Connection | None = None
         self._calls = PendingCalls(spec.id, context.session_id, context.tool_timeout)
@@ -198,6 +208,7 @@ class ExtensionInstance:
                 p.METHOD_SESSION_SEND: self._on_send,
                 p.METHOD_HANDLE_PENDING_TOOL_CALL: self._calls.answer,
                 p.METHOD_REGISTER_INTEREST: self._on_register_interest,
+                p.METHOD_RELEASE_INTEREST: self._on_release_interest,
                 p.METHOD_HANDLE_PENDING_COMMAND: self._command_runs.answer,
                 p.METHOD_SESSION_DETACH: self._on_detach,
                 **(session_rpc_handlers(context.session_rpc) if context.session_rpc is not None else {}),
@@ -482,6 +493,7 @@ class ExtensionInstance:
         self.hooks = hooks
         self.hook_matchers = matchers
         self._interests = set(resume["eventTypes"]) if "eventTypes" in resume else {_ALL_EVENTS}
+        self._joined_interests = frozenset(self._interests)
         self._context.hooks.register_extension(
             self.id, self.order, hooks, self.invoke_hook, holder=self, matchers=matchers
         )
@@ -553,5 +565,21 @@ class ExtensionInstance:
 
     def _on_register_interest(self, params: Any) -> dict[str, Any]:
         interest = validate(p.METHOD_REGISTER_INTEREST, p.RegisterInterestParams, params)
+        if len(self._interest_handles) >= MAX_INTEREST_HANDLES:
+            raise RpcError(
+                p.INVALID_REQUEST,
+                f"{p.METHOD_REGISTER_INTEREST}: extension {self.id} holds {MAX_INTEREST_HANDLES} interests, "
+                "the most it may; release some (session.eventLog.releaseInterest) first",
+            )
         self._interests.add(interest["eventType"])
-        return {}
+        handle = next(self._handle_ids)
+        self._interest_handles[handle] = interest["eventType"]
+        return {"handle": handle}
+
+    def _on_release_interest(self, params: Any) -> dict[str, Any]:
+        release = validate(p.METHOD_RELEASE_INTEREST, p.ReleaseInterestParams, params)
+        event_type = self._interest_handles.pop(release["handle"], None)
+        still_wanted = event_type in self._joined_interests or event_type in self._interest_handles.values()
+        if event_type is not None and not still_wanted:
+            self._interests.discard(event_type)
+        return {"success": True}

@@ -33,6 +33,7 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "METHOD_PING",
     "METHOD_REGISTER_INTEREST",
+    "METHOD_RELEASE_INTEREST",
     "METHOD_SESSION_DETACH",
     "METHOD_SESSION_EVENT",
     "METHOD_SESSION_LOG",
@@ -57,6 +58,7 @@ __all__ = [
     "LogLevel",
     "LogParams",
     "RegisterInterestParams",
+    "ReleaseInterestParams",
     "ResultType",
     "ResumeParams",
     "ResumeResult",
@@ -82,6 +84,7 @@ METHOD_SESSION_SEND: Final = "session.send"
 METHOD_HANDLE_PENDING_TOOL_CALL: Final = "session.tools.handlePendingToolCall"
 METHOD_HOOKS_INVOKE: Final = "hooks.invoke"
 METHOD_REGISTER_INTEREST: Final = "session.eventLog.registerInterest"
+METHOD_RELEASE_INTEREST: Final = "session.eventLog.releaseInterest"
 METHOD_HANDLE_PENDING_COMMAND: Final = "session.commands.handlePendingCommand"
 METHOD_SESSION_DETACH: Final = "session.detach"
 """The JS SDK's ``session.disconnect()``: the extension leaves the session (answered ``{success}``)."""
@@ -337,3 +340,12 @@ class RegisterInterestParams(TypedDict):
 
     sessionId: str
     eventType: str
+
+
+class ReleaseInterestParams(TypedDict):
+    """``session.eventLog.releaseInterest``: give back one ``registerInterest`` (by the
+    ``handle`` it answered); the type stops being forwarded once its last handle is given back,
+    unless ``session.resume`` named it. Unknown handles are a no-op. Answered ``{"success": true}``."""
+
+    sessionId: str
+    handle: str

@@ -1,5 +1,5 @@
 """Slash commands across the process boundary: declared at join, run in the owning extension,
-answered, announced; collisions, crashes, detaching and misbehaving raw clients.
+answered, announced; collisions, crashes, detaching, event interests, and misbehaving raw clients.
 
 Python extensions use the SDK; the raw clients speak the protocol by hand (what a JavaScript or
 hostile extension may send). The published JS SDK's side is in test_copilot_sdk.py.
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from extension_host import ExtensionHost
-from helpers import RAW_PROTOCOL, Project, run, wait_for_event
+from helpers import RAW_PROTOCOL, Project, is_log, run, wait_for_event
 
 pytestmark = pytest.mark.subprocess
 
@@ -295,5 +295,77 @@ def test_an_earlier_extension_that_joins_later_takes_its_command_back_by_load_or
             )
             assert host.commands["deploy"].description == "a's deploy"
             assert (project.root / "b-joined").exists()
+
+    run(scenario())
+
+
+RAW_INTERESTS = r"""
+    import itertools
+
+    SID = os.environ["SESSION_ID"]
+    ids = itertools.count(10)
+    todo = []
+
+    def handle(message):
+        if message.get("method") == "session.event":
+            todo.append(message["params"]["event"])
+
+    def call(method, **params):
+        return request(next(ids), method, {"sessionId": SID, **params})
+
+    def log(text):
+        call("session.log", message=text)
+
+    request(1, "connect", {})
+    request(2, "session.resume", {"sessionId": SID, "eventTypes": []})
+    register = "session.eventLog.registerInterest"
+    h1 = call(register, eventType="session.warning")["result"]["handle"]
+    h2 = call(register, eventType="session.warning")["result"]["handle"]
+    call(register, eventType="session.error")
+    log("registered")
+    while True:
+        while todo:
+            message = todo.pop(0)["data"]["message"]
+            log("got " + message)
+            if message == "w1":
+                call("session.eventLog.releaseInterest", handle=h1)
+                log("released one")
+            elif message == "w2":
+                call("session.eventLog.releaseInterest", handle=h2)
+                assert call("session.eventLog.releaseInterest", handle="nobody's")["result"] == {"success": True}
+                log("released all")
+            elif message == "e1":
+                held = 1
+                while "result" in (answer := call(register, eventType="session.idle")):
+                    held += 1
+                log(f"refused at {held}: {answer['error']['message']}")
+        handle(read())
+"""
+
+
+def test_event_interests_are_handles_and_a_type_stops_coming_once_its_last_handle_is_released(
+    project: Project,
+) -> None:
+    """registerInterest answers a handle; releaseInterest gives it back; at most 1,024 held."""
+    project.add_extension("raw", raw(RAW_INTERESTS))
+
+    async def scenario() -> None:
+        async with host_for(project, readiness_timeout=10) as host:
+            await wait_for_event(host, is_log("registered"))
+            host.events.emit("session.warning", {"message": "w1"})
+            await wait_for_event(host, is_log("released one"))
+            host.events.emit("session.warning", {"message": "w2"})  # the second handle still holds it
+            await wait_for_event(host, is_log("released all"))
+            host.events.emit("session.warning", {"message": "w3"})  # not forwarded any more
+            host.events.emit("session.error", {"message": "e1"})
+            refused = await wait_for_event(host, lambda e: e["data"].get("message", "").startswith("refused at"))
+            assert refused["data"]["message"].startswith("refused at 1024: session.eventLog.registerInterest:")
+            assert "holds 1024 interests, the most it may" in refused["data"]["message"]
+            logged = [
+                e["data"]["message"]
+                for e in host.events.history("session.info")
+                if e["data"].get("extensionId") == "project:raw"
+            ]
+            assert logged[:6] == ["registered", "got w1", "released one", "got w2", "released all", "got e1"]
 
     run(scenario())
