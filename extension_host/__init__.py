@@ -29,6 +29,9 @@ from .hooks.specs import hookimpl
 from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
 from .info import ExtensionInfo, ExtensionStatus, ToolInfo
 from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
+from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
+from .session.model_context import ContextMessage, ModelContext, ToolCall
+from .session.turns import NoAgentError, TurnAbortedError, TurnError
 from .trust import TrustDecision, TrustStore
 
 __all__ = [
@@ -36,6 +39,10 @@ __all__ = [
     "DEFAULT_READINESS_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
     "GUARD_HOOKS",
+    "Agent",
+    "AgentReply",
+    "AgentRequest",
+    "ContextMessage",
     "CrashBudget",
     "ErrorDecision",
     "ExtensionHost",
@@ -44,12 +51,17 @@ __all__ = [
     "ExtensionLoadError",
     "ExtensionStatus",
     "HookRecord",
+    "ModelContext",
+    "NoAgentError",
+    "OfferedTool",
     "ProjectRootError",
     "PromptResult",
     "ReloadBudget",
     "ScaffoldError",
+    "ScriptedAgent",
     "SessionEndResult",
     "SessionStartResult",
+    "ToolCall",
     "ToolCallResult",
     "ToolCollisionError",
     "ToolInfo",
@@ -57,6 +69,8 @@ __all__ = [
     "TrustDecision",
     "TrustFileError",
     "TrustStore",
+    "TurnAbortedError",
+    "TurnError",
     "UnknownExtensionError",
     "UnknownToolError",
     "hookimpl",
