@@ -25,6 +25,7 @@ from sdk_extension.hooks import (
     SessionStartInput,
     UserPromptSubmittedInput,
 )
+from sdk_extension.tasks import BackgroundTasks
 from sdk_extension.tools import Tool
 from sdk_extension.wire.protocol import Event
 
@@ -209,6 +210,7 @@ class ExtensionHost:
             permissions=self._permissions,
         )
         self._activity = ActivityTracker()
+        self._crash_reports = BackgroundTasks("the host (error hooks on crashes)")
         self._supervisor = Supervisor(
             self._context,
             self._activity,
@@ -218,6 +220,7 @@ class ExtensionHost:
             untrusted=self._untrusted,
             crash_budget=crash_budget if watch else None,
             reload_budget=reload_budget if watch else None,
+            crash_listener=self._extension_crashed,
         )
         self._dispatcher = Dispatcher(
             self._registry,
@@ -298,6 +301,7 @@ class ExtensionHost:
             return
         self._stopped = True
         await self._turns.close()
+        await self._crash_reports.cancel(self._context.stop_grace)
         if self._watching is not None:
             self._stop_watching.set()
             try:
@@ -517,6 +521,9 @@ class ExtensionHost:
     def pending_permissions(self) -> list[str]:
         """The ids of the permission requests waiting for an answer."""
         return self._permissions.pending
+
+    def _extension_crashed(self, extension_id: str, error: str) -> None:
+        self._crash_reports.spawn(self._turns.report_crash(extension_id, error))
 
     def _permission_handlers(self) -> bool:
         return any(i.handles_permissions and i.status == "running" for i in self._supervisor.current())

@@ -267,6 +267,13 @@ class TurnRunner:
                 future.set_exception(TurnAbortedError("the host stopped before the prompt's run ended"))
         self._idle.set()
 
+    async def report_crash(self, extension_id: str, error: str) -> None:
+        """Run the error hooks with ``system`` for an extension that crashed; their
+        ``user_notification`` becomes a ``session.warning`` (restarts are the supervisor's)."""
+        decision = await self._report_error(f"extension {extension_id} crashed: {error}", "system", True)
+        if decision.user_notification:
+            self._events.emit("session.warning", {"warningType": "hook", "message": decision.user_notification})
+
     def check_attachments(self, attachments: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
         """The attachments, each file or folder checked to exist inside one of the roots.
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall
-from helpers import Project, run
+from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall, hookimpl
+from helpers import Project, run, wait_for_event
 from sdk_extension import tool
 
 pytestmark = pytest.mark.subprocess
@@ -141,3 +141,39 @@ def test_an_ask_resolved_by_the_embedding_application_with_feedback_reaches_the_
     result = agent.requests[1].messages[-1]
     assert (result.role, result.result_type) == ("tool", "denied")
     assert "deploy to staging first" in result.content
+
+
+def test_an_extension_crash_runs_the_error_hooks_with_system(project: Project) -> None:
+    project.add_extension(
+        "fragile",
+        """
+        import os
+        from sdk_extension import join_session, tool
+
+        @tool(description="Exit the process")
+        def die() -> str:
+            os._exit(3)
+
+        join_session(tools=[die])
+        """,
+    )
+    seen: list[tuple[str, str]] = []
+
+    class Notify:
+        @hookimpl
+        def on_error_occurred(self, input: Any) -> dict[str, Any]:
+            seen.append((input.error_context, input.error))
+            return {"user_notification": "an extension crashed; see extensions list"}
+
+    async def scenario() -> None:
+        async with host_for(project, watch=False) as host:
+            host.register_plugin(Notify(), "notify")
+            await host.call_tool("die")
+            warning = await wait_for_event(
+                host, lambda e: e["type"] == "session.warning" and e["data"].get("warningType") == "hook"
+            )
+            assert warning["data"]["message"] == "an extension crashed; see extensions list"
+            assert [context for context, _ in seen] == ["system"]
+            assert seen[0][1].startswith("extension project:fragile crashed: ")
+
+    run(scenario())
