@@ -83,6 +83,16 @@ class ModelContext:
             context.apply(event)
         return context
 
+    def reset(self, events: Iterable[Mapping[str, Any]] = ()) -> None:
+        """Forget every message, then apply ``events``: how a resumed session's replayed log
+        (or a new, empty session) becomes the context, in place, for whoever holds this one."""
+        self._system.clear()
+        self._system_index.clear()
+        self._chat.clear()
+        self._tool_index.clear()
+        for event in events:
+            self.apply(event)
+
     @property
     def messages(self) -> list[ContextMessage]:
         """System and developer messages first, then the conversation in order."""

@@ -275,7 +275,9 @@ class TurnRunner:
             self._events.emit("session.warning", {"warningType": "hook", "message": decision.user_notification})
 
     def check_attachments(self, attachments: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
-        """The attachments, each file or folder checked to exist inside one of the roots.
+        """The attachments, each file or folder checked to exist inside one of the roots; a
+        ``file`` or ``directory`` gets its absolute ``path`` and a ``displayName`` (the SDK's
+        attachment shape).
 
         Raises:
             AttachmentError: one does not exist or lies outside every root (its path named).
@@ -296,6 +298,12 @@ class TurnRunner:
                     raise AttachmentError(raw, f"lies outside the project and the session workspace ({allowed})")
                 if not resolved.exists():
                     raise AttachmentError(raw, f"no such file ({resolved})")
+                if attachment.get("type") in ("file", "directory"):
+                    display = attachment.get("displayName")
+                    normalised = {**attachment, "path": str(resolved)}
+                    normalised["displayName"] = display if isinstance(display, str) else raw
+                    checked.append(normalised)
+                    continue
             checked.append(dict(attachment))
         return tuple(checked)
 

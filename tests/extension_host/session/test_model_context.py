@@ -117,3 +117,12 @@ def test_a_context_fed_live_equals_one_rebuilt_from_the_same_events() -> None:
         log.emit(item["type"], item["data"])
     rebuilt = ModelContext.from_events(log.history())
     assert live == rebuilt and live.messages == ModelContext.from_events(CONVERSATION).messages
+
+
+def test_reset_replaces_the_context_in_place_with_the_given_events() -> None:
+    context = ModelContext.from_events([event("user.message", content="old session")])
+    same = context
+    context.reset(CONVERSATION)
+    assert same is context and context == ModelContext.from_events(CONVERSATION)
+    context.reset()
+    assert context.messages == []

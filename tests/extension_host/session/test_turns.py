@@ -23,6 +23,7 @@ from extension_host import (
     TurnAbortedError,
     hookimpl,
 )
+from extension_host.session.agents import AgentRequest, agent_models, agent_usage
 from extension_host.session.turns import AttachmentError, PromptRejectedError
 from helpers import Project, run
 from sdk_extension import tool
@@ -215,7 +216,9 @@ def test_attachments_must_exist_inside_the_project(project: Project, tmp_path: P
         reply = await host.send_and_wait("read", [{"type": "file", "path": "notes.md"}], timeout=10)
         assert reply is not None
         (user,) = host.events.history("user.message")
-        assert user["data"]["attachments"] == [{"type": "file", "path": "notes.md"}]
+        assert user["data"]["attachments"] == [
+            {"type": "file", "path": str((project.root / "notes.md").resolve()), "displayName": "notes.md"}
+        ]
         with pytest.raises(AttachmentError, match=r"'missing\.md': no such file"):
             await host.send("read", [{"type": "file", "path": "missing.md"}])
         with pytest.raises(AttachmentError, match="lies outside the project"):
@@ -343,3 +346,16 @@ def test_a_scripted_agent_refuses_a_script_that_does_not_end_each_prompt_with_a_
         ScriptedAgent([[]])
     agent = ScriptedAgent.replies("hi")
     assert agent.models() == [{"id": "scripted", "name": "scripted"}]
+
+
+def test_an_agent_may_report_its_models_and_usage_and_one_that_does_not_reports_none() -> None:
+    agent = ScriptedAgent.replies("hi")
+    agent.respond(AgentRequest([], [], "m1", 0))
+    assert agent_models(agent) == [{"id": "scripted", "name": "scripted"}]
+    assert agent_usage(agent) == {"requests": 1}
+
+    class Plain:
+        def respond(self, request: AgentRequest) -> AgentReply:
+            return AgentReply("x")
+
+    assert agent_models(Plain()) is None and agent_usage(Plain()) is None and agent_models(None) is None

@@ -47,7 +47,9 @@ def test_send_and_wait_from_an_extension_resolves_with_the_turns_last_assistant_
             assert result.text_result_for_llm == "2 + 2 = 4"
             (user,) = host.events.history("user.message")
             assert user["data"]["source"] == "project:asker"
-            assert user["data"]["attachments"] == [{"type": "file", "path": "notes.md"}]
+            assert user["data"]["attachments"] == [
+                {"type": "file", "path": str((project.root / "notes.md").resolve()), "displayName": "notes.md"}
+            ]
             assert agent.requests[0].messages[-1].content == "what is 2 + 2?"
 
     run(scenario())
