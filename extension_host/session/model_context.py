@@ -13,9 +13,10 @@ becomes a message (seed 003, "System events and UI projection"):
   ``instruction_discovered``, which is timeline-only. The ``additional_context`` that hooks
   return reaches the model this way.
 - ``assistant.message``: the assistant's text and the tool calls it asked for.
-- ``tool.execution_complete``: the result of one tool call (role ``tool``); a later result for
-  the same ``toolCallId`` (a retry, or the result after the post-tool hooks) replaces it in
-  place.
+- ``tool.execution_complete``: the result of one tool call an ``assistant.message`` asked for
+  (role ``tool``); a later result for the same ``toolCallId`` (a retry, or the result after the
+  post-tool hooks) replaces it in place. Results of calls no assistant asked for (the embedding
+  application's own ``call_tool``, a CLI call) are not the model's and are not kept.
 
 Every other event (timeline, hooks, ephemeral live state) leaves the context unchanged. This
 module does not know where events come from, how they are stored, or what an agent does.
@@ -74,6 +75,7 @@ class ModelContext:
         self._system_index: dict[tuple[str, str | None], int] = {}
         self._chat: list[ContextMessage] = []
         self._tool_index: dict[str, int] = {}
+        self._requested: set[str] = set()
 
     @classmethod
     def from_events(cls, events: Iterable[Mapping[str, Any]]) -> ModelContext:
@@ -90,6 +92,7 @@ class ModelContext:
         self._system_index.clear()
         self._chat.clear()
         self._tool_index.clear()
+        self._requested.clear()
         for event in events:
             self.apply(event)
 
@@ -170,6 +173,8 @@ class ModelContext:
             for request in requests:
                 if isinstance(request, Mapping) and isinstance(request.get("name"), str):
                     call_id = request.get("toolCallId")
+                    if isinstance(call_id, str):
+                        self._requested.add(call_id)
                     calls.append(
                         ToolCall(
                             request["name"], request.get("arguments"), call_id if isinstance(call_id, str) else None
@@ -182,7 +187,7 @@ class ModelContext:
 
     def _apply_tool_result(self, data: Mapping[str, Any]) -> None:
         call_id, result = data.get("toolCallId"), data.get("result")
-        if not isinstance(call_id, str):
+        if not isinstance(call_id, str) or call_id not in self._requested:
             return
         content, result_type = "", None
         if isinstance(result, Mapping):

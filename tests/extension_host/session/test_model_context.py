@@ -85,13 +85,22 @@ def test_a_later_result_of_the_same_tool_call_replaces_the_earlier_one_in_place(
             result={"content": content, "resultType": result_type},
         )
 
+    ask = event("assistant.message", content="", toolRequests=[{"toolCallId": "c1", "name": "t"}])
     context = ModelContext.from_events(
-        [complete("boom", "failure"), event("user.message", content="later"), complete("ok", "success")]
+        [ask, complete("boom", "failure"), event("user.message", content="later"), complete("ok", "success")]
     )
     assert [(m.role, m.content, m.result_type) for m in context.messages] == [
+        ("assistant", "", None),
         ("tool", "ok", "success"),
         ("user", "later", None),
     ]
+
+
+def test_the_result_of_a_call_no_assistant_asked_for_is_not_the_models() -> None:
+    direct = event(
+        "tool.execution_complete", toolCallId="call_7", toolName="t", success=True, result={"content": "x" * 100}
+    )
+    assert len(ModelContext.from_events([direct])) == 0
 
 
 def test_malformed_and_unrelated_events_leave_the_context_unchanged() -> None:
