@@ -29,6 +29,7 @@ from .hooks.specs import hookimpl
 from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
 from .info import ExtensionInfo, ExtensionStatus, ToolInfo
 from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
+from .permissions import PermissionOutcome
 from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
 from .session.model_context import ContextMessage, ModelContext, ToolCall
 from .session.turns import NoAgentError, TurnAbortedError, TurnError
@@ -54,6 +55,7 @@ __all__ = [
     "ModelContext",
     "NoAgentError",
     "OfferedTool",
+    "PermissionOutcome",
     "ProjectRootError",
     "PromptResult",
     "ReloadBudget",

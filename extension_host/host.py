@@ -52,7 +52,7 @@ from .outcomes import (
 )
 from .paths import cache_dir, find_project_root, project_logs_dir
 from .paths import user_home as resolve_user_home
-from .permissions import PermissionBroker
+from .permissions import PermissionBroker, PermissionOutcome
 from .registry import BUILTIN_OWNER, ToolRegistry
 from .reload import ExtensionWatcher
 from .session.agents import Agent, OfferedTool
@@ -516,6 +516,22 @@ class ExtensionHost:
         if feedback and not approved:
             decision["feedback"] = feedback
         return self._permissions.resolve(request_id, decision, "user")
+
+    async def request_permission(
+        self, permission_request: dict[str, Any], *, tool_call_id: str | None = None
+    ) -> PermissionOutcome:
+        """Ask for a permission of the application's own, in the SDK's shape
+        (``{"kind": "custom-tool", "toolName": ..., "toolDescription": ...}``, ``{"kind": "url",
+        ...}``): announced as ``permission.requested`` and answered like a hook's ``ask`` (by
+        ``on_ask``, an extension's permission handler or :meth:`resolve_permission`); denied at
+        once when nobody can answer.
+
+        Raises:
+            ValueError: ``permission_request`` has no string ``kind``.
+        """
+        if not isinstance(permission_request.get("kind"), str):
+            raise ValueError("a permission request needs a 'kind', e.g. {'kind': 'custom-tool', ...}")
+        return await self._permissions.request(dict(permission_request), tool_call_id=tool_call_id)
 
     @property
     def pending_permissions(self) -> list[str]:

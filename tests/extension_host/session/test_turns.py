@@ -359,3 +359,22 @@ def test_an_agent_may_report_its_models_and_usage_and_one_that_does_not_reports_
             return AgentReply("x")
 
     assert agent_models(Plain()) is None and agent_usage(Plain()) is None and agent_models(None) is None
+
+
+def test_the_application_asks_for_a_permission_of_its_own_and_on_ask_answers(project: Project) -> None:
+    asked: list[tuple[str, Any, str | None]] = []
+
+    def on_ask(tool: str, arguments: Any, reason: str | None) -> bool:
+        asked.append((tool, arguments, reason))
+        return True
+
+    async def scenario(host: ExtensionHost) -> None:
+        outcome = await host.request_permission(
+            {"kind": "custom-tool", "toolName": "publish", "toolDescription": "Publish", "args": {"to": "pypi"}}
+        )
+        assert (outcome.approved, outcome.decided_by, outcome.result) == (True, "user", {"kind": "approved"})
+        assert asked == [("publish", {"to": "pypi"}, None)]
+        with pytest.raises(ValueError, match="needs a 'kind'"):
+            await host.request_permission({"toolName": "x"})
+
+    with_host(project, scenario, on_ask=on_ask)
