@@ -31,8 +31,8 @@ from .info import ExtensionInfo, ExtensionStatus, ToolInfo
 from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
 from .permissions import PermissionOutcome
 from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
+from .session.errors import NoAgentError, TurnAbortedError, TurnError
 from .session.model_context import ContextMessage, ModelContext, ToolCall
-from .session.turns import NoAgentError, TurnAbortedError, TurnError
 from .trust import TrustDecision, TrustStore
 
 __all__ = [

@@ -186,7 +186,6 @@ class ExtensionHost:
         )
         if self._fork_server is not None:
             rotate_log(logs / "fork-server.log")  # the server appends to it for this host's life
-        self._on_send = on_send
         self._permissions = PermissionBroker(self.events, on_ask, self._permission_handlers, clients=permission_clients)
         self._context = SessionContext(
             session_id=self.session_id,
@@ -206,7 +205,9 @@ class ExtensionHost:
             grants=self._granted,
             allow_builtin_overrides=allow_builtin_overrides,
             max_queued_bytes=max_queued_bytes,
-            submit=self._submit_from_extension,
+            submit=lambda prompt, attachments, extension_id: self._turns.submit_from_extension(
+                prompt, attachments, extension_id
+            ),
             permissions=self._permissions,
         )
         self._activity = ActivityTracker()
@@ -240,6 +241,7 @@ class ExtensionHost:
             report_error=self.report_error,
             tools=lambda: [OfferedTool(t.name, t.description, t.parameters) for t in self.tools.values()],
             roots=self._attachment_roots,
+            on_send=on_send,
         )
         self._watcher = (
             # An untrusted project's extension folders are not walked: only their root is watched.
@@ -550,21 +552,6 @@ class ExtensionHost:
         if workspace:
             roots.append(Path(workspace))
         return roots
-
-    async def _submit_from_extension(self, prompt: str, attachments: list[dict[str, Any]], extension_id: str) -> str:
-        if self._turns.agent is None and self._on_send is not None:
-            # No agent: the application's on_send stands in for one, and the turn ends with it.
-            checked = list(self._turns.check_attachments(attachments))
-            event = self.events.emit(
-                "user.message", {"content": prompt, "attachments": checked, "source": extension_id}
-            )
-            await self._on_send(prompt, checked, extension_id)
-            self.events.emit("session.idle", {}, ephemeral=True)
-            return event["id"]
-        message_id = await self._turns.submit(prompt, attachments, source=extension_id)
-        if self._on_send is not None:
-            await self._on_send(prompt, list(attachments), extension_id)
-        return message_id
 
     # -- in-process plugins -------------------------------------------------------------
 

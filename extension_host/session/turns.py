@@ -38,24 +38,19 @@ from typing import Any, Final
 from sdk_extension.wire.protocol import Event
 from sdk_extension.wire.results import ToolResult
 
-from ..errors import ExtensionHostError, UnknownToolError
+from ..errors import UnknownToolError
 from ..events import EventLog, unique_ids
 from ..outcomes import ErrorDecision, PromptResult, ToolCallResult
 from .agents import Agent, AgentReply, AgentRequest, OfferedTool, ask_agent
+from .attachments import check_attachments
+from .errors import NoAgentError, PromptQueueFullError, PromptRejectedError, TurnAbortedError
 from .model_context import ModelContext, ToolCall
 
 __all__ = [
     "DEFAULT_SEND_TIMEOUT",
     "MAX_AGENT_STEPS",
-    "MAX_ATTACHMENTS",
     "MAX_QUEUED_PROMPTS",
     "MAX_TOOL_RETRIES",
-    "AttachmentError",
-    "NoAgentError",
-    "PromptQueueFullError",
-    "PromptRejectedError",
-    "TurnAbortedError",
-    "TurnError",
     "TurnRunner",
 ]
 
@@ -65,8 +60,6 @@ MAX_AGENT_STEPS: Final = 50
 """Steps (agent answers) one prompt's run may take; past it the run ends with ``session.error``."""
 MAX_QUEUED_PROMPTS: Final = 100
 """Prompts waiting behind the running one; one more is refused."""
-MAX_ATTACHMENTS: Final = 64
-"""Attachments one prompt may carry."""
 MAX_TOOL_RETRIES: Final = 5
 """Re-runs of one failed tool call, whatever ``retry_count`` an error hook asks for."""
 
@@ -75,46 +68,6 @@ CallTool = Callable[[str, Any, str], Awaitable[ToolCallResult]]
 SubmitPrompt = Callable[[str], Awaitable[PromptResult]]
 ReportError = Callable[[str, str, bool], Awaitable[ErrorDecision]]
 SendObserver = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
-
-
-class TurnError(ExtensionHostError):
-    """A prompt could not be queued or its run did not complete."""
-
-
-class NoAgentError(TurnError):
-    """A prompt was sent to a host that has no agent to answer it."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "this host has no agent, so nothing would answer the prompt; "
-            "the application embedding the host passes one with ExtensionHost(..., agent=...)"
-        )
-
-
-class AttachmentError(TurnError):
-    """An attachment names a file that does not exist or lies outside the project and workspace."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"attachment {path!r}: {message}")
-        self.path = path
-
-
-class PromptRejectedError(TurnError):
-    """A prompt hook rejected the prompt; ``reason`` says why and ``rejected_by`` who."""
-
-    def __init__(self, reason: str | None, rejected_by: str | None) -> None:
-        super().__init__(f"the prompt was rejected by {rejected_by or 'a prompt hook'}: {reason or 'no reason given'}")
-        self.reason = reason
-        self.rejected_by = rejected_by
-
-
-class PromptQueueFullError(TurnError):
-    """Too many prompts are waiting (:data:`MAX_QUEUED_PROMPTS`)."""
-
-
-class TurnAbortedError(TurnError):
-    """The run of the prompt ended with ``session.error`` (an error hook said abort, the agent
-    failed, or it took too many steps)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +98,8 @@ class TurnRunner:
         report_error: the error hooks.
         tools: the tools on offer now.
         roots: the folders attachments may lie in (the project, the session workspace).
+        on_send: told of each prompt an extension sends, after its checks; with no agent it
+            stands in for one (see :meth:`submit_from_extension`).
     """
 
     def __init__(
@@ -157,6 +112,7 @@ class TurnRunner:
         report_error: ReportError,
         tools: Callable[[], Sequence[OfferedTool]],
         roots: Callable[[], Sequence[Path]],
+        on_send: SendObserver | None = None,
     ) -> None:
         self.agent = agent
         self._events = events
@@ -165,6 +121,7 @@ class TurnRunner:
         self._report_error = report_error
         self._tools = tools
         self._roots = roots
+        self._on_send = on_send
         self.model_context = ModelContext()
         """The model context, kept up to date with every event of the session."""
         self._queue: deque[_Queued] = deque()
@@ -221,6 +178,26 @@ class TurnRunner:
             self._runner = asyncio.ensure_future(self._drain())
         return message_id
 
+    async def submit_from_extension(
+        self, prompt: str, attachments: Sequence[Mapping[str, Any]], extension_id: str
+    ) -> str:
+        """:meth:`submit` for an extension's ``session.send`` (its ``source``), then ``on_send``.
+
+        With no agent but an ``on_send``, that stands in for the agent, as before turns
+        existed: ``user.message``, ``on_send``, ``session.idle``; the message id is the event's.
+        """
+        if self.agent is None and self._on_send is not None:
+            checked = list(self.check_attachments(attachments))
+            data = {"content": prompt, "attachments": checked, "source": extension_id}
+            event = self._events.emit("user.message", data)
+            await self._on_send(prompt, checked, extension_id)
+            self._events.emit("session.idle", {}, ephemeral=True)
+            return event["id"]
+        message_id = await self.submit(prompt, attachments, source=extension_id)
+        if self._on_send is not None:
+            await self._on_send(prompt, [dict(a) for a in attachments], extension_id)
+        return message_id
+
     async def send_and_wait(
         self,
         prompt: str,
@@ -275,37 +252,9 @@ class TurnRunner:
             self._events.emit("session.warning", {"warningType": "hook", "message": decision.user_notification})
 
     def check_attachments(self, attachments: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
-        """The attachments, each file or folder checked to exist inside one of the roots; a
-        ``file`` or ``directory`` gets its absolute ``path`` and a ``displayName`` (the SDK's
-        attachment shape).
-
-        Raises:
-            AttachmentError: one does not exist or lies outside every root (its path named).
-        """
-        if len(attachments) > MAX_ATTACHMENTS:
-            raise AttachmentError(f"{len(attachments)} attachments", f"at most {MAX_ATTACHMENTS} may be sent")
-        roots = [root.resolve() for root in self._roots()]
-        checked: list[dict[str, Any]] = []
-        for attachment in attachments:
-            raw = attachment.get("path", attachment.get("filePath"))
-            if raw is not None:
-                if not isinstance(raw, str) or not raw:
-                    raise AttachmentError(str(raw), "the path must be a non-empty string")
-                path = Path(raw)
-                resolved = (path if path.is_absolute() else roots[0] / path).resolve() if roots else path.resolve()
-                if not any(resolved.is_relative_to(root) for root in roots):
-                    allowed = " or ".join(str(root) for root in roots) or "nowhere"
-                    raise AttachmentError(raw, f"lies outside the project and the session workspace ({allowed})")
-                if not resolved.exists():
-                    raise AttachmentError(raw, f"no such file ({resolved})")
-                if attachment.get("type") in ("file", "directory"):
-                    display = attachment.get("displayName")
-                    normalised = {**attachment, "path": str(resolved)}
-                    normalised["displayName"] = display if isinstance(display, str) else raw
-                    checked.append(normalised)
-                    continue
-            checked.append(dict(attachment))
-        return tuple(checked)
+        """The attachments checked against the project and the session workspace (see
+        :func:`~extension_host.session.attachments.check_attachments`)."""
+        return check_attachments(attachments, self._roots())
 
     # -- running ------------------------------------------------------------------------
 

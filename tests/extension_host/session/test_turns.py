@@ -24,7 +24,7 @@ from extension_host import (
     hookimpl,
 )
 from extension_host.session.agents import AgentRequest, agent_models, agent_usage
-from extension_host.session.turns import AttachmentError, PromptRejectedError
+from extension_host.session.errors import AttachmentError, PromptRejectedError
 from helpers import Project, run
 from sdk_extension import tool
 
