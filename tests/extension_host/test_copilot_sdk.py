@@ -496,3 +496,57 @@ def test_an_extensions_permission_handler_answers_an_ask_and_its_feedback_reache
     denied = agent.requests[1].messages[-1]
     assert (denied.result_type, denied.tool_call_id) == ("denied", "call-prod")
     assert "no deploy to prod (it deploys)" in denied.content
+
+
+JS_ASKER = """
+import { joinSession } from "@github/copilot-sdk/extension";
+
+const session = await joinSession({
+  tools: [{ name: "ask", description: "Ask the agent",
+            parameters: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] },
+            handler: async (args) => {
+              try {
+                const reply = await session.sendAndWait({ prompt: args.prompt }, 20000);
+                return reply ? reply.data.content : "no reply";
+              } catch (error) {
+                return `error: ${error.message}`;
+              }
+            } }],
+});
+"""
+
+PY_ASKER = """
+from sdk_extension import join_session, tool
+
+@tool(description="Ask the agent")
+def ask(prompt: str) -> str:
+    try:
+        reply = session.send_and_wait(prompt, timeout=20)
+    except Exception as exc:
+        return f"error: {exc}"
+    return reply["data"]["content"] if reply else "no reply"
+
+session = join_session(tools=[ask])
+"""
+
+
+@pytest.mark.parametrize("language", ["js", "py"])
+def test_send_and_wait_of_either_sdk_resolves_with_the_agents_reply_or_fails_without_an_agent(
+    project: Project, language: str
+) -> None:
+    """sendAndWait (JS) / send_and_wait (Python) resolve on session.idle with the last
+    assistant.message; with no agent the host refuses the prompt at once, saying why."""
+    from extension_host import ScriptedAgent
+
+    add(project, "asker", language, JS_ASKER if language == "js" else PY_ASKER)
+
+    async def scenario() -> None:
+        async with host_for(project, agent=ScriptedAgent.replies("2 + 2 = 4"), session_hooks=False) as host:
+            assert (await host.call_tool("ask", {"prompt": "what is 2 + 2?"})).text_result_for_llm == "2 + 2 = 4"
+            (user,) = host.events.history("user.message")
+            assert (user["data"]["content"], user["data"]["source"]) == ("what is 2 + 2?", "project:asker")
+        async with host_for(project, session_hooks=False) as host:
+            refused = (await host.call_tool("ask", {"prompt": "anyone?"})).text_result_for_llm
+            assert refused.startswith("error: session.send: this host has no agent"), refused
+
+    run(scenario(), timeout=180)
