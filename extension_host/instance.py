@@ -35,7 +35,7 @@ from .calls import PendingCalls
 from .context import SessionContext
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment
-from .errors import ExtensionLoadError, ToolCollisionError
+from .errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
 from .handshake import JoinRefused, declared_hooks, declared_matchers, granted_environment
 from .info import ExtensionInfo, ExtensionStatus
 from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
@@ -109,6 +109,8 @@ class ExtensionInstance:
         self.settled = asyncio.Event()
         """Set once the extension is running or has failed (its registration is decided)."""
         self._interests: set[str] = set()
+        self.handles_permissions = False
+        """It joined with a permission handler (``requestPermission``) and is not failed."""
         self._process: ExtensionProcess | None = None
         self._connection: Connection | None = None
         self._calls = PendingCalls(spec.id, context.session_id, context.tool_timeout)
@@ -190,6 +192,7 @@ class ExtensionInstance:
                 p.METHOD_SESSION_SEND: self._on_send,
                 p.METHOD_HANDLE_PENDING_TOOL_CALL: self._calls.answer,
                 p.METHOD_REGISTER_INTEREST: self._on_register_interest,
+                p.METHOD_HANDLE_PENDING_PERMISSION: self._on_permission_answer,
             },
             max_queued_bytes=context.max_queued_bytes,
         )
@@ -421,6 +424,9 @@ class ExtensionInstance:
         self.hooks = hooks
         self.hook_matchers = matchers
         self._interests = set(resume["eventTypes"]) if "eventTypes" in resume else {_ALL_EVENTS}
+        self.handles_permissions = bool(resume.get("requestPermission"))
+        if self.handles_permissions:
+            self._interests.add("permission.requested")  # what its handler answers
         self._context.hooks.register_extension(
             self.id, self.order, hooks, self.invoke_hook, holder=self, matchers=matchers
         )
@@ -481,6 +487,11 @@ class ExtensionInstance:
     async def _on_send(self, params: Any) -> dict[str, Any]:
         send = validate(p.METHOD_SESSION_SEND, p.SendParams, params)
         attachments = send.get("attachments", [])
+        if self._context.submit is not None:
+            try:
+                return {"messageId": await self._context.submit(send["prompt"], attachments, self.id)}
+            except ExtensionHostError as exc:
+                raise RpcError(p.INVALID_REQUEST, f"session.send: {exc}") from None
         event = self._context.events.emit(
             "user.message", {"content": send["prompt"], "attachments": attachments, "source": self.id}
         )
@@ -490,6 +501,16 @@ class ExtensionInstance:
             # No agent is attached: the turn is over as soon as it starts.
             self._context.events.emit("session.idle", {}, ephemeral=True)
         return {"messageId": event["id"]}
+
+    def _on_permission_answer(self, params: Any) -> dict[str, Any]:
+        answer = validate(p.METHOD_HANDLE_PENDING_PERMISSION, p.HandlePendingPermissionParams, params)
+        permissions = self._context.permissions
+        if permissions is None:
+            return {"success": False}
+        try:
+            return {"success": permissions.resolve(answer["requestId"], answer["result"], self.id)}
+        except ValueError as exc:
+            raise RpcError(p.INVALID_PARAMS, f"{p.METHOD_HANDLE_PENDING_PERMISSION}: {exc}") from None
 
     def _on_register_interest(self, params: Any) -> dict[str, Any]:
         interest = validate(p.METHOD_REGISTER_INTEREST, p.RegisterInterestParams, params)

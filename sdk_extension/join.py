@@ -21,6 +21,7 @@ from typing import Any, Final
 from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
 from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
+from .permissions import PermissionHandler
 from .session import Session, _Client
 from .tools import Tool
 from .wire import protocol as p
@@ -91,12 +92,13 @@ async def join_session_async(
     join_timeout: float = DEFAULT_JOIN_TIMEOUT,
     requested_environment_variables: Iterable[str] = (),
     hook_matchers: Mapping[str, Iterable[str]] | None = None,
+    on_permission_request: PermissionHandler | None = None,
 ) -> Session:
     """Join the host's session on the running event loop and return the :class:`Session`.
 
     Keep the loop running afterwards (``await session.wait_closed()``); the host ends the
-    extension by closing the connection. ``requested_environment_variables`` and
-    ``hook_matchers`` work as in :func:`join_session`.
+    extension by closing the connection. ``requested_environment_variables``,
+    ``hook_matchers`` and ``on_permission_request`` work as in :func:`join_session`.
 
     Raises:
         NotUnderHostError: not started by an extension host.
@@ -106,6 +108,7 @@ async def join_session_async(
     """
     joining = _begin(tools, hooks, hook_matchers, requested_environment_variables)
     client = await joining.client()
+    client.permission_handler = on_permission_request
     session = await client.join(join_timeout)
     client.released.set()  # waiting calls run after the caller has stored the session
     return session
@@ -118,6 +121,7 @@ def join_session(
     join_timeout: float = DEFAULT_JOIN_TIMEOUT,
     requested_environment_variables: Iterable[str] = (),
     hook_matchers: Mapping[str, Iterable[str]] | None = None,
+    on_permission_request: PermissionHandler | None = None,
 ) -> Session:
     """Join the host's session and return the :class:`Session` once joined.
 
@@ -133,6 +137,10 @@ def join_session(
     is for: ``{"on_pre_tool_use": ["bash", "run_*"]}`` (tool names or ``fnmatch`` patterns);
     the host calls it only for those tools. A hook left out is called for every tool.
 
+    ``on_permission_request(request, invocation)`` answers the host's permission requests (a
+    hook's ``ask``): True, False, feedback text (a rejection), a dict of the SDK's decision
+    kinds, or None to leave it to others (see :mod:`sdk_extension.permissions`).
+
     Raises:
         NotUnderHostError: not started by an extension host.
         InvalidToolError, InvalidHookError: a tool or hook definition (or a matcher) is unusable.
@@ -146,6 +154,7 @@ def join_session(
     async def serve() -> None:
         try:
             client = await joining.client()
+            client.permission_handler = on_permission_request
             session = await client.join(join_timeout)
         except BaseException as exc:
             outcome.append(exc)

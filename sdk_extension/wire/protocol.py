@@ -25,6 +25,7 @@ __all__ = [
     "LOG_LEVELS",
     "METHOD_CANCEL_REQUEST",
     "METHOD_CONNECT",
+    "METHOD_HANDLE_PENDING_PERMISSION",
     "METHOD_HANDLE_PENDING_TOOL_CALL",
     "METHOD_HOOKS_INVOKE",
     "METHOD_NOT_FOUND",
@@ -44,10 +45,12 @@ __all__ = [
     "UNKNOWN_EXTENSION",
     "ConnectResult",
     "Event",
+    "HandlePendingPermissionParams",
     "HandlePendingToolCallParams",
     "HooksInvokeParams",
     "LogLevel",
     "LogParams",
+    "PermissionDecision",
     "RegisterInterestParams",
     "ResultType",
     "ResumeParams",
@@ -74,6 +77,9 @@ METHOD_SESSION_SEND: Final = "session.send"
 METHOD_HANDLE_PENDING_TOOL_CALL: Final = "session.tools.handlePendingToolCall"
 METHOD_HOOKS_INVOKE: Final = "hooks.invoke"
 METHOD_REGISTER_INTEREST: Final = "session.eventLog.registerInterest"
+METHOD_HANDLE_PENDING_PERMISSION: Final = "session.permissions.handlePendingPermissionRequest"
+"""Request ``{sessionId, requestId, result}`` → ``{success}``: an extension's answer to a
+``permission.requested`` event (it joined with ``requestPermission: true``)."""
 METHOD_CANCEL_REQUEST: Final = "$/cancelRequest"
 """Notification ``{id}``: the sender no longer wants the answer to its request ``id`` (as in LSP)."""
 
@@ -192,6 +198,8 @@ class ResumeParams(TypedDict):
     commands: NotRequired[list[dict[str, Any]]]
     requestedEnvironmentVariables: NotRequired[list[str]]
     disableResume: NotRequired[bool]
+    requestPermission: NotRequired[bool]
+    """The extension answers ``permission.requested`` events (it has a permission handler)."""
 
 
 class ResumeResult(TypedDict):
@@ -276,6 +284,26 @@ class SendParams(TypedDict):
     sessionId: str
     prompt: str
     attachments: NotRequired[list[dict[str, Any]]]
+
+
+class PermissionDecision(TypedDict):
+    """``result`` of ``session.permissions.handlePendingPermissionRequest``: the published SDK's
+    ``PermissionDecision`` (``kind``: ``approve-once``, ``reject`` with ``feedback``, ...); other
+    fields of a kind are carried as they are."""
+
+    kind: str
+    feedback: NotRequired[str]
+    message: NotRequired[str]
+    reason: NotRequired[str]
+
+
+class HandlePendingPermissionParams(TypedDict):
+    """``session.permissions.handlePendingPermissionRequest``: the answer to one permission request."""
+
+    sessionId: str
+    requestId: str
+    result: PermissionDecision
+    decisionContext: NotRequired[dict[str, Any]]
 
 
 class RegisterInterestParams(TypedDict):
