@@ -30,6 +30,10 @@ from .hooks.specs import hookimpl
 from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
 from .info import ExtensionInfo, ExtensionStatus, ToolInfo
 from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
+from .permissions import PermissionOutcome
+from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
+from .session.errors import NoAgentError, TurnAbortedError, TurnError
+from .session.model_context import ContextMessage, ModelContext, ToolCall
 from .trust import TrustDecision, TrustStore
 
 __all__ = [
@@ -37,8 +41,12 @@ __all__ = [
     "DEFAULT_READINESS_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
     "GUARD_HOOKS",
+    "Agent",
+    "AgentReply",
+    "AgentRequest",
     "CommandInfo",
     "CommandResult",
+    "ContextMessage",
     "CrashBudget",
     "ErrorDecision",
     "ExtensionHost",
@@ -47,12 +55,18 @@ __all__ = [
     "ExtensionLoadError",
     "ExtensionStatus",
     "HookRecord",
+    "ModelContext",
+    "NoAgentError",
+    "OfferedTool",
+    "PermissionOutcome",
     "ProjectRootError",
     "PromptResult",
     "ReloadBudget",
     "ScaffoldError",
+    "ScriptedAgent",
     "SessionEndResult",
     "SessionStartResult",
+    "ToolCall",
     "ToolCallResult",
     "ToolCollisionError",
     "ToolInfo",
@@ -60,6 +74,8 @@ __all__ = [
     "TrustDecision",
     "TrustFileError",
     "TrustStore",
+    "TurnAbortedError",
+    "TurnError",
     "UnknownExtensionError",
     "UnknownToolError",
     "hookimpl",

@@ -16,13 +16,18 @@ from .discovery import ExtensionSpec
 from .events import EventLog
 from .hooks.runner import HookRunner
 from .launch.forkserver import ForkServer
+from .permissions import PermissionBroker
 from .registry import ToolRegistry
 from .session_rpc import SessionRpcSources
 
-__all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "SendHandler", "SessionContext"]
+__all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "PromptSubmitter", "SendHandler", "SessionContext"]
 
 SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
 """What the embedding application does with ``session.send``: ``(prompt, attachments, extension_id)``."""
+
+PromptSubmitter = Callable[[str, list[dict[str, Any]], str], Awaitable[str]]
+"""Queues a prompt an extension sent (``(prompt, attachments, extension_id)``) and returns its
+message id; raises :class:`~extension_host.errors.ExtensionHostError` saying why it cannot."""
 
 GrantLookup = Callable[[ExtensionSpec], frozenset[str]]
 """The sensitive variables the user granted to an extension (may raise
@@ -66,3 +71,7 @@ class SessionContext:
     """Which slash command belongs to whom (beside ``registry``, the tools)."""
     session_rpc: SessionRpcSources | None = None
     """What the session-scoped RPC methods answer from (``None``: they are not answered)."""
+    submit: PromptSubmitter | None = None
+    """Where ``session.send`` goes (the session's turns); without it, ``on_send`` as before."""
+    permissions: PermissionBroker | None = None
+    """Pending permission requests, which extensions with a permission handler answer."""

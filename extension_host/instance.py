@@ -40,7 +40,7 @@ from .commands import CommandCollisionError, CommandEntry, CommandResult
 from .context import SessionContext
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment
-from .errors import ExtensionLoadError, ToolCollisionError
+from .errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
 from .events import unique_ids
 from .handshake import JoinRefused, declared_commands, declared_hooks, declared_matchers, granted_environment
 from .info import ExtensionInfo, ExtensionStatus
@@ -124,6 +124,8 @@ class ExtensionInstance:
         """The event types ``session.resume`` asked for: releasing a handle never drops them."""
         self._interest_handles: dict[str, str] = {}
         self._handle_ids = unique_ids()
+        self.handles_permissions = False
+        """It joined with a permission handler (``requestPermission``) and is not failed."""
         self._process: ExtensionProcess | None = None
         self._connection: Connection | None = None
         self._calls = PendingCalls(spec.id, context.session_id, context.tool_timeout)
@@ -208,6 +210,7 @@ class ExtensionInstance:
                 p.METHOD_SESSION_SEND: self._on_send,
                 p.METHOD_HANDLE_PENDING_TOOL_CALL: self._calls.answer,
                 p.METHOD_REGISTER_INTEREST: self._on_register_interest,
+                p.METHOD_HANDLE_PENDING_PERMISSION: self._on_permission_answer,
                 p.METHOD_RELEASE_INTEREST: self._on_release_interest,
                 p.METHOD_HANDLE_PENDING_COMMAND: self._command_runs.answer,
                 p.METHOD_SESSION_DETACH: self._on_detach,
@@ -290,10 +293,17 @@ class ExtensionInstance:
         self.settled.set()
         if was_running and not self.retired:
             self._context.events.emit(
-                "session.warning", {"message": f"extension {self.id} failed: {reason}", "extensionId": self.id}
+                "session.warning",
+                {
+                    "warningType": "extension",
+                    "message": f"extension {self.id} failed: {reason}",
+                    "extensionId": self.id,
+                },
             )
             if removed:
-                self._context.events.emit("session.tools_updated", {"removed": removed, "extensionId": self.id})
+                self._context.events.emit(
+                    "session.tools_updated", {"removed": removed, "extensionId": self.id}, ephemeral=True
+                )
         if self._process is not None and self._process.returncode is None and not self._stopping:
             # One that never joined has no calls to finish and may not read its stdin at all
             # (stuck at import): it gets a short ladder, so a one-shot command is not held up.
@@ -393,10 +403,16 @@ class ExtensionInstance:
             self._command_runs.end_all(f"extension {self.id} detached from the session")
             self._context.events.emit(
                 "session.info",
-                {"message": f"extension {self.id} detached from the session", "extensionId": self.id},
+                {
+                    "infoType": "extension",
+                    "message": f"extension {self.id} detached from the session",
+                    "extensionId": self.id,
+                },
             )
             if removed:
-                self._context.events.emit("session.tools_updated", {"removed": removed, "extensionId": self.id})
+                self._context.events.emit(
+                    "session.tools_updated", {"removed": removed, "extensionId": self.id}, ephemeral=True
+                )
         return {"success": True}
 
     # -- events -------------------------------------------------------------------------
@@ -493,6 +509,9 @@ class ExtensionInstance:
         self.hooks = hooks
         self.hook_matchers = matchers
         self._interests = set(resume["eventTypes"]) if "eventTypes" in resume else {_ALL_EVENTS}
+        self.handles_permissions = bool(resume.get("requestPermission"))
+        if self.handles_permissions:
+            self._interests.add("permission.requested")  # what its handler answers
         self._joined_interests = frozenset(self._interests)
         self._context.hooks.register_extension(
             self.id, self.order, hooks, self.invoke_hook, holder=self, matchers=matchers
@@ -503,7 +522,11 @@ class ExtensionInstance:
         for name in overrides:
             self._context.events.emit(
                 "session.warning",
-                {"message": f"extension {self.id} overrides the built-in tool {name!r}", "extensionId": self.id},
+                {
+                    "warningType": "extension",
+                    "message": f"extension {self.id} overrides the built-in tool {name!r}",
+                    "extensionId": self.id,
+                },
             )
         result: p.ResumeResult = {"sessionId": self._context.session_id, "capabilities": {}}
         if "requestedEnvironmentVariables" in resume:
@@ -545,7 +568,8 @@ class ExtensionInstance:
         level = log.get("level", "info")
         event = self._context.events.emit(
             f"session.{level}",
-            {"message": log["message"], "extensionId": self.id},
+            # The SDK's category when a log names none.
+            {f"{level}Type": "notification", "message": log["message"], "extensionId": self.id},
             ephemeral=log.get("ephemeral", False),
         )
         return {"eventId": event["id"]}
@@ -553,6 +577,11 @@ class ExtensionInstance:
     async def _on_send(self, params: Any) -> dict[str, Any]:
         send = validate(p.METHOD_SESSION_SEND, p.SendParams, params)
         attachments = send.get("attachments", [])
+        if self._context.submit is not None:
+            try:
+                return {"messageId": await self._context.submit(send["prompt"], attachments, self.id)}
+            except ExtensionHostError as exc:
+                raise RpcError(p.INVALID_REQUEST, f"session.send: {exc}") from None
         event = self._context.events.emit(
             "user.message", {"content": send["prompt"], "attachments": attachments, "source": self.id}
         )
@@ -562,6 +591,16 @@ class ExtensionInstance:
             # No agent is attached: the turn is over as soon as it starts.
             self._context.events.emit("session.idle", {}, ephemeral=True)
         return {"messageId": event["id"]}
+
+    def _on_permission_answer(self, params: Any) -> dict[str, Any]:
+        answer = validate(p.METHOD_HANDLE_PENDING_PERMISSION, p.HandlePendingPermissionParams, params)
+        permissions = self._context.permissions
+        if permissions is None:
+            return {"success": False}
+        try:
+            return {"success": permissions.resolve(answer["requestId"], answer["result"], self.id)}
+        except ValueError as exc:
+            raise RpcError(p.INVALID_PARAMS, f"{p.METHOD_HANDLE_PENDING_PERMISSION}: {exc}") from None
 
     def _on_register_interest(self, params: Any) -> dict[str, Any]:
         interest = validate(p.METHOD_REGISTER_INTEREST, p.RegisterInterestParams, params)

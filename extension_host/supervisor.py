@@ -78,11 +78,14 @@ class Supervisor:
         crash_budget: CrashBudget | None = None,
         reload_budget: ReloadBudget | None = None,
         instance_factory: InstanceFactory = ExtensionInstance,
+        crash_listener: Callable[[str, str], None] | None = None,
     ) -> None:
         """``untrusted()`` says why the project's own extensions may not run now (``None``:
         they may). Without ``crash_budget`` a crashed extension stays failed (one-shot hosts);
         without ``reload_budget`` :meth:`apply_watched` never pauses. ``instance_factory``
-        builds each instance (see :class:`InstanceFactory`)."""
+        builds each instance (see :class:`InstanceFactory`). ``crash_listener(id, error)`` hears
+        of every crash of a running extension, restarted or not."""
+        self._crash_listener = crash_listener
         self._instance_factory = instance_factory
         self._context = context
         self._untrusted = untrusted
@@ -329,6 +332,12 @@ class Supervisor:
 
     def _crashed(self, instance: ExtensionInstance) -> None:
         """A running extension failed by itself: restart it after a backoff, or quarantine it."""
+        if (
+            self._crash_listener is not None
+            and not self._closing.is_set()
+            and self._current.get(instance.id) is instance
+        ):
+            self._crash_listener(instance.id, instance.error or "it exited")
         if self._crashes is None or self._crash_budget is None or self._closing.is_set():
             return
         if self._current.get(instance.id) is not instance:
@@ -394,7 +403,8 @@ class Supervisor:
 
     def _say(self, instance: ExtensionInstance, text: str, level: str = "warning") -> None:
         self._context.events.emit(
-            f"session.{level}", {"message": f"extension {instance.id} {text}", "extensionId": instance.id}
+            f"session.{level}",
+            {f"{level}Type": "extension", "message": f"extension {instance.id} {text}", "extensionId": instance.id},
         )
 
     def _current_entry_exists(self, extension_id: str) -> bool:
@@ -439,7 +449,7 @@ class Supervisor:
             added = sorted(name for name in after if tools_before.get(name) != after[name])
             removed = sorted(name for name in tools_before if name not in after)
             if added or removed:
-                events.emit("session.tools_updated", {"added": added, "removed": removed})
+                events.emit("session.tools_updated", {"added": added, "removed": removed}, ephemeral=True)
         if outcomes or tools_before is None:
             events.emit(
                 "session.extensions_loaded",

@@ -19,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 from sdk_extension.wire import protocol
 from sdk_extension.wire.connection import RpcError
 
-__all__ = ["validate"]
+__all__ = ["pydantic_shape", "validate"]
 
 T = TypeVar("T")
 
@@ -48,7 +48,14 @@ def _typeddict(source: Any) -> Any:
     # typing.TypedDict to stay import-light. The clone has the same keys, types and totality.
     hints = typing.get_type_hints(source, include_extras=True)
     fields = {name: _convert(hint) for name, hint in hints.items()}
-    return typing_extensions.TypedDict(source.__name__, fields)  # type: ignore[operator]
+    clone = typing_extensions.TypedDict(source.__name__, fields)  # type: ignore[misc]
+    clone.__doc__ = source.__doc__  # the shape's description in generated schemas
+    return clone
+
+
+def pydantic_shape(shape: Any) -> Any:
+    """A protocol shape (a ``TypedDict``, or a type built of them) as pydantic can read it."""
+    return _convert(shape)
 
 
 @functools.cache

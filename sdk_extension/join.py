@@ -22,6 +22,7 @@ from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
 from .commands import MAX_COMMANDS, Command
 from .errors import ExtensionError, InvalidCommandError, InvalidHookError, JoinError, NotUnderHostError
+from .permissions import PermissionHandler
 from .session import Session, _Client
 from .tools import Tool
 from .wire import protocol as p
@@ -98,12 +99,13 @@ async def join_session_async(
     requested_environment_variables: Iterable[str] = (),
     hook_matchers: Mapping[str, Iterable[str]] | None = None,
     commands: Iterable[Command] = (),
+    on_permission_request: PermissionHandler | None = None,
 ) -> Session:
     """Join the host's session on the running event loop and return the :class:`Session`.
 
     Keep the loop running afterwards (``await session.wait_closed()``); the host ends the
-    extension by closing the connection. ``requested_environment_variables`` and
-    ``hook_matchers`` and ``commands`` work as in :func:`join_session`.
+    extension by closing the connection. ``requested_environment_variables``,
+    ``hook_matchers``, ``on_permission_request`` and ``commands`` work as in :func:`join_session`.
 
     Raises:
         NotUnderHostError: not started by an extension host.
@@ -113,6 +115,7 @@ async def join_session_async(
     """
     joining = _begin(tools, hooks, hook_matchers, requested_environment_variables, commands)
     client = await joining.client()
+    client.permission_handler = on_permission_request
     session = await client.join(join_timeout)
     client.released.set()  # waiting calls run after the caller has stored the session
     return session
@@ -126,6 +129,7 @@ def join_session(
     requested_environment_variables: Iterable[str] = (),
     hook_matchers: Mapping[str, Iterable[str]] | None = None,
     commands: Iterable[Command] = (),
+    on_permission_request: PermissionHandler | None = None,
 ) -> Session:
     """Join the host's session and return the :class:`Session` once joined.
 
@@ -140,6 +144,10 @@ def join_session(
     ``hook_matchers`` says which tools a tool hook (``on_pre_tool_use``, ``on_post_tool_use``)
     is for: ``{"on_pre_tool_use": ["bash", "run_*"]}`` (tool names or ``fnmatch`` patterns);
     the host calls it only for those tools. A hook left out is called for every tool.
+
+    ``on_permission_request(request, invocation)`` answers the host's permission requests (a
+    hook's ``ask``): True, False, feedback text (a rejection), a dict of the SDK's decision
+    kinds, or None to leave it to others (see :mod:`sdk_extension.permissions`).
 
     ``commands`` are slash commands (:class:`~sdk_extension.commands.Command`, or ``@command``
     functions) the user can run as ``/name args``; their names are unique across extensions.
@@ -158,6 +166,7 @@ def join_session(
     async def serve() -> None:
         try:
             client = await joining.client()
+            client.permission_handler = on_permission_request
             session = await client.join(join_timeout)
         except BaseException as exc:
             outcome.append(exc)

@@ -28,6 +28,7 @@ from typing import Any
 from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 from .commands import Command, CommandContext, run_command
 from .errors import ExtensionError, JoinError, SessionRpcError
+from .permissions import PermissionHandler, decide_permission
 from .tasks import BackgroundTasks
 from .tools import Tool, ToolInvocation, run_tool
 from .wire import protocol as p
@@ -99,17 +100,26 @@ class Session:
 
         Raises:
             TimeoutError: the session did not go idle within ``timeout`` seconds.
+            ExtensionError: the run ended with a ``session.error`` (as the published SDK's
+                ``sendAndWait`` rejects), with its message.
+            RpcError: the host refused the prompt (no agent, a bad attachment, a rejection).
         """
         idle = asyncio.get_running_loop().create_future()
         last: list[dict[str, Any]] = []
 
         def watch(event: dict[str, Any]) -> None:
-            if event.get("type") == "assistant.message":
+            kind = event.get("type")
+            if kind == "assistant.message":
                 last.append(event)
-            elif event.get("type") == "session.idle" and not idle.done():
+            elif idle.done():
+                return
+            elif kind == "session.idle":
                 idle.set_result(None)
+            elif kind == "session.error" and "errorType" in (event.get("data") or {}):
+                # Errors of a run carry errorType; an extension's error log does not.
+                idle.set_exception(ExtensionError(str(event["data"].get("message", "the run failed"))))
 
-        unsubscribe = [self.on("assistant.message", watch), self.on("session.idle", watch)]
+        unsubscribe = [self.on(kind, watch) for kind in ("assistant.message", "session.idle", "session.error")]
         try:
             await self.send_async(prompt, attachments)
             async with asyncio.timeout(timeout):
@@ -183,6 +193,8 @@ class _Client:
         self.tools = {t.name: t for t in tools}
         self.commands = {c.name: c for c in commands}
         self.hooks = hooks
+        self.permission_handler: PermissionHandler | None = None
+        """Answers ``permission.requested`` (``join_session(on_permission_request=...)``)."""
         self.connection = connection
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
@@ -221,6 +233,8 @@ class _Client:
                     resume["hookMatchers"] = self.hook_matchers
                 if self.commands:
                     resume["commands"] = [c.to_wire() for c in self.commands.values()]
+                if self.permission_handler is not None:
+                    resume["requestPermission"] = True
                 result = await self.connection.request(p.METHOD_SESSION_RESUME, resume)
         except RpcError as exc:
             self.connection.close()
@@ -306,6 +320,8 @@ class _Client:
                 self.background.spawn(self._run_tool(selected, data))
         elif event_type == "command.execute":
             self.background.spawn(self._run_command(event.get("data") or {}))
+        elif event_type == "permission.requested" and self.permission_handler is not None:
+            self.background.spawn(self._answer_permission(self.permission_handler, event.get("data") or {}))
         for handler in (*self.subscribers.get(str(event_type), ()), *self.subscribers.get("*", ())):
             try:
                 outcome = handler(event)
@@ -351,6 +367,20 @@ class _Client:
             if error is not None:
                 params["error"] = error
         self.request_in_background(p.METHOD_HANDLE_PENDING_COMMAND, params)
+
+    async def _answer_permission(self, handler: PermissionHandler, data: dict[str, Any]) -> None:
+        await self.released.wait()
+        # Plain handlers run on the hook threads: they may block (asking somebody).
+        decision = await decide_permission(
+            handler, data, self.session_id, functools.partial(self.sync_hooks.run, "on_permission_request")
+        )
+        if decision is not None:
+            params: p.HandlePendingPermissionParams = {
+                "sessionId": self.session_id,
+                "requestId": str(data.get("requestId")),
+                "result": decision,
+            }
+            self.request_in_background(p.METHOD_HANDLE_PENDING_PERMISSION, params)
 
     def _send_result(self, tool_name: str, request_id: str, result: ToolResult) -> None:
         """Send a tool's result; if it cannot go (too large, not JSON), a failure saying why."""

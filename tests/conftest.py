@@ -1,20 +1,25 @@
-"""Shared fixtures: an isolated project and home per test, and no process left behind."""
+"""Shared fixtures: an isolated project and home per test, no process left behind, and every
+event the host makes checked against the session-events schema."""
 
 from __future__ import annotations
 
 import shutil
 import signal
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import extension_host.events
 import extension_host.instance
 import extension_host.launch.process
 from extension_host.launch.forkserver import ForkServer
 from extension_host.launch.process import ExtensionProcess, LaunchSpec
 from extension_host.launch.process_groups import signal_group
+from extension_host.schemas.events import check_event
 from extension_host.trust import TRUST_ENV
 from helpers import Project
 
@@ -61,3 +66,35 @@ def reap_extension_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[i
     yield spawned
     for pid in spawned:
         signal_group(pid, signal.SIGKILL)
+
+
+@pytest.fixture(autouse=True)
+def events_match_the_schema(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Check every event the host makes in this process against session-events.schema.json's
+    models; the test fails if one does not match, or has a type without a model (so a new
+    event gets one). A test that makes up events on purpose is marked ``made_up_events``.
+    Yields the problems found so far (one line each)."""
+    problems: list[str] = []
+    if request.node.get_closest_marker("made_up_events"):
+        yield problems
+        return
+    real = extension_host.events.make_event
+
+    def checked_make_event(*args: Any, **kwargs: Any) -> Any:
+        event = real(*args, **kwargs)
+        problem = check_event(event)
+        if problem is not None and problem not in problems:
+            problems.append(problem)
+        return event
+
+    # Every module that imported make_event by name holds its own reference.
+    for name, module in tuple(sys.modules.items()):
+        if name.startswith("extension_host") and getattr(module, "make_event", None) is real:
+            monkeypatch.setattr(module, "make_event", checked_make_event)
+    yield problems
+    if problems:
+        pytest.fail(
+            "events that do not match session-events.schema.json (extension_host/schemas):\n  "
+            + "\n  ".join(problems[:10]),
+            pytrace=False,
+        )

@@ -35,12 +35,15 @@ from ..host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
 from ..info import ExtensionInfo, ToolInfo
 from ..outcomes import ReloadOutcome
 from ..paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
+from ..session.agents import AgentReply, ScriptedAgent
+from ..session.model_context import ToolCall
 from ..trust import TrustStore
 from . import render
 from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
 from .one_shot import ask_host_or_load, load_outcome, running_host, with_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, indent, print_json, say
 from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
+from .schema_command import add_schema_arguments, schema
 from .trust_commands import grant, trust
 
 __all__ = ["main"]
@@ -154,6 +157,8 @@ def _parser() -> argparse.ArgumentParser:
     command("dev", _dev, "run a host for the project in the foreground: hot reload, logs, commands on stdin")
 
     command("demo", _demo, "scaffold an extension into a temporary project and call its tool")
+
+    add_schema_arguments(command("schema", schema, "print the JSON Schema of session events or of the wire API"))
     return parser
 
 
@@ -346,12 +351,32 @@ def _demo(args: argparse.Namespace) -> int:
             logs = [render.safe_text(str(e["data"]["message"])) for e in host.events.history("session.info")]
             say("\n5. what the extension logged to the session:\n")
             say(indent("\n".join(logs) or "(nothing)"))
+            say('\n6. a scripted agent answered "How long is the README?" (the events of its turn):\n')
+            reply = await host.send_and_wait("How long is the README?", timeout=30)
+            history = host.events.history()
+            start = next((n for n, e in enumerate(history) if e["type"] == "user.message"), len(history))
+            turn = [e for e in history[start:] if e["type"].startswith(_TURN_EVENTS)]
+            say(indent("\n".join(render.safe_text(_describe_turn_event(e)) for e in turn)))
             ok = (
                 result.success
+                and reply is not None
                 and guarded.result_type == "denied"
                 and all(info.status == "running" for info in host.extensions)
             )
             say("\nEverything worked." if ok else "\nSomething failed; see above.")
             return EXIT_OK if ok else EXIT_FAILED
 
-        return asyncio.run(with_host(demo_args, run))
+        count = ToolCall(f"{tool_prefix('hello')}_count_lines", {"path": "README.md"})
+        demo_agent = ScriptedAgent([[AgentReply("Let me count.", (count,)), AgentReply("The README has 3 lines.")]])
+        return asyncio.run(with_host(demo_args, run, agent=demo_agent))
+
+
+_TURN_EVENTS: Final = ("user.", "assistant.", "tool.", "session.idle")
+
+
+def _describe_turn_event(event: Any) -> str:
+    data = event["data"]
+    detail = data.get("content") or data.get("toolName") or data.get("turnId") or ""
+    if event["type"] == "tool.execution_complete":
+        detail = f"{data['toolName']}: {data['result']['content']}"
+    return f"{event['type']:<26} {detail}".rstrip()

@@ -298,8 +298,10 @@ def hook_skipped(hook: str, owner: str, tool_name: str) -> str:
 
 def hook_end(data: dict[str, Any]) -> str:
     """One line for a ``hook.end`` event: who, which hook, what came of it."""
+    error = data.get("error")  # {"message": ...}, absent on success
+    message = error["message"] if error else None
     return f"{safe_cell(str(data['extensionId']))}: " + _hook_line(
-        data["hook"], data["outcome"], data.get("decision"), data["durationMs"], data.get("error")
+        data["hook"], data["outcome"], data.get("decision"), data["durationMs"], message
     )
 
 

@@ -361,14 +361,17 @@ class HookRunner:
                 decision = point.decision_values[-1]
                 composition.decide(decision, f"{reason} (guard hooks fail closed)", owner)
             elif failure.outcome != "suspended":  # said once, when it was suspended
-                self._events.emit("session.warning", {"message": f"{reason} (ignored)", "extensionId": owner})
+                self._events.emit(
+                    "session.warning",
+                    {"warningType": "hook", "message": f"{reason} (ignored)", "extensionId": owner},
+                )
         if suspended_now:
             effect = "denies every call at once" if HOOK_POINTS[hook].guard else "is skipped"
             message = (
                 f"hook {hook} of {owner} timed out {SUSPEND_AFTER_TIMEOUTS} times in a row and is suspended: "
                 f"it {effect} until {self._resume_hint(owner, until=True)}"
             )
-            self._events.emit("session.warning", {"message": message, "extensionId": owner})
+            self._events.emit("session.warning", {"warningType": "hook", "message": message, "extensionId": owner})
         record = HookRecord(
             hook,
             owner,
@@ -381,19 +384,21 @@ class HookRunner:
         if recent is None:
             recent = self.recent[owner] = deque(maxlen=_RECENT)
         recent.append(record)
+        end: dict[str, Any] = {
+            "hookInvocationId": call_id,
+            "hookType": wire,
+            "hook": hook,
+            "extensionId": owner,
+            "success": failure is None,
+            "outcome": record.outcome,
+            "decision": decision,
+            "durationMs": record.duration_ms,
+        }
+        if record.error is not None:
+            end["error"] = {"message": record.error}  # the SDK's shape: an object, absent on success
         self._events.emit(
             "hook.end",
-            {
-                "hookInvocationId": call_id,
-                "hookType": wire,
-                "hook": hook,
-                "extensionId": owner,
-                "success": failure is None,
-                "outcome": record.outcome,
-                "decision": decision,
-                "durationMs": record.duration_ms,
-                "error": record.error,
-            },
+            end,
             ephemeral=True,
         )
 

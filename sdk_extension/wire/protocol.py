@@ -28,6 +28,7 @@ __all__ = [
     "METHOD_CANCEL_REQUEST",
     "METHOD_CONNECT",
     "METHOD_HANDLE_PENDING_COMMAND",
+    "METHOD_HANDLE_PENDING_PERMISSION",
     "METHOD_HANDLE_PENDING_TOOL_CALL",
     "METHOD_HOOKS_INVOKE",
     "METHOD_NOT_FOUND",
@@ -53,10 +54,12 @@ __all__ = [
     "Event",
     "ExecuteCommandParams",
     "HandlePendingCommandParams",
+    "HandlePendingPermissionParams",
     "HandlePendingToolCallParams",
     "HooksInvokeParams",
     "LogLevel",
     "LogParams",
+    "PermissionDecision",
     "RegisterInterestParams",
     "ReleaseInterestParams",
     "ResultType",
@@ -88,6 +91,9 @@ METHOD_RELEASE_INTEREST: Final = "session.eventLog.releaseInterest"
 METHOD_HANDLE_PENDING_COMMAND: Final = "session.commands.handlePendingCommand"
 METHOD_SESSION_DETACH: Final = "session.detach"
 """The JS SDK's ``session.disconnect()``: the extension leaves the session (answered ``{success}``)."""
+METHOD_HANDLE_PENDING_PERMISSION: Final = "session.permissions.handlePendingPermissionRequest"
+"""Request ``{sessionId, requestId, result}`` → ``{success}``: an extension's answer to a
+``permission.requested`` event (it joined with ``requestPermission: true``)."""
 METHOD_CANCEL_REQUEST: Final = "$/cancelRequest"
 """Notification ``{id}``: the sender no longer wants the answer to its request ``id`` (as in LSP)."""
 
@@ -249,6 +255,8 @@ class ResumeParams(TypedDict):
     commands: NotRequired[list[CommandDefinition]]
     requestedEnvironmentVariables: NotRequired[list[str]]
     disableResume: NotRequired[bool]
+    requestPermission: NotRequired[bool]
+    """The extension answers ``permission.requested`` events (it has a permission handler)."""
 
 
 class ResumeResult(TypedDict):
@@ -333,6 +341,26 @@ class SendParams(TypedDict):
     sessionId: str
     prompt: str
     attachments: NotRequired[list[dict[str, Any]]]
+
+
+class PermissionDecision(TypedDict):
+    """``result`` of ``session.permissions.handlePendingPermissionRequest``: the published SDK's
+    ``PermissionDecision`` (``kind``: ``approve-once``, ``reject`` with ``feedback``, ...); other
+    fields of a kind are carried as they are."""
+
+    kind: str
+    feedback: NotRequired[str]
+    message: NotRequired[str]
+    reason: NotRequired[str]
+
+
+class HandlePendingPermissionParams(TypedDict):
+    """``session.permissions.handlePendingPermissionRequest``: the answer to one permission request."""
+
+    sessionId: str
+    requestId: str
+    result: PermissionDecision
+    decisionContext: NotRequired[dict[str, Any]]
 
 
 class RegisterInterestParams(TypedDict):

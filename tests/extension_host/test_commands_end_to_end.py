@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost
+from extension_host import AgentReply, ExtensionHost, ScriptedAgent
 from helpers import RAW_PROTOCOL, Project, is_log, run, wait_for_event
 
 pytestmark = pytest.mark.subprocess
@@ -352,12 +352,14 @@ def test_event_interests_are_handles_and_a_type_stops_coming_once_its_last_handl
     async def scenario() -> None:
         async with host_for(project, readiness_timeout=10) as host:
             await wait_for_event(host, is_log("registered"))
-            host.events.emit("session.warning", {"message": "w1"})
+            host.events.emit("session.warning", {"warningType": "test", "message": "w1"})
             await wait_for_event(host, is_log("released one"))
-            host.events.emit("session.warning", {"message": "w2"})  # the second handle still holds it
+            host.events.emit(
+                "session.warning", {"warningType": "test", "message": "w2"}
+            )  # the second handle still holds it
             await wait_for_event(host, is_log("released all"))
-            host.events.emit("session.warning", {"message": "w3"})  # not forwarded any more
-            host.events.emit("session.error", {"message": "e1"})
+            host.events.emit("session.warning", {"warningType": "test", "message": "w3"})  # not forwarded any more
+            host.events.emit("session.error", {"errorType": "test", "message": "e1"})
             refused = await wait_for_event(host, lambda e: e["data"].get("message", "").startswith("refused at"))
             assert refused["data"]["message"].startswith("refused at 1024: session.eventLog.registerInterest:")
             assert "holds 1024 interests, the most it may" in refused["data"]["message"]
@@ -367,5 +369,31 @@ def test_event_interests_are_handles_and_a_type_stops_coming_once_its_last_handl
                 if e["data"].get("extensionId") == "project:raw"
             ]
             assert logged[:6] == ["registered", "got w1", "released one", "got w2", "released all", "got e1"]
+
+    run(scenario())
+
+
+def test_the_agent_s_models_and_usage_reach_an_extension_through_session_rpc(project: Project) -> None:
+    """ExtensionHost(agent=...): session.model.list and session.usage.getMetrics answer from it."""
+    project.add_extension(
+        "asker",
+        """
+        import json
+        from sdk_extension import join_session
+
+        session = join_session()
+        answers = [session.rpc("session.model.list"), session.rpc("session.usage.getMetrics")]
+        session.log("answers " + json.dumps(answers))
+        """,
+    )
+
+    async def scenario() -> None:
+        async with host_for(project, agent=ScriptedAgent([[AgentReply("hi")]], model="m-1")) as host:
+            logged = await wait_for_event(
+                host, lambda e: e["type"] == "session.info" and e["data"]["message"].startswith("answers ")
+            )
+            models, usage = json.loads(logged["data"]["message"].removeprefix("answers "))
+            assert models == {"models": [{"id": "m-1", "name": "m-1"}]}
+            assert usage == {"requests": 0}
 
     run(scenario())

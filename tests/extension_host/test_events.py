@@ -9,6 +9,9 @@ import pytest
 from extension_host.events import TRUNCATION_MARKER, EventLog
 from sdk_extension.wire.protocol import Event
 
+# These tests are about the log's mechanics, with events of made-up types.
+pytestmark = pytest.mark.made_up_events
+
 
 def test_every_event_has_the_session_event_envelope() -> None:
     """id, ISO timestamp, parentId, type and data; ephemeral only when set."""

@@ -146,7 +146,7 @@ def test_hook_end_and_reload_outcome_are_one_safe_line() -> None:
             "outcome": "error",
             "decision": HOSTILE,
             "durationMs": 2.0,
-            "error": HOSTILE,
+            "error": {"message": HOSTILE},
         }
     )
     outcome = render.reload_outcome(ReloadOutcome(f"project:{HOSTILE}", "kept", "running", HOSTILE))
