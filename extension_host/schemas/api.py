@@ -43,7 +43,7 @@ class CancelRequestParams(TypedDict):
 
 
 class HandledResult(TypedDict):
-    """Answer to ``session.tools.handlePendingToolCall``."""
+    """Answer to ``session.tools.handlePendingToolCall`` and ``session.permissions.handlePendingPermissionRequest``."""
 
     success: bool
 
@@ -102,6 +102,14 @@ API_METHODS: Final[tuple[ApiMethod, ...]] = (
         p.HandlePendingToolCallParams,
         HandledResult,
         "The answer to one external_tool.requested, by its requestId.",
+    ),
+    ApiMethod(
+        p.METHOD_HANDLE_PENDING_PERMISSION,
+        "extension-to-host",
+        p.HandlePendingPermissionParams,
+        HandledResult,
+        "The answer of an extension that joined with requestPermission to a permission.requested event; "
+        "success is false when the request was already answered or never existed.",
     ),
     ApiMethod(
         p.METHOD_HOOKS_INVOKE,
