@@ -45,7 +45,7 @@ class CancelRequestParams(TypedDict):
 
 
 class HandledResult(TypedDict):
-    """Answer to ``session.tools.handlePendingToolCall``."""
+    """Answer to ``session.tools.handlePendingToolCall`` and ``session.permissions.handlePendingPermissionRequest``."""
 
     success: bool
 
@@ -118,6 +118,14 @@ API_METHODS: Final[tuple[ApiMethod, ...]] = (
         "The answer to one external_tool.requested, by its requestId.",
     ),
     ApiMethod(
+        p.METHOD_HANDLE_PENDING_PERMISSION,
+        "extension-to-host",
+        p.HandlePendingPermissionParams,
+        HandledResult,
+        "The answer of an extension that joined with requestPermission to a permission.requested event; "
+        "success is false when the request was already answered or never existed.",
+    ),
+    ApiMethod(
         p.METHOD_HOOKS_INVOKE,
         "host-to-extension",
         p.HooksInvokeParams,
@@ -165,13 +173,6 @@ API_METHODS: Final[tuple[ApiMethod, ...]] = (
         SessionParams,
         HandledResult,
         "Leave the session (the JS SDK's disconnect()): the extension's tools, commands and hooks go.",
-    ),
-    ApiMethod(
-        p.METHOD_HANDLE_PENDING_PERMISSION,
-        "extension-to-host",
-        p.HandlePendingPermissionParams,
-        HandledResult,
-        "An extension's answer to one permission.requested, by its requestId.",
     ),
     ApiMethod(
         p.METHOD_CANCEL_REQUEST,
