@@ -14,6 +14,7 @@ from __future__ import annotations
 from sdk_extension.wire.results import ToolResult
 
 from .budget import CrashBudget, ReloadBudget
+from .commands import CommandInfo, CommandResult
 from .errors import (
     ExtensionHostError,
     ExtensionLoadError,
@@ -29,6 +30,10 @@ from .hooks.specs import hookimpl
 from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
 from .info import ExtensionInfo, ExtensionStatus, ToolInfo
 from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
+from .permissions import PermissionOutcome
+from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
+from .session.errors import NoAgentError, TurnAbortedError, TurnError
+from .session.model_context import ContextMessage, ModelContext, ToolCall
 from .trust import TrustDecision, TrustStore
 
 __all__ = [
@@ -36,6 +41,12 @@ __all__ = [
     "DEFAULT_READINESS_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
     "GUARD_HOOKS",
+    "Agent",
+    "AgentReply",
+    "AgentRequest",
+    "CommandInfo",
+    "CommandResult",
+    "ContextMessage",
     "CrashBudget",
     "ErrorDecision",
     "ExtensionHost",
@@ -44,12 +55,18 @@ __all__ = [
     "ExtensionLoadError",
     "ExtensionStatus",
     "HookRecord",
+    "ModelContext",
+    "NoAgentError",
+    "OfferedTool",
+    "PermissionOutcome",
     "ProjectRootError",
     "PromptResult",
     "ReloadBudget",
     "ScaffoldError",
+    "ScriptedAgent",
     "SessionEndResult",
     "SessionStartResult",
+    "ToolCall",
     "ToolCallResult",
     "ToolCollisionError",
     "ToolInfo",
@@ -57,6 +74,8 @@ __all__ = [
     "TrustDecision",
     "TrustFileError",
     "TrustStore",
+    "TurnAbortedError",
+    "TurnError",
     "UnknownExtensionError",
     "UnknownToolError",
     "hookimpl",

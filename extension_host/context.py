@@ -7,20 +7,27 @@ behaviour. This module knows the shapes of those shared things, not what is done
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from .commands import CommandRegistry
 from .discovery import ExtensionSpec
 from .events import EventLog
 from .hooks.runner import HookRunner
 from .launch.forkserver import ForkServer
+from .permissions import PermissionBroker
 from .registry import ToolRegistry
+from .session_rpc import SessionRpcSources
 
-__all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "SendHandler", "SessionContext"]
+__all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "PromptSubmitter", "SendHandler", "SessionContext"]
 
 SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
 """What the embedding application does with ``session.send``: ``(prompt, attachments, extension_id)``."""
+
+PromptSubmitter = Callable[[str, list[dict[str, Any]], str], Awaitable[str]]
+"""Queues a prompt an extension sent (``(prompt, attachments, extension_id)``) and returns its
+message id; raises :class:`~extension_host.errors.ExtensionHostError` saying why it cannot."""
 
 GrantLookup = Callable[[ExtensionSpec], frozenset[str]]
 """The sensitive variables the user granted to an extension (may raise
@@ -60,5 +67,13 @@ class SessionContext:
     """Whether an extension may replace a built-in tool (``overridesBuiltInTool``)."""
     max_queued_bytes: int = MAX_QUEUED_BYTES
     """See :data:`MAX_QUEUED_BYTES`."""
+    commands: CommandRegistry = field(default_factory=CommandRegistry)
+    """Which slash command belongs to whom (beside ``registry``, the tools)."""
+    session_rpc: SessionRpcSources | None = None
+    """What the session-scoped RPC methods answer from (``None``: they are not answered)."""
+    submit: PromptSubmitter | None = None
+    """Where ``session.send`` goes (the session's turns); without it, ``on_send`` as before."""
+    permissions: PermissionBroker | None = None
+    """Pending permission requests, which extensions with a permission handler answer."""
     workspace_path: Path | None = None
     """The session's workspace folder (``files/``), given to extensions as ``workspacePath``."""

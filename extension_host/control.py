@@ -115,7 +115,8 @@ def describe_extensions(host: ExtensionHost) -> dict[str, Any]:
 
 def describe_extension(host: ExtensionHost, name: str) -> dict[str, Any]:
     """``host.inspect``, and what ``extensions inspect --json`` prints: the extension's
-    :meth:`~extension_host.ExtensionInfo.to_json` with its tools in full (schemas included),
+    :meth:`~extension_host.ExtensionInfo.to_json` with its tools in full (schemas included) and
+    its commands with their descriptions,
     its recent hook calls and the tail of its log.
 
     Raises:
@@ -123,9 +124,11 @@ def describe_extension(host: ExtensionHost, name: str) -> dict[str, Any]:
     """
     info = host.extension(name)
     tools = [tool for tool in host.tools.values() if tool.owner == info.id]
+    commands = [command for command in host.commands.values() if command.owner == info.id]
     return {
         **info.to_json(),
         "tools": [tool.to_json() for tool in tools],
+        "commands": [command.to_json() for command in commands],
         "recent_hook_calls": [dataclasses.asdict(call) for call in host.recent_hook_calls(info.id)],
         "log_tail": current_run_tail(info.log_path, _LOG_TAIL_LINES) if info.log_path else [],
     }

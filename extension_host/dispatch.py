@@ -10,8 +10,7 @@ at once that says so; a name nobody ever offered raises
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,9 +24,10 @@ from .events import EventLog, unique_ids
 from .hooks.composition import Composition, join_context
 from .hooks.runner import HookRunner
 from .outcomes import ToolCallResult
+from .permissions import AskHandler, PermissionBroker
 from .registry import BUILTIN_OWNER, ToolEntry, ToolInvoker, ToolRegistry
 
-__all__ = ["AskHandler", "Dispatcher", "builtin_entry"]
+__all__ = ["AskHandler", "Dispatcher", "builtin_entry"]  # AskHandler: re-exported from permissions
 
 
 def builtin_entry(tool: Tool, session_id: str) -> ToolEntry:
@@ -38,10 +38,6 @@ def builtin_entry(tool: Tool, session_id: str) -> ToolEntry:
         return await run_tool(tool, arguments, invocation)
 
     return ToolEntry(tool.name, tool.description, tool.parameters, BUILTIN_OWNER, invoke)
-
-
-AskHandler = Callable[[str, Any, "str | None"], "Awaitable[bool] | bool"]
-"""Answers a hook's ``ask``: ``(tool_name, arguments, reason) -> allowed``."""
 
 
 class Dispatcher:
@@ -56,15 +52,17 @@ class Dispatcher:
         on_ask: AskHandler | None = None,
         activity: ActivityTracker | None = None,
         unknown_hint: Callable[[], str | None] = lambda: None,
+        permissions: PermissionBroker | None = None,
     ) -> None:
-        """``unknown_hint()`` may add a sentence to an unknown tool's error (why it may be missing)."""
+        """``unknown_hint()`` may add a sentence to an unknown tool's error (why it may be missing);
+        ``permissions`` announces and answers an ``ask`` (default: one that asks ``on_ask`` only)."""
         self._unknown_hint = unknown_hint
         self._activity = activity or ActivityTracker()
         self._registry = registry
         self._events = events
         self._hooks = hooks
         self._unavailable_reason = unavailable_reason
-        self._on_ask = on_ask
+        self._permissions = permissions or PermissionBroker(events, on_ask)
         self._call_ids = unique_ids()
 
     async def call_tool(self, name: str, arguments: Any = None, *, tool_call_id: str | None = None) -> ToolCallResult:
@@ -101,7 +99,13 @@ class Dispatcher:
         else:  # the common case: no input object to build, nothing to call
             pre = Composition("on_pre_tool_use", arguments)
         if pre.decision == "ask":
-            await self._resolve_ask(pre, name)
+            await self._resolve_ask(pre, name, call_id)
+        elif pre.decision == "deny":
+            self._permissions.resolved_by_hook(
+                _hook_request(name, pre.value, pre.reason, call_id),
+                {"kind": "denied-by-permission-request-hook", **({"message": pre.reason} if pre.reason else {})},
+                tool_call_id=call_id,
+            )
         if pre.decision == "deny":
             text = f"The call to {name} was denied" + (f": {pre.reason}" if pre.reason else "")
             return ToolCallResult(
@@ -124,22 +128,30 @@ class Dispatcher:
         assert post.value is not None
         return ToolCallResult(post.value, join_context(pre.contexts + post.contexts), pre.decision, pre.decided_by)
 
-    async def _resolve_ask(self, pre: Composition, name: str) -> None:
-        if self._on_ask is None:
+    async def _resolve_ask(self, pre: Composition, name: str, call_id: str) -> None:
+        asked_by = pre.decided_by
+        if not self._permissions.can_ask():
+            # Announced all the same, so a timeline shows what was asked and why it was denied.
+            await self._permissions.request(_hook_request(name, pre.value, pre.reason, call_id), tool_call_id=call_id)
             pre.decide(
                 "deny",
-                f"{pre.decided_by} asked for confirmation ({pre.reason or 'no reason given'}) and "
+                f"{asked_by} asked for confirmation ({pre.reason or 'no reason given'}) and "
                 "nobody can answer here: without an ask handler, ask counts as deny",
-                pre.decided_by or "host",
+                asked_by or "host",
             )
             return
-        answer = self._on_ask(name, pre.value, pre.reason)
-        if inspect.isawaitable(answer):
-            answer = await answer
-        if answer:
+        outcome = await self._permissions.request(
+            _hook_request(name, pre.value, pre.reason, call_id), tool_call_id=call_id
+        )
+        if outcome.approved:
             pre.decision = "allow"
-        else:
-            pre.decide("deny", f"the user declined ({pre.reason or 'asked by ' + str(pre.decided_by)})", "user")
+            return
+        why = f"the user declined ({pre.reason or 'asked by ' + str(asked_by)})"
+        if outcome.decided_by == "host":
+            why = f"nobody answered ({outcome.feedback}; asked by {asked_by})"
+        elif outcome.feedback:
+            why += f": {outcome.feedback}"
+        pre.decide("deny", why, outcome.decided_by)
 
     async def _run(self, invoke: ToolInvoker, name: str, arguments: Any, call_id: str) -> ToolResult:
         self._events.emit("tool.execution_start", {"toolCallId": call_id, "toolName": name, "arguments": arguments})
@@ -154,3 +166,11 @@ class Dispatcher:
             complete["error"] = {"message": result.error}
         self._events.emit("tool.execution_complete", complete)
         return result
+
+
+def _hook_request(name: str, arguments: Any, reason: str | None, call_id: str) -> dict[str, Any]:
+    """A hook's ``ask`` as the SDK's ``PermissionRequestHook``."""
+    request: dict[str, Any] = {"kind": "hook", "toolName": name, "toolArgs": arguments, "toolCallId": call_id}
+    if reason:
+        request["hookMessage"] = reason
+    return request

@@ -1,7 +1,7 @@
 """The join handshake of one extension: what its ``session.resume`` declares, checked.
 
 Each function reads a validated :class:`~sdk_extension.wire.protocol.ResumeParams` and returns
-what the extension declared (its hooks and their matchers) or what it gets (the environment
+what the extension declared (its hooks and their matchers, its slash commands) or what it gets (the environment
 variables it asked for and was granted), or refuses with :class:`JoinRefused`, whose reason
 names what is wrong and what to do. The instance applies the answers; this module registers
 nothing and knows no process.
@@ -16,12 +16,13 @@ from sdk_extension.hooks import HOOK_NAMES, hook_point
 from sdk_extension.matchers import Matcher, compile_matchers
 from sdk_extension.wire import protocol as p
 
+from .commands import declared_commands as check_commands
 from .context import GrantLookup
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, resolve_request, validate_request
 from .errors import ExtensionHostError
 
-__all__ = ["JoinRefused", "declared_hooks", "declared_matchers", "granted_environment"]
+__all__ = ["JoinRefused", "declared_commands", "declared_hooks", "declared_matchers", "granted_environment"]
 
 
 class JoinRefused(Exception):
@@ -57,6 +58,14 @@ def declared_matchers(resume: p.ResumeParams, hooks: tuple[str, ...]) -> dict[st
         return compile_matchers(resume.get("hookMatchers"), hooks)
     except ValueError as exc:
         raise JoinRefused(f"session.resume: hookMatchers: {exc}") from None
+
+
+def declared_commands(resume: p.ResumeParams) -> list[tuple[str, str]]:
+    """The ``(name, description)`` of its slash commands (``commands``), checked."""
+    try:
+        return check_commands(resume.get("commands", []))
+    except ValueError as exc:
+        raise JoinRefused(f"session.resume: commands: {exc}") from None
 
 
 def granted_environment(

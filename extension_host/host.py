@@ -27,11 +27,13 @@ from sdk_extension.hooks import (
     SessionStartInput,
     UserPromptSubmittedInput,
 )
+from sdk_extension.tasks import BackgroundTasks
 from sdk_extension.tools import Tool
 from sdk_extension.wire.protocol import Event
 
 from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget
+from .commands import CommandEntry, CommandInfo, CommandRegistry, CommandResult
 from .context import MAX_QUEUED_BYTES, SendHandler, SessionContext
 from .discovery import ExtensionSpec
 from .dispatch import AskHandler, Dispatcher, builtin_entry
@@ -53,10 +55,15 @@ from .outcomes import (
 )
 from .paths import cache_dir, find_project_root, project_logs_dir
 from .paths import user_home as resolve_user_home
+from .permissions import PermissionBroker, PermissionOutcome
 from .registry import BUILTIN_OWNER, ToolRegistry
 from .reload import ExtensionWatcher
+from .session.agents import Agent, OfferedTool, agent_models, agent_usage
+from .session.model_context import ModelContext
 from .session.persisted import PersistedSession
 from .session.store import SessionStore
+from .session.turns import DEFAULT_SEND_TIMEOUT, TurnRunner
+from .session_rpc import SessionRpcSources
 from .supervisor import Supervisor
 from .trust import TrustDecision, TrustStore, decide_project_trust, untrusted_reason
 
@@ -98,8 +105,16 @@ class ExtensionHost:
             imported (much faster to start and reload; less memory); ``False``, or
             ``EXTENSION_HOST_FORK_SERVER=0`` in the environment, starts a new interpreter for
             each. Platforms without ``fork`` always do.
-        on_send: called for ``session.send`` from an extension (the agent's turn); without it
-            the session goes idle at once.
+        on_send: called for each ``session.send`` from an extension, after its checks (an
+            observer); with no ``agent`` it stands in for one: the session goes idle when it
+            returns. With neither, ``session.send`` fails saying there is no agent.
+        agent: answers prompts (:class:`~extension_host.session.agents.Agent`): ``send``,
+            ``send_and_wait`` and an extension's ``session.send`` run turns through it. Its
+            optional ``models()`` and ``usage()`` answer extensions' ``session.model.list`` and
+            ``session.usage.getMetrics`` (:mod:`extension_host.session_rpc`).
+        permission_clients: whether something answers permission requests with
+            :meth:`resolve_permission` (a client, a UI listening to events); then an ``ask``
+            that neither ``on_ask`` nor an extension answers waits for it.
         trust: whether the project's own extensions may run. ``None`` (the default) follows the
             user's recorded decision (``extensions trust``) or ``EXTENSION_HOST_TRUST_PROJECT=1``;
             until then they are listed as ``untrusted`` and none of their code runs.
@@ -154,6 +169,8 @@ class ExtensionHost:
         history_limit: int = HISTORY_LIMIT,
         history_bytes: int = HISTORY_BYTES,
         history_event_bytes: int = HISTORY_EVENT_BYTES,
+        agent: Agent | None = None,
+        permission_clients: bool = False,
         session: str | None = None,
         persist: bool = True,
     ) -> None:
@@ -168,6 +185,7 @@ class ExtensionHost:
             _version(),
         )
         self._registry = ToolRegistry()
+        self._commands = CommandRegistry(self._commands_changed)
         self._hooks = HookRunner(
             self.events,
             session_id=self.session_id,
@@ -191,6 +209,7 @@ class ExtensionHost:
         )
         if self._fork_server is not None:
             rotate_log(logs / "fork-server.log")  # the server appends to it for this host's life
+        self._permissions = PermissionBroker(self.events, on_ask, self._permission_handlers, clients=permission_clients)
         self._context = SessionContext(
             session_id=self.session_id,
             project_root=self.project_root,
@@ -209,8 +228,22 @@ class ExtensionHost:
             grants=self._granted,
             allow_builtin_overrides=allow_builtin_overrides,
             max_queued_bytes=max_queued_bytes,
+            submit=lambda prompt, attachments, extension_id: self._turns.submit_from_extension(
+                prompt, attachments, extension_id
+            ),
+            permissions=self._permissions,
+            commands=self._commands,
+            session_rpc=SessionRpcSources(
+                lambda: self.extensions,
+                self._commands,
+                lambda: agent_models(self.agent),
+                lambda: agent_usage(self.agent),
+                lambda: list(self.tools.values()),
+                self.run_command,
+            ),
         )
         self._activity = ActivityTracker()
+        self._crash_reports = BackgroundTasks("the host (error hooks on crashes)")
         self._supervisor = Supervisor(
             self._context,
             self._activity,
@@ -220,6 +253,7 @@ class ExtensionHost:
             untrusted=self._untrusted,
             crash_budget=crash_budget if watch else None,
             reload_budget=reload_budget if watch else None,
+            crash_listener=self._extension_crashed,
         )
         self._dispatcher = Dispatcher(
             self._registry,
@@ -229,6 +263,17 @@ class ExtensionHost:
             on_ask,
             self._activity,
             self._unknown_tool_hint,
+            self._permissions,
+        )
+        self._turns = TurnRunner(
+            self.events,
+            agent=agent,
+            call_tool=lambda name, arguments, call_id: self.call_tool(name, arguments, tool_call_id=call_id),
+            submit_prompt=self.submit_prompt,
+            report_error=self.report_error,
+            tools=lambda: [OfferedTool(t.name, t.description, t.parameters) for t in self.tools.values()],
+            roots=self._attachment_roots,
+            on_send=on_send,
         )
         self._watcher = (
             # An untrusted project's extension folders are not walked: only their root is watched.
@@ -275,6 +320,8 @@ class ExtensionHost:
         protect_host_environment()
         self._session.begin()
         self._use_session()
+        if self._session.resumed:
+            self._turns.model_context.reset(self._session.replay())  # the context the log holds
         self.events.subscribe(self._forward_to_extensions)
         await self._supervisor.start_all()
         if self._watcher is not None:
@@ -290,6 +337,8 @@ class ExtensionHost:
         if self._stopped:
             return
         self._stopped = True
+        await self._turns.close()
+        await self._crash_reports.cancel(self._context.stop_grace)
         if self._watching is not None:
             self._stop_watching.set()
             try:
@@ -327,6 +376,7 @@ class ExtensionHost:
             await self.end_session("complete")
         self._session.renew()
         self._use_session()
+        self._turns.model_context.reset()
         await self._supervisor.restart_all()
         await self._refresh_watch()
         self._session_ended = False
@@ -432,6 +482,13 @@ class ExtensionHost:
             for entry in self._registry.entries()
         }
 
+    @property
+    def commands(self) -> dict[str, CommandInfo]:
+        """Every slash command offered right now, by name (without the ``/``)."""
+        return {
+            entry.name: CommandInfo(entry.name, entry.description, entry.owner) for entry in self._commands.entries()
+        }
+
     def on_event(self, listener: EventListener, replay: bool = False) -> Any:
         """Call ``listener(event)`` for every later session event; returns an unsubscribe function.
 
@@ -454,6 +511,21 @@ class ExtensionHost:
             UnknownToolError: no extension or built-in offers ``name``.
         """
         return await self._dispatcher.call_tool(name, arguments, tool_call_id=tool_call_id)
+
+    async def run_command(self, name: str, args: str = "", *, timeout: float | None = None) -> CommandResult:
+        """Run the slash command ``name`` (``deploy`` or ``/deploy``) with the raw argument
+        string ``args`` in the extension that offers it, and return how it ended.
+
+        Never raises for the command's sake: an unknown name, a handler that failed, an
+        extension that is gone or goes meanwhile, or no answer within ``timeout`` seconds
+        (default: the tool timeout) come back as a :class:`CommandResult` saying so.
+        """
+        bare = name.removeprefix("/")
+        entry = self._commands.get(bare)
+        if entry is None:
+            known = ", ".join(f"/{command}" for command in sorted(self.commands)) or "none"
+            return CommandResult(bare, "unknown", f"no command '/{bare}' is offered; commands: {known}")
+        return await entry.invoke(args, timeout)
 
     async def submit_prompt(self, prompt: str) -> PromptResult:
         """Run the prompt hooks on a user prompt; returns it rewritten, or rejected with a reason."""
@@ -505,6 +577,91 @@ class ExtensionHost:
             outcome.merged_value("user_notification"),
         )
 
+    # -- turns and permissions ----------------------------------------------------------
+
+    @property
+    def agent(self) -> Agent | None:
+        """The agent that answers prompts (``agent=``), if any."""
+        return self._turns.agent
+
+    @property
+    def model_context(self) -> ModelContext:
+        """The messages the agent sees, projected from this session's events."""
+        return self._turns.model_context
+
+    async def send(self, prompt: str, attachments: list[dict[str, Any]] | None = None) -> str:
+        """Run the prompt hooks and queue a turn for the agent; returns the prompt's message id.
+
+        Raises:
+            TurnError: no agent (:class:`~extension_host.session.turns.NoAgentError`), a bad
+                attachment, a prompt hook rejected it, or too many prompts wait.
+        """
+        return await self._turns.submit(prompt, attachments or [])
+
+    async def send_and_wait(
+        self, prompt: str, attachments: list[dict[str, Any]] | None = None, timeout: float = DEFAULT_SEND_TIMEOUT
+    ) -> Event | None:
+        """:meth:`send`, then wait for ``session.idle``; returns the last ``assistant.message``
+        of this prompt's run (``None`` if the agent said nothing).
+
+        Raises:
+            TimeoutError: not idle within ``timeout`` seconds.
+            TurnError: as :meth:`send`, or the run ended with ``session.error``
+                (:class:`~extension_host.session.turns.TurnAbortedError`).
+        """
+        return await self._turns.send_and_wait(prompt, attachments or [], timeout=timeout)
+
+    @property
+    def pending_prompts(self) -> list[str]:
+        """The message ids of the prompts queued behind the running one."""
+        return self._turns.pending
+
+    async def wait_idle(self, timeout: float | None = None) -> None:
+        """Wait until no prompt is running or queued."""
+        await self._turns.wait_idle(timeout)
+
+    def resolve_permission(self, request_id: str, approved: bool, feedback: str | None = None) -> bool:
+        """Answer a pending ``permission.requested``; a rejection's ``feedback`` reaches the agent
+        in the tool result. False if the request is not pending (answered already, or unknown)."""
+        decision: dict[str, Any] = {"kind": "approve-once"} if approved else {"kind": "reject"}
+        if feedback and not approved:
+            decision["feedback"] = feedback
+        return self._permissions.resolve(request_id, decision, "user")
+
+    async def request_permission(
+        self, permission_request: dict[str, Any], *, tool_call_id: str | None = None
+    ) -> PermissionOutcome:
+        """Ask for a permission of the application's own, in the SDK's shape
+        (``{"kind": "custom-tool", "toolName": ..., "toolDescription": ...}``, ``{"kind": "url",
+        ...}``): announced as ``permission.requested`` and answered like a hook's ``ask`` (by
+        ``on_ask``, an extension's permission handler or :meth:`resolve_permission`); denied at
+        once when nobody can answer.
+
+        Raises:
+            ValueError: ``permission_request`` has no string ``kind``.
+        """
+        if not isinstance(permission_request.get("kind"), str):
+            raise ValueError("a permission request needs a 'kind', e.g. {'kind': 'custom-tool', ...}")
+        return await self._permissions.request(dict(permission_request), tool_call_id=tool_call_id)
+
+    @property
+    def pending_permissions(self) -> list[str]:
+        """The ids of the permission requests waiting for an answer."""
+        return self._permissions.pending
+
+    def _extension_crashed(self, extension_id: str, error: str) -> None:
+        self._crash_reports.spawn(self._turns.report_crash(extension_id, error))
+
+    def _permission_handlers(self) -> bool:
+        return any(i.handles_permissions and i.status == "running" for i in self._supervisor.current())
+
+    def _attachment_roots(self) -> list[Path]:
+        roots = [self.project_root]
+        workspace = getattr(self, "workspace_path", None)  # the session's workspace, where there is one
+        if workspace:
+            roots.append(Path(workspace))
+        return roots
+
     # -- in-process plugins -------------------------------------------------------------
 
     def register_plugin(
@@ -543,6 +700,10 @@ class ExtensionHost:
         return list(self._hooks.recent.get(owner, ()))
 
     # -- internals ----------------------------------------------------------------------
+
+    def _commands_changed(self, entries: list[CommandEntry]) -> None:
+        commands = [{"name": entry.name, "description": entry.description} for entry in entries]
+        self.events.emit("commands.changed", {"commands": commands}, ephemeral=True)
 
     def _forward_to_extensions(self, event: Event) -> None:
         for instance in self._supervisor.current():

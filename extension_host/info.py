@@ -13,9 +13,13 @@ from typing import Any, Literal, cast
 
 __all__ = ["ExtensionInfo", "ExtensionStatus", "ToolInfo"]
 
-ExtensionStatus = Literal["starting", "running", "failed", "quarantined", "disabled", "shadowed", "untrusted"]
+ExtensionStatus = Literal[
+    "starting", "running", "failed", "quarantined", "disabled", "shadowed", "untrusted", "detached"
+]
 """``quarantined``: it crashed after joining more often than the crash budget allows, so a
-long-running host stopped restarting it until its files change or it is reloaded by name."""
+long-running host stopped restarting it until its files change or it is reloaded by name.
+``detached``: it left the session (``session.detach``, the JS SDK's ``disconnect()``); its
+tools, commands and hooks are withdrawn, its process may run on until it ends."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +51,8 @@ class ExtensionInfo:
     """Those the user has not granted, so it was not loaded."""
     overrides_builtin: tuple[str, ...] = ()
     """Built-in tools of the host it replaces (``overridesBuiltInTool``)."""
+    commands: tuple[str, ...] = ()
+    """The slash commands it offers (names without the ``/``)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` form (contract §9), plus the log path, shadowing, the folder a link
@@ -72,6 +78,7 @@ class ExtensionInfo:
                 "missing": list(self.environment_missing),
             },
             "overrides_builtin": list(self.overrides_builtin),
+            "commands": list(self.commands),
         }
 
     @classmethod
@@ -99,6 +106,7 @@ class ExtensionInfo:
             environment_granted=tuple(environment.get("granted") or ()),
             environment_missing=tuple(environment.get("missing") or ()),
             overrides_builtin=tuple(data.get("overrides_builtin") or ()),
+            commands=tuple(data.get("commands") or ()),
         )
 
 

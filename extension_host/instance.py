@@ -2,8 +2,11 @@
 
 An :class:`ExtensionInstance` starts the process, answers what the extension asks of the host
 (``connect``, ``session.resume``, ``session.log``, ``session.send``,
-``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest``), registers its
-tools the moment it joins (never waiting for another extension), answers its request for
+``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest`` and
+``releaseInterest``,
+``session.commands.handlePendingCommand``, ``session.detach``, and the session-scoped methods of
+:mod:`~extension_host.session_rpc`), registers its tools and slash commands the moment it joins
+(never waiting for another extension), runs its commands, answers its request for
 environment variables with the granted values, and turns every way it can go wrong (crash,
 protocol error, collision, a variable nobody granted, no join in time) into status ``failed``
 with a one-line reason. Whatever happens to it, its pending calls end at once and its tools
@@ -32,18 +35,23 @@ from sdk_extension.wire.framing import FramingError
 from sdk_extension.wire.results import ToolResult
 
 from .calls import PendingCalls
+from .command_calls import PendingCommands
+from .commands import CommandCollisionError, CommandEntry, CommandResult
 from .context import SessionContext
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment
-from .errors import ExtensionLoadError, ToolCollisionError
-from .handshake import JoinRefused, declared_hooks, declared_matchers, granted_environment
+from .errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
+from .events import unique_ids
+from .handshake import JoinRefused, declared_commands, declared_hooks, declared_matchers, granted_environment
 from .info import ExtensionInfo, ExtensionStatus
 from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
 from .launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from .registry import ToolEntry
+from .session_rpc import session_rpc_handlers
 from .validation import validate
 
 __all__ = [
+    "MAX_INTEREST_HANDLES",
     "NOT_JOINED_GRACE",
     "STOP_IDLE_LIMIT",
     "STOP_QUIET",
@@ -66,6 +74,9 @@ STOP_QUIET: Final = 0.1
 request it sent just before (a ``session.log`` right after joining) is read and answered."""
 STOP_IDLE_LIMIT: Final = 1.0
 """The longest a stop waits for that quiet (s): a chatty extension is stopped anyway."""
+
+MAX_INTEREST_HANDLES: Final = 1024
+"""``registerInterest`` handles one extension may hold at once (each release gives one back)."""
 
 NOT_JOINED_GRACE: Final = 0.5
 """Each step of the stop ladder for an extension that failed before joining (s)."""
@@ -109,9 +120,17 @@ class ExtensionInstance:
         self.settled = asyncio.Event()
         """Set once the extension is running or has failed (its registration is decided)."""
         self._interests: set[str] = set()
+        self._joined_interests: frozenset[str] = frozenset()
+        """The event types ``session.resume`` asked for: releasing a handle never drops them."""
+        self._interest_handles: dict[str, str] = {}
+        self._handle_ids = unique_ids()
+        self.handles_permissions = False
+        """It joined with a permission handler (``requestPermission``) and is not failed."""
         self._process: ExtensionProcess | None = None
         self._connection: Connection | None = None
         self._calls = PendingCalls(spec.id, context.session_id, context.tool_timeout)
+        self._command_runs = PendingCommands(spec.id, context.session_id, self._command_completed)
+        self._declared_commands: list[CommandEntry] = []
         self._tasks = BackgroundTasks(f"extension {spec.id}")
         self._stopping = False
         self.retired = False
@@ -151,6 +170,7 @@ class ExtensionInstance:
             environment_granted=self.environment.granted,
             environment_missing=self.environment.missing,
             overrides_builtin=self.overrides_builtin,
+            commands=tuple(self._context.commands.held_by(self)),
         )
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -190,6 +210,11 @@ class ExtensionInstance:
                 p.METHOD_SESSION_SEND: self._on_send,
                 p.METHOD_HANDLE_PENDING_TOOL_CALL: self._calls.answer,
                 p.METHOD_REGISTER_INTEREST: self._on_register_interest,
+                p.METHOD_HANDLE_PENDING_PERMISSION: self._on_permission_answer,
+                p.METHOD_RELEASE_INTEREST: self._on_release_interest,
+                p.METHOD_HANDLE_PENDING_COMMAND: self._command_runs.answer,
+                p.METHOD_SESSION_DETACH: self._on_detach,
+                **(session_rpc_handlers(context.session_rpc) if context.session_rpc is not None else {}),
             },
             max_queued_bytes=context.max_queued_bytes,
         )
@@ -223,7 +248,9 @@ class ExtensionInstance:
         self._stopping = True
         self._context.registry.unregister(self.id, holder=self)
         self._context.hooks.unregister(self.id, holder=self)
+        self._context.commands.unregister(self.id, holder=self)
         self._calls.end_all("the extension is stopping")
+        self._command_runs.end_all("the extension is stopping")
         self.settled.set()  # a start still waiting for the join returns
         if self._connection is not None and self._process is not None and self._process.returncode is None:
             # Requests it already sent are answered before its stdin closes: it may be stopped
@@ -259,8 +286,10 @@ class ExtensionInstance:
         self.error = reason
         removed = self._context.registry.unregister(self.id, holder=self)
         self._context.hooks.unregister(self.id, holder=self)
+        self._context.commands.unregister(self.id, holder=self)
         self.lost_tools = tuple(removed)
         self._calls.end_all(f"extension {self.id} failed: {reason}")
+        self._command_runs.end_all(f"extension {self.id} failed: {reason}")
         self.settled.set()
         if was_running and not self.retired:
             self._context.events.emit(
@@ -295,7 +324,7 @@ class ExtensionInstance:
 
     async def _watch_exit(self, process: ExtensionProcess) -> None:
         code = await process.wait()
-        if self._stopping or self.status in ("failed", "quarantined"):
+        if self._stopping or self.status in ("failed", "quarantined", "detached"):
             return
         reason = process.failure_reason()
         when = "before joining" if self.status == "starting" else "while running"
@@ -334,6 +363,57 @@ class ExtensionInstance:
             "input": dict(wire_input),
         }
         return await connection.request(p.METHOD_HOOKS_INVOKE, params, timeout=timeout)
+
+    # -- slash commands -------------------------------------------------------------------
+
+    async def invoke_command(self, name: str, args: str, timeout: float | None = None) -> CommandResult:
+        """Run the extension's command ``name`` with the argument string ``args``; always
+        returns a result (``timeout`` after ``timeout`` s, default the tool timeout), never hangs."""
+        connection = self._connection
+        if self.status != "running" or connection is None or connection.closed:
+            text = f"command '/{name}' is unavailable: extension {self.id} is {self.status}"
+            return CommandResult(name, "unavailable", text, self.id)
+        limit = self._context.tool_timeout if timeout is None else timeout
+        return await self._command_runs.run(connection, name, args, limit)
+
+    def _command_completed(self, request_id: str) -> None:
+        self._context.events.emit("command.completed", {"requestId": request_id}, ephemeral=True)
+
+    def _collisions(self, entries: list[ToolEntry]) -> list[tuple[str, str, str]]:
+        """(kind, name, holder) of each tool and command it declares that another extension holds."""
+        tools = self._context.registry.conflicts(self.id, entries)
+        commands = self._context.commands.conflicts(self.id, self._declared_commands)
+        return [("tool", name, owner) for name, owner in tools.items()] + [
+            ("command", name, owner) for name, owner in commands.items()
+        ]
+
+    def colliding_owners(self, entries: list[ToolEntry]) -> list[str]:
+        """The extensions holding a tool of ``entries`` or a command it declared (its arbiter asks)."""
+        return [owner for _, _, owner in self._collisions(entries)]
+
+    def _on_detach(self, params: Any) -> dict[str, Any]:
+        """``session.detach`` (the JS SDK's ``disconnect()``): its SDK has dropped every handler,
+        so its tools, commands and hooks leave the session now; its process may run on."""
+        if self.status == "running":
+            self.status = "detached"
+            removed = self._context.registry.unregister(self.id, holder=self)
+            self._context.hooks.unregister(self.id, holder=self)
+            self._context.commands.unregister(self.id, holder=self)
+            self._calls.end_all(f"extension {self.id} detached from the session")
+            self._command_runs.end_all(f"extension {self.id} detached from the session")
+            self._context.events.emit(
+                "session.info",
+                {
+                    "infoType": "extension",
+                    "message": f"extension {self.id} detached from the session",
+                    "extensionId": self.id,
+                },
+            )
+            if removed:
+                self._context.events.emit(
+                    "session.tools_updated", {"removed": removed, "extensionId": self.id}, ephemeral=True
+                )
+        return {"success": True}
 
     # -- events -------------------------------------------------------------------------
 
@@ -379,6 +459,7 @@ class ExtensionInstance:
         try:
             hooks = declared_hooks(resume)
             matchers = declared_matchers(resume, hooks)
+            commands = declared_commands(resume)
             self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants)
         except JoinRefused as refused:
             if refused.grant is not None:
@@ -387,6 +468,10 @@ class ExtensionInstance:
             raise RpcError(refused.code, refused.reason, refused.data) from None
         if self._stopping or self.retired:
             raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
+        self._declared_commands = [
+            CommandEntry(name, description, self.id, functools.partial(self.invoke_command, name), holder=self)
+            for name, description in commands
+        ]
         entries = [
             ToolEntry(
                 name=tool["name"],
@@ -415,12 +500,19 @@ class ExtensionInstance:
             # Checked against the other extensions only: an earlier version of this one is
             # swapped out in the same step (hot reload), or there is none.
             await self._claim(entries)
+        except CommandCollisionError as exc:
+            self._fail(str(exc))
+            raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"command": exc.command}) from None
         except ExtensionLoadError as exc:
             self._fail(str(exc))
             raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"tool": getattr(exc, "tool", None)}) from None
         self.hooks = hooks
         self.hook_matchers = matchers
         self._interests = set(resume["eventTypes"]) if "eventTypes" in resume else {_ALL_EVENTS}
+        self.handles_permissions = bool(resume.get("requestPermission"))
+        if self.handles_permissions:
+            self._interests.add("permission.requested")  # what its handler answers
+        self._joined_interests = frozenset(self._interests)
         self._context.hooks.register_extension(
             self.id, self.order, hooks, self.invoke_hook, holder=self, matchers=matchers
         )
@@ -455,19 +547,23 @@ class ExtensionInstance:
             ExtensionLoadError: a name is invalid, declared twice, or taken and not yielded.
         """
         registry = self._context.registry
-        if registry.conflicts(self.id, entries) and self._arbiter is not None:
+        if self._collisions(entries) and self._arbiter is not None:
             self._arbitrating = True
             try:
                 yielding = await self._arbiter(self, entries)
             finally:
                 self._arbitrating = False
-            taken = registry.conflicts(self.id, entries)
+            taken = self._collisions(entries)
             for holder in yielding or ():
-                name = next(name for name, owner in taken.items() if owner == holder.id)
-                holder.evict(str(ToolCollisionError(holder.id, name, self.id)))
+                kind, name = next((kind, name) for kind, name, owner in taken if owner == holder.id)
+                error = ToolCollisionError if kind == "tool" else CommandCollisionError
+                holder.evict(str(error(holder.id, name, self.id)))
         if self._stopping or self.retired:
             raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
+        for name, holder_id in self._context.commands.conflicts(self.id, self._declared_commands).items():
+            raise CommandCollisionError(self.id, name, holder_id)
         registry.replace(self.id, entries)
+        self._context.commands.replace(self.id, self._declared_commands)
 
     def _on_log(self, params: Any) -> dict[str, Any]:
         log = validate(p.METHOD_SESSION_LOG, p.LogParams, params)
@@ -486,6 +582,11 @@ class ExtensionInstance:
     async def _on_send(self, params: Any) -> dict[str, Any]:
         send = validate(p.METHOD_SESSION_SEND, p.SendParams, params)
         attachments = send.get("attachments", [])
+        if self._context.submit is not None:
+            try:
+                return {"messageId": await self._context.submit(send["prompt"], attachments, self.id)}
+            except ExtensionHostError as exc:
+                raise RpcError(p.INVALID_REQUEST, f"session.send: {exc}") from None
         event = self._context.events.emit(
             "user.message", {"content": send["prompt"], "attachments": attachments, "source": self.id}
         )
@@ -496,7 +597,33 @@ class ExtensionInstance:
             self._context.events.emit("session.idle", {}, ephemeral=True)
         return {"messageId": event["id"]}
 
+    def _on_permission_answer(self, params: Any) -> dict[str, Any]:
+        answer = validate(p.METHOD_HANDLE_PENDING_PERMISSION, p.HandlePendingPermissionParams, params)
+        permissions = self._context.permissions
+        if permissions is None:
+            return {"success": False}
+        try:
+            return {"success": permissions.resolve(answer["requestId"], answer["result"], self.id)}
+        except ValueError as exc:
+            raise RpcError(p.INVALID_PARAMS, f"{p.METHOD_HANDLE_PENDING_PERMISSION}: {exc}") from None
+
     def _on_register_interest(self, params: Any) -> dict[str, Any]:
         interest = validate(p.METHOD_REGISTER_INTEREST, p.RegisterInterestParams, params)
+        if len(self._interest_handles) >= MAX_INTEREST_HANDLES:
+            raise RpcError(
+                p.INVALID_REQUEST,
+                f"{p.METHOD_REGISTER_INTEREST}: extension {self.id} holds {MAX_INTEREST_HANDLES} interests, "
+                "the most it may; release some (session.eventLog.releaseInterest) first",
+            )
         self._interests.add(interest["eventType"])
-        return {}
+        handle = next(self._handle_ids)
+        self._interest_handles[handle] = interest["eventType"]
+        return {"handle": handle}
+
+    def _on_release_interest(self, params: Any) -> dict[str, Any]:
+        release = validate(p.METHOD_RELEASE_INTEREST, p.ReleaseInterestParams, params)
+        event_type = self._interest_handles.pop(release["handle"], None)
+        still_wanted = event_type in self._joined_interests or event_type in self._interest_handles.values()
+        if event_type is not None and not still_wanted:
+            self._interests.discard(event_type)
+        return {"success": True}

@@ -78,11 +78,14 @@ class Supervisor:
         crash_budget: CrashBudget | None = None,
         reload_budget: ReloadBudget | None = None,
         instance_factory: InstanceFactory = ExtensionInstance,
+        crash_listener: Callable[[str, str], None] | None = None,
     ) -> None:
         """``untrusted()`` says why the project's own extensions may not run now (``None``:
         they may). Without ``crash_budget`` a crashed extension stays failed (one-shot hosts);
         without ``reload_budget`` :meth:`apply_watched` never pauses. ``instance_factory``
-        builds each instance (see :class:`InstanceFactory`)."""
+        builds each instance (see :class:`InstanceFactory`). ``crash_listener(id, error)`` hears
+        of every crash of a running extension, restarted or not."""
+        self._crash_listener = crash_listener
         self._instance_factory = instance_factory
         self._context = context
         self._untrusted = untrusted
@@ -298,7 +301,7 @@ class Supervisor:
         ]
         if undecided:
             await asyncio.gather(*undecided)
-        holders = [batch.get(owner) for owner in self._context.registry.conflicts(joiner.id, entries).values()]
+        holders = [batch.get(owner) for owner in joiner.colliding_owners(entries)]
         if any(holder is None or holder.order < joiner.order or holder.status != "running" for holder in holders):
             return None
         return list(dict.fromkeys(holder for holder in holders if holder is not None))
@@ -334,6 +337,12 @@ class Supervisor:
 
     def _crashed(self, instance: ExtensionInstance) -> None:
         """A running extension failed by itself: restart it after a backoff, or quarantine it."""
+        if (
+            self._crash_listener is not None
+            and not self._closing.is_set()
+            and self._current.get(instance.id) is instance
+        ):
+            self._crash_listener(instance.id, instance.error or "it exited")
         if self._crashes is None or self._crash_budget is None or self._closing.is_set():
             return
         if self._current.get(instance.id) is not instance:

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .commands import Command, CommandContext, command
 from .errors import (
     ExtensionError,
     HookOutputError,
+    InvalidCommandError,
     InvalidHookError,
     InvalidToolError,
     JoinError,
     NotUnderHostError,
+    SessionRpcError,
     ToolArgumentsError,
 )
 from .join import join_session, join_session_async
@@ -78,11 +81,14 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "HOOK_NAMES",
+    "Command",
+    "CommandContext",
     "ErrorOccurredInput",
     "ErrorOccurredOutput",
     "ExtensionError",
     "HookInvocation",
     "HookOutputError",
+    "InvalidCommandError",
     "InvalidHookError",
     "InvalidToolError",
     "JoinError",
@@ -94,6 +100,7 @@ __all__ = [
     "Session",
     "SessionEndInput",
     "SessionEndOutput",
+    "SessionRpcError",
     "SessionStartInput",
     "SessionStartOutput",
     "Tool",
@@ -102,6 +109,7 @@ __all__ = [
     "ToolResult",
     "UserPromptSubmittedInput",
     "UserPromptSubmittedOutput",
+    "command",
     "join_session",
     "join_session_async",
     "tool",

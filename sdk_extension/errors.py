@@ -5,8 +5,10 @@
     ExtensionError                  anything this SDK raises on purpose
     ├── NotUnderHostError           join_session() called in a process the host did not start
     ├── JoinError                   the host refused the join, or it did not complete in time
+    ├── SessionRpcError             the host refused or failed a session.rpc call (.method, .code)
     ├── InvalidToolError            a tool definition is unusable (.tool)
     ├── InvalidHookError            an unknown hook name or a non-callable handler (.hook)
+    ├── InvalidCommandError         a slash command definition is unusable (.command)
     ├── ToolArgumentsError          a call's arguments do not fit the tool (.tool, .field)
     └── HookOutputError             a hook returned something the protocol cannot carry (.hook, .key)
 
@@ -19,10 +21,12 @@ from __future__ import annotations
 __all__ = [
     "ExtensionError",
     "HookOutputError",
+    "InvalidCommandError",
     "InvalidHookError",
     "InvalidToolError",
     "JoinError",
     "NotUnderHostError",
+    "SessionRpcError",
     "ToolArgumentsError",
 ]
 
@@ -47,6 +51,17 @@ class JoinError(ExtensionError):
         self.code = code
 
 
+class SessionRpcError(ExtensionError):
+    """A session-scoped method (``session.rpc``) was refused or failed; ``code`` is the JSON-RPC
+    error code (``-32002``, not supported; ``-32601``, unknown method), ``data`` its data."""
+
+    def __init__(self, method: str, message: str, code: int, data: object = None) -> None:
+        super().__init__(message if method in message else f"{method}: {message}")
+        self.method = method
+        self.code = code
+        self.data = data
+
+
 class InvalidToolError(ExtensionError):
     """A tool definition cannot be offered; ``tool`` names it."""
 
@@ -61,6 +76,14 @@ class InvalidHookError(ExtensionError):
     def __init__(self, hook: str, message: str) -> None:
         super().__init__(message)
         self.hook = hook
+
+
+class InvalidCommandError(ExtensionError):
+    """A slash command definition cannot be offered; ``command`` names it."""
+
+    def __init__(self, command: str, message: str) -> None:
+        super().__init__(f"command {command!r}: {message}")
+        self.command = command
 
 
 class ToolArgumentsError(ExtensionError):

@@ -20,7 +20,9 @@ from typing import Any, Final
 
 from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
-from .errors import ExtensionError, InvalidHookError, JoinError, NotUnderHostError
+from .commands import MAX_COMMANDS, Command
+from .errors import ExtensionError, InvalidCommandError, InvalidHookError, JoinError, NotUnderHostError
+from .permissions import PermissionHandler
 from .session import Session, _Client
 from .tools import Tool
 from .wire import protocol as p
@@ -61,11 +63,14 @@ class _Joining:
     matchers: dict[str, list[str]]
     read_fd: int
     write_fd: int
+    commands: tuple[Command, ...] = ()
 
     async def client(self) -> _Client:
         """The client over the protocol streams (on the running loop), not yet joined."""
         connection = Connection(PipeReader(self.read_fd), await open_pipe_writer(self.write_fd))
-        return _Client(self.session_id, self.tools, self.hooks, connection, self.requested, self.matchers)
+        return _Client(
+            self.session_id, self.tools, self.hooks, connection, self.requested, self.matchers, self.commands
+        )
 
 
 def _begin(
@@ -73,15 +78,17 @@ def _begin(
     hooks: Mapping[str, Callable[..., Any]] | None,
     hook_matchers: Mapping[str, Iterable[str]] | None,
     requested_environment_variables: Iterable[str],
+    commands: Iterable[Command] = (),
 ) -> _Joining:
     """Check what the author gave, then claim the protocol's descriptors (once per process)."""
     tool_list, hook_map = _prepare(tools, hooks)
+    command_list = _commands(commands)
     matchers = wire_hook_matchers(hook_matchers, hook_map)
     requested = _requested(requested_environment_variables)
     session_id = _session_id()
     _claim_join()
     read_fd, write_fd = claim_protocol_stdio()
-    return _Joining(session_id, tool_list, hook_map, requested, matchers, read_fd, write_fd)
+    return _Joining(session_id, tool_list, hook_map, requested, matchers, read_fd, write_fd, command_list)
 
 
 async def join_session_async(
@@ -91,12 +98,14 @@ async def join_session_async(
     join_timeout: float = DEFAULT_JOIN_TIMEOUT,
     requested_environment_variables: Iterable[str] = (),
     hook_matchers: Mapping[str, Iterable[str]] | None = None,
+    commands: Iterable[Command] = (),
+    on_permission_request: PermissionHandler | None = None,
 ) -> Session:
     """Join the host's session on the running event loop and return the :class:`Session`.
 
     Keep the loop running afterwards (``await session.wait_closed()``); the host ends the
-    extension by closing the connection. ``requested_environment_variables`` and
-    ``hook_matchers`` work as in :func:`join_session`.
+    extension by closing the connection. ``requested_environment_variables``,
+    ``hook_matchers``, ``on_permission_request`` and ``commands`` work as in :func:`join_session`.
 
     Raises:
         NotUnderHostError: not started by an extension host.
@@ -104,8 +113,9 @@ async def join_session_async(
         JoinError: the host refused the join (e.g. a tool name is taken, or a requested
             variable is not granted) or did not answer.
     """
-    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables)
+    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables, commands)
     client = await joining.client()
+    client.permission_handler = on_permission_request
     session = await client.join(join_timeout)
     client.released.set()  # waiting calls run after the caller has stored the session
     return session
@@ -118,6 +128,8 @@ def join_session(
     join_timeout: float = DEFAULT_JOIN_TIMEOUT,
     requested_environment_variables: Iterable[str] = (),
     hook_matchers: Mapping[str, Iterable[str]] | None = None,
+    commands: Iterable[Command] = (),
+    on_permission_request: PermissionHandler | None = None,
 ) -> Session:
     """Join the host's session and return the :class:`Session` once joined.
 
@@ -133,19 +145,28 @@ def join_session(
     is for: ``{"on_pre_tool_use": ["bash", "run_*"]}`` (tool names or ``fnmatch`` patterns);
     the host calls it only for those tools. A hook left out is called for every tool.
 
+    ``on_permission_request(request, invocation)`` answers the host's permission requests (a
+    hook's ``ask``): True, False, feedback text (a rejection), a dict of the SDK's decision
+    kinds, or None to leave it to others (see :mod:`sdk_extension.permissions`).
+
+    ``commands`` are slash commands (:class:`~sdk_extension.commands.Command`, or ``@command``
+    functions) the user can run as ``/name args``; their names are unique across extensions.
+
     Raises:
         NotUnderHostError: not started by an extension host.
         InvalidToolError, InvalidHookError: a tool or hook definition (or a matcher) is unusable.
+        InvalidCommandError: a command is given twice, or is not a ``Command``.
         JoinError: the host refused the join (e.g. a tool name is taken, or a requested
             variable is not granted) or did not answer.
     """
-    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables)
+    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables, commands)
     joined = threading.Event()
     outcome: list[Session | BaseException] = []
 
     async def serve() -> None:
         try:
             client = await joining.client()
+            client.permission_handler = on_permission_request
             session = await client.join(join_timeout)
         except BaseException as exc:
             outcome.append(exc)
@@ -230,6 +251,22 @@ def _prepare(
             raise ExtensionError(f"tool {item.name!r} is given twice")
         seen.add(item.name)
     return tool_list, resolve_hooks(hooks)
+
+
+def _commands(commands: Iterable[Command]) -> tuple[Command, ...]:
+    checked = tuple(commands)
+    seen: set[str] = set()
+    for item in checked:
+        if not isinstance(item, Command):
+            raise TypeError(
+                f"commands must be Command objects (use @command or Command(...)), got {type(item).__name__}"
+            )
+        if item.name in seen:
+            raise InvalidCommandError(item.name, "is given twice")
+        seen.add(item.name)
+    if len(checked) > MAX_COMMANDS:
+        raise InvalidCommandError(checked[-1].name, f"{len(checked)} commands given, over the limit of {MAX_COMMANDS}")
+    return checked
 
 
 def wire_hook_matchers(matchers: Mapping[str, Iterable[str]] | None, hooks: Mapping[str, Any]) -> dict[str, list[str]]:

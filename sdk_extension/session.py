@@ -26,7 +26,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
-from .errors import ExtensionError, JoinError
+from .commands import Command, CommandContext, run_command
+from .errors import ExtensionError, JoinError, SessionRpcError
+from .permissions import PermissionHandler, decide_permission
 from .tasks import BackgroundTasks
 from .tools import Tool, ToolInvocation, run_tool
 from .wire import protocol as p
@@ -113,17 +115,26 @@ class Session:
 
         Raises:
             TimeoutError: the session did not go idle within ``timeout`` seconds.
+            ExtensionError: the run ended with a ``session.error`` (as the published SDK's
+                ``sendAndWait`` rejects), with its message.
+            RpcError: the host refused the prompt (no agent, a bad attachment, a rejection).
         """
         idle = asyncio.get_running_loop().create_future()
         last: list[dict[str, Any]] = []
 
         def watch(event: dict[str, Any]) -> None:
-            if event.get("type") == "assistant.message":
+            kind = event.get("type")
+            if kind == "assistant.message":
                 last.append(event)
-            elif event.get("type") == "session.idle" and not idle.done():
+            elif idle.done():
+                return
+            elif kind == "session.idle":
                 idle.set_result(None)
+            elif kind == "session.error" and "errorType" in (event.get("data") or {}):
+                # Errors of a run carry errorType; an extension's error log does not.
+                idle.set_exception(ExtensionError(str(event["data"].get("message", "the run failed"))))
 
-        unsubscribe = [self.on("assistant.message", watch), self.on("session.idle", watch)]
+        unsubscribe = [self.on(kind, watch) for kind in ("assistant.message", "session.idle", "session.error")]
         try:
             await self.send_async(prompt, attachments)
             async with asyncio.timeout(timeout):
@@ -141,6 +152,32 @@ class Session:
             self.send_and_wait_async(prompt, attachments, timeout), "send_and_wait", timeout + 5
         )
         return event
+
+    async def rpc_async(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
+        """Call a session-scoped method of the host (the JS SDK's ``session.rpc``), e.g.
+        ``await session.rpc_async("session.extensions.list")``; ``sessionId`` is added for you.
+
+        Raises:
+            SessionRpcError: the host refused or failed it (``.code``: ``-32002`` when the host
+                does not support it, ``-32601`` when it does not know it).
+        """
+        try:
+            return await self._client.connection.request(method, {**(params or {}), "sessionId": self.session_id})
+        except RpcError as exc:
+            raise SessionRpcError(method, exc.message, exc.code, exc.data) from None
+
+    def rpc(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
+        """Blocking form of :meth:`rpc_async` (not for use inside async handlers)."""
+        return self._client.run_blocking(self.rpc_async(method, params), "rpc", None)
+
+    async def detach_async(self) -> None:
+        """Leave the session (the JS SDK's ``disconnect()``): the host withdraws this
+        extension's tools, commands and hooks; the process keeps running until it ends."""
+        await self.rpc_async(p.METHOD_SESSION_DETACH)
+
+    def detach(self) -> None:
+        """Blocking form of :meth:`detach_async` (not for use inside async handlers)."""
+        self._client.run_blocking(self.detach_async(), "detach", None)
 
     def on(self, event_type: str, handler: EventHandler) -> Callable[[], None]:
         """Call ``handler(event)`` for each session event of ``event_type`` (``"*"`` for all).
@@ -162,13 +199,17 @@ class _Client:
         connection: Connection,
         requested_environment: tuple[str, ...] = (),
         hook_matchers: dict[str, list[str]] | None = None,
+        commands: Iterable[Command] = (),
     ) -> None:
         self.session_id = session_id
         self.hook_matchers = hook_matchers or {}
         """Tool patterns per hook, keyed by wire hook type (``session.resume``'s ``hookMatchers``)."""
         self.requested_environment = requested_environment
         self.tools = {t.name: t for t in tools}
+        self.commands = {c.name: c for c in commands}
         self.hooks = hooks
+        self.permission_handler: PermissionHandler | None = None
+        """Answers ``permission.requested`` (``join_session(on_permission_request=...)``)."""
         self.connection = connection
         self.loop = asyncio.get_running_loop()
         self.loop_thread = threading.get_ident()
@@ -205,6 +246,10 @@ class _Client:
                     resume["requestedEnvironmentVariables"] = list(self.requested_environment)
                 if self.hook_matchers:
                     resume["hookMatchers"] = self.hook_matchers
+                if self.commands:
+                    resume["commands"] = [c.to_wire() for c in self.commands.values()]
+                if self.permission_handler is not None:
+                    resume["requestPermission"] = True
                 result = await self.connection.request(p.METHOD_SESSION_RESUME, resume)
         except RpcError as exc:
             self.connection.close()
@@ -288,6 +333,10 @@ class _Client:
             selected = self.tools.get(str(data.get("toolName")))
             if selected is not None:
                 self.background.spawn(self._run_tool(selected, data))
+        elif event_type == "command.execute":
+            self.background.spawn(self._run_command(event.get("data") or {}))
+        elif event_type == "permission.requested" and self.permission_handler is not None:
+            self.background.spawn(self._answer_permission(self.permission_handler, event.get("data") or {}))
         for handler in (*self.subscribers.get(str(event_type), ()), *self.subscribers.get("*", ())):
             try:
                 outcome = handler(event)
@@ -314,6 +363,39 @@ class _Client:
         )
         result = await run_tool(selected, data.get("arguments"), invocation)
         self._send_result(selected.name, str(data.get("requestId")), result)
+
+    async def _run_command(self, data: dict[str, Any]) -> None:
+        await self.released.wait()
+        name = str(data.get("commandName", ""))
+        params: p.HandlePendingCommandParams = {"sessionId": self.session_id, "requestId": str(data.get("requestId"))}
+        selected = self.commands.get(name)
+        if selected is None:
+            params["error"] = f"Unknown command: {name}"  # the JS SDK's words
+        else:
+            context = CommandContext(
+                session_id=self.session_id,
+                command_name=name,
+                command=str(data.get("command", f"/{name}")),
+                args=str(data.get("args", "")),
+            )
+            error = await run_command(selected, context)
+            if error is not None:
+                params["error"] = error
+        self.request_in_background(p.METHOD_HANDLE_PENDING_COMMAND, params)
+
+    async def _answer_permission(self, handler: PermissionHandler, data: dict[str, Any]) -> None:
+        await self.released.wait()
+        # Plain handlers run on the hook threads: they may block (asking somebody).
+        decision = await decide_permission(
+            handler, data, self.session_id, functools.partial(self.sync_hooks.run, "on_permission_request")
+        )
+        if decision is not None:
+            params: p.HandlePendingPermissionParams = {
+                "sessionId": self.session_id,
+                "requestId": str(data.get("requestId")),
+                "result": decision,
+            }
+            self.request_in_background(p.METHOD_HANDLE_PENDING_PERMISSION, params)
 
     def _send_result(self, tool_name: str, request_id: str, result: ToolResult) -> None:
         """Send a tool's result; if it cannot go (too large, not JSON), a failure saying why."""

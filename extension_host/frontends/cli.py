@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from ..commands import CommandInfo
 from ..control import (
     METHOD_INSPECT,
     METHOD_LIST,
@@ -34,6 +35,8 @@ from ..host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
 from ..info import ExtensionInfo, ToolInfo
 from ..outcomes import ReloadOutcome
 from ..paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
+from ..session.agents import AgentReply, ScriptedAgent
+from ..session.model_context import ToolCall
 from ..trust import TrustStore
 from . import render
 from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
@@ -133,6 +136,11 @@ def _parser() -> argparse.ArgumentParser:
         help="also show the hook trail: who was called, who decided, who was skipped by its matcher (on stderr)",
     )
 
+    sub = command("command", _command, "run one slash command of an extension and say how it ended")
+    sub.add_argument("name", help="the command's name (deploy or /deploy)")
+    sub.add_argument("args", nargs="?", default="", help="its argument string, as one argument (default: none)")
+    sub.add_argument("--json", action="store_true", help="print the result as JSON")
+
     sub = command("prompt", _prompt, "run the prompt hooks on TEXT and print the resulting prompt and context")
     sub.add_argument("text", help="the prompt")
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
@@ -212,10 +220,12 @@ def _inspect(args: argparse.Namespace) -> int:
         if args.json:
             print_json(detail)
         else:
-            info = ExtensionInfo.from_json({**detail, "tools": [tool["name"] for tool in detail["tools"]]})
+            commands = [CommandInfo(**command) for command in detail.get("commands") or ()]
+            names = {"tools": [tool["name"] for tool in detail["tools"]], "commands": [c.name for c in commands]}
+            info = ExtensionInfo.from_json({**detail, **names})
             tools = [ToolInfo.from_json(tool) for tool in detail["tools"]]
             calls = [HookRecord(**call) for call in detail["recent_hook_calls"]]
-            say(render.extension_detail(info, tools, detail["log_tail"], calls))
+            say(render.extension_detail(info, tools, detail["log_tail"], calls, commands))
         return EXIT_FAILED if detail["status"] in _BROKEN else EXIT_OK
 
     def load(host: ExtensionHost) -> dict[str, Any]:
@@ -288,6 +298,18 @@ def _call(args: argparse.Namespace) -> int:
     return asyncio.run(with_host(args, run))
 
 
+def _command(args: argparse.Namespace) -> int:
+    async def run(host: ExtensionHost) -> int:
+        result = await host.run_command(args.name, args.args)
+        if args.json:
+            print_json(result.to_json())
+        else:
+            say(render.command_result(result), err=not result.ok)
+        return EXIT_OK if result.ok else EXIT_FAILED
+
+    return asyncio.run(with_host(args, run))
+
+
 def _prompt(args: argparse.Namespace) -> int:
     async def run(host: ExtensionHost) -> int:
         outcome = await host.submit_prompt(args.text)
@@ -333,12 +355,32 @@ def _demo(args: argparse.Namespace) -> int:
             logs = [render.safe_text(str(e["data"]["message"])) for e in host.events.history("session.info")]
             say("\n5. what the extension logged to the session:\n")
             say(indent("\n".join(logs) or "(nothing)"))
+            say('\n6. a scripted agent answered "How long is the README?" (the events of its turn):\n')
+            reply = await host.send_and_wait("How long is the README?", timeout=30)
+            history = host.events.history()
+            start = next((n for n, e in enumerate(history) if e["type"] == "user.message"), len(history))
+            turn = [e for e in history[start:] if e["type"].startswith(_TURN_EVENTS)]
+            say(indent("\n".join(render.safe_text(_describe_turn_event(e)) for e in turn)))
             ok = (
                 result.success
+                and reply is not None
                 and guarded.result_type == "denied"
                 and all(info.status == "running" for info in host.extensions)
             )
             say("\nEverything worked." if ok else "\nSomething failed; see above.")
             return EXIT_OK if ok else EXIT_FAILED
 
-        return asyncio.run(with_host(demo_args, run))
+        count = ToolCall(f"{tool_prefix('hello')}_count_lines", {"path": "README.md"})
+        demo_agent = ScriptedAgent([[AgentReply("Let me count.", (count,)), AgentReply("The README has 3 lines.")]])
+        return asyncio.run(with_host(demo_args, run, agent=demo_agent))
+
+
+_TURN_EVENTS: Final = ("user.", "assistant.", "tool.", "session.idle")
+
+
+def _describe_turn_event(event: Any) -> str:
+    data = event["data"]
+    detail = data.get("content") or data.get("toolName") or data.get("turnId") or ""
+    if event["type"] == "tool.execution_complete":
+        detail = f"{data['toolName']}: {data['result']['content']}"
+    return f"{event['type']:<26} {detail}".rstrip()

@@ -2,10 +2,10 @@
 
 It starts a watching host for the project, prints what happens in a readable form (extensions
 started, reloaded, kept after a failed reload, stopped; what they log; hook decisions), and
-takes commands on stdin: ``call TOOL [JSON]``, ``prompt TEXT``, ``list``, ``reload [NAME]``,
-``help``, ``quit``. It opens the project's control socket, so ``extensions list``, ``inspect``
-and ``reload`` in another shell talk to it. SIGINT and SIGTERM stop it cleanly: every extension process is stopped
-before it exits.
+takes commands on stdin: ``call TOOL [JSON]``, ``prompt TEXT``, ``/NAME [ARGS]`` (a slash
+command), ``list``, ``reload [NAME]``, ``help``, ``quit``. It opens the project's control
+socket, so ``extensions list``, ``inspect`` and ``reload`` in another shell talk to it. SIGINT
+and SIGTERM stop it cleanly: every extension process is stopped before it exits.
 
 On a terminal it asks two kinds of question, answered by the next line typed: whether to trust
 a project whose extensions the user has not trusted yet (asked once, before anything runs), and
@@ -66,6 +66,7 @@ class LineReader(Protocol):
 HELP = """commands:
   call TOOL [JSON]   call a tool through the hooks, e.g.  call git_stats {"max_files": 5}
   prompt TEXT        run the prompt hooks on TEXT
+  /NAME [ARGS]       run an extension's slash command, e.g.  /deploy staging
   list               the extensions and their status
   reload [NAME]      reload one extension, or all
   help               this text
@@ -256,6 +257,9 @@ class DevLoop:
         if not line:
             return
         word, _, rest = line.partition(" ")
+        if word.startswith("/") and len(word) > 1:
+            self.say(render.command_result(await self._host.run_command(word, rest.strip())))
+            return
         handler = self._commands().get(word)
         if handler is None:
             self.say(f"unknown command {word!r}; type 'help'")

@@ -42,8 +42,9 @@ _PROGRESS_AFTER_SECONDS: Final = 1.0
 """Loading that takes longer than this gets a line on stderr, so a slow start never looks hung."""
 
 
-async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any]) -> int:
-    """Start the project's extensions, ``run(host)``, stop them; the exit code ``run`` gives."""
+async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any], **options: Any) -> int:
+    """Start the project's extensions, ``run(host)``, stop them; the exit code ``run`` gives.
+    ``options`` go to :class:`ExtensionHost` (the demo's agent)."""
     # A one-shot command is not a session: the session hooks are for the agents that embed the host.
     host = ExtensionHost(
         args.root,
@@ -53,6 +54,7 @@ async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any
         watch=False,
         stop_grace=ONE_SHOT_STOP_GRACE,
         persist=False,  # nor is it a conversation worth keeping
+        **options,
     )
     async with progress_note(f"starting extensions of {host.project_root} ..."):
         await host.start()

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from sdk_extension.wire.results import ToolResult
 
+from ..commands import CommandInfo, CommandResult
 from ..discovery import ExtensionSpec
 from ..hooks.runner import HookRecord
 from ..info import ExtensionInfo, ToolInfo
@@ -140,9 +141,24 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def extensions_table(extensions: Sequence[ExtensionInfo]) -> str:
-    """One line per extension: id, status, pid, tools, hooks, and the error or shadowing."""
+    """One line per extension: id, status, pid, tools, hooks (commands, when one has any), and
+    the error or shadowing."""
     if not extensions:
         return "no extensions found"
+    if any(info.commands for info in extensions):
+        rows_with_commands = [
+            (
+                info.id,
+                info.status,
+                str(info.pid) if info.pid and info.status in ("running", "starting") else "-",
+                ", ".join(info.tools) or "-",
+                ", ".join(info.hooks) or "-",
+                ", ".join(f"/{name}" for name in info.commands) or "-",
+                _note(info),
+            )
+            for info in extensions
+        ]
+        return table(("ID", "STATUS", "PID", "TOOLS", "HOOKS", "COMMANDS", "NOTE"), rows_with_commands)
     rows = [
         (
             info.id,
@@ -207,6 +223,8 @@ def _note(info: ExtensionInfo) -> str:
         note = f"shadowed by {info.shadowed_by}"
     elif info.reload_error:
         note = f"last reload failed, this version kept serving: {info.reload_error}"
+    elif info.status == "detached":
+        note = "left the session (session.detach); a reload brings it back"
     else:
         note = ""
     extras = [note] if note else []
@@ -222,6 +240,7 @@ def extension_detail(
     tools: Sequence[ToolInfo],
     log_tail: Sequence[str],
     hook_calls: Sequence[HookRecord] = (),
+    commands: Sequence[CommandInfo] = (),
 ) -> str:
     """Everything about one extension, for ``extensions inspect``.
 
@@ -257,6 +276,9 @@ def extension_detail(
         # (C1, bidi); safe_text keeps that true should the dump ever change.
         schema = json.dumps(tool.parameters, indent=2) if tool.parameters else "(no parameters)"
         lines.extend(f"      {line}" for line in safe_text(schema).split("\n"))
+    if commands:
+        lines.append("  commands:")
+        lines.extend(f"    /{cell(command.name)}: {cell(command.description)}" for command in commands)
     if hook_calls:
         lines.append("  recent hook calls:")
         lines.extend(
@@ -310,6 +332,14 @@ def tool_result(result: ToolResult) -> str:
     if result.success:
         return text
     return f"[{safe_cell(result.result_type)}] {text}"
+
+
+def command_result(result: CommandResult) -> str:
+    """One line for a run of a slash command: done, or how it failed and why."""
+    where = f" in {safe_cell(result.owner)}" if result.owner else ""
+    if result.ok:
+        return f"/{safe_cell(result.command)}: done{where}"
+    return f"/{safe_cell(result.command)}: {safe_cell(result.status)}{where}: {safe_cell(result.error or '')}"
 
 
 def additional_context(text: str) -> str:

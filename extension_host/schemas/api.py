@@ -26,7 +26,9 @@ __all__ = [
     "EventIdResult",
     "HandledResult",
     "HooksInvokeResult",
+    "InterestHandleResult",
     "MessageIdResult",
+    "SessionParams",
 ]
 
 Direction = Literal["extension-to-host", "host-to-extension", "both"]
@@ -43,7 +45,7 @@ class CancelRequestParams(TypedDict):
 
 
 class HandledResult(TypedDict):
-    """Answer to ``session.tools.handlePendingToolCall``."""
+    """Answer to ``session.tools.handlePendingToolCall`` and ``session.permissions.handlePendingPermissionRequest``."""
 
     success: bool
 
@@ -58,6 +60,18 @@ class EventIdResult(TypedDict):
     """Answer to ``session.log``: the id of the event it became."""
 
     eventId: str
+
+
+class InterestHandleResult(TypedDict):
+    """Answer to ``session.eventLog.registerInterest``: the handle that gives it back."""
+
+    handle: str
+
+
+class SessionParams(TypedDict):
+    """Only the session id (``session.detach`` and the session-scoped queries)."""
+
+    sessionId: str
 
 
 class MessageIdResult(TypedDict):
@@ -104,6 +118,14 @@ API_METHODS: Final[tuple[ApiMethod, ...]] = (
         "The answer to one external_tool.requested, by its requestId.",
     ),
     ApiMethod(
+        p.METHOD_HANDLE_PENDING_PERMISSION,
+        "extension-to-host",
+        p.HandlePendingPermissionParams,
+        HandledResult,
+        "The answer of an extension that joined with requestPermission to a permission.requested event; "
+        "success is false when the request was already answered or never existed.",
+    ),
+    ApiMethod(
         p.METHOD_HOOKS_INVOKE,
         "host-to-extension",
         p.HooksInvokeParams,
@@ -128,8 +150,29 @@ API_METHODS: Final[tuple[ApiMethod, ...]] = (
         p.METHOD_REGISTER_INTEREST,
         "extension-to-host",
         p.RegisterInterestParams,
-        EmptyParams,
-        "Forward events of one more type to this extension ('*' for all).",
+        InterestHandleResult,
+        "Forward events of one more type to this extension ('*' for all); the handle gives it back.",
+    ),
+    ApiMethod(
+        p.METHOD_RELEASE_INTEREST,
+        "extension-to-host",
+        p.ReleaseInterestParams,
+        HandledResult,
+        "Give back one registerInterest; its type stops coming once its last handle is back.",
+    ),
+    ApiMethod(
+        p.METHOD_HANDLE_PENDING_COMMAND,
+        "extension-to-host",
+        p.HandlePendingCommandParams,
+        HandledResult,
+        "The end of one command.execute, by its requestId; error when the command failed.",
+    ),
+    ApiMethod(
+        p.METHOD_SESSION_DETACH,
+        "extension-to-host",
+        SessionParams,
+        HandledResult,
+        "Leave the session (the JS SDK's disconnect()): the extension's tools, commands and hooks go.",
     ),
     ApiMethod(
         p.METHOD_CANCEL_REQUEST,

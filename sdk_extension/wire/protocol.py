@@ -11,9 +11,11 @@ correlation in :mod:`sdk_extension.wire.connection`; neither knows what a tool o
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final, Literal, NotRequired, TypedDict
 
 __all__ = [
+    "COMMAND_NAME_PATTERN",
     "ENVIRONMENT_NOT_GRANTED",
     "ERROR_CODES",
     "HOOK_FAILED",
@@ -25,11 +27,15 @@ __all__ = [
     "LOG_LEVELS",
     "METHOD_CANCEL_REQUEST",
     "METHOD_CONNECT",
+    "METHOD_HANDLE_PENDING_COMMAND",
+    "METHOD_HANDLE_PENDING_PERMISSION",
     "METHOD_HANDLE_PENDING_TOOL_CALL",
     "METHOD_HOOKS_INVOKE",
     "METHOD_NOT_FOUND",
     "METHOD_PING",
     "METHOD_REGISTER_INTEREST",
+    "METHOD_RELEASE_INTEREST",
+    "METHOD_SESSION_DETACH",
     "METHOD_SESSION_EVENT",
     "METHOD_SESSION_LOG",
     "METHOD_SESSION_RESUME",
@@ -42,13 +48,20 @@ __all__ = [
     "TOOL_REGISTRATION_FAILED",
     "TOO_MANY_CONNECTIONS",
     "UNKNOWN_EXTENSION",
+    "CommandDefinition",
+    "CommandExecuteData",
     "ConnectResult",
     "Event",
+    "ExecuteCommandParams",
+    "HandlePendingCommandParams",
+    "HandlePendingPermissionParams",
     "HandlePendingToolCallParams",
     "HooksInvokeParams",
     "LogLevel",
     "LogParams",
+    "PermissionDecision",
     "RegisterInterestParams",
+    "ReleaseInterestParams",
     "ResultType",
     "ResumeParams",
     "ResumeResult",
@@ -74,6 +87,13 @@ METHOD_SESSION_SEND: Final = "session.send"
 METHOD_HANDLE_PENDING_TOOL_CALL: Final = "session.tools.handlePendingToolCall"
 METHOD_HOOKS_INVOKE: Final = "hooks.invoke"
 METHOD_REGISTER_INTEREST: Final = "session.eventLog.registerInterest"
+METHOD_RELEASE_INTEREST: Final = "session.eventLog.releaseInterest"
+METHOD_HANDLE_PENDING_COMMAND: Final = "session.commands.handlePendingCommand"
+METHOD_SESSION_DETACH: Final = "session.detach"
+"""The JS SDK's ``session.disconnect()``: the extension leaves the session (answered ``{success}``)."""
+METHOD_HANDLE_PENDING_PERMISSION: Final = "session.permissions.handlePendingPermissionRequest"
+"""Request ``{sessionId, requestId, result}`` → ``{success}``: an extension's answer to a
+``permission.requested`` event (it joined with ``requestPermission: true``)."""
 METHOD_CANCEL_REQUEST: Final = "$/cancelRequest"
 """Notification ``{id}``: the sender no longer wants the answer to its request ``id`` (as in LSP)."""
 
@@ -168,6 +188,49 @@ class ToolDefinition(TypedDict):
     overridesBuiltInTool: NotRequired[bool]
 
 
+COMMAND_NAME_PATTERN: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\Z")
+"""Slash command names: a letter or digit, then letters, digits, ``_``, ``-``, ``.`` or ``:``, at
+most 64 in all, without the leading ``/`` (``deploy`` is run as ``/deploy``). Unlike tool names
+no model API constrains them; whitespace would end the name on a command line."""
+
+
+class CommandDefinition(TypedDict):
+    """One slash command as an extension declares it in ``session.resume`` (``commands``)."""
+
+    name: str
+    description: NotRequired[str | None]
+
+
+class CommandExecuteData(TypedDict):
+    """``data`` of a ``command.execute`` event, sent to the command's owner only: run it and
+    answer ``session.commands.handlePendingCommand`` with this ``requestId``."""
+
+    requestId: str
+    commandName: str
+    command: str
+    """The whole command line, ``/name args``."""
+    args: str
+    """The raw argument string after the name."""
+
+
+class HandlePendingCommandParams(TypedDict):
+    """``session.commands.handlePendingCommand``: the end of one ``command.execute``
+    (``error`` when the handler failed); answered with ``{"success": true}``."""
+
+    sessionId: str
+    requestId: str
+    error: NotRequired[str | None]
+
+
+class ExecuteCommandParams(TypedDict):
+    """``session.commands.execute``: an extension runs a slash command (any extension's) and is
+    answered ``{}`` when it succeeded, else ``{"error"}``."""
+
+    sessionId: str
+    commandName: str
+    args: NotRequired[str]
+
+
 class ConnectResult(TypedDict):
     """Answer to ``connect`` and ``ping``."""
 
@@ -189,9 +252,11 @@ class ResumeParams(TypedDict):
     ``fnmatch`` patterns it is for; a hook left out is called for every tool. The lists are
     checked by the host (``sdk_extension.matchers.compile_matchers``), naming hook and pattern."""
     eventTypes: NotRequired[list[str]]
-    commands: NotRequired[list[dict[str, Any]]]
+    commands: NotRequired[list[CommandDefinition]]
     requestedEnvironmentVariables: NotRequired[list[str]]
     disableResume: NotRequired[bool]
+    requestPermission: NotRequired[bool]
+    """The extension answers ``permission.requested`` events (it has a permission handler)."""
 
 
 class ResumeResult(TypedDict):
@@ -282,8 +347,37 @@ class SendParams(TypedDict):
     attachments: NotRequired[list[dict[str, Any]]]
 
 
+class PermissionDecision(TypedDict):
+    """``result`` of ``session.permissions.handlePendingPermissionRequest``: the published SDK's
+    ``PermissionDecision`` (``kind``: ``approve-once``, ``reject`` with ``feedback``, ...); other
+    fields of a kind are carried as they are."""
+
+    kind: str
+    feedback: NotRequired[str]
+    message: NotRequired[str]
+    reason: NotRequired[str]
+
+
+class HandlePendingPermissionParams(TypedDict):
+    """``session.permissions.handlePendingPermissionRequest``: the answer to one permission request."""
+
+    sessionId: str
+    requestId: str
+    result: PermissionDecision
+    decisionContext: NotRequired[dict[str, Any]]
+
+
 class RegisterInterestParams(TypedDict):
     """``session.eventLog.registerInterest``: forward events of this type (``*`` for all)."""
 
     sessionId: str
     eventType: str
+
+
+class ReleaseInterestParams(TypedDict):
+    """``session.eventLog.releaseInterest``: give back one ``registerInterest`` (by the
+    ``handle`` it answered); the type stops being forwarded once its last handle is given back,
+    unless ``session.resume`` named it. Unknown handles are a no-op. Answered ``{"success": true}``."""
+
+    sessionId: str
+    handle: str

@@ -418,3 +418,245 @@ def test_a_javascript_extension_gets_a_granted_variable_through_the_published_sd
             assert report == {"token": "ghp_js", "others": []}
 
     run(scenario(), timeout=180)
+
+
+JS_APPROVER = """
+import { joinSession } from "@github/copilot-sdk/extension";
+
+await joinSession({
+  onPermissionRequest: async (request) =>
+    request.kind === "hook" && request.toolArgs?.target === "prod"
+      ? { kind: "reject", feedback: `no ${request.toolName} to prod (${request.hookMessage})` }
+      : { kind: "approve-once" },
+});
+"""
+
+PY_APPROVER = """
+from sdk_extension import join_session
+
+def approve(request, invocation):
+    if request["kind"] == "hook" and request.get("toolArgs", {}).get("target") == "prod":
+        return {"kind": "reject", "feedback": f"no {request['toolName']} to prod ({request['hookMessage']})"}
+    return True
+
+join_session(on_permission_request=approve)
+"""
+
+PY_ASKS = """
+from sdk_extension import join_session
+
+def pre(input, invocation):
+    if input.tool_name == "deploy":
+        return {"permission_decision": "ask", "permission_decision_reason": "it deploys"}
+
+join_session(hooks={"on_pre_tool_use": pre})
+"""
+
+
+@pytest.mark.parametrize("language", ["js", "py"])
+def test_an_extensions_permission_handler_answers_an_ask_and_its_feedback_reaches_the_agent(
+    project: Project, language: str
+) -> None:
+    """onPermissionRequest (JS) / on_permission_request (Python) answers permission.requested with
+    session.permissions.handlePendingPermissionRequest; a rejection's feedback is in the tool
+    result the agent gets, an approval runs the tool."""
+    from extension_host import AgentReply, ScriptedAgent, ToolCall
+    from sdk_extension import tool
+
+    add(project, "approver", language, JS_APPROVER if language == "js" else PY_APPROVER)
+    add(project, "guard", "py", PY_ASKS)
+    deployed: list[str] = []
+
+    @tool(description="Deploy the project")
+    def deploy(target: str) -> str:
+        deployed.append(target)
+        return f"deployed to {target}"
+
+    steps = [
+        AgentReply(tool_calls=(ToolCall("deploy", {"target": "prod"}, "call-prod"),)),
+        AgentReply(tool_calls=(ToolCall("deploy", {"target": "staging"}, "call-staging"),)),
+        AgentReply("done"),
+    ]
+    agent = ScriptedAgent([steps])
+
+    async def scenario() -> None:
+        async with host_for(project, agent=agent, builtin_tools=[deploy], session_hooks=False) as host:
+            assert [info.status for info in host.extensions] == ["running", "running"], host.extensions
+            await host.send_and_wait("ship it", timeout=60)
+            completed = [e["data"] for e in host.events.history("permission.completed")]
+            assert [(c["toolCallId"], c["result"]) for c in completed] == [
+                ("call-prod", {"kind": "denied-interactively-by-user", "feedback": "no deploy to prod (it deploys)"}),
+                ("call-staging", {"kind": "approved"}),
+            ]
+            requested = [e["data"] for e in host.events.history("permission.requested")]
+            assert [r["requestId"] for r in requested] == [c["requestId"] for c in completed]
+
+    run(scenario(), timeout=180)
+    assert deployed == ["staging"]
+    denied = agent.requests[1].messages[-1]
+    assert (denied.result_type, denied.tool_call_id) == ("denied", "call-prod")
+    assert "no deploy to prod (it deploys)" in denied.content
+
+
+JS_ASKER = """
+import { joinSession } from "@github/copilot-sdk/extension";
+
+const session = await joinSession({
+  tools: [{ name: "ask", description: "Ask the agent",
+            parameters: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] },
+            handler: async (args) => {
+              try {
+                const reply = await session.sendAndWait({ prompt: args.prompt }, 20000);
+                return reply ? reply.data.content : "no reply";
+              } catch (error) {
+                return `error: ${error.message}`;
+              }
+            } }],
+});
+"""
+
+PY_ASKER = """
+from sdk_extension import join_session, tool
+
+@tool(description="Ask the agent")
+def ask(prompt: str) -> str:
+    try:
+        reply = session.send_and_wait(prompt, timeout=20)
+    except Exception as exc:
+        return f"error: {exc}"
+    return reply["data"]["content"] if reply else "no reply"
+
+session = join_session(tools=[ask])
+"""
+
+
+@pytest.mark.parametrize("language", ["js", "py"])
+def test_send_and_wait_of_either_sdk_resolves_with_the_agents_reply_or_fails_without_an_agent(
+    project: Project, language: str
+) -> None:
+    """sendAndWait (JS) / send_and_wait (Python) resolve on session.idle with the last
+    assistant.message; with no agent the host refuses the prompt at once, saying why."""
+    from extension_host import ScriptedAgent
+
+    add(project, "asker", language, JS_ASKER if language == "js" else PY_ASKER)
+
+    async def scenario() -> None:
+        async with host_for(project, agent=ScriptedAgent.replies("2 + 2 = 4"), session_hooks=False) as host:
+            assert (await host.call_tool("ask", {"prompt": "what is 2 + 2?"})).text_result_for_llm == "2 + 2 = 4"
+            (user,) = host.events.history("user.message")
+            assert (user["data"]["content"], user["data"]["source"]) == ("what is 2 + 2?", "project:asker")
+        async with host_for(project, session_hooks=False) as host:
+            refused = (await host.call_tool("ask", {"prompt": "anyone?"})).text_result_for_llm
+            assert refused.startswith("error: session.send: this host has no agent"), refused
+
+    run(scenario(), timeout=180)
+
+
+JS_COMMANDS = """
+import { writeFileSync } from "node:fs";
+import { joinSession } from "@github/copilot-sdk/extension";
+
+const session = await joinSession({
+  commands: [
+    { name: "deploy", description: "Deploy it",
+      handler: async (context) => {
+        writeFileSync("deployed.txt", `${context.commandName}|${context.args}|${context.command}`);
+      } },
+    { name: "fail", description: "Always fails", handler: async () => { throw new Error("no target here"); } },
+  ],
+});
+const extensions = await session.rpc.extensions.list();
+const commands = await session.rpc.commands.list({});
+let models;
+try { await session.rpc.model.list(); models = "answered"; } catch (error) { models = error.message; }
+const executed = await session.rpc.commands.execute({ commandName: "fail", args: "" });
+writeFileSync("rpc.json", JSON.stringify({ extensions, commands, models, executed }));
+await session.log("commands ready");
+"""
+
+PY_COMMANDS = """
+import json
+from pathlib import Path
+from sdk_extension import Command, SessionRpcError, join_session
+
+def deploy(context):
+    Path("deployed.txt").write_text(f"{context.command_name}|{context.args}|{context.command}")
+
+def fail(context):
+    raise RuntimeError("no target here")
+
+session = join_session(commands=[Command("deploy", "Deploy it", deploy), Command("fail", "Always fails", fail)])
+extensions = session.rpc("session.extensions.list")
+commands = session.rpc("session.commands.list", {})
+try:
+    session.rpc("session.model.list")
+    models = "answered"
+except SessionRpcError as error:
+    models = str(error)
+executed = session.rpc("session.commands.execute", {"commandName": "fail", "args": ""})
+Path("rpc.json").write_text(
+    json.dumps({"extensions": extensions, "commands": commands, "models": models, "executed": executed})
+)
+session.log("commands ready")
+"""
+
+
+@pytest.mark.parametrize("language", ["js", "py"])
+def test_slash_commands_run_in_either_sdk_and_session_rpc_answers_it(project: Project, language: str) -> None:
+    """The JS SDK's commands and session.rpc against this host, and the Python SDK's the same."""
+    add(project, "ops", language, JS_COMMANDS if language == "js" else PY_COMMANDS)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            (info,) = host.extensions
+            assert info.status == "running", info.error
+            assert info.commands == ("deploy", "fail")
+            assert host.commands["deploy"].description == "Deploy it"
+            done = await host.run_command("deploy", "prod")
+            assert (done.status, done.error) == ("ok", None)
+            assert (project.root / "deployed.txt").read_text() == "deploy|prod|/deploy prod"
+            failed = await host.run_command("fail")
+            assert (failed.status, failed.error) == ("error", "no target here")
+            await wait_for_event(host, is_log("commands ready"))
+            answers = json.loads((project.root / "rpc.json").read_text())
+            assert answers["extensions"] == {
+                "extensions": [
+                    {"id": "project:ops", "name": "ops", "source": "project", "status": "running", "pid": info.pid}
+                ]
+            }
+            listed = {c["name"]: c for c in answers["commands"]["commands"]}
+            assert listed["deploy"] == {
+                "name": "deploy",
+                "description": "Deploy it",
+                "kind": "client",
+                "allowDuringAgentExecution": True,
+            }
+            assert "session.model.list is not supported by this host" in answers["models"]
+            assert answers["executed"] == {"error": "no target here"}  # its own command, run by the host
+
+    run(scenario(), timeout=180)
+
+
+JS_DETACH = """
+import { joinSession } from "@github/copilot-sdk/extension";
+
+const session = await joinSession({
+  tools: [{ name: "greet", description: "Greet", handler: async () => "hi" }],
+  commands: [{ name: "wave", description: "Wave", handler: async () => {} }],
+});
+await session.disconnect();
+"""
+
+
+def test_a_js_extension_that_disconnects_is_detached_not_failed(project: Project) -> None:
+    """disconnect() needs session.detach answered {success: true}; its offers are withdrawn."""
+    add(project, "leaver", "js", JS_DETACH)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            await wait_for_event(host, lambda e: "detached from the session" in e["data"].get("message", ""))
+            (info,) = host.extensions
+            assert (info.status, info.error, info.tools, info.commands) == ("detached", None, (), ())
+            assert (await host.run_command("wave")).status == "unknown"
+
+    run(scenario(), timeout=180)

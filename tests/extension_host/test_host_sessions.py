@@ -3,6 +3,7 @@ the lock between hosts, new_session (/clear), the workspace, replay on subscribe
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost
+from extension_host import AgentReply, ExtensionHost, ScriptedAgent
 from extension_host.errors import SessionIdError, SessionLockedError, UnknownSessionError
 from helpers import Project, run, wait_for_event
 from sdk_extension.wire.protocol import Event
@@ -69,6 +70,60 @@ EMBEDDING_HOST = """
 
     asyncio.run(main())
 """
+
+
+AGENT_HOST = """
+    import asyncio, dataclasses, json, sys
+    from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall
+
+    def context(host):
+        return [json.loads(json.dumps(dataclasses.asdict(m), default=str)) for m in host.model_context.messages]
+
+    async def main():
+        agent = ScriptedAgent([
+            [AgentReply(tool_calls=(ToolCall("echo", {"text": "from the agent"}),)), AgentReply("echoed it")],
+            [AgentReply("and that is all")],
+        ])
+        host = ExtensionHost(sys.argv[1], sys.argv[2], watch=False, agent=agent)
+        await host.start()
+        await host.send_and_wait("echo something")
+        await host.send_and_wait("anything else?")
+        list(host.replay())  # written out before the context is reported
+        print(json.dumps({"session": host.session_id, "context": context(host)}), flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+"""
+
+
+def context_of(host: ExtensionHost) -> list[Any]:
+    return [json.loads(json.dumps(dataclasses.asdict(message), default=str)) for message in host.model_context.messages]
+
+
+def test_a_session_resumed_after_kill_9_gives_the_agent_the_same_model_context(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder(project, tmp_path, monkeypatch)
+    script = tmp_path / "agent_host.py"
+    script.write_text(textwrap.dedent(AGENT_HOST), encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(project.root), str(project.home)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        before = json.loads(read_line(process))
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+        assert process.stdout is not None
+        process.stdout.close()
+    roles = [message["role"] for message in before["context"]]
+    assert roles.count("user") == 2 and "tool" in roles and roles[-1] == "assistant"
+
+    async def resume() -> list[Any]:
+        async with ExtensionHost(project.root, project.home, session=before["session"], watch=False) as host:
+            return context_of(host)
+
+    assert run(resume()) == before["context"]
 
 
 def recorder(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -264,3 +319,16 @@ def test_extension_logs_reach_the_timeline_with_their_category_and_url(project: 
         ("session.error", {"errorType": "notification", "message": "broken", "extensionId": "project:timeline"}),
         ("session.info", {"infoType": "notification", "message": "done", "extensionId": "project:timeline"}),
     ]
+
+
+def test_new_session_starts_the_agent_on_an_empty_model_context(project: Project) -> None:
+    async def scenario() -> tuple[int, int]:
+        agent = ScriptedAgent([[AgentReply("first")], [AgentReply("second")]])
+        async with ExtensionHost(project.root, project.home, watch=False, agent=agent) as host:
+            await host.send_and_wait("hello")
+            before = len(host.model_context.messages)
+            await host.new_session()
+            await host.send_and_wait("hello again")
+            return before, len(host.model_context.messages)
+
+    assert run(scenario()) == (2, 2)  # a prompt and its reply, each time

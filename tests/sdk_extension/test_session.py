@@ -732,6 +732,25 @@ def test_send_and_wait_returns_the_last_assistant_message_before_idle() -> None:
     in_memory(scenario)
 
 
+def test_send_and_wait_raises_when_the_run_ends_with_a_session_error_but_not_for_an_error_log() -> None:
+    """As the published SDK's sendAndWait rejects on session.error; an extension's error log
+    (no errorType) is not the run's end."""
+
+    async def scenario() -> None:
+        async with session_with_host() as (session, host):
+
+            def fail(params: Any) -> None:
+                host.event("session.error", {"message": "another extension logged this", "extensionId": "x"})
+                host.event("session.error", {"errorType": "tool_execution", "message": "an error hook ended the run"})
+                host.event("session.idle")
+
+            host.on_send = fail
+            with pytest.raises(ExtensionError, match="an error hook ended the run"):
+                await session.send_and_wait_async("go", timeout=5)
+
+    in_memory(scenario)
+
+
 def test_send_and_wait_raises_timeout_when_the_session_does_not_go_idle() -> None:
     async def scenario() -> None:
         async with session_with_host() as (session, _host):
@@ -779,5 +798,46 @@ def test_the_end_of_the_host_s_stream_closes_the_session() -> None:
             async with asyncio.timeout(5):
                 await session.wait_closed()
             assert session.closed
+
+    in_memory(scenario)
+
+
+# -- permissions --------------------------------------------------------------------------------
+
+
+def test_a_permission_handler_is_announced_at_join_and_answers_permission_requested() -> None:
+    async def scenario() -> None:
+        async with linked() as (client, host):
+            answered: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+            def on_answer(params: Any) -> dict[str, Any]:
+                answered.set_result(params)
+                return {"success": True}
+
+            host.connection.on_request(p.METHOD_HANDLE_PENDING_PERMISSION, on_answer)
+            client.permission_handler = lambda request, invocation: (
+                f"not {request['toolName']} ({invocation.session_id})"
+            )
+            await client.join(5)
+            client.released.set()
+            (resume,) = host.sent(p.METHOD_SESSION_RESUME)
+            assert resume["requestPermission"] is True
+            host.event("permission.requested", {"requestId": "p9", "resolvedByHook": True, "permissionRequest": {}})
+            request = {"kind": "hook", "toolName": "deploy"}
+            host.event("permission.requested", {"requestId": "p1", "permissionRequest": request})
+            assert await answered == {
+                "sessionId": "s",
+                "requestId": "p1",
+                "result": {"kind": "reject", "feedback": "not deploy (s)"},
+            }
+
+    in_memory(scenario)
+
+
+def test_without_a_permission_handler_the_join_does_not_ask_for_permission_requests() -> None:
+    async def scenario() -> None:
+        async with session_with_host() as (_session, host):
+            (resume,) = host.sent(p.METHOD_SESSION_RESUME)
+            assert "requestPermission" not in resume
 
     in_memory(scenario)

@@ -140,6 +140,7 @@ def test_the_command_runs_as_a_module_and_the_demo_succeeds(tmp_path: object) ->
     )
     assert done.returncode == 0, done.stderr
     assert "README.md: 3 lines" in done.stdout
+    assert "assistant.message          The README has 3 lines." in done.stdout
     assert "Everything worked." in done.stdout
 
 

@@ -1,0 +1,386 @@
+"""Turns: a prompt, the agent's steps and their tool calls, until the session is idle again.
+
+:meth:`TurnRunner.submit` runs the prompt hooks (a rejected prompt goes no further), checks the
+attachments, and queues the prompt (``pending_messages.modified``, ephemeral). One prompt runs
+at a time, in order; each run is::
+
+    user.message → [system.notification: the prompt hooks' additional context]
+    → assistant.turn_start → assistant.message (text, toolRequests)
+      → per tool call: the host's pipeline (pre hooks, tool.execution_start/complete, post hooks)
+        [→ tool.execution_complete with the result the agent gets, when the hooks changed it]
+        [→ system.notification: the tool hooks' additional context]
+    → assistant.turn_end → (the next step of the agent, while it calls tools)
+    → session.idle (ephemeral) once no prompt is queued
+
+As in the published SDK, ``assistant.turn_start``/``turn_end`` frame one step of the agent (one
+model call), ``turnId`` is its number in the session. A failed tool call (``failure`` or
+``timeout``) runs the error hooks with ``tool_execution`` and applies their decision: ``retry``
+runs it again (up to ``retry_count`` times, at most :data:`MAX_TOOL_RETRIES`), ``skip`` (or no
+decision) gives the agent the failure, ``abort`` ends the run with ``session.error``; a
+``user_notification`` becomes a ``session.warning``.
+
+The agent is asked with the model context projected from the session's events
+(:class:`~extension_host.session.model_context.ModelContext`), never with live objects. This
+module does not know extensions, processes or the wire: the host hands it the pipeline as
+callables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from sdk_extension.wire.protocol import Event
+from sdk_extension.wire.results import ToolResult
+
+from ..errors import UnknownToolError
+from ..events import EventLog, unique_ids
+from ..outcomes import ErrorDecision, PromptResult, ToolCallResult
+from .agents import Agent, AgentReply, AgentRequest, OfferedTool, ask_agent
+from .attachments import check_attachments
+from .errors import NoAgentError, PromptQueueFullError, PromptRejectedError, TurnAbortedError
+from .model_context import ModelContext, ToolCall
+
+__all__ = [
+    "DEFAULT_SEND_TIMEOUT",
+    "MAX_AGENT_STEPS",
+    "MAX_QUEUED_PROMPTS",
+    "MAX_TOOL_RETRIES",
+    "TurnRunner",
+]
+
+DEFAULT_SEND_TIMEOUT: Final = 60.0
+"""Seconds ``send_and_wait`` waits for the session to go idle (as the SDK's ``sendAndWait``)."""
+MAX_AGENT_STEPS: Final = 50
+"""Steps (agent answers) one prompt's run may take; past it the run ends with ``session.error``."""
+MAX_QUEUED_PROMPTS: Final = 100
+"""Prompts waiting behind the running one; one more is refused."""
+MAX_TOOL_RETRIES: Final = 5
+"""Re-runs of one failed tool call, whatever ``retry_count`` an error hook asks for."""
+
+CallTool = Callable[[str, Any, str], Awaitable[ToolCallResult]]
+"""Runs one tool call through the host's pipeline: ``(name, arguments, tool_call_id)``."""
+SubmitPrompt = Callable[[str], Awaitable[PromptResult]]
+ReportError = Callable[[str, str, bool], Awaitable[ErrorDecision]]
+SendObserver = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Queued:
+    message_id: str
+    prompt: str
+    transformed: str | None
+    additional_context: str | None
+    attachments: tuple[dict[str, Any], ...]
+    source: str | None
+
+
+class _Abort(Exception):
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+
+
+class TurnRunner:
+    """Queues prompts and runs them one at a time through the agent (see the module).
+
+    Args:
+        events: the session's event log (the model context follows it).
+        agent: what answers; ``None`` refuses prompts with :class:`NoAgentError`.
+        call_tool: the host's tool pipeline.
+        submit_prompt: the prompt hooks.
+        report_error: the error hooks.
+        tools: the tools on offer now.
+        roots: the folders attachments may lie in (the project, the session workspace).
+        on_send: told of each prompt an extension sends, after its checks; with no agent it
+            stands in for one (see :meth:`submit_from_extension`).
+    """
+
+    def __init__(
+        self,
+        events: EventLog,
+        *,
+        agent: Agent | None,
+        call_tool: CallTool,
+        submit_prompt: SubmitPrompt,
+        report_error: ReportError,
+        tools: Callable[[], Sequence[OfferedTool]],
+        roots: Callable[[], Sequence[Path]],
+        on_send: SendObserver | None = None,
+    ) -> None:
+        self.agent = agent
+        self._events = events
+        self._call_tool = call_tool
+        self._submit_prompt = submit_prompt
+        self._report_error = report_error
+        self._tools = tools
+        self._roots = roots
+        self._on_send = on_send
+        self.model_context = ModelContext()
+        """The model context, kept up to date with every event of the session."""
+        self._queue: deque[_Queued] = deque()
+        self._runner: asyncio.Task[None] | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._message_ids = unique_ids()
+        self._call_ids = unique_ids()
+        self._steps = itertools.count(1)
+        self._results: dict[str, Event | TurnAbortedError | None] = {}
+        self._waiting: dict[str, asyncio.Future[Event | None]] = {}
+        self._unsubscribe = events.subscribe(self.model_context.apply)
+
+    # -- queueing -----------------------------------------------------------------------
+
+    @property
+    def pending(self) -> list[str]:
+        """The message ids of the prompts waiting (not the running one)."""
+        return [queued.message_id for queued in self._queue]
+
+    @property
+    def idle(self) -> bool:
+        """True when no prompt is running or waiting."""
+        return self._idle.is_set()
+
+    async def submit(
+        self, prompt: str, attachments: Sequence[Mapping[str, Any]] = (), *, source: str | None = None
+    ) -> str:
+        """Check the attachments, run the prompt hooks and queue the prompt; returns its message id.
+
+        Raises:
+            NoAgentError: there is no agent.
+            AttachmentError: an attachment is missing or outside the project and workspace.
+            PromptRejectedError: a prompt hook rejected it.
+            PromptQueueFullError: :data:`MAX_QUEUED_PROMPTS` prompts are waiting already.
+        """
+        if self.agent is None:
+            raise NoAgentError()
+        checked = self.check_attachments(attachments)
+        if len(self._queue) >= MAX_QUEUED_PROMPTS:
+            raise PromptQueueFullError(
+                f"{len(self._queue)} prompts are waiting already (at most {MAX_QUEUED_PROMPTS}); "
+                "wait for the session to go idle"
+            )
+        hooked = await self._submit_prompt(prompt)
+        if hooked.rejected:
+            raise PromptRejectedError(hooked.reason, hooked.rejected_by)
+        message_id = next(self._message_ids)
+        transformed = hooked.prompt if hooked.prompt != prompt else None
+        self._queue.append(_Queued(message_id, prompt, transformed, hooked.additional_context, checked, source))
+        self._events.emit("pending_messages.modified", {}, ephemeral=True)
+        self._idle.clear()
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.ensure_future(self._drain())
+        return message_id
+
+    async def submit_from_extension(
+        self, prompt: str, attachments: Sequence[Mapping[str, Any]], extension_id: str
+    ) -> str:
+        """:meth:`submit` for an extension's ``session.send`` (its ``source``), then ``on_send``.
+
+        With no agent but an ``on_send``, that stands in for the agent, as before turns
+        existed: ``user.message``, ``on_send``, ``session.idle``; the message id is the event's.
+        """
+        if self.agent is None and self._on_send is not None:
+            checked = list(self.check_attachments(attachments))
+            data = {"content": prompt, "attachments": checked, "source": extension_id}
+            event = self._events.emit("user.message", data)
+            await self._on_send(prompt, checked, extension_id)
+            self._events.emit("session.idle", {}, ephemeral=True)
+            return event["id"]
+        message_id = await self.submit(prompt, attachments, source=extension_id)
+        if self._on_send is not None:
+            await self._on_send(prompt, [dict(a) for a in attachments], extension_id)
+        return message_id
+
+    async def send_and_wait(
+        self,
+        prompt: str,
+        attachments: Sequence[Mapping[str, Any]] = (),
+        *,
+        timeout: float = DEFAULT_SEND_TIMEOUT,
+        source: str | None = None,
+    ) -> Event | None:
+        """Submit a prompt and wait for the session to go idle; returns the last
+        ``assistant.message`` of this prompt's run (``None`` if it said nothing).
+
+        Raises:
+            TimeoutError: the session was not idle within ``timeout`` seconds.
+            TurnAbortedError: the run ended with ``session.error``.
+            TurnError: as :meth:`submit`.
+        """
+        message_id = await self.submit(prompt, attachments, source=source)
+        future: asyncio.Future[Event | None] = asyncio.get_running_loop().create_future()
+        self._waiting[message_id] = future
+        try:
+            async with asyncio.timeout(timeout):
+                return await future
+        finally:
+            self._waiting.pop(message_id, None)
+
+    async def wait_idle(self, timeout: float | None = None) -> None:
+        """Wait until no prompt is running or waiting.
+
+        Raises:
+            TimeoutError: still busy after ``timeout`` seconds.
+        """
+        async with asyncio.timeout(timeout):
+            await self._idle.wait()
+
+    async def close(self) -> None:
+        """Stop running prompts (the one running is cancelled); the queue is dropped."""
+        self._unsubscribe()
+        self._queue.clear()
+        if self._runner is not None and not self._runner.done():
+            self._runner.cancel()
+            await asyncio.gather(self._runner, return_exceptions=True)
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(TurnAbortedError("the host stopped before the prompt's run ended"))
+        self._idle.set()
+
+    async def report_crash(self, extension_id: str, error: str) -> None:
+        """Run the error hooks with ``system`` for an extension that crashed; their
+        ``user_notification`` becomes a ``session.warning`` (restarts are the supervisor's)."""
+        decision = await self._report_error(f"extension {extension_id} crashed: {error}", "system", True)
+        if decision.user_notification:
+            self._events.emit("session.warning", {"warningType": "hook", "message": decision.user_notification})
+
+    def check_attachments(self, attachments: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
+        """The attachments checked against the project and the session workspace (see
+        :func:`~extension_host.session.attachments.check_attachments`)."""
+        return check_attachments(attachments, self._roots())
+
+    # -- running ------------------------------------------------------------------------
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                queued = self._queue.popleft()
+                self._events.emit("pending_messages.modified", {}, ephemeral=True)
+                try:
+                    self._results[queued.message_id] = await self._run(queued)
+                except _Abort as abort:
+                    self._events.emit("session.error", {"errorType": abort.error_type, "message": abort.message})
+                    self._results[queued.message_id] = TurnAbortedError(abort.message)
+        finally:
+            aborted = any(isinstance(result, TurnAbortedError) for result in self._results.values())
+            self._events.emit("session.idle", {"aborted": True} if aborted else {}, ephemeral=True)
+            results, self._results = self._results, {}
+            self._idle.set()
+            for message_id, result in results.items():
+                future = self._waiting.get(message_id)
+                if future is None or future.done():
+                    continue
+                if isinstance(result, TurnAbortedError):
+                    future.set_exception(result)
+                else:
+                    future.set_result(result)
+
+    async def _run(self, queued: _Queued) -> Event | None:
+        assert self.agent is not None
+        user: dict[str, Any] = {"content": queued.prompt, "messageId": queued.message_id}
+        if queued.transformed is not None:
+            user["transformedContent"] = queued.transformed
+        if queued.attachments:
+            user["attachments"] = list(queued.attachments)
+        if queued.source is not None:
+            user["source"] = queued.source
+        self._events.emit("user.message", user)
+        self._notify(queued.additional_context)
+        last: Event | None = None
+        for step in range(MAX_AGENT_STEPS):
+            turn_id = str(next(self._steps))
+            self._events.emit("assistant.turn_start", {"turnId": turn_id})
+            try:
+                request = AgentRequest(self.model_context.messages, tuple(self._tools()), queued.message_id, step)
+                try:
+                    reply = await ask_agent(self.agent, request)
+                except Exception as exc:
+                    raise _Abort("agent", f"the agent failed: {type(exc).__name__}: {exc}") from None
+                calls = [
+                    call if call.id else ToolCall(call.name, call.arguments, next(self._call_ids))
+                    for call in reply.tool_calls
+                ]
+                last = self._events.emit("assistant.message", _assistant_data(reply, calls, turn_id))
+                for call in calls:
+                    await self._run_tool(call)
+            finally:
+                self._events.emit("assistant.turn_end", {"turnId": turn_id})
+            if not calls:
+                return last
+        raise _Abort("agent", f"the agent took {MAX_AGENT_STEPS} steps without finishing its answer; the run was ended")
+
+    async def _run_tool(self, call: ToolCall) -> None:
+        assert call.id is not None
+        outcome = await self._call_once(call)
+        retries = 0
+        while outcome.result_type in ("failure", "timeout"):
+            decision = await self._report_error(
+                f"tool {call.name} failed: {outcome.error or outcome.text_result_for_llm}", "tool_execution", True
+            )
+            if decision.user_notification:
+                self._events.emit("session.warning", {"warningType": "hook", "message": decision.user_notification})
+            if decision.error_handling == "abort":
+                raise _Abort(
+                    "tool_execution",
+                    f"an error hook ended the run after tool {call.name} failed: "
+                    f"{outcome.error or outcome.text_result_for_llm}",
+                )
+            if decision.error_handling != "retry" or retries >= min(decision.retry_count or 1, MAX_TOOL_RETRIES):
+                break  # skip, or nobody said: the agent gets the failure
+            retries += 1
+            outcome = await self._call_once(call)
+        self._settle_result(call, outcome)
+        self._notify(outcome.additional_context)
+
+    async def _call_once(self, call: ToolCall) -> ToolCallResult:
+        assert call.id is not None
+        try:
+            return await self._call_tool(call.name, call.arguments, call.id)
+        except UnknownToolError as exc:
+            return ToolCallResult(ToolResult(str(exc), "failure", error=str(exc)))
+
+    def _settle_result(self, call: ToolCall, outcome: ToolCallResult) -> None:
+        """Make the model context hold the result the agent gets: the post-tool hooks may have
+        replaced it, and a denied or unknown call never ran."""
+        assert call.id is not None
+        held = self.model_context.tool_result(call.id)
+        if held is not None and held.content == outcome.text_result_for_llm and held.result_type == outcome.result_type:
+            return
+        complete: dict[str, Any] = {
+            "toolCallId": call.id,
+            "toolName": call.name,
+            "success": outcome.success,
+            "result": {"content": outcome.text_result_for_llm, "resultType": outcome.result_type},
+        }
+        if outcome.error is not None:
+            complete["error"] = {"message": outcome.error}
+        self._events.emit("tool.execution_complete", complete)
+
+    def _notify(self, context: str | None) -> None:
+        if context:
+            self._events.emit(
+                "system.notification",
+                {"content": context, "kind": {"type": "unclassified", "metadata": {"source": "hooks"}}},
+            )
+
+
+def _assistant_data(reply: AgentReply, calls: Sequence[ToolCall], turn_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = {"messageId": next(_assistant_ids), "content": reply.text, "turnId": turn_id}
+    if calls:
+        data["toolRequests"] = [
+            {"toolCallId": call.id, "name": call.name, "arguments": call.arguments, "type": "function"}
+            for call in calls
+        ]
+    if reply.model:
+        data["model"] = reply.model
+    return data
+
+
+_assistant_ids = unique_ids()

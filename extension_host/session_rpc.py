@@ -1,0 +1,194 @@
+"""The session-scoped RPC methods extensions may call (the JS SDK's ``session.rpc``), in one table.
+
+Each entry of :data:`SESSION_RPC_METHODS` answers one method of the published SDK's
+``rpc.d.ts`` that concerns what this host knows: its extensions, their tools and slash commands, the
+agent's models and usage (through optional providers, ``None`` while no agent reports them),
+and MCP servers (this host runs none). What it cannot answer truthfully (a question to the
+model from a UI, enabling or disabling an extension for the session) is refused with
+``NOT_SUPPORTED`` and a message that names the method; any method of neither kind is "method
+not found". Answers use the SDK's field names exactly (camelCase).
+
+This module reads what :class:`SessionRpcSources` hands it and answers; it changes nothing.
+``session.detach`` is the instance's (it changes the instance), not this table's.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from sdk_extension.wire import protocol as p
+from sdk_extension.wire.connection import RpcError
+
+from .commands import CommandRegistry, CommandResult
+from .info import ExtensionInfo, ToolInfo
+from .validation import validate
+
+__all__ = [
+    "SESSION_RPC_METHODS",
+    "UNSUPPORTED_SESSION_METHODS",
+    "ModelsProvider",
+    "SessionRpcSources",
+    "UsageProvider",
+    "session_rpc_handlers",
+]
+
+ModelsProvider = Callable[[], Sequence[Mapping[str, Any]] | None]
+"""The agent's models as the SDK's ``Model`` objects (``id``, ``name``, ``capabilities``...), or
+``None`` when it does not know them."""
+
+UsageProvider = Callable[[], Mapping[str, Any] | None]
+"""The usage the agent reported as the SDK's ``UsageGetMetricsResult``
+(``totalPremiumRequestCost``, ``totalUserRequests``, ``modelMetrics``...), or ``None``."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRpcSources:
+    """Where the answers come from: the host's extensions and commands, the agent's providers."""
+
+    extensions: Callable[[], list[ExtensionInfo]]
+    commands: CommandRegistry
+    models: ModelsProvider | None = None
+    usage: UsageProvider | None = None
+    tools: Callable[[], Sequence[ToolInfo]] | None = None
+    """Every tool offered now (``None``: the method answers ``tools: null``, not initialised)."""
+    run_command: Callable[[str, str], Awaitable[CommandResult]] | None = None
+    """Runs a slash command, ``(name, args)`` (``None``: ``session.commands.execute`` is refused)."""
+
+
+_SDK_STATUS: Final[dict[str, str]] = {
+    "starting": "starting",
+    "running": "running",
+    "failed": "failed",
+    "quarantined": "failed",
+    "detached": "running",
+}
+"""This host's statuses in the SDK's four (``running``, ``disabled``, ``failed``, ``starting``);
+any other (shadowed, untrusted, disabled) is ``disabled``: discovered, not run."""
+
+
+def _extensions_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    extensions = []
+    for info in sources.extensions():
+        item: dict[str, Any] = {
+            "id": info.id,
+            "name": info.name,
+            "source": info.source,
+            "status": _SDK_STATUS.get(info.status, "disabled"),
+        }
+        if info.pid is not None and info.status in ("running", "detached"):
+            item["pid"] = info.pid
+        extensions.append(item)
+    return {"extensions": extensions}
+
+
+def _commands_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    if isinstance(params, dict) and params.get("includeClientCommands") is False:
+        return {"commands": []}  # every command of this host is a client's (an extension's)
+    return {
+        "commands": [
+            {
+                "name": entry.name,
+                "description": entry.description,
+                "kind": "client",
+                "allowDuringAgentExecution": True,
+            }
+            for entry in sources.commands.entries()
+        ]
+    }
+
+
+def _tools_metadata(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    if sources.tools is None:
+        return {"tools": None}
+    tools = []
+    for tool in sources.tools():
+        item: dict[str, Any] = {"name": tool.name, "description": tool.description}
+        if tool.parameters is not None:
+            item["input_schema"] = tool.parameters
+        tools.append(item)
+    return {"tools": tools}
+
+
+async def _commands_execute(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    method = "session.commands.execute"
+    request = validate(method, p.ExecuteCommandParams, params)
+    if sources.run_command is None:
+        raise _unsupported(method, "this host runs no commands for extensions")
+    result = await sources.run_command(request["commandName"], request.get("args", ""))
+    return {} if result.ok else {"error": result.error or result.status}
+
+
+def _model_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    models = sources.models() if sources.models is not None else None
+    if models is None:
+        raise _unsupported("session.model.list", "no agent attached to this host reports its models")
+    return {"models": [dict(model) for model in models]}
+
+
+def _usage_metrics(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    usage = sources.usage() if sources.usage is not None else None
+    if usage is None:
+        raise _unsupported("session.usage.getMetrics", "no agent attached to this host reports its usage")
+    return dict(usage)
+
+
+def _mcp_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    return {"servers": []}  # this host runs no MCP servers
+
+
+def _mcp_reload(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    return {}  # no MCP servers: nothing to reload
+
+
+Handler = Callable[[SessionRpcSources, Any], dict[str, Any] | Awaitable[dict[str, Any]]]
+
+SESSION_RPC_METHODS: Final[dict[str, Handler]] = {
+    "session.extensions.list": _extensions_list,
+    "session.commands.list": _commands_list,
+    "session.commands.execute": _commands_execute,
+    "session.tools.getCurrentMetadata": _tools_metadata,
+    "session.model.list": _model_list,
+    "session.usage.getMetrics": _usage_metrics,
+    "session.mcp.list": _mcp_list,
+    "session.mcp.reload": _mcp_reload,
+}
+"""Method → how it is answered, from the sources."""
+
+UNSUPPORTED_SESSION_METHODS: Final[dict[str, str]] = {
+    "session.ui.ephemeralQuery": "this host has no model of its own to ask; send a prompt with session.send",
+    "session.extensions.enable": "extensions are enabled by their folders; run 'extensions reload NAME'",
+    "session.extensions.disable": "remove or rename the extension's folder, or revoke the project's trust",
+    "session.extensions.reload": "run 'extensions reload' (or save the extension under 'extensions dev')",
+    "session.commands.invoke": "commands are run by the user or the embedding application (host.run_command)",
+}
+"""Methods of the SDK this host refuses, with what to do instead."""
+
+
+def _unsupported(method: str, why: str) -> RpcError:
+    return RpcError(p.NOT_SUPPORTED, f"{method} is not supported by this host: {why}", {"method": method})
+
+
+def session_rpc_handlers(sources: SessionRpcSources) -> dict[str, Callable[[Any], Any]]:
+    """The connection handlers for every method of both tables, answering from ``sources``."""
+
+    def answer(handler: Handler) -> Callable[[Any], Any]:
+        if inspect.iscoroutinefunction(handler):
+
+            async def answer_async(params: Any) -> Any:
+                return await handler(sources, params)
+
+            return answer_async
+        return lambda params: handler(sources, params)
+
+    def refuse(method: str, why: str) -> Callable[[Any], dict[str, Any]]:
+        def handler(params: Any) -> dict[str, Any]:
+            raise _unsupported(method, why)
+
+        return handler
+
+    handlers = {method: answer(handler) for method, handler in SESSION_RPC_METHODS.items()}
+    handlers.update({method: refuse(method, why) for method, why in UNSUPPORTED_SESSION_METHODS.items()})
+    return handlers
