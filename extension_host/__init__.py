@@ -20,9 +20,13 @@ from .errors import (
     ExtensionLoadError,
     ProjectRootError,
     ScaffoldError,
+    SessionError,
+    SessionIdError,
+    SessionLockedError,
     ToolCollisionError,
     TrustFileError,
     UnknownExtensionError,
+    UnknownSessionError,
     UnknownToolError,
 )
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, GUARD_HOOKS, HookRecord
@@ -32,7 +36,14 @@ from .info import ExtensionInfo, ExtensionStatus, ToolInfo
 from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
 from .permissions import PermissionOutcome
 from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
-from .session.errors import NoAgentError, TurnAbortedError, TurnError
+from .session.errors import (
+    AttachmentError,
+    NoAgentError,
+    PromptQueueFullError,
+    PromptRejectedError,
+    TurnAbortedError,
+    TurnError,
+)
 from .session.model_context import ContextMessage, ModelContext, ToolCall
 from .trust import TrustDecision, TrustStore
 
@@ -44,6 +55,7 @@ __all__ = [
     "Agent",
     "AgentReply",
     "AgentRequest",
+    "AttachmentError",
     "CommandInfo",
     "CommandResult",
     "ContextMessage",
@@ -60,11 +72,16 @@ __all__ = [
     "OfferedTool",
     "PermissionOutcome",
     "ProjectRootError",
+    "PromptQueueFullError",
+    "PromptRejectedError",
     "PromptResult",
     "ReloadBudget",
     "ScaffoldError",
     "ScriptedAgent",
     "SessionEndResult",
+    "SessionError",
+    "SessionIdError",
+    "SessionLockedError",
     "SessionStartResult",
     "ToolCall",
     "ToolCallResult",
@@ -77,6 +94,7 @@ __all__ = [
     "TurnAbortedError",
     "TurnError",
     "UnknownExtensionError",
+    "UnknownSessionError",
     "UnknownToolError",
     "hookimpl",
 ]

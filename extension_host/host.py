@@ -321,7 +321,7 @@ class ExtensionHost:
         self._session.begin()
         self._use_session()
         if self._session.resumed:
-            self._turns.model_context.reset(self._session.replay())  # the context the log holds
+            self._turns.begin(self._session.replay())  # the context and turn numbers the log holds
         self.events.subscribe(self._forward_to_extensions)
         await self._supervisor.start_all()
         if self._watcher is not None:
@@ -372,17 +372,22 @@ class ExtensionHost:
         extension is reloaded (whatever they kept in memory is lost), ``session.start`` begins
         the new one and the session-start hooks run with source ``new``.
         """
+        await self._turns.abandon("the session was cleared (new_session) before the prompt's run ended")
         if self._session_hooks and not self._session_ended:
             await self.end_session("complete")
-        self._session.renew()
-        self._use_session()
-        self._turns.model_context.reset()
-        await self._supervisor.restart_all()
+        # The new id begins once the old extensions have stopped, so what they say while
+        # stopping stays in the old session's log and the new ones join the new session.
+        await self._supervisor.restart_all(between=self._renew_session)
         await self._refresh_watch()
         self._session_ended = False
         if self._session_hooks:
             await self.start_session("new")
         return self.session_id
+
+    def _renew_session(self) -> None:
+        self._session.renew()
+        self._use_session()
+        self._turns.begin()
 
     def replay(self) -> Iterator[Event]:
         """The current session's persistent events so far, oldest first, streamed from its

@@ -242,8 +242,9 @@ class Supervisor:
             self._announce(outcomes, tools_before)
             return outcomes
 
-    async def restart_all(self) -> list[ReloadOutcome]:
-        """Stop everything, discover again, start everything (Copilot's ``extensions_reload``)."""
+    async def restart_all(self, between: Callable[[], None] | None = None) -> list[ReloadOutcome]:
+        """Stop everything, discover again, start everything (Copilot's ``extensions_reload``);
+        ``between()`` runs once everything has stopped, before anything starts."""
         async with self._lock:  # held throughout, so a watcher batch cannot start things in between
             tools_before = self._tool_owners()
             for instance in self._current.values():
@@ -254,6 +255,8 @@ class Supervisor:
             if self._crashes is not None:
                 self._crashes.reset()
             await self.drain()
+            if between is not None:
+                between()
             outcomes = await self._start_all()
             self._announce([], tools_before)
             return outcomes

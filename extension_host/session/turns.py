@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -235,14 +235,36 @@ class TurnRunner:
     async def close(self) -> None:
         """Stop running prompts (the one running is cancelled); the queue is dropped."""
         self._unsubscribe()
-        self._queue.clear()
+        await self.abandon("the host stopped before the prompt's run ended")
+
+    async def abandon(self, reason: str) -> None:
+        """Cancel the running prompt and drop the queued ones; whoever waits for them gets
+        :class:`TurnAbortedError` saying ``reason``."""
+        if self._queue:
+            self._queue.clear()
+            self._events.emit("pending_messages.modified", {}, ephemeral=True)
         if self._runner is not None and not self._runner.done():
             self._runner.cancel()
             await asyncio.gather(self._runner, return_exceptions=True)
         for future in self._waiting.values():
             if not future.done():
-                future.set_exception(TurnAbortedError("the host stopped before the prompt's run ended"))
+                future.set_exception(TurnAbortedError(reason))
         self._idle.set()
+
+    def begin(self, events: Iterable[Event] = ()) -> None:
+        """Start over on a session whose persisted events are ``events`` (none for a new one):
+        the model context is rebuilt from them and turn numbers go on after theirs."""
+        turns = 0
+
+        def counted() -> Iterator[Event]:
+            nonlocal turns
+            for event in events:
+                if event.get("type") == "assistant.turn_start":
+                    turns += 1
+                yield event
+
+        self.model_context.reset(counted())
+        self._steps = itertools.count(turns + 1)
 
     async def report_crash(self, extension_id: str, error: str) -> None:
         """Run the error hooks with ``system`` for an extension that crashed; their

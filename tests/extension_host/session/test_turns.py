@@ -7,6 +7,7 @@ so everything runs in memory while passing the same pipeline an extension's tool
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from extension_host.session.agents import AgentRequest, agent_models, agent_usag
 from extension_host.session.errors import AttachmentError, PromptRejectedError
 from helpers import Project, run
 from sdk_extension import tool
+from sdk_extension.wire.protocol import Event
 
 Scenario = Callable[[ExtensionHost], Awaitable[None]]
 
@@ -378,3 +380,55 @@ def test_the_application_asks_for_a_permission_of_its_own_and_on_ask_answers(pro
             await host.request_permission({"toolName": "x"})
 
     with_host(project, scenario, on_ask=on_ask)
+
+
+def test_a_new_session_cancels_the_running_prompt_and_keeps_its_events_in_the_old_log(project: Project) -> None:
+    started = asyncio.Event()
+
+    @tool(description="Waits for ever")
+    async def wait_for_ever() -> str:
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    agent = ScriptedAgent([[AgentReply("Waiting.", (ToolCall("wait_for_ever", {}, "call-1"),)), AgentReply("Done.")]])
+
+    async def scenario(host: ExtensionHost) -> None:
+        old = host.session_id
+        waiting = asyncio.ensure_future(host.send_and_wait("wait", timeout=20))
+        await asyncio.wait_for(started.wait(), 10)
+        new = await host.new_session()
+        with pytest.raises(TurnAbortedError, match="new_session"):
+            await asyncio.wait_for(waiting, 10)
+        assert host.pending_prompts == []
+        assert host.model_context.messages == []
+        sessions = project.home / "sessions"
+        old_types = [json.loads(line)["type"] for line in (sessions / old / "events.jsonl").read_bytes().splitlines()]
+        new_types = [json.loads(line)["type"] for line in (sessions / new / "events.jsonl").read_bytes().splitlines()]
+        assert "user.message" in old_types and old_types[-1] == "session.shutdown"
+        assert "user.message" not in new_types and new_types[0] == "session.start"
+
+    with_host(project, scenario, agent=agent, builtin_tools=[wait_for_ever])
+
+
+def test_turn_numbers_go_on_after_a_resumed_session_s_turns(project: Project) -> None:
+    turn_ids: list[str] = []
+
+    def record(event: Event) -> None:
+        if event["type"] == "assistant.turn_start":
+            turn_ids.append(event["data"]["turnId"])
+
+    session_ids: list[str] = []
+
+    async def first(host: ExtensionHost) -> None:
+        host.on_event(record)
+        session_ids.append(host.session_id)
+        await host.send_and_wait("count the TODOs", timeout=10)
+
+    async def second(host: ExtensionHost) -> None:
+        host.on_event(record)
+        await host.send_and_wait("count them again", timeout=10)
+
+    with_host(project, first, agent=one_tool_call_agent(), builtin_tools=[count_todos])
+    with_host(project, second, agent=one_tool_call_agent(), builtin_tools=[count_todos], session=session_ids[0])
+    assert turn_ids == ["1", "2", "3", "4"]
