@@ -61,6 +61,7 @@ from .reload import ExtensionWatcher
 from .session.agents import Agent, OfferedTool, agent_models, agent_usage
 from .session.model_context import ModelContext
 from .session.persisted import PersistedSession
+from .session.reader import SessionEventReader
 from .session.store import SessionStore
 from .session.turns import DEFAULT_SEND_TIMEOUT, TurnRunner
 from .session_rpc import SessionRpcSources
@@ -240,6 +241,7 @@ class ExtensionHost:
                 lambda: agent_usage(self.agent),
                 lambda: list(self.tools.values()),
                 self.run_command,
+                SessionEventReader(self._session, self.events),
             ),
         )
         self._activity = ActivityTracker()
