@@ -160,16 +160,41 @@ class EventLogTailResult(TypedDict):
     cursor: str
 
 
-SESSION_RPC_SHAPES: Final[dict[str, tuple[Any, Any]]] = {
-    "session.extensions.list": (SessionRpcParams, ExtensionList),
-    "session.commands.list": (CommandsListParams, CommandList),
-    "session.commands.execute": (p.ExecuteCommandParams, ExecuteCommandResult),
-    "session.tools.getCurrentMetadata": (SessionRpcParams, ToolsGetCurrentMetadataResult),
-    "session.model.list": (SessionRpcParams, ModelList),
-    "session.usage.getMetrics": (SessionRpcParams, dict[str, Any]),
-    "session.mcp.list": (SessionRpcParams, McpServerList),
-    "session.mcp.reload": (SessionRpcParams, dict[str, Any]),
-    "session.eventLog.read": (EventLogReadRequest, EventsReadResult),
-    "session.eventLog.tail": (SessionRpcParams, EventLogTailResult),
+SESSION_RPC_SHAPES: Final[dict[str, tuple[Any, Any, str]]] = {
+    "session.extensions.list": (
+        SessionRpcParams,
+        ExtensionList,
+        "Every extension the host discovered, with its status.",
+    ),
+    "session.commands.list": (CommandsListParams, CommandList, "The slash commands extensions registered."),
+    "session.commands.execute": (
+        p.ExecuteCommandParams,
+        ExecuteCommandResult,
+        "Run a slash command and wait for it; error when it failed.",
+    ),
+    "session.tools.getCurrentMetadata": (
+        SessionRpcParams,
+        ToolsGetCurrentMetadataResult,
+        "The tools offered to the agent now, with their JSON Schemas.",
+    ),
+    "session.model.list": (SessionRpcParams, ModelList, "The agent's models (refused while no agent reports them)."),
+    "session.usage.getMetrics": (
+        SessionRpcParams,
+        dict[str, Any],
+        "The usage the agent reported, as the SDK's UsageGetMetricsResult (refused while none is).",
+    ),
+    "session.mcp.list": (SessionRpcParams, McpServerList, "MCP servers: none, this host runs none."),
+    "session.mcp.reload": (SessionRpcParams, dict[str, Any], "Reload MCP servers: nothing to do, an empty answer."),
+    "session.eventLog.read": (
+        EventLogReadRequest,
+        EventsReadResult,
+        "A page of the session's events from a cursor: forward (optionally waiting for new ones) or backward "
+        "from the newest; at most max events and 1 MiB.",
+    ),
+    "session.eventLog.tail": (
+        SessionRpcParams,
+        EventLogTailResult,
+        "A cursor at the current end of the session's events, to read only what comes next.",
+    ),
 }
-"""Method of the session-rpc table → (params shape, result shape)."""
+"""Method of the session-rpc table → (params shape, result shape, what it does)."""
