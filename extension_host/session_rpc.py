@@ -25,7 +25,7 @@ from sdk_extension.wire.connection import RpcError
 
 from .commands import CommandRegistry, CommandResult
 from .info import ExtensionInfo, ToolInfo
-from .session_rpc_shapes import EventLogReadRequest, EventsReadResult
+from .session_rpc_shapes import MAX_TYPES, EventLogReadRequest, EventsReadResult
 from .validation import validate
 
 __all__ = [
@@ -162,7 +162,18 @@ def _mcp_reload(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
 
 async def _event_log_read(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     method = "session.eventLog.read"
-    request = validate(method, EventLogReadRequest, params)
+    try:
+        request = validate(method, EventLogReadRequest, params)
+    except RpcError as exc:
+        field = exc.data.get("field", "") if isinstance(exc.data, dict) else ""
+        if not field.startswith("types."):
+            raise
+        # pydantic names the branch of the union that failed last; say what types may be.
+        raise RpcError(
+            p.INVALID_PARAMS,
+            f'{method}: types: must be "*" or a non-empty list of event types (at most {MAX_TYPES})',
+            {"field": "types"},
+        ) from None
     if sources.event_log is None:
         raise _unsupported(method, "this host keeps no event log for extensions to read")
     return dict(await sources.event_log.read(request))
