@@ -185,6 +185,7 @@ class ExtensionHost:
             session,
             _version(),
         )
+        self._event_reader = SessionEventReader(self._session, self.events)
         self._registry = ToolRegistry()
         self._commands = CommandRegistry(self._commands_changed)
         self._hooks = HookRunner(
@@ -241,7 +242,7 @@ class ExtensionHost:
                 lambda: agent_usage(self.agent),
                 lambda: list(self.tools.values()),
                 self.run_command,
-                SessionEventReader(self._session, self.events),
+                self._event_reader,
             ),
         )
         self._activity = ActivityTracker()
@@ -350,6 +351,7 @@ class ExtensionHost:
                 self._watching.cancel()
         if self._session_hooks and self._started and not self._session_ended:
             await self.end_session("complete")
+        self._event_reader.close()  # extensions' waiting reads return now, so they stop at once
         await self._supervisor.stop_all()
         if self._fork_server is not None:
             await self._fork_server.stop(self._context.stop_grace)

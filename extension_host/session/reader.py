@@ -12,7 +12,8 @@
   ephemeral ones only as they happen: when the cursor is at the tail and ``waitMs`` is set, the
   read waits (up to :data:`MAX_WAIT_MS`) for the event log to hand it a new event matching the
   filters (ephemeral ones too unless ``includeEphemeral: false``), woken by the event log
-  itself, never by polling.
+  itself, never by polling. :meth:`SessionEventReader.close` (the host, as it stops) ends every
+  wait at once.
 - **Backward** pages from the newest persisted event toward older ones; each page is
   oldest-to-newest. It never waits.
 
@@ -121,7 +122,15 @@ class SessionEventReader:
         self._session = session
         self._events = events
         self._key = os.urandom(16)
-        self._waiting = 0
+        self._waits: set[_LiveEvents] = set()
+        self._closed = False
+
+    def close(self) -> None:
+        """End every waiting read now (with what it has), and wait no more: the host is
+        stopping, and a read left waiting would hold its extension's stop back."""
+        self._closed = True
+        for live in self._waits:
+            live.arrived.set()
 
     # -- the two methods -------------------------------------------------------------------
 
@@ -233,20 +242,22 @@ class SessionEventReader:
         return await self._forward_history(latest, [event["id"] for event in latest], position, limit, accept, 0)
 
     async def _wait(self, live: _LiveEvents, wait_ms: int) -> None:
-        if self._waiting >= MAX_WAITING_READS:
+        if self._closed:
+            return
+        if len(self._waits) >= MAX_WAITING_READS:
             raise RpcError(
                 INVALID_PARAMS,
                 f"{_METHOD}: waitMs: {MAX_WAITING_READS} reads are already waiting for events on this host; "
                 "read again without waitMs, or once one of them has returned",
                 {"field": "waitMs"},
             )
-        self._waiting += 1
+        self._waits.add(live)
         try:
             await asyncio.wait_for(live.arrived.wait(), min(wait_ms, MAX_WAIT_MS) / 1000)
         except TimeoutError:
             pass  # no new event: an empty page, the cursor unchanged
         finally:
-            self._waiting -= 1
+            self._waits.discard(live)
 
     # -- cursors ---------------------------------------------------------------------------
 

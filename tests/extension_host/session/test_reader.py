@@ -258,3 +258,19 @@ def test_a_forward_read_looks_at_a_bounded_stretch_of_a_huge_log(tmp_path: Path,
     assert (first["events"], first["hasMore"]) == ([], True)
     pages = all_pages(reader, types=["session.warning"])
     assert len(pages) > 2 and all(page["events"] == [] for page in pages)
+
+
+def test_closing_the_reader_ends_waiting_reads_at_once_and_later_ones_do_not_wait(tmp_path: Path) -> None:
+    """The host closes it as it stops, so an extension's long-poll does not hold its stop back."""
+    events, _, reader = begin(tmp_path, persist=False)  # in memory a read waits as it subscribes
+
+    async def scenario() -> tuple[EventsReadResult, EventsReadResult]:
+        subscribed = listening(events)
+        request: EventLogReadRequest = {"sessionId": "s", "cursor": reader.tail(), "waitMs": 30_000}
+        waiting = asyncio.create_task(reader.read(request))
+        await asyncio.wait_for(subscribed.wait(), 10)
+        reader.close()
+        return await asyncio.wait_for(waiting, 10), await asyncio.wait_for(reader.read(request), 10)
+
+    ended, later = run(scenario())
+    assert ended["events"] == [] == later["events"]
