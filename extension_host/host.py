@@ -625,6 +625,11 @@ class ExtensionHost:
         """Wait until no prompt is running or queued."""
         await self._turns.wait_idle(timeout)
 
+    def flush(self) -> None:
+        """Write the events the session's file has queued now (before it is read from elsewhere,
+        say to fork it at a turn that just ended)."""
+        self._session.flush()
+
     def cancel_turn(self) -> bool:
         """Cancel the running prompt (its tool calls in flight are withdrawn) and drop the queued
         ones; True if a prompt was running or queued. The run ends with ``abort`` and

@@ -19,6 +19,12 @@ runs it again (up to ``retry_count`` times, at most :data:`MAX_TOOL_RETRIES`), `
 decision) gives the agent the failure, ``abort`` ends the run with ``session.error``; a
 ``user_notification`` becomes a ``session.warning``.
 
+:meth:`TurnRunner.cancel` stops the running prompt (see
+:mod:`~extension_host.session.cancellation`): the tool call in flight is withdrawn, it and the
+calls not reached get a ``rejected`` result, the error hooks hear of it, the step ends with
+``abort`` and ``assistant.turn_end``, the queued prompts are dropped, and ``session.idle``
+carries ``aborted``.
+
 The agent is asked with the model context projected from the session's events
 (:class:`~extension_host.session.model_context.ModelContext`), never with live objects. This
 module does not know extensions, processes or the wire: the host hands it the pipeline as

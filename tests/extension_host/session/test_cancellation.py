@@ -104,6 +104,52 @@ def test_cancelling_a_turn_withdraws_its_tool_call_and_ends_it_as_the_sdk_ends_a
     run(scenario(), timeout=40)
 
 
+@tool(description="Quick")
+def quick() -> str:
+    return "done"
+
+
+class AskFirst:
+    @hookimpl
+    def on_pre_tool_use(self, input: Any) -> dict[str, Any]:
+        return {"permission_decision": "ask", "permission_decision_reason": "really?"}
+
+
+def test_cancelling_while_a_permission_is_asked_completes_the_request_as_cancelled(project: Project) -> None:
+    async def nobody_answers(tool: str, arguments: Any, reason: str | None) -> bool:
+        await asyncio.Event().wait()
+        return False
+
+    agent = ScriptedAgent([[AgentReply("asking", (ToolCall("quick", {}, "q1"),)), AgentReply("unreached")]])
+
+    async def scenario() -> None:
+        async with ExtensionHost(
+            project.root,
+            project.home,
+            watch=False,
+            fork_server=False,
+            session_hooks=False,
+            builtin_tools=[quick],
+            agent=agent,
+            on_ask=nobody_answers,
+        ) as host:
+            host.register_plugin(AskFirst(), "ask-first")
+            await host.send("do it")
+            requested = await wait_for_event(host, lambda e: e["type"] == "permission.requested")
+            assert host.cancel_turn() is True
+            await host.wait_idle(10)
+            (completed,) = host.events.history("permission.completed")
+            assert completed["data"] == {
+                "requestId": requested["data"]["requestId"],
+                "result": {"kind": "cancelled"},
+                "toolCallId": "q1",
+            }
+            (complete,) = host.events.history("tool.execution_complete")
+            assert complete["data"]["result"]["resultType"] == "rejected"
+
+    run(scenario(), timeout=30)
+
+
 def test_cancelling_while_the_agent_thinks_ends_the_turn_without_an_answer(project: Project) -> None:
     asked = asyncio.Event()
 

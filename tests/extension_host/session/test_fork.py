@@ -173,3 +173,16 @@ def test_a_long_turn_is_forked_whole(tmp_path: Path) -> None:
     opened.close()
     fork_id = store.fork(opened.id, "m1")
     assert sum(1 for _ in LogReader(store.folder(fork_id) / "events.jsonl")) == len(lines) + 1
+
+
+def test_a_live_session_is_forked_at_a_turn_that_just_ended_once_its_host_has_flushed(project: Project) -> None:
+    async def scenario() -> None:
+        async with host(project, script()) as source:
+            first = await source.send("count these")
+            await source.wait_idle(10)
+            source.flush()
+            fork_id = SessionStore(project.home).fork(source.session_id, first)
+            forked = events_of(SessionStore(project.home), fork_id)
+            assert forked[-1]["type"] == "assistant.turn_end"
+
+    run(scenario(), timeout=30)
