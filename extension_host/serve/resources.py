@@ -189,6 +189,10 @@ async def _off_loop(work: Callable[[], T]) -> T:
         return await asyncio.to_thread(work)
     except ServeError:
         raise
+    except FileNotFoundError as exc:  # gone between the check and the work
+        raise ServeError(NOT_FOUND, f"{exc.filename or 'file'}: no such file or folder") from None
+    except PermissionError as exc:  # the system's own permissions, inside the working directory
+        raise ServeError(PERMISSION_DENIED, f"{exc.filename or 'file'}: {exc.strerror or exc}") from None
     except OSError as exc:
         raise ServeError(INVALID_PARAMS, f"{exc.filename or 'file'}: {exc.strerror or exc}") from None
 

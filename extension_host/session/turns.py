@@ -49,7 +49,7 @@ from ..events import EventLog, unique_ids
 from ..outcomes import ErrorDecision, PromptResult, ToolCallResult
 from .agents import Agent, AgentReply, AgentRequest, OfferedTool, ask_agent
 from .attachments import check_attachments
-from .cancellation import Cancellation, RunCancelled
+from .cancellation import CANCEL_GRACE, Cancellation, RunCancelled
 from .errors import NoAgentError, PromptQueueFullError, PromptRejectedError, TurnAbortedError, TurnCancelledError
 from .model_context import ModelContext, ToolCall
 
@@ -393,7 +393,10 @@ class TurnRunner:
         for call in unreached:
             skipped = f"tool {call.name} was not run: the turn was cancelled before it"
             self._settle_result(call, ToolCallResult(ToolResult(skipped, "rejected", error=skipped)))
-        decision = await self._report_error(text, "tool_execution", False)
+        try:  # a cancel is prompt: hooks that take longer are not waited for
+            decision = await asyncio.wait_for(self._report_error(text, "tool_execution", False), CANCEL_GRACE)
+        except TimeoutError:
+            return
         if decision.user_notification:
             self._events.emit("session.warning", {"warningType": "hook", "message": decision.user_notification})
 

@@ -218,3 +218,15 @@ def test_no_path_reads_or_writes_outside_the_working_directory(
         for name in names:
             if name.endswith(".new"):
                 assert inside(root, os.path.join(folder, name))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_a_file_the_system_will_not_let_the_server_read_is_permission_denied(world: tuple[Resources, Path]) -> None:
+    resources, root = world
+    locked = root / "locked.txt"
+    locked.write_text("x")
+    locked.chmod(0)
+    try:
+        assert error(resources, "read", uri=uri(locked)).code == PERMISSION_DENIED
+    finally:
+        locked.chmod(0o600)
