@@ -60,7 +60,7 @@ async def complete(params: Mapping[str, Any], *, commands: Mapping[str, CommandI
     Raises:
         ServeError: ``InvalidParams``: a missing or mistyped field, or ``offset`` past the text.
     """
-    p = checked("completions", CompletionsParams, dict(params))
+    p = checked("completions", CompletionsParams, params)
     text, offset = p["text"], p["offset"]
     units = _utf16_length(text)
     if offset > units:

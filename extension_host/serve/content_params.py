@@ -10,6 +10,7 @@ method and the field. This module knows shapes, not files.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Annotated, Any, Final, Literal, NotRequired, TypeVar, cast
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
@@ -120,6 +121,8 @@ def checked(method: str, shape: type[T], params: Any) -> T:
     Raises:
         ServeError: ``InvalidParams`` naming the method, the first bad field and why.
     """
+    if isinstance(params, Mapping) and not isinstance(params, dict):
+        params = dict(params)
     try:
         return cast(T, _adapter(cast(Any, shape)).validate_python(params))
     except ValidationError as exc:

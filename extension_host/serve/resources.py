@@ -97,7 +97,7 @@ class Resources:
 
     async def read(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``resourceRead`` → ``{data, encoding, contentType}``."""
-        p = checked("resourceRead", ResourceReadParams, dict(params))
+        p = checked("resourceRead", ResourceReadParams, params)
         if is_content_uri(p["uri"]):
             data, content_type = self.contents.get(p["uri"])
             return _encoded(data, content_type, p.get("encoding"))
@@ -107,7 +107,7 @@ class Resources:
 
     async def write(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``resourceWrite`` → ``{}``; ``createOnly`` refuses an existing file."""
-        p = checked("resourceWrite", ResourceWriteParams, dict(params))
+        p = checked("resourceWrite", ResourceWriteParams, params)
         path = self._inside(p["uri"], "write")
         data = _decoded(p["data"], p["encoding"], p["uri"])
         await _off_loop(lambda: _write_file(path, data, p.get("createOnly", False), p["uri"]))
@@ -116,13 +116,13 @@ class Resources:
     async def list(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``resourceList`` → ``{entries: [{name, type}]}``, by name, at most
         :data:`MAX_LIST_ENTRIES`."""
-        p = checked("resourceList", ResourceListParams, dict(params))
+        p = checked("resourceList", ResourceListParams, params)
         path = self._inside(p["uri"], "read")
         return {"entries": await _off_loop(lambda: _list_folder(path, p["uri"]))}
 
     async def copy(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``resourceCopy`` → ``{}``; a file or a folder (symlinks in it copied as links)."""
-        p = checked("resourceCopy", ResourceCopyParams, dict(params))
+        p = checked("resourceCopy", ResourceCopyParams, params)
         source = self._inside(p["source"], "read")
         destination = self._inside(p["destination"], "write")
         await _off_loop(lambda: _copy(source, destination, p, move=False))
@@ -130,7 +130,7 @@ class Resources:
 
     async def move(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``resourceMove`` → ``{}``."""
-        p = checked("resourceMove", ResourceCopyParams, dict(params))
+        p = checked("resourceMove", ResourceCopyParams, params)
         source = self._inside(p["source"], "write")
         destination = self._inside(p["destination"], "write")
         if source == self.root:
@@ -140,7 +140,7 @@ class Resources:
 
     async def delete(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``resourceDelete`` → ``{}``; a folder that is not empty needs ``recursive``."""
-        p = checked("resourceDelete", ResourceDeleteParams, dict(params))
+        p = checked("resourceDelete", ResourceDeleteParams, params)
         path = self._inside(p["uri"], "write")
         if path == self.root:
             raise _denied(p["uri"], "write", f"the working directory {self.root} itself cannot be deleted")
@@ -150,7 +150,7 @@ class Resources:
     async def request(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``resourceRequest`` → ``{}`` for anything inside the working directory; denied
         (``PermissionDenied``) for anything else."""
-        p = checked("resourceRequest", ResourceRequestParams, dict(params))
+        p = checked("resourceRequest", ResourceRequestParams, params)
         self._inside(p["uri"], "write" if p.get("write") else "read")
         return {}
 

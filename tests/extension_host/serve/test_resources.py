@@ -230,3 +230,11 @@ def test_a_file_the_system_will_not_let_the_server_read_is_permission_denied(wor
         assert error(resources, "read", uri=uri(locked)).code == PERMISSION_DENIED
     finally:
         locked.chmod(0o600)
+
+
+@pytest.mark.parametrize("params", [None, [], ["file:///x"], "file:///x"])
+def test_params_that_are_not_an_object_are_invalid_params(world: tuple[Resources, Path], params: Any) -> None:
+    resources, _ = world
+    with pytest.raises(ServeError) as bad:
+        run(resources.read(params))
+    assert bad.value.code == INVALID_PARAMS and bad.value.message.startswith("resourceRead: ")
