@@ -259,3 +259,39 @@ def test_cancelling_a_turn_stops_waiting_for_an_extension_whose_tool_hangs(proje
             assert host.events.history("session.idle")[-1]["data"] == {"aborted": True}
 
     run(scenario(), timeout=60)
+
+
+ASYNC_NAPPER = """
+import asyncio
+from sdk_extension import join_session, tool
+
+@tool(description="Sleep without blocking")
+async def doze() -> str:
+    session.log("dozing off")
+    try:
+        await asyncio.sleep(120)
+    except asyncio.CancelledError:
+        session.log("doze was cancelled by the host")
+        raise
+    return "rested"
+
+session = join_session(tools=[doze])
+"""
+
+
+@pytest.mark.subprocess
+def test_an_async_tool_of_a_python_extension_is_cancelled_when_its_turn_is(project: Project) -> None:
+    project.add_extension("dozy", ASYNC_NAPPER)
+    agent = ScriptedAgent([[AgentReply("dozing", (ToolCall("doze", {}, "d1"),)), AgentReply("awake")]])
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, stop_grace=1.0, session_hooks=False, agent=agent) as host:
+            await host.send("doze off")
+            await wait_for_event(host, lambda e: e["type"] == "session.info" and "dozing off" in str(e["data"]), 20)
+            assert host.cancel_turn() is True
+            logged = await wait_for_event(
+                host, lambda e: e["type"] == "session.info" and "doze was cancelled" in str(e["data"]), timeout=20
+            )
+            assert "doze was cancelled by the host" in logged["data"]["message"]
+
+    run(scenario(), timeout=60)
