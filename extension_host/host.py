@@ -1,15 +1,15 @@
 """The composition root: :class:`ExtensionHost` puts the extension runtime under a session.
 
 This is the one module that knows every other, and the one place users look for what a host
-does: every public method is here, most of them a delegation. It owns the order of things: the
-session (its event log, and its id and file through :mod:`extension_host.session.persisted`),
-the shared registries (tools, slash commands, hooks), the trust decision (what the project's
-extensions may run and be granted), and how these are handed to the extension runtime
-(:mod:`extension_host.runtime`: the fork server, supervisor, dispatcher and file watcher), to
-the session hook points (:mod:`extension_host.hooks.session_hooks`), the turns
-(:mod:`extension_host.session.turns`) and the permission requests
-(:mod:`extension_host.permissions`). Starting, stopping, ``/clear`` (:meth:`ExtensionHost.new_session`)
-and reloading are sequences over those parts; what each part does is in its own module.
+does: every public method is here, most of them a delegation. It builds the parts and hands
+each what it needs: the session (its event log, and its id and file through
+:mod:`extension_host.session.persisted`), the shared registries (tools, slash commands, hooks),
+the trust decision (what the project's extensions may run and be granted), the extension
+runtime (:mod:`extension_host.runtime`: the fork server, supervisor, dispatcher and file
+watcher), the session hook points (:mod:`extension_host.hooks.session_hooks`), the turns
+(:mod:`extension_host.session.turns`), the permission requests
+(:mod:`extension_host.permissions`), and the order in which starting, ``/clear`` and stopping
+go through them (:mod:`extension_host.session.lifecycle`). What each part does is its own.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from types import TracebackType
 from typing import Any, Final
 
 from sdk_extension.hooks import HOOK_POINTS
-from sdk_extension.tasks import BackgroundTasks
 from sdk_extension.tools import Tool
 from sdk_extension.wire.protocol import Event
 
@@ -30,8 +29,7 @@ from .commands import CommandEntry, CommandInfo, CommandRegistry, CommandResult
 from .context import MAX_QUEUED_BYTES, SendHandler
 from .discovery import ExtensionSpec
 from .dispatch import AskHandler
-from .environment import protect_host_environment
-from .errors import ExtensionHostError, UnknownExtensionError
+from .errors import UnknownExtensionError
 from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventListener, EventLog
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .hooks.session_hooks import SessionHooks
@@ -51,6 +49,7 @@ from .permissions import PermissionBroker, PermissionOutcome
 from .registry import ToolRegistry
 from .runtime import ExtensionRuntime
 from .session.agents import Agent, OfferedTool, agent_models, agent_usage
+from .session.lifecycle import SessionLifecycle
 from .session.model_context import ModelContext
 from .session.persisted import PersistedSession
 from .session.store import SessionStore
@@ -184,7 +183,6 @@ class ExtensionHost:
             timeout=hook_timeout,
             timeouts=hook_timeouts,
         )
-        self._session_hooks = session_hooks
         self._hook_points = SessionHooks(self._hooks)
         self.trust_store: Final = TrustStore(self.user_home)
         """The user's recorded decisions: trusted projects and granted variables."""
@@ -228,13 +226,12 @@ class ExtensionHost:
             submit=lambda prompt, attachments, extension_id: self._turns.submit_from_extension(
                 prompt, attachments, extension_id
             ),
-            on_crash=self._extension_crashed,
+            on_crash=lambda extension_id, error: self._lifecycle.report_crash(extension_id, error),
         )
         # The runtime's parts, by the names the tests and benches reach for.
         self._supervisor = self._runtime.supervisor
         self._watcher = self._runtime.watcher
         self._fork_server = self._runtime.fork_server
-        self._crash_reports = BackgroundTasks("the host (error hooks on crashes)")
         self._turns = TurnRunner(
             self.events,
             agent=agent,
@@ -245,8 +242,9 @@ class ExtensionHost:
             roots=self._attachment_roots,
             on_send=on_send,
         )
-        self._started = False
-        self._stopped = False
+        self._lifecycle = SessionLifecycle(
+            self._session, self._runtime, self._turns, self._hook_points, run_hooks=session_hooks
+        )
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -271,30 +269,11 @@ class ExtensionHost:
         Raises:
             ExtensionHostError: the host was already started.
         """
-        if self._started:
-            raise ExtensionHostError("this ExtensionHost was already started; create a new one")
-        self._started = True
-        protect_host_environment()
-        self._session.begin()
-        self._use_session()
-        if self._session.resumed:
-            self._turns.begin(self._session.replay())  # the context and turn numbers the log holds
-        await self._runtime.start()
-        if self._session_hooks:
-            await self.start_session("resume" if self._session.resumed else "startup")
+        await self._lifecycle.start()
 
     async def stop(self) -> None:
         """Stop every extension (stop ladder: end of stream, SIGTERM, SIGKILL); idempotent."""
-        if self._stopped:
-            return
-        self._stopped = True
-        await self._turns.close()
-        await self._crash_reports.cancel(self._runtime.context.stop_grace)
-        await self._runtime.stop_watching()
-        if self._session_hooks and self._started and not self._hook_points.ended:
-            await self.end_session("complete")
-        await self._runtime.stop()
-        self._session.end()
+        await self._lifecycle.stop()
 
     # -- the session --------------------------------------------------------------------
 
@@ -315,31 +294,12 @@ class ExtensionHost:
         extension is reloaded (whatever they kept in memory is lost), ``session.start`` begins
         the new one and the session-start hooks run with source ``new``.
         """
-        await self._turns.abandon("the session was cleared (new_session) before the prompt's run ended")
-        if self._session_hooks and not self._hook_points.ended:
-            await self.end_session("complete")
-        # The new id begins once the old extensions have stopped, so what they say while
-        # stopping stays in the old session's log and the new ones join the new session.
-        await self._supervisor.restart_all(between=self._renew_session)
-        await self._runtime.refresh_watch()
-        self._hook_points.ended = False
-        if self._session_hooks:
-            await self.start_session("new")
-        return self.session_id
-
-    def _renew_session(self) -> None:
-        self._session.renew()
-        self._use_session()
-        self._turns.begin()
+        return await self._lifecycle.clear()
 
     def replay(self) -> Iterator[Event]:
         """The current session's persistent events so far, oldest first, streamed from its
         file: what a projection rebuilds itself from. Damaged lines are skipped."""
         return self._session.replay()
-
-    def _use_session(self) -> None:
-        """Hand the current session's id and workspace to what starts from now on."""
-        self._runtime.use_session(self._session.id, self._session.workspace)
 
     async def reload(self, name: str | None = None) -> list[ReloadOutcome]:
         """Reload one extension (by name or id), transactionally, or all of them.
@@ -353,19 +313,14 @@ class ExtensionHost:
             UnknownExtensionError: ``name`` is not a discovered extension.
         """
         if name is None:
-            outcomes = await self._supervisor.restart_all()
-        else:
-            outcomes = await self._supervisor.apply({self.extension(name).id})
-        await self._runtime.refresh_watch()
-        return outcomes
+            return await self._runtime.restart_all()
+        return await self._runtime.apply({self.extension(name).id})
 
     async def apply_changes(self, changed: set[str] | None = None) -> list[ReloadOutcome]:
         """Start new extensions (and those now trusted), stop removed ones (and those no longer
         trusted) and reload ``changed`` ids (all if ``None``); what the file watcher calls after
         a batch of saves, and what a trust decision needs."""
-        outcomes = await self._supervisor.apply(changed)
-        await self._runtime.refresh_watch()
-        return outcomes
+        return await self._runtime.apply(changed)
 
     # -- trust --------------------------------------------------------------------------
 
@@ -548,9 +503,6 @@ class ExtensionHost:
     def pending_permissions(self) -> list[str]:
         """The ids of the permission requests waiting for an answer."""
         return self._permissions.pending
-
-    def _extension_crashed(self, extension_id: str, error: str) -> None:
-        self._crash_reports.spawn(self._turns.report_crash(extension_id, error))
 
     def _attachment_roots(self) -> list[Path]:
         roots = [self.project_root]

@@ -6,7 +6,8 @@ every extension shares (the environment without its secrets, the limits), the
 :class:`~extension_host.supervisor.Supervisor` (which instances run), the
 :class:`~extension_host.dispatch.Dispatcher` (one tool call through the pipeline) and the file
 watcher. It starts them, points what starts later at a new session (:meth:`use_session`),
-forwards session events to the extensions and stops them. What the session is, its turns, its
+reloads and restarts extensions (and then looks again at which folders to watch), forwards
+session events to the extensions and stops them. What the session is, its turns, its
 permissions policy and the trust decision are the host's; they reach here as callables.
 """
 
@@ -32,6 +33,7 @@ from .events import EventLog
 from .hooks.runner import HookRunner
 from .launch.forkserver import ForkServer, fork_server_supported
 from .launch.logs import rotate_log
+from .outcomes import ReloadOutcome
 from .paths import cache_dir, project_logs_dir
 from .permissions import PermissionBroker
 from .registry import BUILTIN_OWNER, ToolRegistry
@@ -190,9 +192,23 @@ class ExtensionRuntime:
         if self.fork_server is not None:
             await self.fork_server.stop(self.context.stop_grace)
 
-    async def refresh_watch(self) -> None:
-        """Look again at which folders to watch: trust may have changed, and with it which
-        extension folders are walked."""
+    async def apply(self, changed: set[str] | None = None) -> list[ReloadOutcome]:
+        """Bring the running extensions in line with the disk, reloading ``changed`` ids (all if
+        ``None``; see :meth:`Supervisor.apply <extension_host.supervisor.Supervisor.apply>`),
+        then look again at what to watch."""
+        outcomes = await self.supervisor.apply(changed)
+        await self._refresh_watch()
+        return outcomes
+
+    async def restart_all(self, between: Callable[[], None] | None = None) -> list[ReloadOutcome]:
+        """Stop every extension, discover again and start them all (``between()`` runs in the
+        gap), then look again at what to watch."""
+        outcomes = await self.supervisor.restart_all(between=between)
+        await self._refresh_watch()
+        return outcomes
+
+    async def _refresh_watch(self) -> None:
+        # Trust may have changed, and with it which extension folders are walked.
         if self.watcher is not None:
             await self.watcher.refresh()
 
