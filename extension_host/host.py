@@ -52,6 +52,7 @@ from .session.agents import Agent, OfferedTool, agent_models, agent_usage
 from .session.lifecycle import SessionLifecycle
 from .session.model_context import ModelContext
 from .session.persisted import PersistedSession
+from .session.reader import SessionEventReader
 from .session.store import SessionStore
 from .session.turns import DEFAULT_SEND_TIMEOUT, TurnRunner
 from .session_rpc import SessionRpcSources
@@ -174,6 +175,7 @@ class ExtensionHost:
             session,
             _version(),
         )
+        self._event_reader = SessionEventReader(self._session, self.events)
         self._registry = ToolRegistry()
         self._commands = CommandRegistry(self._commands_changed)
         self._hooks = HookRunner(
@@ -206,6 +208,7 @@ class ExtensionHost:
                 lambda: agent_usage(self.agent),
                 lambda: list(self.tools.values()),
                 self.run_command,
+                self._event_reader,
             ),
             builtin_tools=builtin_tools,
             readiness_timeout=readiness_timeout,
@@ -243,7 +246,7 @@ class ExtensionHost:
             on_send=on_send,
         )
         self._lifecycle = SessionLifecycle(
-            self._session, self._runtime, self._turns, self._hook_points, run_hooks=session_hooks
+            self._session, self._runtime, self._turns, self._hook_points, self._event_reader, run_hooks=session_hooks
         )
 
     # -- lifecycle ----------------------------------------------------------------------

@@ -7,7 +7,8 @@ and turn numbers a resumed log holds (:mod:`.turns`), every extension joining th
 prompts in flight are dropped, the session-end hooks run, every extension is restarted with a
 new session id between the old ones stopping and the new ones starting, the session-start hooks
 run with ``new``. Stop: turns, crash reports and the file watcher end, the session-end hooks
-run once, the extensions stop, ``session.shutdown`` closes the log. It also runs the error hooks
+run once, extensions' waiting event-log reads return (:mod:`.reader`), the extensions stop,
+``session.shutdown`` closes the log. It also runs the error hooks
 for extensions that crash, so their reports end with the session.
 
 It decides the order only: what each step does is the part's own.
@@ -22,6 +23,7 @@ from ..errors import ExtensionHostError
 from ..hooks.session_hooks import SessionHooks
 from ..runtime import ExtensionRuntime
 from .persisted import PersistedSession
+from .reader import SessionEventReader
 from .turns import TurnRunner
 
 __all__ = ["SessionLifecycle"]
@@ -36,6 +38,7 @@ class SessionLifecycle:
         runtime: ExtensionRuntime,
         turns: TurnRunner,
         hooks: SessionHooks,
+        reader: SessionEventReader,
         *,
         run_hooks: bool,
     ) -> None:
@@ -43,6 +46,7 @@ class SessionLifecycle:
         self._runtime = runtime
         self._turns = turns
         self._hooks = hooks
+        self._reader = reader
         self._run_hooks = run_hooks
         self._crash_reports = BackgroundTasks("the host (error hooks on crashes)")
         self._started = False
@@ -76,6 +80,7 @@ class SessionLifecycle:
         await self._runtime.stop_watching()
         if self._run_hooks and self._started and not self._hooks.ended:
             await self._hooks.end_session("complete", None, None)
+        self._reader.close()  # extensions' waiting reads return now, so they stop at once
         await self._runtime.stop()
         self._session.end()
 
