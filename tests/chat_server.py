@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Answer", "ChatServer", "Hold", "Status"]
+__all__ = ["Answer", "ChatServer", "Hold", "Reply", "Status"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,9 @@ class ChatServer:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="chat-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="chat-server", daemon=True
+        )
 
     @property
     def base_url(self) -> str:
