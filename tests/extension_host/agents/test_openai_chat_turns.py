@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chat_server import Answer, ChatServer, Status
+from chat_server import Answer, ChatServer, Reply, Status
 from extension_host import ExtensionHost, TurnAbortedError
 from extension_host.agents import OpenAIChatAgent
 from helpers import Project, run
@@ -99,7 +99,7 @@ def test_a_turn_streams_calls_the_extensions_tool_through_its_hook_and_reports_u
 
 
 def test_an_endpoint_failure_ends_the_run_with_one_line_and_the_session_goes_on(project: Project) -> None:
-    script = [Status(401, {"error": {"message": "invalid key"}}), Answer("fine now")]
+    script: list[Reply] = [Status(401, {"error": {"message": "invalid key"}}), Answer("fine now")]
 
     async def scenario(server: ChatServer) -> list[dict[str, Any]]:
         agent = OpenAIChatAgent("test-model", base_url=server.base_url, environ={})

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from chat_server import Answer, ChatServer, Hold, Status
+from chat_server import Answer, ChatServer, Hold, Reply, Status
 from extension_host import ExtensionHost
 from helpers import Project, run
 
@@ -130,7 +130,7 @@ def test_openai_without_a_key_says_which_variable_to_set(project: Project) -> No
 
 
 def test_an_endpoint_error_during_a_turn_is_one_line_and_the_chat_goes_on(project: Project) -> None:
-    script = [Status(400, {"error": {"message": "context too long"}}), Answer("short answer")]
+    script: list[Reply] = [Status(400, {"error": {"message": "context too long"}}), Answer("short answer")]
     with ChatServer(script) as server:
         done = chat(project, "a long question\nshorter\n", "--base-url", server.base_url, "--model", "m")
     assert done.returncode == 0
@@ -157,7 +157,7 @@ def test_ctrl_c_during_a_turn_says_it_cannot_cancel_and_a_second_one_leaves(proj
             await process.stdin.drain()
             assert await asyncio.to_thread(hold.arrived.wait, 30)
             process.send_signal(signal.SIGINT)
-            seen = []
+            seen: list[str] = []
             while not (line := (await process.stdout.readline()).decode()).startswith("this host cannot cancel"):
                 assert line, f"chat ended first: {seen}"
                 seen.append(line)
