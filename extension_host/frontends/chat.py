@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Final, TextIO
 
 from sdk_extension.wire.protocol import Event
@@ -242,12 +243,14 @@ class ChatLoop:
             self._stop.set()  # a second Ctrl-C: leave
             return
         self._cancelling = True
-        cancel: Callable[[], Awaitable[Any]] | None = getattr(self._host, "cancel_turn", None)
+        cancel: Callable[[], Any] | None = getattr(self._host, "cancel_turn", None)
         if cancel is None:
             self.say("this host cannot cancel a turn; press Ctrl-C again to leave the chat")
             return
-        self.say("cancelling the turn ...")
-        self._cancel_task = asyncio.ensure_future(cancel())
+        self.say("cancelling the turn ... (Ctrl-C again leaves the chat)")
+        outcome = cancel()
+        if inspect.isawaitable(outcome):
+            self._cancel_task = asyncio.ensure_future(outcome)
 
     # -- what happens -------------------------------------------------------------------
 

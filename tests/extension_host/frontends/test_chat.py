@@ -174,3 +174,41 @@ def test_ctrl_c_during_a_turn_says_it_cannot_cancel_and_a_second_one_leaves(proj
         released.set()
     assert code == 130
     assert "resume it with: extensions chat --resume" in rest
+
+
+@pytest.mark.skipif(not hasattr(ExtensionHost, "cancel_turn"), reason="this host cannot cancel a turn yet")
+def test_ctrl_c_cancels_the_running_turn_and_the_chat_goes_on(project: Project) -> None:
+    released = threading.Event()
+    hold = Hold(released)
+
+    async def scenario(server: ChatServer) -> tuple[int, str]:
+        process = await asyncio.create_subprocess_exec(
+            *project.command("chat", "--base-url", server.base_url, "--model", "m"),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=chat_env(),
+        )
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(b"take your time\n")
+            await process.stdin.drain()
+            assert await asyncio.to_thread(hold.arrived.wait, 30)
+            process.send_signal(signal.SIGINT)
+            process.stdin.write(b"and now?\n")
+            process.stdin.close()
+            async with asyncio.timeout(60):
+                rest = await process.stdout.read()
+                return await process.wait(), rest.decode()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+    with ChatServer([hold, Answer("second answer")]) as server:
+        code, out = run(scenario(server))
+        released.set()
+    assert code == 0
+    lines = out.splitlines()
+    assert "cancelling the turn ... (Ctrl-C again leaves the chat)" in lines
+    assert lines.index("second answer") > lines.index("cancelling the turn ... (Ctrl-C again leaves the chat)")
+    assert server.requests[1]["messages"][-1] == {"role": "user", "content": "and now?"}
