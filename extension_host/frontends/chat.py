@@ -65,7 +65,8 @@ def _chat(args: argparse.Namespace) -> int:
                 agent=agent,
                 permission_clients=True,
             )
-            loop = ChatLoop(host, agent.base_url, resumed=args.resume is not None)
+            interactive = sys.stdin is not None and sys.stdin.isatty()
+            loop = ChatLoop(host, agent.base_url, resumed=args.resume is not None, interactive=interactive)
             return await loop.run(await stdin_reader())
         finally:
             await agent.close()
@@ -76,13 +77,24 @@ def _chat(args: argparse.Namespace) -> int:
 class ChatLoop:
     """One ``extensions chat`` session over ``host`` (whose agent answers)."""
 
-    def __init__(self, host: ExtensionHost, base_url: str, out: TextIO = sys.stdout, *, resumed: bool = False) -> None:
+    def __init__(
+        self,
+        host: ExtensionHost,
+        base_url: str,
+        out: TextIO = sys.stdout,
+        *,
+        resumed: bool = False,
+        interactive: bool = False,
+    ) -> None:
+        """``interactive``: a person types at a terminal, so a ``>`` marks where."""
         self._host = host
+        self._interactive = interactive
         self._base_url = base_url
         self._out = out
         self._resumed = resumed
         self._stop = asyncio.Event()
         self._questions: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._settled: dict[str, asyncio.Event] = {}  # request id -> set once it is no longer pending
         self._reading: asyncio.Future[bytes] | None = None
         self._lines: LineReader | None = None
         self._in_turn = False
@@ -137,7 +149,11 @@ class ChatLoop:
                 )
             )
             while not self._stop.is_set():
+                if self._interactive:
+                    self._write("> ")
+                    self._open_line = True  # what is printed before the line is typed starts below it
                 line = await self._read_line()
+                self._open_line = False  # the terminal echoed the line and its newline
                 if line is None:
                     break
                 await self._handle(line.strip())
@@ -153,19 +169,23 @@ class ChatLoop:
             return EXIT_STDOUT_CLOSED
         return EXIT_INTERRUPTED if self._interrupted else EXIT_OK
 
-    async def _read_line(self) -> str | None:
-        """The next line typed, or ``None`` at the end of input or when the chat stops. A read
-        the stop interrupted is kept for the next call, so no line is lost."""
+    async def _read_line(self, withdrawn: asyncio.Event | None = None) -> str | None:
+        """The next line typed, or ``None`` at the end of input, when the chat stops, or when
+        ``withdrawn`` is set (a question answered elsewhere). A read so interrupted is kept for
+        the next call, so no line is lost."""
         if self._lines is None:
             return None
         if self._reading is None:
             self._reading = asyncio.ensure_future(self._lines.readline())
         stopped: asyncio.Future[Any] = asyncio.ensure_future(self._stop.wait())
-        reading: asyncio.Future[Any] = self._reading
+        waits: set[asyncio.Future[Any]] = {self._reading, stopped}
+        if withdrawn is not None:
+            waits.add(asyncio.ensure_future(withdrawn.wait()))
         try:
-            await asyncio.wait({reading, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            stopped.cancel()
+            for waiting in waits - {self._reading}:
+                waiting.cancel()
         if not self._reading.done():
             return None
         raw, self._reading = self._reading.result(), None
@@ -221,16 +241,25 @@ class ChatLoop:
 
     async def _ask(self, request: dict[str, Any]) -> None:
         request_id = str(request["requestId"])
-        self.say(chat_view.permission_question(request.get("permissionRequest") or {}))
-        answer = await self._read_line()
-        if answer is not None and answer.strip().lower() in ("y", "yes"):
-            self._host.resolve_permission(request_id, True)
-            return
-        feedback = None
-        if answer is not None:
-            self.say("why not? (a note for the model; Enter for none)")
-            feedback = (await self._read_line() or "").strip() or None
-        self._host.resolve_permission(request_id, False, feedback)
+        settled = self._settled.setdefault(request_id, asyncio.Event())
+        try:
+            if settled.is_set():
+                return  # answered, timed out or cancelled before it was asked
+            self.say(chat_view.permission_question(request.get("permissionRequest") or {}))
+            answer = await self._read_line(settled)
+            if settled.is_set():
+                self.say("(the question no longer stands: the request was settled meanwhile)")
+                return
+            if answer is not None and answer.strip().lower() in ("y", "yes"):
+                self._host.resolve_permission(request_id, True)
+                return
+            feedback = None
+            if answer is not None:
+                self.say("why not? (a note for the model; Enter for none)")
+                feedback = (await self._read_line(settled) or "").strip() or None
+            self._host.resolve_permission(request_id, False, feedback)
+        finally:
+            self._settled.pop(request_id, None)
 
     # -- Ctrl-C -------------------------------------------------------------------------
 
@@ -280,7 +309,10 @@ class ChatLoop:
         elif kind == "hook.end" and (data.get("decision") in ("deny", "ask") or data.get("outcome") != "ok"):
             self.say(f"  [hook] {render.hook_end(data)}")
         elif kind == "permission.requested" and not data.get("resolvedByHook"):
+            self._settled.setdefault(str(data["requestId"]), asyncio.Event())
             self._questions.put_nowait(dict(data))
+        elif kind == "permission.completed" and str(data["requestId"]) in self._settled:
+            self._settled[str(data["requestId"])].set()
         elif kind in ("session.info", "session.warning", "session.error"):
             level = "" if kind == "session.info" else kind.split(".")[1]
             self.say(render.session_message(str(data.get("extensionId", "host")), str(data.get("message", "")), level))

@@ -212,3 +212,89 @@ def test_ctrl_c_cancels_the_running_turn_and_the_chat_goes_on(project: Project) 
     assert "cancelling the turn ... (Ctrl-C again leaves the chat)" in lines
     assert lines.index("second answer") > lines.index("cancelling the turn ... (Ctrl-C again leaves the chat)")
     assert server.requests[1]["messages"][-1] == {"role": "user", "content": "and now?"}
+
+
+def test_on_a_terminal_the_chat_marks_the_prompt_and_a_yes_lets_the_asked_call_run(project: Project) -> None:
+    project.add_extension("words", WORDS)
+    script = [Answer("", [("count_words", {"text": "my secret"})]), Answer("Two words.")]
+
+    async def scenario(server: ChatServer) -> tuple[int, str]:
+        main, terminal = os.openpty()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *project.command("chat", "--base-url", server.base_url, "--model", "m"),
+                stdin=terminal,
+                stdout=asyncio.subprocess.PIPE,
+                env=chat_env(),
+            )
+            os.close(terminal)
+            assert process.stdout is not None
+            try:
+                os.write(main, b"count 'my secret'\n")
+                seen: list[str] = []
+                while not (line := (await process.stdout.readline()).decode()).startswith("allow count_words"):
+                    assert line, f"chat ended first: {seen}"
+                    seen.append(line)
+                os.write(main, b"y\n")
+                while "Two words." not in line:
+                    line = (await process.stdout.readline()).decode()
+                    assert line, f"chat ended first: {seen}"
+                    seen.append(line)
+                os.write(main, b"\x04")  # Ctrl-D at the start of a line: the end of input
+                async with asyncio.timeout(60):
+                    rest = await process.stdout.read()
+                    return await process.wait(), "".join(seen) + rest.decode()
+            finally:
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+        finally:
+            os.close(main)
+
+    with ChatServer(script) as server:
+        code, out = run(scenario(server))
+    assert code == 0
+    assert "> " in out
+    assert "  ← count_words: 2 words" in out.splitlines()
+    assert "resume it with: extensions chat --resume" in out
+
+
+@pytest.mark.skipif(not hasattr(ExtensionHost, "cancel_turn"), reason="this host cannot cancel a turn yet")
+def test_ctrl_c_at_a_permission_question_cancels_the_turn_and_withdraws_the_question(project: Project) -> None:
+    project.add_extension("words", WORDS)
+    script = [Answer("", [("count_words", {"text": "my secret"})]), Answer("Nothing counted.")]
+
+    async def scenario(server: ChatServer) -> tuple[int, str]:
+        process = await asyncio.create_subprocess_exec(
+            *project.command("chat", "--base-url", server.base_url, "--model", "m"),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=chat_env(),
+        )
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(b"count 'my secret'\n")
+            await process.stdin.drain()
+            seen: list[str] = []
+            while not (line := (await process.stdout.readline()).decode()).startswith("allow count_words"):
+                assert line, f"chat ended first: {seen}"
+                seen.append(line)
+            process.send_signal(signal.SIGINT)
+            while not (line := (await process.stdout.readline()).decode()).startswith("(the question no longer"):
+                assert line, f"chat ended first: {seen}"
+                seen.append(line)
+            process.stdin.write(b"and now?\n")
+            process.stdin.close()
+            async with asyncio.timeout(60):
+                rest = await process.stdout.read()
+                return await process.wait(), "".join(seen) + rest.decode()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+    with ChatServer(script) as server:
+        code, out = run(scenario(server))
+    assert code == 0
+    assert "Nothing counted." in out.splitlines()
+    assert server.requests[1]["messages"][-1] == {"role": "user", "content": "and now?"}
