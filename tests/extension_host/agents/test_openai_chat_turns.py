@@ -24,9 +24,11 @@ from sdk_extension import join_session, tool
 def count_words(text: str) -> str:
     return f"{len(text.split())} words"
 
-@tool(description="The session's usage metrics, as session.usage.getMetrics answers them")
+@tool(description="The session's usage metrics and models, as session.rpc answers them")
 def metrics() -> str:
-    return json.dumps(session.rpc("session.usage.getMetrics"))
+    return json.dumps(
+        {"usage": session.rpc("session.usage.getMetrics"), "models": session.rpc("session.model.list")}
+    )
 
 def pre(input, invocation):
     if input.tool_name == "count_words":
@@ -51,7 +53,8 @@ def test_a_turn_streams_calls_the_extensions_tool_through_its_hook_and_reports_u
             reply = await host.send_and_wait("how many words are in 'a b c'?", timeout=30)
             assert reply is not None
             assert reply["data"]["content"] == "Three words."
-            metrics = json.loads((await host.call_tool("metrics", {})).text_result_for_llm)
+            answered = json.loads((await host.call_tool("metrics", {})).text_result_for_llm)
+            metrics, models = answered["usage"], answered["models"]["models"]
             persisted = [event["type"] for event in host.replay()]
         await agent.close()
 
@@ -93,6 +96,7 @@ def test_a_turn_streams_calls_the_extensions_tool_through_its_hook_and_reports_u
         usage = metrics["modelMetrics"]["test-model"]["usage"]
         assert (usage["inputTokens"], usage["outputTokens"]) == (130, 13)
         assert metrics["lastCallInputTokens"] == 80
+        assert models == [{"id": "test-model", "name": "test-model", "capabilities": {}}]
 
     with ChatServer(script) as server:
         run(scenario(server))
