@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from ..session.agents import AgentReply, AgentRequest
@@ -73,7 +73,8 @@ class OpenAIChatAgent:
 
     ``model``, ``base_url`` and ``api_key`` default to ``OPENAI_MODEL``, ``OPENAI_BASE_URL`` and
     ``OPENAI_API_KEY`` (see :mod:`.endpoint`). ``stream=False`` asks for whole answers (for
-    servers whose streamed tool calls are broken). ``retry_delay`` is the first retry's wait.
+    servers whose streamed tool calls are broken). ``retry_delay`` is the first retry's wait;
+    ``on_retry`` is told of each retry in one line (``extensions chat`` prints it).
 
     Raises:
         AgentSetupError: no ``openai`` package, a base URL that is not http(s), or no key for
@@ -91,8 +92,10 @@ class OpenAIChatAgent:
         retry_delay: float = RETRY_BASE_DELAY,
         timeout: float = REQUEST_TIMEOUT,
         environ: Mapping[str, str] | None = None,
+        on_retry: Callable[[str], None] | None = None,
     ) -> None:
         module = _openai()
+        self.on_retry = on_retry
         self.endpoint: ChatEndpoint = resolve_endpoint(base_url, model, api_key, environ)
         self.model: str | None = self.endpoint.model
         """The model the next request names (``None`` until :meth:`prepare` chose one)."""
@@ -177,7 +180,13 @@ class OpenAIChatAgent:
                 retryable = exc.status_code == 429 or exc.status_code >= 500
                 if not retryable or attempt == self._retries or streamed[0]:
                     raise self._error(exc, tools_sent=bool(tools), retried=attempt) from None
-                await asyncio.sleep(self._delay(attempt, exc))
+                delay = self._delay(attempt, exc)
+                if self.on_retry is not None:
+                    self.on_retry(
+                        f"the model endpoint answered {exc.status_code}; "
+                        f"trying again in {delay:.3g} s (retry {attempt + 1} of {self._retries})"
+                    )
+                await asyncio.sleep(delay)
             except openai.APIError as exc:
                 raise self._error(exc, tools_sent=bool(tools)) from None
         raise AssertionError("unreachable: the last attempt returns or raises")

@@ -67,6 +67,7 @@ def _chat(args: argparse.Namespace) -> int:
             )
             interactive = sys.stdin is not None and sys.stdin.isatty()
             loop = ChatLoop(host, agent.base_url, resumed=args.resume is not None, interactive=interactive)
+            agent.on_retry = lambda notice: loop.say(f"  ({notice})")
             return await loop.run(await stdin_reader())
         finally:
             await agent.close()

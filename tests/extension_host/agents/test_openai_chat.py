@@ -80,10 +80,15 @@ def test_no_tools_are_sent_when_none_are_offered() -> None:
 @pytest.mark.parametrize("status", [429, 500, 502, 503])
 def test_a_rate_limit_or_server_error_is_tried_again(status: int) -> None:
     script: list[Reply] = [Status(status), Status(status, headers=(("retry-after", "0"),)), Answer("at last")]
+    notices: list[str] = []
     with ChatServer(script) as server:
-        (reply,) = run(respond(agent_for(server), request()))
+        (reply,) = run(respond(agent_for(server, on_retry=notices.append), request()))
     assert reply.text == "at last"
     assert len(server.requests) == 3
+    assert notices == [
+        f"the model endpoint answered {status}; trying again in 0.01 s (retry 1 of {MAX_RETRIES})",
+        f"the model endpoint answered {status}; trying again in 0 s (retry 2 of {MAX_RETRIES})",
+    ]
 
 
 def test_retries_are_bounded_and_the_error_says_how_many_were_made() -> None:

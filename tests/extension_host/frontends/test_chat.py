@@ -130,11 +130,16 @@ def test_openai_without_a_key_says_which_variable_to_set(project: Project) -> No
 
 
 def test_an_endpoint_error_during_a_turn_is_one_line_and_the_chat_goes_on(project: Project) -> None:
-    script: list[Reply] = [Status(400, {"error": {"message": "context too long"}}), Answer("short answer")]
+    script: list[Reply] = [
+        Status(429, headers=(("retry-after", "0"),)),
+        Status(400, {"error": {"message": "context too long"}}),
+        Answer("short answer"),
+    ]
     with ChatServer(script) as server:
         done = chat(project, "a long question\nshorter\n", "--base-url", server.base_url, "--model", "m")
     assert done.returncode == 0
     failed = f"the agent failed: the model endpoint {server.base_url} refused the request (400: context too long)"
+    assert "  (the model endpoint answered 429; trying again in 0 s (retry 1 of 4))" in done.stdout.splitlines()
     assert f"[host] error: {failed}" in done.stdout.splitlines()
     assert "short answer" in done.stdout
 
