@@ -61,6 +61,7 @@ from .reload import ExtensionWatcher
 from .session.agents import Agent, OfferedTool, agent_models, agent_usage
 from .session.model_context import ModelContext
 from .session.persisted import PersistedSession
+from .session.reader import SessionEventReader
 from .session.store import SessionStore
 from .session.turns import DEFAULT_SEND_TIMEOUT, TurnRunner
 from .session_rpc import SessionRpcSources
@@ -184,6 +185,7 @@ class ExtensionHost:
             session,
             _version(),
         )
+        self._event_reader = SessionEventReader(self._session, self.events)
         self._registry = ToolRegistry()
         self._commands = CommandRegistry(self._commands_changed)
         self._hooks = HookRunner(
@@ -240,6 +242,7 @@ class ExtensionHost:
                 lambda: agent_usage(self.agent),
                 lambda: list(self.tools.values()),
                 self.run_command,
+                self._event_reader,
             ),
         )
         self._activity = ActivityTracker()
@@ -348,6 +351,7 @@ class ExtensionHost:
                 self._watching.cancel()
         if self._session_hooks and self._started and not self._session_ended:
             await self.end_session("complete")
+        self._event_reader.close()  # extensions' waiting reads return now, so they stop at once
         await self._supervisor.stop_all()
         if self._fork_server is not None:
             await self._fork_server.stop(self._context.stop_grace)

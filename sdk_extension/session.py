@@ -28,6 +28,7 @@ from typing import Any
 from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 from .commands import Command, CommandContext, run_command
 from .errors import ExtensionError, JoinError, SessionRpcError
+from .event_log import EventLogReader
 from .permissions import PermissionHandler, decide_permission
 from .tasks import BackgroundTasks
 from .tools import Tool, ToolInvocation, run_tool
@@ -169,6 +170,11 @@ class Session:
     def rpc(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
         """Blocking form of :meth:`rpc_async` (not for use inside async handlers)."""
         return self._client.run_blocking(self.rpc_async(method, params), "rpc", None)
+
+    @property
+    def event_log(self) -> EventLogReader:
+        """The session's events, read by cursor (:mod:`sdk_extension.event_log`)."""
+        return EventLogReader(self)
 
     async def detach_async(self) -> None:
         """Leave the session (the JS SDK's ``disconnect()``): the host withdraws this
