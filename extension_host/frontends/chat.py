@@ -30,7 +30,7 @@ from ..errors import ExtensionHostError
 from ..host import ExtensionHost
 from . import chat_view, render
 from .dev import EXIT_STDOUT_CLOSED, LineReader, silence_stdout, stdin_reader
-from .output import EXIT_FAILED, EXIT_OK
+from .output import EXIT_OK
 
 __all__ = ["EXIT_INTERRUPTED", "ChatLoop", "add_chat_command"]
 
@@ -129,18 +129,20 @@ class ChatLoop:
     # -- the loop -----------------------------------------------------------------------
 
     async def run(self, lines: LineReader | None) -> int:
-        """Chat until Ctrl-D, ``/exit`` or SIGTERM; returns the exit code."""
+        """Chat until Ctrl-D, ``/exit`` or SIGTERM; returns the exit code.
+
+        Raises:
+            ExtensionHostError: the host could not start (its session is locked, say).
+        """
         self._lines = lines
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
         loop.add_signal_handler(signal.SIGTERM, self._stop.set)
         host = self._host
+        started = False
         try:
-            try:
-                await host.start()
-            except ExtensionHostError as exc:
-                self.say(render.error_line(exc))
-                return EXIT_FAILED
+            await host.start()  # its errors are the command's: one line on stderr, exit 1
+            started = True
             host.on_event(self._on_event)
             agent = host.agent
             model = getattr(agent, "model", None)
@@ -165,7 +167,8 @@ class ChatLoop:
             await host.stop()
             if self._reading is not None:
                 self._reading.cancel()
-            self.say(f"session {session_id} kept; resume it with: extensions chat --resume {session_id}")
+            if started:
+                self.say(f"session {session_id} kept; resume it with: extensions chat --resume {session_id}")
         if self._out_closed:
             return EXIT_STDOUT_CLOSED
         return EXIT_INTERRUPTED if self._interrupted else EXIT_OK

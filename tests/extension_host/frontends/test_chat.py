@@ -120,6 +120,15 @@ def test_a_wrong_url_is_one_line_and_exit_1(project: Project) -> None:
     assert line.startswith(f"error: cannot reach the model endpoint {url} (")
 
 
+def test_resuming_an_unknown_session_is_one_line_and_exit_1(project: Project) -> None:
+    with ChatServer([]) as server:
+        done = chat(project, "hello\n", "--base-url", server.base_url, "--model", "m", "--resume", "no-such-session")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: ") and "no-such-session" in line
+
+
 def test_openai_without_a_key_says_which_variable_to_set(project: Project) -> None:
     done = chat(project, "hello\n", "--model", "gpt-4o-mini")
     assert done.returncode == 1
