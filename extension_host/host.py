@@ -629,6 +629,17 @@ class ExtensionHost:
         """Wait until no prompt is running or queued."""
         await self._turns.wait_idle(timeout)
 
+    def flush(self) -> None:
+        """Write the events the session's file has queued now (before it is read from elsewhere,
+        say to fork it at a turn that just ended)."""
+        self._session.flush()
+
+    def cancel_turn(self) -> bool:
+        """Cancel the running prompt (its tool calls in flight are withdrawn) and drop the queued
+        ones; True if a prompt was running or queued. The run ends with ``abort`` and
+        ``session.idle`` (``aborted``); see :meth:`~extension_host.session.turns.TurnRunner.cancel`."""
+        return self._turns.cancel()
+
     def resolve_permission(self, request_id: str, approved: bool, feedback: str | None = None) -> bool:
         """Answer a pending ``permission.requested``; a rejection's ``feedback`` reaches the agent
         in the tool result. False if the request is not pending (answered already, or unknown)."""
