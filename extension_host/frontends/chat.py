@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import signal
 import sys
-from collections.abc import Callable
 from typing import Any, Final, TextIO
 
 from sdk_extension.wire.protocol import Event
@@ -105,7 +103,6 @@ class ChatLoop:
         self._usage = [0, 0, 0]  # tokens in, out, model calls of the running prompt
         self._out_closed = False
         self._interrupted = False
-        self._cancel_task: asyncio.Future[Any] | None = None
 
     # -- output -------------------------------------------------------------------------
 
@@ -275,15 +272,9 @@ class ChatLoop:
             self._interrupted = True
             self._stop.set()  # a second Ctrl-C: leave
             return
-        self._cancelling = True
-        cancel: Callable[[], Any] | None = getattr(self._host, "cancel_turn", None)
-        if cancel is None:
-            self.say("this host cannot cancel a turn; press Ctrl-C again to leave the chat")
-            return
-        self.say("cancelling the turn ... (Ctrl-C again leaves the chat)")
-        outcome = cancel()
-        if inspect.isawaitable(outcome):
-            self._cancel_task = asyncio.ensure_future(outcome)
+        if self._host.cancel_turn():
+            self._cancelling = True
+            self.say("cancelling the turn ... (Ctrl-C again leaves the chat)")
 
     # -- what happens -------------------------------------------------------------------
 

@@ -13,7 +13,6 @@ import threading
 import pytest
 
 from chat_server import Answer, ChatServer, Hold, Reply, Status
-from extension_host import ExtensionHost
 from helpers import Project, run
 
 pytestmark = pytest.mark.subprocess
@@ -153,44 +152,6 @@ def test_an_endpoint_error_during_a_turn_is_one_line_and_the_chat_goes_on(projec
     assert "short answer" in done.stdout
 
 
-@pytest.mark.skipif(hasattr(ExtensionHost, "cancel_turn"), reason="the host cancels turns: see the test below")
-def test_ctrl_c_during_a_turn_says_it_cannot_cancel_and_a_second_one_leaves(project: Project) -> None:
-    released = threading.Event()
-    hold = Hold(released)
-
-    async def scenario(server: ChatServer) -> tuple[int, str]:
-        process = await asyncio.create_subprocess_exec(
-            *project.command("chat", "--base-url", server.base_url, "--model", "m"),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            env=chat_env(),
-        )
-        assert process.stdin is not None and process.stdout is not None
-        try:
-            process.stdin.write(b"take your time\n")
-            await process.stdin.drain()
-            assert await asyncio.to_thread(hold.arrived.wait, 30)
-            process.send_signal(signal.SIGINT)
-            seen: list[str] = []
-            while not (line := (await process.stdout.readline()).decode()).startswith("this host cannot cancel"):
-                assert line, f"chat ended first: {seen}"
-                seen.append(line)
-            process.send_signal(signal.SIGINT)
-            rest = await process.stdout.read()
-            return await process.wait(), rest.decode()
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-
-    with ChatServer([hold]) as server:
-        code, rest = run(scenario(server))
-        released.set()
-    assert code == 130
-    assert "resume it with: extensions chat --resume" in rest
-
-
-@pytest.mark.skipif(not hasattr(ExtensionHost, "cancel_turn"), reason="this host cannot cancel a turn yet")
 def test_ctrl_c_cancels_the_running_turn_and_the_chat_goes_on(project: Project) -> None:
     released = threading.Event()
     hold = Hold(released)
@@ -273,7 +234,6 @@ def test_on_a_terminal_the_chat_marks_the_prompt_and_a_yes_lets_the_asked_call_r
     assert "resume it with: extensions chat --resume" in out
 
 
-@pytest.mark.skipif(not hasattr(ExtensionHost, "cancel_turn"), reason="this host cannot cancel a turn yet")
 def test_ctrl_c_at_a_permission_question_cancels_the_turn_and_withdraws_the_question(project: Project) -> None:
     project.add_extension("words", WORDS)
     script = [Answer("", [("count_words", {"text": "my secret"})]), Answer("Nothing counted.")]
