@@ -5,7 +5,8 @@ attachments, and queues the prompt (``pending_messages.modified``, ephemeral). O
 at a time, in order; each run is::
 
     user.message → [system.notification: the prompt hooks' additional context]
-    → assistant.turn_start → assistant.message (text, toolRequests)
+    → assistant.turn_start → [assistant.message_delta: streamed text, ephemeral]
+    → assistant.message (text, toolRequests) → [assistant.usage: the agent's count, ephemeral]
       → per tool call: the host's pipeline (pre hooks, tool.execution_start/complete, post hooks)
         [→ tool.execution_complete with the result the agent gets, when the hooks changed it]
         [→ system.notification: the tool hooks' additional context]
@@ -44,7 +45,7 @@ from typing import Any, Final
 from sdk_extension.wire.protocol import Event
 from sdk_extension.wire.results import ToolResult
 
-from ..errors import UnknownToolError
+from ..errors import ExtensionHostError, UnknownToolError
 from ..events import EventLog, unique_ids
 from ..outcomes import ErrorDecision, PromptResult, ToolCallResult
 from .agents import Agent, AgentReply, AgentRequest, OfferedTool, ask_agent
@@ -356,13 +357,23 @@ class TurnRunner:
             turn_id = str(next(self._steps))
             self._events.emit("assistant.turn_start", {"turnId": turn_id})
             try:
-                request = AgentRequest(self.model_context.messages, tuple(self._tools()), queued.message_id, step)
+                message_id = next(_assistant_ids)
+                request = AgentRequest(
+                    self.model_context.messages,
+                    tuple(self._tools()),
+                    queued.message_id,
+                    step,
+                    message_id,
+                    self._delta_emitter(message_id),
+                )
                 reply = await self._cancellation.guard(self._ask(request))
                 calls = [
                     call if call.id else ToolCall(call.name, call.arguments, next(self._call_ids))
                     for call in reply.tool_calls
                 ]
-                last = self._events.emit("assistant.message", _assistant_data(reply, calls, turn_id))
+                last = self._events.emit("assistant.message", _assistant_data(reply, calls, turn_id, message_id))
+                if reply.usage is not None:
+                    self._events.emit("assistant.usage", {"model": reply.model or "unknown", **reply.usage})
                 for index, call in enumerate(calls):
                     try:
                         await self._run_tool(call)
@@ -378,10 +389,19 @@ class TurnRunner:
                 return last
         raise _Abort("agent", f"the agent took {MAX_AGENT_STEPS} steps without finishing its answer; the run was ended")
 
+    def _delta_emitter(self, message_id: str) -> Callable[[str], None]:
+        def delta(text: str) -> None:
+            if text:
+                self._events.emit("assistant.message_delta", {"messageId": message_id, "deltaContent": text})
+
+        return delta
+
     async def _ask(self, request: AgentRequest) -> AgentReply:
         assert self.agent is not None
         try:
             return await ask_agent(self.agent, request)
+        except ExtensionHostError as exc:
+            raise _Abort("agent", f"the agent failed: {exc}") from None  # its message says what to do
         except Exception as exc:
             raise _Abort("agent", f"the agent failed: {type(exc).__name__}: {exc}") from None
 
@@ -455,8 +475,8 @@ class TurnRunner:
             )
 
 
-def _assistant_data(reply: AgentReply, calls: Sequence[ToolCall], turn_id: str) -> dict[str, Any]:
-    data: dict[str, Any] = {"messageId": next(_assistant_ids), "content": reply.text, "turnId": turn_id}
+def _assistant_data(reply: AgentReply, calls: Sequence[ToolCall], turn_id: str, message_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = {"messageId": message_id, "content": reply.text, "turnId": turn_id}
     if calls:
         data["toolRequests"] = [
             {"toolCallId": call.id, "name": call.name, "arguments": call.arguments, "type": "function"}
