@@ -11,42 +11,111 @@
 
 from __future__ import annotations
 
-from sdk_extension.wire.results import ToolResult
+import importlib
+from typing import TYPE_CHECKING
 
-from .budget import CrashBudget, ReloadBudget
-from .commands import CommandInfo, CommandResult
-from .errors import (
-    ExtensionHostError,
-    ExtensionLoadError,
-    ProjectRootError,
-    ScaffoldError,
-    SessionError,
-    SessionIdError,
-    SessionLockedError,
-    ToolCollisionError,
-    TrustFileError,
-    UnknownExtensionError,
-    UnknownSessionError,
-    UnknownToolError,
-)
-from .hooks.runner import DEFAULT_HOOK_TIMEOUT, GUARD_HOOKS, HookRecord
-from .hooks.specs import hookimpl
-from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
-from .info import ExtensionInfo, ExtensionStatus, ToolInfo
-from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
-from .permissions import PermissionOutcome
-from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
-from .session.errors import (
-    AttachmentError,
-    NoAgentError,
-    PromptQueueFullError,
-    PromptRejectedError,
-    TurnAbortedError,
-    TurnCancelledError,
-    TurnError,
-)
-from .session.model_context import ContextMessage, ModelContext, ToolCall
-from .trust import TrustDecision, TrustStore
+if TYPE_CHECKING:
+    from sdk_extension.wire.results import ToolResult
+
+    from .budget import CrashBudget, ReloadBudget
+    from .commands import CommandInfo, CommandResult
+    from .errors import (
+        ExtensionHostError,
+        ExtensionLoadError,
+        ProjectRootError,
+        ScaffoldError,
+        SessionError,
+        SessionIdError,
+        SessionLockedError,
+        ToolCollisionError,
+        TrustFileError,
+        UnknownExtensionError,
+        UnknownSessionError,
+        UnknownToolError,
+    )
+    from .hooks.runner import DEFAULT_HOOK_TIMEOUT, GUARD_HOOKS, HookRecord
+    from .hooks.specs import hookimpl
+    from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
+    from .info import ExtensionInfo, ExtensionStatus, ToolInfo
+    from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
+    from .permissions import PermissionOutcome
+    from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
+    from .session.errors import (
+        AttachmentError,
+        NoAgentError,
+        PromptQueueFullError,
+        PromptRejectedError,
+        TurnAbortedError,
+        TurnCancelledError,
+        TurnError,
+    )
+    from .session.model_context import ContextMessage, ModelContext, ToolCall
+    from .trust import TrustDecision, TrustStore
+
+# The names load on first use: a process that needs one module of the package (a hook command
+# that only talks to a running host) does not pay for importing the whole host.
+_EXPORTS = {
+    "Agent": ".session.agents",
+    "AgentReply": ".session.agents",
+    "AgentRequest": ".session.agents",
+    "AttachmentError": ".session.errors",
+    "CommandInfo": ".commands",
+    "CommandResult": ".commands",
+    "ContextMessage": ".session.model_context",
+    "CrashBudget": ".budget",
+    "DEFAULT_HOOK_TIMEOUT": ".hooks.runner",
+    "DEFAULT_READINESS_TIMEOUT": ".host",
+    "DEFAULT_TOOL_TIMEOUT": ".host",
+    "ErrorDecision": ".outcomes",
+    "ExtensionHost": ".host",
+    "ExtensionHostError": ".errors",
+    "ExtensionInfo": ".info",
+    "ExtensionLoadError": ".errors",
+    "ExtensionStatus": ".info",
+    "GUARD_HOOKS": ".hooks.runner",
+    "HookRecord": ".hooks.runner",
+    "ModelContext": ".session.model_context",
+    "NoAgentError": ".session.errors",
+    "OfferedTool": ".session.agents",
+    "PermissionOutcome": ".permissions",
+    "ProjectRootError": ".errors",
+    "PromptQueueFullError": ".session.errors",
+    "PromptRejectedError": ".session.errors",
+    "PromptResult": ".outcomes",
+    "ReloadBudget": ".budget",
+    "ScaffoldError": ".errors",
+    "ScriptedAgent": ".session.agents",
+    "SessionEndResult": ".outcomes",
+    "SessionError": ".errors",
+    "SessionIdError": ".errors",
+    "SessionLockedError": ".errors",
+    "SessionStartResult": ".outcomes",
+    "ToolCall": ".session.model_context",
+    "ToolCallResult": ".outcomes",
+    "ToolCollisionError": ".errors",
+    "ToolInfo": ".info",
+    "ToolResult": "sdk_extension.wire.results",
+    "TrustDecision": ".trust",
+    "TrustFileError": ".errors",
+    "TrustStore": ".trust",
+    "TurnAbortedError": ".session.errors",
+    "TurnCancelledError": ".session.errors",
+    "TurnError": ".session.errors",
+    "UnknownExtensionError": ".errors",
+    "UnknownSessionError": ".errors",
+    "UnknownToolError": ".errors",
+    "hookimpl": ".hooks.specs",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'extension_host' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",

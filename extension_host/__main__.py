@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .frontends.cli import main
+from .frontends.launcher import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

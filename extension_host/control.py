@@ -14,6 +14,8 @@ method           params             result
 ``host.reload``  ``{name?}``        ``{outcomes: [ReloadOutcome.to_json()]}``
 ``host.refresh`` none               ``{outcomes}``: extensions now allowed start, ones no
                                     longer allowed stop (after a trust decision)
+``host.hook``    ``{hook, ...}``    one hook point run for another agent's hook command
+                                    (:mod:`extension_host.bridges.hook_calls`)
 ===============  =================  ===============================================
 
 An extension nobody discovered is answered with :data:`~sdk_extension.wire.protocol.UNKNOWN_EXTENSION`.
@@ -57,6 +59,7 @@ from sdk_extension.wire.connection import Connection, ConnectionClosed, Handler,
 from sdk_extension.wire.framing import FramingError, encode_message
 from sdk_extension.wire.protocol import INVALID_PARAMS, TOO_MANY_CONNECTIONS, UNKNOWN_EXTENSION
 
+from .bridges.hook_calls import METHOD_HOOK, parse_hook_call, run_hook_call
 from .errors import ExtensionHostError, UnknownExtensionError
 from .host import ExtensionHost
 from .launch.logs import current_run_tail
@@ -165,6 +168,7 @@ class ControlServer:
             METHOD_INSPECT: self._inspect,
             METHOD_RELOAD: self._reload,
             METHOD_REFRESH: self._refresh,
+            METHOD_HOOK: self._hook,
         }
 
     async def __aenter__(self) -> ControlServer:
@@ -274,6 +278,9 @@ class ControlServer:
         if name is not None:
             name = self._known(name)
         return await self._outcomes_of(self.host.reload(name))
+
+    async def _hook(self, params: Any) -> dict[str, Any]:
+        return await run_hook_call(self.host, parse_hook_call(params))
 
     async def _refresh(self, _params: Any) -> dict[str, Any]:
         return await self._outcomes_of(self.host.apply_changes(set()))

@@ -23,6 +23,7 @@ from typing import Any, Final
 from sdk_extension.hooks import HOOK_POINTS
 from sdk_extension.tools import Tool
 from sdk_extension.wire.protocol import Event
+from sdk_extension.wire.results import ToolResult
 
 from .budget import CrashBudget, ReloadBudget
 from .commands import CommandEntry, CommandInfo, CommandRegistry, CommandResult
@@ -31,6 +32,7 @@ from .discovery import ExtensionSpec
 from .dispatch import AskHandler
 from .errors import UnknownExtensionError
 from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventListener, EventLog
+from .hooks.foreign_tools import ToolCheck, ToolReview, check_tool_call, review_tool_result
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .hooks.session_hooks import SessionHooks
 from .info import ExtensionInfo, ToolInfo
@@ -434,6 +436,15 @@ class ExtensionHost:
         ``context`` is model_call, tool_execution, system or user_input.
         """
         return await self._hook_points.report_error(error, context, recoverable)
+
+    async def check_tool_call(self, name: str, arguments: Any = None) -> ToolCheck:
+        """Run only the pre-tool hooks on a call another agent is about to make with its own
+        tool ``name``; returns their verdict (an ``ask`` is passed on, not resolved)."""
+        return await check_tool_call(self._hooks, name, arguments)
+
+    async def review_tool_result(self, name: str, arguments: Any, result: ToolResult) -> ToolReview:
+        """Run only the post-tool hooks on the ``result`` another agent's tool ``name`` gave."""
+        return await review_tool_result(self._hooks, name, arguments, result)
 
     # -- turns and permissions ----------------------------------------------------------
 

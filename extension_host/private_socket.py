@@ -15,7 +15,6 @@ This module knows sockets, files and users; not the messages that travel on the 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import socket
@@ -23,10 +22,13 @@ import stat
 import struct
 import sys
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .errors import ExtensionHostError
 from .paths import RUNTIME_ENV
+
+if TYPE_CHECKING:
+    import asyncio  # for annotations only: a hook command connects without the event loop's import cost
 
 __all__ = [
     "bind_private",

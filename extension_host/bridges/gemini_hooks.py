@@ -1,0 +1,155 @@
+"""Gemini CLI's command hooks, answered by this project's extensions: the field mapping.
+
+Gemini CLI runs ``extensions hook gemini EVENT`` with the event's JSON on stdin (common fields
+``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, ``timestamp``); stdout must
+hold nothing but the final JSON. Each row of :data:`GEMINI` maps one event to a hook point; the
+extensions see Gemini CLI's own tool names (``run_shell_command``, ``write_file``,
+``mcp__server__tool``) and arguments.
+
+===============  ============================  ===========================================================
+Gemini event     hook point, from stdin        answer, on stdout (exit 0)
+===============  ============================  ===========================================================
+``BeforeTool``   ``on_pre_tool_use``:          ``{"decision": "deny", "reason"}`` for ``deny``, and for
+                 ``tool_name`` → tool_name,    ``ask`` (Gemini CLI hooks cannot ask, so ask counts as deny,
+                 ``tool_input`` → tool_args    as in the CLI); ``{"decision": "allow"}`` for ``allow``;
+                                               ``hookSpecificOutput.tool_input``: ``modified_args`` (Gemini
+                                               merges it over the model's arguments)
+``AfterTool``    ``on_post_tool_use``:         ``hookSpecificOutput.tool_output``: ``modified_result``;
+                 ``tool_response.llmContent``  ``hookSpecificOutput.additionalContext``
+                 → the result text (failure
+                 when ``error`` is set)
+``BeforeAgent``  ``on_user_prompt_submitted``: ``{"decision": "deny", "reason"}`` when rejected;
+                 ``prompt`` → prompt           ``hookSpecificOutput.additionalContext``; a rewritten prompt
+                                               is not carried (Gemini CLI cannot rewrite one)
+``SessionStart`` ``on_session_start``:         ``hookSpecificOutput.additionalContext``
+                 ``source`` startup → startup,
+                 resume → resume, clear → new
+``SessionEnd``   ``on_session_end``:           ``systemMessage``: the ``session_summary``
+                 ``reason`` other → complete,
+                 anything else → user_exit
+===============  ============================  ===========================================================
+
+``BeforeTool`` and ``BeforeAgent`` are guards: they fail closed (exit 2, reason on stderr:
+:mod:`.hook_adapter`). ``additional_context`` of a pre-tool hook is not carried. This module
+holds the mapping only; it imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from .hook_adapter import AgentEvent, HookAgent, HookReply, field, json_reply
+
+__all__ = ["GEMINI"]
+
+
+def _specific(event: str, **fields: Any) -> dict[str, Any]:
+    return {"hookEventName": event, **{key: value for key, value in fields.items() if value is not None}}
+
+
+def _before_tool_request(payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "hook": "preToolUse",
+        "toolName": field(payload, "tool_name", str),
+        "toolArgs": field(payload, "tool_input", dict, required=False) or {},
+    }
+
+
+def _before_tool_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
+    decision = answer.get("decision")
+    reason = answer.get("reason")
+    if decision == "ask":
+        asked = f" ({reason})" if reason else ""
+        who = answer.get("decidedBy") or "an extension"
+        return json_reply(
+            {
+                "decision": "deny",
+                "reason": f"{who} asked for confirmation{asked}; Gemini CLI hooks cannot ask, so ask counts as deny",
+            }
+        )
+    if decision == "deny":
+        return json_reply(
+            {"decision": "deny", "reason": reason or f"denied by {answer.get('decidedBy') or 'an extension'}"}
+        )
+    reply: dict[str, Any] = {"decision": "allow"} if decision == "allow" else {}
+    if answer.get("modifiedArgs") is not None:
+        reply["hookSpecificOutput"] = _specific("BeforeTool", tool_input=answer["modifiedArgs"])
+    return json_reply(reply)
+
+
+def _after_tool_request(payload: dict[str, Any]) -> dict[str, Any]:
+    params = _before_tool_request(payload)
+    response = payload.get("tool_response")
+    failed = False
+    if isinstance(response, dict):
+        failed = response.get("error") not in (None, "", {})
+        content = response.get("llmContent")
+        text = content if isinstance(content, str) else json.dumps(content if content is not None else response)
+    else:
+        text = response if isinstance(response, str) else json.dumps(response)
+    return {
+        **params,
+        "hook": "postToolUse",
+        "toolResult": {"textResultForLlm": text, "resultType": "failure" if failed else "success"},
+    }
+
+
+def _after_tool_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
+    specific = _specific(
+        "AfterTool", tool_output=answer.get("modifiedResult"), additionalContext=answer.get("additionalContext")
+    )
+    return json_reply({"hookSpecificOutput": specific} if len(specific) > 1 else None)
+
+
+def _before_agent_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
+    reply: dict[str, Any] = {}
+    if answer.get("decision") == "deny":
+        reply = {"decision": "deny", "reason": answer.get("reason") or "rejected by the project's extensions"}
+    if answer.get("additionalContext"):
+        reply["hookSpecificOutput"] = _specific("BeforeAgent", additionalContext=answer["additionalContext"])
+    return json_reply(reply)
+
+
+_SOURCES: Final = {"startup": "startup", "resume": "resume", "clear": "new"}
+
+
+def _start_request(payload: dict[str, Any]) -> dict[str, Any]:
+    source = field(payload, "source", str, required=False) or "startup"
+    return {"hook": "sessionStart", "source": _SOURCES.get(source, "startup")}
+
+
+def _start_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
+    context = answer.get("additionalContext")
+    return json_reply({"hookSpecificOutput": _specific("SessionStart", additionalContext=context)} if context else None)
+
+
+def _end_request(payload: dict[str, Any]) -> dict[str, Any]:
+    reason = field(payload, "reason", str, required=False) or "other"
+    return {"hook": "sessionEnd", "reason": "complete" if reason == "other" else "user_exit"}
+
+
+def _end_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
+    summary = answer.get("sessionSummary")
+    return json_reply({"systemMessage": summary} if summary else None)
+
+
+GEMINI: Final = HookAgent(
+    name="gemini",
+    display_name="Gemini CLI",
+    settings_folder=".gemini",
+    events={
+        "BeforeTool": AgentEvent("BeforeTool", "preToolUse", True, _before_tool_request, _before_tool_reply),
+        "AfterTool": AgentEvent("AfterTool", "postToolUse", False, _after_tool_request, _after_tool_reply),
+        "BeforeAgent": AgentEvent(
+            "BeforeAgent",
+            "userPromptSubmitted",
+            True,
+            lambda payload: {"hook": "userPromptSubmitted", "prompt": field(payload, "prompt", str)},
+            _before_agent_reply,
+        ),
+        "SessionStart": AgentEvent("SessionStart", "sessionStart", False, _start_request, _start_reply),
+        "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, _end_request, _end_reply),
+    },
+)
+"""Gemini CLI's table: event name → row."""

@@ -1,0 +1,163 @@
+"""What every hook adapter shares: read the agent's payload, run the hook point, answer, fail closed.
+
+An agent (Claude Code, Gemini CLI) runs ``extensions hook AGENT EVENT`` with one JSON object on
+stdin. :func:`run_agent_hook` looks ``EVENT`` up in the agent's table (:class:`HookAgent`, one
+:class:`AgentEvent` per row, in :mod:`.claude_hooks` and :mod:`.gemini_hooks`), turns the payload
+into a ``host.hook`` request (:mod:`.hook_calls`), asks the host running for the project
+(:mod:`.hook_client`) or, with none, a host started for this one call (:mod:`.hook_one_shot`,
+imported only then), and turns the answer into what the agent reads: a :class:`HookReply`
+(stdout, stderr, exit code).
+
+Guards fail closed. For a guard event (a tool about to run, a prompt about to be sent) anything
+that keeps the extensions from judging (payload too big or not JSON, a field of the wrong type,
+a host that cannot be reached or fails) is a block: exit code 2 with the reason on stderr, which
+both agents read as "do not do it", whatever they make of stdout. Other events say what went
+wrong on stderr and exit 1, which both agents show as a warning and go on.
+
+This module stays light to import (no event loop, no pydantic, no host): it is paid on every
+tool call. It ignores what the agents' fields mean; the tables hold that.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+from .hook_client import METHOD_HOOK, ask_running_host
+
+__all__ = [
+    "EXIT_BLOCK",
+    "EXIT_WARNING",
+    "MAX_HOOK_INPUT_BYTES",
+    "AgentEvent",
+    "HookAgent",
+    "HookReply",
+    "PayloadError",
+    "field",
+    "json_reply",
+    "run_agent_hook",
+]
+
+MAX_HOOK_INPUT_BYTES: Final = 8 * 1024 * 1024
+"""Largest payload a hook command reads from stdin (a tool's whole output can be in it)."""
+EXIT_BLOCK: Final = 2
+"""The exit code both agents read as "block", with stderr as the reason."""
+EXIT_WARNING: Final = 1
+"""Any other non-zero exit: both agents show stderr as a warning and carry on."""
+
+
+class PayloadError(ValueError):
+    """The agent's payload lacks a field the hook point needs, or has one of the wrong type."""
+
+
+# Records are NamedTuples, not dataclasses: importing dataclasses (it imports inspect) would add
+# several milliseconds to every hook call.
+class HookReply(NamedTuple):
+    """What the hook command prints and how it exits."""
+
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+
+
+def json_reply(answer: Mapping[str, Any] | None) -> HookReply:
+    """Exit 0 with ``answer`` as JSON on stdout (nothing at all for an empty answer)."""
+    return HookReply(json.dumps(answer) + "\n" if answer else "")
+
+
+class AgentEvent(NamedTuple):
+    """One row of an agent's table: its event, the hook point it runs, and both translations.
+
+    ``request(payload)`` builds the ``host.hook`` params (raising :class:`PayloadError` for a
+    payload it cannot use); ``reply(payload, answer)`` turns the host's answer into the
+    agent's output.
+    """
+
+    event: str
+    hook: str
+    guard: bool
+    request: Callable[[dict[str, Any]], dict[str, Any]]
+    reply: Callable[[dict[str, Any], dict[str, Any]], HookReply]
+
+
+class HookAgent(NamedTuple):
+    """An agent whose command hooks this project serves: its name, its events, and where its
+    settings live (``settings_folder`` under the project or the user's home)."""
+
+    name: str
+    display_name: str
+    events: Mapping[str, AgentEvent]
+    settings_folder: str
+
+
+def run_agent_hook(
+    agent: HookAgent,
+    event: str,
+    stdin: bytes,
+    project_root: Path,
+    *,
+    one_shot: Callable[[Path, dict[str, Any]], dict[str, Any]] | None = None,
+) -> HookReply:
+    """Answer one hook call of ``agent`` for ``event`` with payload ``stdin``; never raises.
+
+    ``one_shot(root, params)`` runs the request when no host runs for the project (default:
+    a host started for this call, :func:`.hook_one_shot.run_once`).
+    """
+    row = agent.events.get(event)
+    if row is None:
+        known = ", ".join(agent.events)
+        return HookReply(
+            stderr=f"extensions hook {agent.name}: unknown event {event!r}; events: {known}\n", exit_code=EXIT_WARNING
+        )
+    try:
+        payload = _payload(stdin)
+        params = row.request(payload)
+    except PayloadError as exc:
+        return _failed(agent, row, f"the {agent.display_name} {event} payload on stdin {exc}")
+    try:
+        answer = ask_running_host(project_root, METHOD_HOOK, params)
+        if answer is None:
+            if one_shot is None:
+                from .hook_one_shot import run_once
+
+                one_shot = run_once
+            answer = one_shot(project_root, params)
+    except Exception as exc:  # every failure is an answer: a guard must deny, not crash through
+        return _failed(agent, row, f"the extensions of {project_root} could not be asked: {exc}")
+    if not isinstance(answer, dict):
+        return _failed(agent, row, f"the host answered {METHOD_HOOK} with {answer!r}, not an object")
+    return row.reply(payload, answer)
+
+
+def _payload(stdin: bytes) -> dict[str, Any]:
+    if len(stdin) > MAX_HOOK_INPUT_BYTES:
+        raise PayloadError(f"is over {MAX_HOOK_INPUT_BYTES // (1024 * 1024)} MiB")
+    try:
+        payload = json.loads(stdin)
+    except ValueError as exc:
+        raise PayloadError(f"is not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise PayloadError("is not a JSON object")
+    return payload
+
+
+def _failed(agent: HookAgent, row: AgentEvent, why: str) -> HookReply:
+    if row.guard:
+        return HookReply(stderr=f"blocked by the project's extensions (failing closed): {why}\n", exit_code=EXIT_BLOCK)
+    return HookReply(stderr=f"extensions hook {agent.name} {row.event}: {why}\n", exit_code=EXIT_WARNING)
+
+
+def field(payload: Mapping[str, Any], name: str, kind: type, *, required: bool = True) -> Any:
+    """``payload[name]`` checked to be a ``kind`` (``None`` when absent and not required)."""
+    value = payload.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, kind):
+        raise PayloadError(
+            f"has no {kind.__name__} field {name!r}"
+            if value is None
+            else f"has a {name!r} that is not a {kind.__name__}"
+        )
+    return value

@@ -1,0 +1,135 @@
+"""One hook point of a host's extensions run for another agent: the ``host.hook`` request.
+
+A hook adapter (:mod:`.hook_adapter`) turns an agent's hook payload into an agent-neutral
+request, ``{hook, toolName?, toolArgs?, toolResult?, prompt?, source?, reason?}``, and gets back
+an agent-neutral answer (see :func:`run_hook_call`). The request arrives over the control socket
+(from a hook command, a process of the same user, but still checked: shapes and sizes are
+validated here) or from the adapter's one-shot host. This module owns that shape and how it is
+run on an :class:`~extension_host.ExtensionHost`; it ignores any agent's own format.
+
+``hook`` is the wire name of a hook point (``preToolUse``, ``postToolUse``,
+``userPromptSubmitted``, ``sessionStart``, ``sessionEnd``). The answer has only the keys that
+apply: ``decision`` (``allow``/``ask``/``deny``), ``reason``, ``decidedBy``, ``modifiedArgs``,
+``modifiedPrompt``, ``modifiedResult`` (text), ``additionalContext``, ``sessionSummary``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, NotRequired, TypedDict, cast
+
+from pydantic import TypeAdapter, ValidationError
+from typing_extensions import TypedDict as PydanticTypedDict
+
+from sdk_extension.wire.connection import RpcError
+from sdk_extension.wire.protocol import INVALID_PARAMS
+from sdk_extension.wire.results import ToolResult
+
+from ..host import ExtensionHost
+from .hook_client import METHOD_HOOK
+
+__all__ = ["MAX_HOOK_TOOL_NAME_CHARS", "METHOD_HOOK", "HookCall", "parse_hook_call", "run_hook_call"]
+
+MAX_HOOK_TOOL_NAME_CHARS: Final = 256
+"""Longest tool name a hook request may carry; agents' tool names are far shorter."""
+
+HookWireName = Literal["preToolUse", "postToolUse", "userPromptSubmitted", "sessionStart", "sessionEnd"]
+
+
+class _ToolResultShape(PydanticTypedDict):
+    textResultForLlm: str
+    resultType: NotRequired[Literal["success", "failure", "rejected", "denied", "timeout"]]
+
+
+class _HookCallShape(PydanticTypedDict):
+    hook: HookWireName
+    toolName: NotRequired[str]
+    toolArgs: NotRequired[dict[str, Any]]
+    toolResult: NotRequired[_ToolResultShape]
+    prompt: NotRequired[str]
+    source: NotRequired[str]
+    reason: NotRequired[str]
+
+
+class HookCall(TypedDict, total=False):
+    """A validated ``host.hook`` request (the same keys as its params)."""
+
+    hook: str
+    toolName: str
+    toolArgs: dict[str, Any]
+    toolResult: dict[str, str]
+    prompt: str
+    source: str
+    reason: str
+
+
+_VALIDATOR: Final = TypeAdapter(_HookCallShape)
+_TOOL_HOOKS: Final = frozenset({"preToolUse", "postToolUse"})
+_SOURCES: Final = frozenset({"startup", "resume", "new"})
+_END_REASONS: Final = frozenset({"complete", "error", "abort", "timeout", "user_exit"})
+
+
+def parse_hook_call(params: Any) -> HookCall:
+    """Check ``params`` of ``host.hook``; raises ``INVALID_PARAMS`` naming the field at fault."""
+    try:
+        call: dict[str, Any] = dict(_VALIDATOR.validate_python(params))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "params"
+        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: {where}: {first['msg']}") from None
+    hook = call["hook"]
+    if hook in _TOOL_HOOKS:
+        name = call.get("toolName")
+        if not name or len(name) > MAX_HOOK_TOOL_NAME_CHARS:
+            raise RpcError(
+                INVALID_PARAMS, f"{METHOD_HOOK}: {hook} needs a toolName of 1 to {MAX_HOOK_TOOL_NAME_CHARS} characters"
+            )
+    if hook == "postToolUse" and "toolResult" not in call:
+        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: postToolUse needs a toolResult")
+    if hook == "userPromptSubmitted" and "prompt" not in call:
+        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: userPromptSubmitted needs a prompt")
+    if hook == "sessionStart" and call.get("source", "startup") not in _SOURCES:
+        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: source must be one of {', '.join(sorted(_SOURCES))}")
+    if hook == "sessionEnd" and call.get("reason", "complete") not in _END_REASONS:
+        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: reason must be one of {', '.join(sorted(_END_REASONS))}")
+    return cast(HookCall, call)
+
+
+async def run_hook_call(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
+    """Run the hook point ``call`` names on ``host``; returns the agent-neutral answer."""
+    hook = call["hook"]
+    if hook == "preToolUse":
+        check = await host.check_tool_call(call["toolName"], call.get("toolArgs") or {})
+        return _compact(
+            decision=check.decision,
+            reason=check.reason,
+            decidedBy=check.decided_by,
+            modifiedArgs=check.arguments,
+            additionalContext=check.additional_context,
+        )
+    if hook == "postToolUse":
+        given = call["toolResult"]
+        result = ToolResult(given["textResultForLlm"], given.get("resultType", "success"))  # type: ignore[arg-type]
+        review = await host.review_tool_result(call["toolName"], call.get("toolArgs") or {}, result)
+        return _compact(
+            modifiedResult=review.result.text_result_for_llm if review.result is not None else None,
+            additionalContext=review.additional_context,
+        )
+    if hook == "userPromptSubmitted":
+        prompt = call["prompt"]
+        outcome = await host.submit_prompt(prompt)
+        return _compact(
+            decision="deny" if outcome.rejected else None,
+            reason=outcome.reason,
+            decidedBy=outcome.rejected_by,
+            modifiedPrompt=outcome.prompt if outcome.prompt != prompt else None,
+            additionalContext=outcome.additional_context,
+        )
+    if hook == "sessionStart":
+        started = await host.start_session(call.get("source", "startup"))
+        return _compact(additionalContext=started.additional_context)
+    ended = await host.end_session(call.get("reason", "complete"))
+    return _compact(sessionSummary=ended.session_summary)
+
+
+def _compact(**fields: Any) -> dict[str, Any]:
+    return {key: value for key, value in fields.items() if value is not None}

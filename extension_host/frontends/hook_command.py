@@ -1,0 +1,127 @@
+"""``extensions hook``: the command hooks Claude Code and Gemini CLI run, and their installer.
+
+- ``extensions hook claude EVENT`` / ``extensions hook gemini EVENT``: read the agent's JSON on
+  stdin, answer on stdout in the agent's format, exit as the agent expects
+  (:mod:`extension_host.bridges.hook_adapter`). :func:`run_hook` is also the fast path the
+  ``extensions`` launcher (:mod:`.launcher`) takes for exactly ``hook AGENT EVENT``: it imports
+  the adapter and nothing of the host unless no host runs for the project.
+- ``extensions hook install claude|gemini [--user] [--dry-run] [--json]``: merge the hook
+  entries into the agent's settings (:mod:`extension_host.bridges.hook_install`).
+
+It parses and prints; the mappings and the merge are the bridges'.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+from ..bridges.hook_adapter import MAX_HOOK_INPUT_BYTES, HookAgent, run_agent_hook
+from ..paths import find_project_root
+
+__all__ = ["AGENT_NAMES", "add_hook_command", "agent", "run_hook"]
+
+_AGENT_TABLES: Final = {"claude": ("claude_hooks", "CLAUDE"), "gemini": ("gemini_hooks", "GEMINI")}
+AGENT_NAMES: Final = tuple(_AGENT_TABLES)
+"""The agents whose hooks ``extensions hook`` answers, by the name the command takes."""
+
+
+def agent(name: str) -> HookAgent:
+    """The table of agent ``name`` (only its module is imported: a hook call pays for one)."""
+    module, table = _AGENT_TABLES[name]
+    found: HookAgent = getattr(importlib.import_module(f"..bridges.{module}", __package__), table)
+    return found
+
+
+def run_hook(agent_name: str, event: str, root: Path | None = None, home: Path | None = None) -> int:
+    """Answer one hook call: the agent's payload from stdin, the answer to stdout; the exit code.
+
+    With no host running for the project, a host is started for this call (user extensions
+    from ``home``) and stopped after it.
+    """
+    hook_agent = agent(agent_name)
+    stdin = sys.stdin.buffer.read(MAX_HOOK_INPUT_BYTES + 1) if sys.stdin is not None else b""
+
+    def one_shot(project_root: Path, params: dict[str, Any]) -> dict[str, Any]:
+        from ..bridges.hook_one_shot import run_once
+
+        return run_once(project_root, params, home)
+
+    reply = run_agent_hook(hook_agent, event, stdin, find_project_root(root), one_shot=one_shot)
+    if reply.stdout:
+        sys.stdout.write(reply.stdout)
+        sys.stdout.flush()
+    if reply.stderr:
+        sys.stderr.write(reply.stderr)
+        sys.stderr.flush()
+    return reply.exit_code
+
+
+def add_hook_command(commands: Any) -> None:
+    """Add ``hook`` (its agents and ``install``) to the ``extensions`` parser's subcommands."""
+    text = "answer Claude Code or Gemini CLI hook calls with this project's extensions, or install the hooks"
+    parser = commands.add_parser("hook", help=text, description=text)
+    parser.set_defaults(run=lambda _args: _usage(parser))
+    actions = parser.add_subparsers(dest="agent", metavar="AGENT")
+    for name in AGENT_NAMES:
+        table = agent(name)
+        sub = actions.add_parser(
+            name,
+            help=f"answer one {table.display_name} hook call (its JSON on stdin)",
+            description=f"answer one {table.display_name} hook call: its JSON on stdin, the answer on stdout",
+        )
+        sub.add_argument("event", help=f"the {table.display_name} event: {', '.join(table.events)}")
+        sub.set_defaults(run=lambda args: run_hook(args.agent, args.event, args.root, args.home))
+    sub = actions.add_parser(
+        "install",
+        help="merge the hook entries into Claude Code's or Gemini CLI's settings",
+        description="merge the hook entries into the agent's settings file, keeping everything else in it",
+    )
+    sub.add_argument("target", choices=AGENT_NAMES, help="the agent")
+    sub.add_argument("--user", action="store_true", help="the user's settings (default: the project's)")
+    sub.add_argument("--dry-run", action="store_true", help="print the diff; change nothing")
+    sub.add_argument("--json", action="store_true", help="print JSON for scripts")
+    sub.set_defaults(run=_install)
+
+
+def _usage(parser: Any) -> int:
+    from .output import EXIT_USAGE
+
+    parser.print_help()
+    return EXIT_USAGE
+
+
+def _install(args: Any) -> int:
+    from ..bridges.hook_install import plan_install, settings_path
+    from .output import EXIT_OK, print_json, say
+
+    hook_agent = agent(args.target)
+    path = settings_path(hook_agent, find_project_root(args.root), user=args.user)
+    change = plan_install(hook_agent, path)  # an unusable file raises ExtensionHostError: exit 1, one line
+    if change.changed and not args.dry_run:
+        change.write()
+    if args.json:
+        print_json(
+            {
+                "agent": hook_agent.name,
+                "path": str(path),
+                "added": list(change.added),
+                "changed": change.changed,
+                "dry_run": bool(args.dry_run),
+                "diff": change.diff,
+            }
+        )
+        return EXIT_OK
+    if args.dry_run:
+        if change.diff:
+            say(change.diff.rstrip("\n"))
+        what = "would add " + ", ".join(change.added) if change.changed else "already has every hook"
+        say(f"{path}: {what} (dry run)")
+        return EXIT_OK
+    if change.changed:
+        say(f"{path}: added hooks for {', '.join(change.added)}")
+    else:
+        say(f"{path}: already has every hook; nothing changed")
+    return EXIT_OK

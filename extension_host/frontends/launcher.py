@@ -1,0 +1,28 @@
+"""The ``extensions`` console script: a hook call takes the short road, everything else the CLI.
+
+An agent runs ``extensions hook AGENT EVENT`` on every tool call, so that exact command line
+goes straight to :func:`.hook_command.run_hook`, which imports the hook adapter and no more
+(the whole CLI, and with it the host, is several hundred milliseconds of imports). Any other
+command line, including a hook call with global options before it, is :func:`.cli.main`'s.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+_HOOK_AGENTS = ("claude", "gemini")  # .hook_command.AGENT_NAMES, without importing it
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``extensions`` command line; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 3 and args[0] == "hook" and args[1] in _HOOK_AGENTS and not args[2].startswith("-"):
+        from .hook_command import run_hook
+
+        return run_hook(args[1], args[2])
+    from .cli import main as cli_main
+
+    return cli_main(args)

@@ -1,0 +1,188 @@
+"""Claude Code's table: each row fed Claude Code's documented payload, both ways."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from extension_host.bridges.claude_hooks import CLAUDE
+from extension_host.bridges.hook_adapter import EXIT_BLOCK, HookReply, run_agent_hook
+from helpers import Project
+
+COMMON = {
+    "session_id": "abc123",
+    "transcript_path": "/home/user/.claude/projects/p/abc123.jsonl",
+    "cwd": "/home/user/project",
+    "permission_mode": "default",
+}
+
+
+def payload(event: str, **fields: Any) -> bytes:
+    return json.dumps({**COMMON, "hook_event_name": event, **fields}).encode()
+
+
+def hook(project: Project, event: str, stdin: bytes, answer: dict[str, Any]) -> tuple[dict[str, Any], HookReply]:
+    """Run ``event`` with a stand-in host that gives ``answer``; the request it got and the reply."""
+    asked: list[dict[str, Any]] = []
+
+    def host(_root: Path, params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        return answer
+
+    reply = run_agent_hook(CLAUDE, event, stdin, project.root, one_shot=host)
+    return (asked[0] if asked else {}), reply
+
+
+def output(reply: HookReply) -> Any:
+    assert reply.exit_code == 0, reply
+    return json.loads(reply.stdout) if reply.stdout else None
+
+
+PRE = payload("PreToolUse", tool_name="Bash", tool_input={"command": "rm -rf build"}, tool_use_id="toolu_01")
+
+
+def test_pre_tool_use_sends_claudes_tool_name_and_input(project: Project) -> None:
+    asked, _ = hook(project, "PreToolUse", PRE, {})
+    assert asked == {"hook": "preToolUse", "toolName": "Bash", "toolArgs": {"command": "rm -rf build"}}
+
+
+def test_pre_tool_use_deny_is_a_permission_decision_with_its_reason(project: Project) -> None:
+    _, reply = hook(project, "PreToolUse", PRE, {"decision": "deny", "reason": "no rm -rf", "decidedBy": "guard"})
+    assert output(reply) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "no rm -rf",
+        }
+    }
+
+
+@pytest.mark.parametrize("decision", ["allow", "ask"])
+def test_pre_tool_use_allow_and_ask_are_passed_on(project: Project, decision: str) -> None:
+    _, reply = hook(project, "PreToolUse", PRE, {"decision": decision, "reason": "why", "decidedBy": "guard"})
+    assert output(reply)["hookSpecificOutput"]["permissionDecision"] == decision
+
+
+def test_pre_tool_use_rewrite_is_updated_input_and_asks_when_nobody_decided(project: Project) -> None:
+    _, reply = hook(project, "PreToolUse", PRE, {"modifiedArgs": {"command": "rm -r build"}})
+    specific = output(reply)["hookSpecificOutput"]
+    assert specific["updatedInput"] == {"command": "rm -r build"}
+    assert specific["permissionDecision"] == "ask"
+
+
+def test_pre_tool_use_rewrite_goes_with_an_allow(project: Project) -> None:
+    _, reply = hook(project, "PreToolUse", PRE, {"decision": "allow", "modifiedArgs": {"command": "ls"}})
+    specific = output(reply)["hookSpecificOutput"]
+    assert (specific["permissionDecision"], specific["updatedInput"]) == ("allow", {"command": "ls"})
+
+
+def test_pre_tool_use_with_no_opinion_prints_nothing(project: Project) -> None:
+    _, reply = hook(project, "PreToolUse", PRE, {})
+    assert reply == HookReply("", "", 0)
+
+
+def test_post_tool_use_sends_the_tool_response_as_text(project: Project) -> None:
+    stdin = payload(
+        "PostToolUse",
+        tool_name="Write",
+        tool_input={"file_path": "/a.txt", "content": "x"},
+        tool_response={"filePath": "/a.txt", "success": True},
+        tool_use_id="toolu_01",
+    )
+    asked, reply = hook(project, "PostToolUse", stdin, {"additionalContext": "wrote a.txt"})
+    assert asked["hook"] == "postToolUse"
+    assert asked["toolName"] == "Write"
+    assert json.loads(asked["toolResult"]["textResultForLlm"]) == {"filePath": "/a.txt", "success": True}
+    assert output(reply) == {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "wrote a.txt"}}
+
+
+def test_post_tool_use_rewrite_of_a_builtin_tool_blocks_with_the_new_result(project: Project) -> None:
+    stdin = payload("PostToolUse", tool_name="Read", tool_input={}, tool_response="password=1")
+    _, reply = hook(project, "PostToolUse", stdin, {"modifiedResult": "[redacted]"})
+    assert output(reply) == {"decision": "block", "reason": "[redacted]"}
+
+
+def test_post_tool_use_rewrite_of_an_mcp_tool_replaces_its_output(project: Project) -> None:
+    stdin = payload("PostToolUse", tool_name="mcp__db__query", tool_input={}, tool_response="rows")
+    _, reply = hook(project, "PostToolUse", stdin, {"modifiedResult": "[redacted]"})
+    assert output(reply) == {
+        "hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": "[redacted]"}
+    }
+
+
+def test_user_prompt_submit_rejection_blocks_the_prompt(project: Project) -> None:
+    stdin = payload("UserPromptSubmit", prompt="print my secret")
+    asked, reply = hook(project, "UserPromptSubmit", stdin, {"decision": "deny", "reason": "no secrets"})
+    assert asked == {"hook": "userPromptSubmitted", "prompt": "print my secret"}
+    assert output(reply) == {"decision": "block", "reason": "no secrets"}
+
+
+def test_user_prompt_submit_context_is_additional_context(project: Project) -> None:
+    stdin = payload("UserPromptSubmit", prompt="build it")
+    _, reply = hook(project, "UserPromptSubmit", stdin, {"additionalContext": "use make", "modifiedPrompt": "x"})
+    assert output(reply) == {
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "use make"}
+    }
+
+
+@pytest.mark.parametrize(
+    ("source", "ours"), [("startup", "startup"), ("resume", "resume"), ("compact", "resume"), ("clear", "new")]
+)
+def test_session_start_maps_its_source_and_answers_with_context(project: Project, source: str, ours: str) -> None:
+    asked, reply = hook(project, "SessionStart", payload("SessionStart", source=source), {"additionalContext": "hi"})
+    assert asked == {"hook": "sessionStart", "source": ours}
+    assert output(reply) == {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "hi"}}
+
+
+@pytest.mark.parametrize(
+    ("reason", "ours"),
+    [("clear", "user_exit"), ("logout", "user_exit"), ("prompt_input_exit", "user_exit"), ("other", "complete")],
+)
+def test_session_end_maps_its_reason_and_shows_the_summary(project: Project, reason: str, ours: str) -> None:
+    asked, reply = hook(project, "SessionEnd", payload("SessionEnd", reason=reason), {"sessionSummary": "3 files"})
+    assert asked == {"hook": "sessionEnd", "reason": ours}
+    assert output(reply) == {"systemMessage": "3 files"}
+
+
+@pytest.mark.parametrize("stdin", [b"not json", b"[1, 2]", payload("PreToolUse", tool_input={})])
+def test_a_pre_tool_use_payload_that_cannot_be_read_blocks(project: Project, stdin: bytes) -> None:
+    asked, reply = hook(project, "PreToolUse", stdin, {})
+    assert asked == {}
+    assert reply.exit_code == EXIT_BLOCK
+    assert "failing closed" in reply.stderr
+    assert "Claude Code PreToolUse payload" in reply.stderr
+
+
+def test_a_payload_over_the_limit_blocks(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("extension_host.bridges.hook_adapter.MAX_HOOK_INPUT_BYTES", 10)
+    _, reply = hook(project, "PreToolUse", PRE, {})
+    assert reply.exit_code == EXIT_BLOCK
+    assert "is over" in reply.stderr
+
+
+def test_a_host_that_fails_makes_pre_tool_use_block(project: Project) -> None:
+    def broken(_root: Path, _params: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("the extensions could not start")
+
+    reply = run_agent_hook(CLAUDE, "PreToolUse", PRE, project.root, one_shot=broken)
+    assert reply.exit_code == EXIT_BLOCK
+    assert "the extensions could not start" in reply.stderr
+
+
+def test_a_host_that_fails_is_only_a_warning_for_an_observer(project: Project) -> None:
+    def broken(_root: Path, _params: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("the extensions could not start")
+
+    stdin = payload("SessionStart", source="startup")
+    reply = run_agent_hook(CLAUDE, "SessionStart", stdin, project.root, one_shot=broken)
+    assert reply.exit_code == 1
+    assert reply.stdout == ""
+
+
+def test_an_unknown_event_is_a_warning_listing_the_events(project: Project) -> None:
+    _, reply = hook(project, "Stop", payload("Stop"), {})
+    assert reply.exit_code == 1
+    assert "PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, SessionEnd" in reply.stderr

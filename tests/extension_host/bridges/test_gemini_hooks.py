@@ -1,0 +1,150 @@
+"""Gemini CLI's table: each row fed Gemini CLI's documented payload, both ways."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from extension_host.bridges.gemini_hooks import GEMINI
+from extension_host.bridges.hook_adapter import EXIT_BLOCK, HookReply, run_agent_hook
+from helpers import Project
+
+COMMON = {
+    "session_id": "s-1",
+    "transcript_path": "/home/user/.gemini/tmp/s-1/chat.json",
+    "cwd": "/home/user/project",
+    "timestamp": "2026-11-26T07:30:00.000Z",
+}
+
+
+def payload(event: str, **fields: Any) -> bytes:
+    return json.dumps({**COMMON, "hook_event_name": event, **fields}).encode()
+
+
+def hook(project: Project, event: str, stdin: bytes, answer: dict[str, Any]) -> tuple[dict[str, Any], HookReply]:
+    """Run ``event`` with a stand-in host that gives ``answer``; the request it got and the reply."""
+    asked: list[dict[str, Any]] = []
+
+    def host(_root: Path, params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        return answer
+
+    reply = run_agent_hook(GEMINI, event, stdin, project.root, one_shot=host)
+    return (asked[0] if asked else {}), reply
+
+
+def output(reply: HookReply) -> Any:
+    assert reply.exit_code == 0, reply
+    return json.loads(reply.stdout) if reply.stdout else None
+
+
+BEFORE = payload("BeforeTool", tool_name="run_shell_command", tool_input={"command": "rm -rf build"})
+
+
+def test_before_tool_sends_geminis_tool_name_and_input(project: Project) -> None:
+    asked, _ = hook(project, "BeforeTool", BEFORE, {})
+    assert asked == {"hook": "preToolUse", "toolName": "run_shell_command", "toolArgs": {"command": "rm -rf build"}}
+
+
+def test_before_tool_deny_is_a_deny_decision_with_its_reason(project: Project) -> None:
+    _, reply = hook(project, "BeforeTool", BEFORE, {"decision": "deny", "reason": "no rm -rf", "decidedBy": "guard"})
+    assert output(reply) == {"decision": "deny", "reason": "no rm -rf"}
+
+
+def test_before_tool_ask_counts_as_deny_saying_why(project: Project) -> None:
+    _, reply = hook(project, "BeforeTool", BEFORE, {"decision": "ask", "reason": "deploy?", "decidedBy": "guard"})
+    got = output(reply)
+    assert got["decision"] == "deny"
+    assert "guard asked for confirmation (deploy?)" in got["reason"]
+    assert "ask counts as deny" in got["reason"]
+
+
+def test_before_tool_allow_is_an_allow_decision(project: Project) -> None:
+    _, reply = hook(project, "BeforeTool", BEFORE, {"decision": "allow", "decidedBy": "guard"})
+    assert output(reply) == {"decision": "allow"}
+
+
+def test_before_tool_rewrite_is_hook_specific_tool_input(project: Project) -> None:
+    _, reply = hook(project, "BeforeTool", BEFORE, {"modifiedArgs": {"command": "rm -r build"}})
+    assert output(reply) == {
+        "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": {"command": "rm -r build"}}
+    }
+
+
+def test_before_tool_with_no_opinion_prints_nothing(project: Project) -> None:
+    _, reply = hook(project, "BeforeTool", BEFORE, {})
+    assert reply == HookReply("", "", 0)
+
+
+def test_after_tool_sends_the_llm_content_as_the_result(project: Project) -> None:
+    stdin = payload(
+        "AfterTool",
+        tool_name="read_file",
+        tool_input={"absolute_path": "/a.txt"},
+        tool_response={"llmContent": "hello", "returnDisplay": "Read a.txt"},
+    )
+    asked, reply = hook(project, "AfterTool", stdin, {"additionalContext": "a.txt is generated"})
+    assert asked["toolResult"] == {"textResultForLlm": "hello", "resultType": "success"}
+    assert asked["toolArgs"] == {"absolute_path": "/a.txt"}
+    assert output(reply) == {
+        "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "a.txt is generated"}
+    }
+
+
+def test_after_tool_with_an_error_is_a_failed_result(project: Project) -> None:
+    stdin = payload(
+        "AfterTool",
+        tool_name="run_shell_command",
+        tool_input={"command": "false"},
+        tool_response={"llmContent": "exit 1", "returnDisplay": "", "error": {"message": "exit 1"}},
+    )
+    asked, _ = hook(project, "AfterTool", stdin, {})
+    assert asked["toolResult"]["resultType"] == "failure"
+
+
+def test_after_tool_rewrite_is_hook_specific_tool_output(project: Project) -> None:
+    stdin = payload("AfterTool", tool_name="read_file", tool_input={}, tool_response={"llmContent": "password=1"})
+    _, reply = hook(project, "AfterTool", stdin, {"modifiedResult": "[redacted]"})
+    assert output(reply) == {"hookSpecificOutput": {"hookEventName": "AfterTool", "tool_output": "[redacted]"}}
+
+
+def test_before_agent_rejection_denies_the_turn(project: Project) -> None:
+    asked, reply = hook(
+        project, "BeforeAgent", payload("BeforeAgent", prompt="my secret"), {"decision": "deny", "reason": "no"}
+    )
+    assert asked == {"hook": "userPromptSubmitted", "prompt": "my secret"}
+    assert output(reply) == {"decision": "deny", "reason": "no"}
+
+
+def test_before_agent_context_is_additional_context(project: Project) -> None:
+    _, reply = hook(project, "BeforeAgent", payload("BeforeAgent", prompt="go"), {"additionalContext": "use make"})
+    assert output(reply) == {"hookSpecificOutput": {"hookEventName": "BeforeAgent", "additionalContext": "use make"}}
+
+
+@pytest.mark.parametrize(("source", "ours"), [("startup", "startup"), ("resume", "resume"), ("clear", "new")])
+def test_session_start_maps_its_source_and_answers_with_context(project: Project, source: str, ours: str) -> None:
+    asked, reply = hook(project, "SessionStart", payload("SessionStart", source=source), {"additionalContext": "hi"})
+    assert asked == {"hook": "sessionStart", "source": ours}
+    assert output(reply) == {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "hi"}}
+
+
+@pytest.mark.parametrize(
+    ("reason", "ours"),
+    [("exit", "user_exit"), ("clear", "user_exit"), ("logout", "user_exit"), ("other", "complete")],
+)
+def test_session_end_maps_its_reason_and_shows_the_summary(project: Project, reason: str, ours: str) -> None:
+    asked, reply = hook(project, "SessionEnd", payload("SessionEnd", reason=reason), {"sessionSummary": "done"})
+    assert asked == {"hook": "sessionEnd", "reason": ours}
+    assert output(reply) == {"systemMessage": "done"}
+
+
+@pytest.mark.parametrize("event", ["BeforeTool", "BeforeAgent"])
+def test_a_guard_payload_that_is_not_json_blocks_with_exit_2(project: Project, event: str) -> None:
+    asked, reply = hook(project, event, b"{not json", {})
+    assert asked == {}
+    assert reply.exit_code == EXIT_BLOCK
+    assert reply.stdout == ""  # Gemini CLI reads stdout as JSON only
+    assert f"Gemini CLI {event} payload on stdin is not JSON" in reply.stderr

@@ -1,0 +1,141 @@
+"""``host.hook``: one hook point of the host's extensions run for another agent's tool or prompt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from extension_host import ExtensionHost, hookimpl
+from extension_host.bridges.hook_calls import parse_hook_call, run_hook_call
+from helpers import Project, run
+from sdk_extension.wire.connection import RpcError
+from sdk_extension.wire.protocol import INVALID_PARAMS
+
+
+class Policy:
+    """An in-process plugin standing in for the project's extensions."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, Any]] = []
+
+    @hookimpl
+    def on_pre_tool_use(self, input: Any) -> dict[str, Any] | None:
+        self.seen.append((input.tool_name, input.tool_args))
+        command = input.tool_args.get("command", "")
+        if "rm -rf" in command:
+            return {"permission_decision": "deny", "permission_decision_reason": "no rm -rf"}
+        if command == "deploy":
+            return {"permission_decision": "ask", "permission_decision_reason": "deploys need a person"}
+        if command.startswith("ls"):
+            return {"modified_args": {"command": command + " -la"}, "additional_context": "listing"}
+        return None
+
+    @hookimpl
+    def on_post_tool_use(self, input: Any) -> dict[str, Any] | None:
+        text = input.tool_result.text_result_for_llm
+        if "password" in text:
+            return {"modified_result": {"text_result_for_llm": "[redacted]", "result_type": "success"}}
+        return {"additional_context": f"{input.tool_name} gave {len(text)} characters"}
+
+    @hookimpl
+    def on_user_prompt_submitted(self, input: Any) -> dict[str, Any] | None:
+        if "secret" in input.prompt:
+            raise ValueError("prompts must not carry secrets")
+        return {"additional_context": "the build uses make", "modified_prompt": input.prompt.strip()}
+
+    @hookimpl
+    def on_session_start(self, input: Any) -> dict[str, Any]:
+        return {"additional_context": f"started from {input.source}"}
+
+    @hookimpl
+    def on_session_end(self, input: Any) -> dict[str, Any]:
+        return {"session_summary": f"ended: {input.reason}"}
+
+
+def answer(project: Project, params: dict[str, Any], policy: Policy | None = None) -> dict[str, Any]:
+    async def scenario() -> dict[str, Any]:
+        async with ExtensionHost(project.root, project.home, watch=False, persist=False, session_hooks=False) as host:
+            host.register_plugin(policy or Policy(), "policy")
+            return await run_hook_call(host, parse_hook_call(params))
+
+    return run(scenario())
+
+
+def test_a_pre_tool_deny_comes_back_with_its_reason_and_who_decided(project: Project) -> None:
+    got = answer(project, {"hook": "preToolUse", "toolName": "Bash", "toolArgs": {"command": "rm -rf /"}})
+    assert got == {"decision": "deny", "reason": "no rm -rf", "decidedBy": "policy"}
+
+
+def test_the_hooks_see_the_other_agents_own_tool_name_and_arguments(project: Project) -> None:
+    policy = Policy()
+    answer(project, {"hook": "preToolUse", "toolName": "run_shell_command", "toolArgs": {"command": "make"}}, policy)
+    assert policy.seen == [("run_shell_command", {"command": "make"})]
+
+
+def test_an_ask_is_passed_on_to_the_other_agent_not_resolved_here(project: Project) -> None:
+    got = answer(project, {"hook": "preToolUse", "toolName": "Bash", "toolArgs": {"command": "deploy"}})
+    assert got["decision"] == "ask"
+    assert got["reason"] == "deploys need a person"
+
+
+def test_a_rewrite_comes_back_as_modified_args_with_its_context(project: Project) -> None:
+    got = answer(project, {"hook": "preToolUse", "toolName": "Bash", "toolArgs": {"command": "ls"}})
+    assert got == {"modifiedArgs": {"command": "ls -la"}, "additionalContext": "listing"}
+
+
+def test_no_opinion_is_an_empty_answer(project: Project) -> None:
+    assert answer(project, {"hook": "preToolUse", "toolName": "Read", "toolArgs": {"file_path": "/a"}}) == {}
+
+
+def test_a_post_tool_rewrite_comes_back_as_text(project: Project) -> None:
+    got = answer(
+        project,
+        {"hook": "postToolUse", "toolName": "Read", "toolArgs": {}, "toolResult": {"textResultForLlm": "password=1"}},
+    )
+    assert got == {"modifiedResult": "[redacted]"}
+
+
+def test_a_post_tool_context_comes_back(project: Project) -> None:
+    got = answer(project, {"hook": "postToolUse", "toolName": "Read", "toolResult": {"textResultForLlm": "abc"}})
+    assert got == {"additionalContext": "Read gave 3 characters"}
+
+
+def test_a_prompt_guard_that_fails_rejects_the_prompt(project: Project) -> None:
+    got = answer(project, {"hook": "userPromptSubmitted", "prompt": "my secret"})
+    assert got["decision"] == "deny"
+    assert "prompts must not carry secrets" in got["reason"]
+    assert got["decidedBy"] == "policy"
+
+
+def test_a_prompt_gets_its_context_and_rewrite(project: Project) -> None:
+    got = answer(project, {"hook": "userPromptSubmitted", "prompt": " build it "})
+    assert got == {"modifiedPrompt": "build it", "additionalContext": "the build uses make"}
+
+
+def test_session_start_and_end_run_their_hooks(project: Project) -> None:
+    assert answer(project, {"hook": "sessionStart", "source": "resume"}) == {"additionalContext": "started from resume"}
+    assert answer(project, {"hook": "sessionEnd", "reason": "user_exit"}) == {"sessionSummary": "ended: user_exit"}
+
+
+@pytest.mark.parametrize(
+    ("params", "fault"),
+    [
+        ("garbage", "params"),
+        ({"hook": "onPreToolUse", "toolName": "Bash"}, "hook"),
+        ({"hook": "preToolUse"}, "toolName"),
+        ({"hook": "preToolUse", "toolName": "x" * 257}, "toolName"),
+        ({"hook": "preToolUse", "toolName": "Bash", "toolArgs": ["rm"]}, "toolArgs"),
+        ({"hook": "postToolUse", "toolName": "Bash"}, "toolResult"),
+        ({"hook": "postToolUse", "toolName": "Bash", "toolResult": {"textResultForLlm": 3}}, "textResultForLlm"),
+        ({"hook": "userPromptSubmitted"}, "prompt"),
+        ({"hook": "sessionStart", "source": "reboot"}, "source"),
+        ({"hook": "sessionEnd", "reason": "bored"}, "reason"),
+    ],
+)
+def test_a_malformed_request_is_invalid_params_naming_the_field(params: Any, fault: str) -> None:
+    with pytest.raises(RpcError) as caught:
+        parse_hook_call(params)
+    assert caught.value.code == INVALID_PARAMS
+    assert fault in str(caught.value)
+    assert str(caught.value).startswith("host.hook")
