@@ -7,6 +7,9 @@ hook command with a host running for the project (an in-process :class:`Extensio
 :class:`ControlServer`, one extension whose ``on_pre_tool_use`` denies ``rm -rf``), and the
 same command cold (no host: it starts the extension for the call and stops it). Each call is a
 real process fed Claude Code's documented ``PreToolUse`` payload; the answer is checked.
+The children may write bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped for them), as an
+installed package's modules are compiled once: a hook command that compiles the package's
+modules from source on every call pays about twice the imports.
 Run: ``python -m bench.hook_adapter [calls] [cold calls]``.
 """
 
@@ -69,7 +72,7 @@ async def measure(root: Path, calls: int, cold_calls: int) -> dict[str, list[flo
     folder.mkdir(parents=True)
     (folder / "extension.py").write_text(textwrap.dedent(GUARD), encoding="utf-8")
     env = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"},
         "EXTENSION_HOST_HOME": str(home),
         "EXTENSION_HOST_RUNTIME_DIR": str(runtime),
         "EXTENSION_HOST_TRUST_PROJECT": "1",

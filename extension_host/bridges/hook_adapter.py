@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from ..paths import find_project_root
 from .hook_client import METHOD_HOOK, ask_running_host
 
 __all__ = [
@@ -96,11 +97,14 @@ def run_agent_hook(
     agent: HookAgent,
     event: str,
     stdin: bytes,
-    project_root: Path,
+    project_root: Path | None,
     *,
     one_shot: Callable[[Path, dict[str, Any]], dict[str, Any]] | None = None,
 ) -> HookReply:
     """Answer one hook call of ``agent`` for ``event`` with payload ``stdin``; never raises.
+
+    The project is the one containing ``project_root`` (``None``: the working directory, where
+    the agents run their hooks).
 
     ``one_shot(root, params)`` runs the request when no host runs for the project (default:
     a host started for this call, :func:`.hook_one_shot.run_once`).
@@ -116,7 +120,10 @@ def run_agent_hook(
         params = row.request(payload)
     except PayloadError as exc:
         return _failed(agent, row, f"the {agent.display_name} {event} payload on stdin {exc}")
+    except Exception as exc:  # a payload no row foresaw must not crash a guard open
+        return _failed(agent, row, f"the {agent.display_name} {event} payload could not be read: {exc!r}")
     try:
+        project_root = find_project_root(project_root)
         answer = ask_running_host(project_root, METHOD_HOOK, params)
         if answer is None:
             if one_shot is None:
@@ -125,7 +132,8 @@ def run_agent_hook(
                 one_shot = run_once
             answer = one_shot(project_root, params)
     except Exception as exc:  # every failure is an answer: a guard must deny, not crash through
-        return _failed(agent, row, f"the extensions of {project_root} could not be asked: {exc}")
+        where = f"of {project_root} " if project_root is not None else ""
+        return _failed(agent, row, f"the extensions {where}could not be asked: {exc}")
     if not isinstance(answer, dict):
         return _failed(agent, row, f"the host answered {METHOD_HOOK} with {answer!r}, not an object")
     return row.reply(payload, answer)

@@ -49,7 +49,8 @@ def run_hook(agent_name: str, event: str, root: Path | None = None, home: Path |
 
         return run_once(project_root, params, home)
 
-    reply = run_agent_hook(hook_agent, event, stdin, find_project_root(root), one_shot=one_shot)
+    # The root is resolved inside: a root that cannot be used is an answer (a guard blocks), not a crash.
+    reply = run_agent_hook(hook_agent, event, stdin, Path(root) if root is not None else None, one_shot=one_shot)
     if reply.stdout:
         sys.stdout.write(reply.stdout)
         sys.stdout.flush()

@@ -186,3 +186,10 @@ def test_an_unknown_event_is_a_warning_listing_the_events(project: Project) -> N
     _, reply = hook(project, "Stop", payload("Stop"), {})
     assert reply.exit_code == 1
     assert "PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, SessionEnd" in reply.stderr
+
+
+def test_a_project_root_that_cannot_be_used_makes_pre_tool_use_block(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    reply = run_agent_hook(CLAUDE, "PreToolUse", PRE, missing, one_shot=lambda _root, _params: {})
+    assert reply.exit_code == EXIT_BLOCK
+    assert str(missing) in reply.stderr

@@ -161,3 +161,19 @@ def test_bad_json_on_stdin_blocks_a_guard_with_one_line(project: Project) -> Non
         assert "Gemini CLI BeforeTool payload on stdin is not JSON" in err
 
     run(scenario())
+
+
+def test_a_root_that_cannot_be_used_blocks_a_guard(project: Project, tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+
+    async def scenario() -> None:
+        argv = [sys.executable, "-m", "extension_host", "--root", str(missing), "hook", "claude", "PreToolUse"]
+        process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+        async with asyncio.timeout(60):
+            out, err = await process.communicate(json.dumps(CLAUDE_PRE).encode())
+        assert (process.returncode, out) == (2, b"")
+        assert str(missing) in err.decode()
+
+    run(scenario())
