@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -88,17 +89,20 @@ async def measure(root: Path, calls: int, cold_calls: int) -> dict[str, list[flo
         assert b'"deny"' in out, out
         times["cold"].append(seconds)
 
-    async with ExtensionHost(project, home, trust=True, watch=False) as host:
-        assert host.extension("guard").status == "running", host.extension("guard").error
-        async with ControlServer(host):
-            for index in range(calls):
-                sides = [("floor", floor), ("imports", imports), ("warm", command)]
-                for name, argv in sides if index % 2 == 0 else reversed(sides):
-                    seconds, out = await _timed(argv, project, env, PAYLOAD)
-                    assert name != "warm" or b'"deny"' in out, out
-                    times[name].append(seconds)
-    for _ in range(cold_calls):
-        await cold()
+    try:
+        async with ExtensionHost(project, home, trust=True, watch=False) as host:
+            assert host.extension("guard").status == "running", host.extension("guard").error
+            async with ControlServer(host):
+                for index in range(calls):
+                    sides = [("floor", floor), ("imports", imports), ("warm", command)]
+                    for name, argv in sides if index % 2 == 0 else reversed(sides):
+                        seconds, out = await _timed(argv, project, env, PAYLOAD)
+                        assert name != "warm" or b'"deny"' in out, out
+                        times[name].append(seconds)
+        for _ in range(cold_calls):
+            await cold()
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
     return times
 
 
