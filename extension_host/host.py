@@ -104,7 +104,8 @@ class ExtensionHost:
         fork_server: start Python extensions by forking a warm interpreter that has the SDK
             imported (much faster to start and reload; less memory); ``False``, or
             ``EXTENSION_HOST_FORK_SERVER=0`` in the environment, starts a new interpreter for
-            each. Platforms without ``fork`` always do.
+            each. Platforms without ``fork`` always do. A :class:`ForkServer` given here is
+            shared with other hosts: this one uses it and leaves stopping it to its owner.
         on_send: called for each ``session.send`` from an extension, after its checks (an
             observer); with no ``agent`` it stands in for one: the session goes idle when it
             returns. With neither, ``session.send`` fails saying there is no agent.
@@ -159,7 +160,7 @@ class ExtensionHost:
         watch: bool = True,
         stop_grace: float = STOP_GRACE_SECONDS,
         environment: Mapping[str, str] | None = None,
-        fork_server: bool = True,
+        fork_server: bool | ForkServer = True,
         on_send: SendHandler | None = None,
         trust: bool | None = None,
         allow_builtin_overrides: bool = True,
@@ -202,12 +203,16 @@ class ExtensionHost:
         host_environment = dict(os.environ if environment is None else environment)
         base_environment = scrub(host_environment)
         logs = project_logs_dir(self.user_home, self.project_root)
+        # A ForkServer given is shared (e.g. by the sessions of `extensions serve`): its owner stops it.
+        self._owns_fork_server = not isinstance(fork_server, ForkServer)
         self._fork_server = (
-            ForkServer(sdk_environment(base_environment), logs / "fork-server.log")
+            fork_server
+            if isinstance(fork_server, ForkServer)
+            else ForkServer(sdk_environment(base_environment), logs / "fork-server.log")
             if fork_server and fork_server_supported() and os.environ.get("EXTENSION_HOST_FORK_SERVER") != "0"
             else None
         )
-        if self._fork_server is not None:
+        if self._fork_server is not None and self._owns_fork_server:
             rotate_log(logs / "fork-server.log")  # the server appends to it for this host's life
         self._permissions = PermissionBroker(self.events, on_ask, self._permission_handlers, clients=permission_clients)
         self._context = SessionContext(
@@ -349,7 +354,7 @@ class ExtensionHost:
         if self._session_hooks and self._started and not self._session_ended:
             await self.end_session("complete")
         await self._supervisor.stop_all()
-        if self._fork_server is not None:
+        if self._fork_server is not None and self._owns_fork_server:
             await self._fork_server.stop(self._context.stop_grace)
         self._session.end()
 

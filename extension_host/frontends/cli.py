@@ -44,6 +44,7 @@ from .one_shot import ask_host_or_load, load_outcome, running_host, with_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, indent, print_json, say
 from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
 from .schema_command import add_schema_arguments, schema
+from .serve_command import add_serve_command
 from .sessions import add_sessions_command
 from .trust_commands import grant, trust
 
@@ -159,6 +160,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--resume", metavar="ID", help="resume this persisted session (see 'extensions sessions list')")
 
     add_sessions_command(commands)
+    add_serve_command(commands)
 
     command("demo", _demo, "scaffold an extension into a temporary project and call its tool")
 
