@@ -103,8 +103,13 @@ async def _stdio(options: ServerOptions) -> int:
     protocol_out = os.dup(1)
     os.dup2(2, 1)
     server = ProtocolServer(options)
+    serving = asyncio.ensure_future(serve_stdio(server, os.dup(0), protocol_out))
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, serving.cancel)
     try:
-        await serve_stdio(server, os.dup(0), protocol_out)
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
     finally:
         await server.close()
     return EXIT_OK
