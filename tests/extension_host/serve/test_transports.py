@@ -176,10 +176,17 @@ def test_over_a_websocket_a_client_with_the_token_is_served_and_one_without_is_r
                     "result"
                 ] is None
                 await call({"jsonrpc": "2.0", "id": 3, "method": "subscribe", "params": {"resource": "copilot:/ws"}})
-                start = {"type": "session/turnStarted", "session": "copilot:/ws", "turnId": "t1",
-                         "userMessage": {"text": "count"}}  # fmt: skip
-                await socket.send(json.dumps({"jsonrpc": "2.0", "method": "dispatchAction",
-                                              "params": {"clientSeq": 1, "action": start}}))  # fmt: skip
+                start = {
+                    "type": "session/turnStarted",
+                    "session": "copilot:/ws",
+                    "turnId": "t1",
+                    "userMessage": {"text": "count"},
+                }
+                await socket.send(
+                    json.dumps(
+                        {"jsonrpc": "2.0", "method": "dispatchAction", "params": {"clientSeq": 1, "action": start}}
+                    )
+                )
                 kinds = []
                 async with asyncio.timeout(30):
                     while "session/turnComplete" not in kinds:
@@ -265,8 +272,15 @@ def test_a_client_that_stops_reading_is_dropped_and_the_others_keep_receiving(pr
             client.subscriptions.add(_FakeSession.uri)
         payload = "x" * 4096
         for number in range(400):
-            server.publish(_FakeSession(), {"type": "session/titleChanged", "session": _FakeSession.uri,  # type: ignore[arg-type]
-                                           "title": f"{number} {payload}"}, None)  # fmt: skip
+            server.publish(
+                _FakeSession(),
+                {
+                    "type": "session/titleChanged",
+                    "session": _FakeSession.uri,  # type: ignore[arg-type]
+                    "title": f"{number} {payload}",
+                },
+                None,
+            )
         async with asyncio.timeout(30):
             await serving
         assert slow_client not in server.clients
@@ -280,13 +294,21 @@ def test_a_client_that_stops_reading_is_dropped_and_the_others_keep_receiving(pr
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(garbage=st.lists(st.binary(min_size=1, max_size=200) | st.sampled_from([
-    b"Content-Length: 2\r\n\r\n{}",
-    b"Content-Length: 7\r\n\r\n[1,2,3]",
-    b'Content-Length: 27\r\n\r\n{"jsonrpc":"2.0","id":1}xx',
-    b"Content-Length: 999999999999\r\n\r\n",
-    b'Content-Length: 45\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"reconnect"}',
-]), max_size=5))  # fmt: skip
+@given(
+    garbage=st.lists(
+        st.binary(min_size=1, max_size=200)
+        | st.sampled_from(
+            [
+                b"Content-Length: 2\r\n\r\n{}",
+                b"Content-Length: 7\r\n\r\n[1,2,3]",
+                b'Content-Length: 27\r\n\r\n{"jsonrpc":"2.0","id":1}xx',
+                b"Content-Length: 999999999999\r\n\r\n",
+                b'Content-Length: 45\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"reconnect"}',
+            ]
+        ),
+        max_size=5,
+    )
+)
 def test_garbage_frames_cost_the_sender_its_connection_at_most(garbage: list[bytes], project: Project) -> None:
     async def scenario() -> None:
         server = ProtocolServer(ServerOptions(hosts=HostOptions(project.home, fork_server=False)))
