@@ -273,10 +273,10 @@ def test_a_client_that_stops_reading_is_dropped_and_the_others_keep_receiving(pr
         payload = "x" * 4096
         for number in range(400):
             server.publish(
-                _FakeSession(),
+                _FakeSession(),  # type: ignore[arg-type]
                 {
                     "type": "session/titleChanged",
-                    "session": _FakeSession.uri,  # type: ignore[arg-type]
+                    "session": _FakeSession.uri,
                     "title": f"{number} {payload}",
                 },
                 None,
