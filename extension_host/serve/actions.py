@@ -33,6 +33,7 @@ events and actions, not clients, transports or the host.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import OrderedDict, deque
 from collections.abc import Iterator, Mapping
@@ -81,9 +82,8 @@ class ActionLog:
         oldest = self._buffer[0]["serverSeq"] if self._buffer else self.server_seq + 1
         if last_seen + 1 < oldest:
             return None
-        skip = last_seen + 1 - oldest
-        buffer = self._buffer
-        return (buffer[index] for index in range(skip, len(buffer)))
+        # islice walks the deque once; indexing it would cost a walk per envelope.
+        return itertools.islice(self._buffer, last_seen + 1 - oldest, None)
 
 
 @dataclass
