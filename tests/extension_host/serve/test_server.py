@@ -453,3 +453,57 @@ def test_sessions_share_one_fork_server(project: Project) -> None:
             await server.close()
 
     run(scenario())
+
+
+REJECTING_PROMPT_GUARD = """
+    from sdk_extension import join_session
+
+    def guard(input, invocation):
+        if "secret" in input.prompt:
+            raise ValueError("no secrets in prompts")
+
+    join_session(hooks={"on_user_prompt_submitted": guard})
+"""
+
+
+def test_a_prompt_a_hook_rejects_starts_the_clients_turn_and_ends_it_with_the_hooks_reason(project: Project) -> None:
+    project.add_extension("guard", REJECTING_PROMPT_GUARD)
+
+    async def scenario() -> None:
+        server, client = await session_with_client(project, [[{"text": "fine"}]])
+        try:
+            client.start_turn("copilot:/one", "t1", "the secret is 42")
+            error = await client.wait_for_action("session/error", turnId="t1")
+            assert "no secrets in prompts" in error["error"]["message"]
+            assert client.envelopes[0]["origin"] == {"clientId": "client-1", "clientSeq": 1}
+            # The session is usable again: the next prompt runs.
+            client.start_turn("copilot:/one", "t2", "hello")
+            await client.wait_for_action("session/turnComplete", turnId="t2")
+        finally:
+            await client.close()
+            await server.close()
+
+    run(scenario())
+
+
+def test_turn_cancelled_cancels_the_running_turn_or_says_it_is_not_available(project: Project) -> None:
+    async def scenario() -> None:
+        server, client = await session_with_client(project, [[{"text": "one"}]])
+        try:
+            cancel = {"type": "session/turnCancelled", "session": "copilot:/one", "turnId": "t1"}
+            if not hasattr(server.sessions["copilot:/one"].host, "cancel_turn"):
+                with pytest.raises(RpcError) as unavailable:
+                    await client.request("dispatchAction", {"clientSeq": 1, "action": cancel})
+                assert unavailable.value.code == INVALID_REQUEST and "not available" in unavailable.value.message
+                return
+            client.start_turn("copilot:/one", "t1", "first")
+            await client.wait_for_action("session/turnStarted", turnId="t1")
+            client.dispatch(cancel)
+            await client.wait_for(
+                lambda: client.actions("session/turnCancelled") or client.actions("session/turnComplete")
+            )
+        finally:
+            await client.close()
+            await server.close()
+
+    run(scenario())
