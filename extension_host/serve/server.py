@@ -294,9 +294,16 @@ class ProtocolServer:
         try:
             try:
                 session = ServedSession(uri, directory, provider, agent, model_id, self._hosts, self.publish)
-                await session.start()
             except ExtensionHostError as exc:
                 raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None
+            try:
+                await session.start()
+            except BaseException as exc:
+                # What started before the failure is stopped again.
+                await asyncio.shield(session.stop())
+                if isinstance(exc, ExtensionHostError):
+                    raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None
+                raise
             self.sessions[uri] = session
         finally:
             self._creating.discard(uri)
@@ -347,11 +354,12 @@ class ProtocolServer:
             resolved = validate("dispatchAction", shapes.PermissionResolvedAction, action)
             session = self._session(resolved["session"])
             request_id = resolved["requestId"]
-            session.mapper.client_resolved(request_id)
             if not session.host.resolve_permission(request_id, resolved["approved"], resolved.get("feedback")):
                 raise ServeError(
                     INVALID_PARAMS, f"session {session.uri} has no pending permission request {request_id!r}"
                 )
+            # The host announces the answer later (permission.completed): this action stands for it.
+            session.mapper.client_resolved(request_id)
             self.publish(session, dict(resolved), origin)
         elif kind == "session/modelChanged":
             changed = validate("dispatchAction", shapes.ModelChangedAction, action)

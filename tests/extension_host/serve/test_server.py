@@ -211,6 +211,10 @@ def test_a_client_resolves_the_permission_a_hook_asks_for(project: Project) -> N
             await client.wait_for_action("session/turnComplete", turnId="turn-1")
             resolved = client.actions("session/permissionResolved")
             assert len(resolved) == 1 and resolved[0]["approved"] is True  # the client's own, once
+            again = {**resolved[0], "approved": False}
+            with pytest.raises(RpcError) as answered:
+                await client.request("dispatchAction", {"clientSeq": 9, "action": again})
+            assert answered.value.code == INVALID_PARAMS and request["requestId"] in answered.value.message
             [complete] = client.actions("session/toolCallComplete")
             assert complete["result"]["success"] is True
         finally:
