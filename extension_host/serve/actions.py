@@ -42,12 +42,21 @@ from typing import Any, Final
 
 __all__ = [
     "MAX_REPLAY_ACTIONS",
+    "MAX_REPLAY_BYTES",
+    "MAX_RESULT_CHARS",
     "ActionLog",
     "EventMapper",
 ]
 
 MAX_REPLAY_ACTIONS: Final = 100_000
 """Action envelopes the server keeps for ``reconnect``; a client further behind gets snapshots."""
+MAX_REPLAY_BYTES: Final = 32 * 1024 * 1024
+"""Estimated size of the envelopes kept for ``reconnect``: a full replay fits in one message."""
+MAX_RESULT_CHARS: Final = 16 * 1024
+"""Characters of a tool's result an action carries (cut beyond, saying how much): clients see
+the gist, the agent got it whole, and the session's log keeps it."""
+_ENVELOPE_BYTES: Final = 160
+"""What an envelope's keys, ids and numbers take, about."""
 _MAX_REMEMBERED: Final = 1024
 """Client turn ids and streamed parts remembered per session (older ones fall back to ids
 from the events)."""
@@ -60,18 +69,29 @@ Origin = dict[str, Any]
 
 
 class ActionLog:
-    """The server's ``serverSeq`` and the last :data:`MAX_REPLAY_ACTIONS` envelopes."""
+    """The server's ``serverSeq`` and the last envelopes: at most :data:`MAX_REPLAY_ACTIONS`
+    of them, of at most :data:`MAX_REPLAY_BYTES` (estimated) together."""
 
-    def __init__(self, capacity: int = MAX_REPLAY_ACTIONS) -> None:
-        self._buffer: deque[Envelope] = deque(maxlen=capacity)
+    def __init__(self, capacity: int = MAX_REPLAY_ACTIONS, max_bytes: int = MAX_REPLAY_BYTES) -> None:
+        self._buffer: deque[Envelope] = deque()
+        self._sizes: deque[int] = deque()
+        self._capacity = capacity
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self.server_seq = 0
         """The ``serverSeq`` of the last envelope made (0 before any)."""
 
     def append(self, action: Action, origin: dict[str, Any] | None = None) -> Envelope:
-        """Number ``action`` and keep it; returns its envelope."""
+        """Number ``action`` and keep it (forgetting the oldest beyond the bounds); its envelope."""
         self.server_seq += 1
         envelope = {"serverSeq": self.server_seq, "action": action, "origin": origin}
+        size = _estimate(action)
         self._buffer.append(envelope)
+        self._sizes.append(size)
+        self._bytes += size
+        while len(self._buffer) > self._capacity or (self._bytes > self._max_bytes and len(self._buffer) > 1):
+            self._buffer.popleft()
+            self._bytes -= self._sizes.popleft()
         return envelope
 
     def since(self, last_seen: int) -> Iterator[Envelope] | None:
@@ -257,7 +277,7 @@ class EventMapper:
         outcome: dict[str, Any] = {
             "success": bool(data.get("success")),
             "pastTenseMessage": f"Ran {call['toolName']}",
-            "content": [{"type": "text", "text": text if isinstance(text, str) else ""}],
+            "content": [{"type": "text", "text": _cut(text, MAX_RESULT_CHARS) if isinstance(text, str) else ""}],
         }
         error = data.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
@@ -283,6 +303,26 @@ class EventMapper:
             self._streamed.popitem(last=False)
 
 
+def _estimate(action: Action) -> int:
+    """About the bytes of an action's JSON: a fixed cost, plus its strings two levels down (where
+    the long ones are: a prompt, a part's text, a tool's result)."""
+    size = _ENVELOPE_BYTES
+    for value in action.values():
+        if isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, dict):
+            for inner in value.values():
+                if isinstance(inner, str):
+                    size += len(inner)
+                elif isinstance(inner, list):
+                    size += sum(len(item.get("text", "")) for item in inner if isinstance(item, dict))
+    return size
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}…[truncated: {len(text) - limit} characters]"
+
+
 def _input_text(arguments: Any) -> str:
     text = json.dumps(arguments, ensure_ascii=False, default=str)
-    return text if len(text) <= _MAX_INPUT_CHARS else text[:_MAX_INPUT_CHARS] + "…"
+    return _cut(text, _MAX_INPUT_CHARS)

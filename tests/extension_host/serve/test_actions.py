@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from extension_host.serve.actions import ActionLog, EventMapper
+from extension_host.serve.actions import MAX_RESULT_CHARS, ActionLog, EventMapper
 
 S = "copilot:/s"
 
@@ -98,3 +98,27 @@ def test_a_call_denied_before_it_ran_is_made_ready_then_completed_unsuccessfully
     assert mapped[1][0]["result"]["success"] is False
     # The second result for the same call (a post hook's) adds nothing.
     assert mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result)) == []
+
+
+def test_the_log_forgets_its_oldest_envelopes_beyond_its_size_bound() -> None:
+    log = ActionLog(capacity=1000, max_bytes=10_000)
+    for number in range(10):
+        log.append({"type": "session/delta", "session": S, "content": "x" * 3000, "n": number})
+    assert log.since(7) is not None and log.since(6) is None  # three of 3 KB fit in 10 KB
+    [newest] = list(log.since(9) or [])
+    assert newest["action"]["n"] == 9
+    log.append({"type": "session/delta", "session": S, "content": "y" * 50_000})
+    last = log.since(10)
+    assert last is not None and len(list(last)) == 1  # one larger than the bound is still kept
+
+
+def test_a_long_tool_result_reaches_clients_cut_saying_how_much() -> None:
+    mapper = EventMapper(S)
+    mapper.map(event("user.message", content="hi", messageId="m1"))
+    requests = [{"toolCallId": "c1", "name": "cat", "arguments": {}}]
+    mapper.map(event("assistant.message", messageId="a", content="", toolRequests=requests))
+    mapper.map(event("tool.execution_start", toolCallId="c1", toolName="cat", arguments={}))
+    result = {"content": "z" * (MAX_RESULT_CHARS + 10), "resultType": "success"}
+    [(complete, _)] = mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result))
+    text = complete["result"]["content"][0]["text"]
+    assert text == "z" * MAX_RESULT_CHARS + "…[truncated: 10 characters]"
