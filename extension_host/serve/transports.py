@@ -107,8 +107,10 @@ async def serve_socket(
     make_private_folder(folder)
     if not check_private_folder(folder):
         raise ExtensionHostError(f"the socket folder {folder} was removed as it was made; try again")
-    with contextlib.suppress(FileNotFoundError):
-        if path.is_socket() and not await _answers(path):
+    if path.is_socket():
+        if await _answers(path):
+            raise ExtensionHostError(f"a server already serves {project_root} on {path}; stop it first")
+        with contextlib.suppress(FileNotFoundError):
             path.unlink()  # left by a server that is gone
     sock = bind_private(path, project_root)
     clients: set[asyncio.Task[Any]] = set()

@@ -332,3 +332,21 @@ def test_garbage_frames_cost_the_sender_its_connection_at_most(garbage: list[byt
         await server.close()
 
     run(scenario(), timeout=30)
+
+
+def test_a_second_socket_server_for_the_project_is_refused_naming_the_socket(project: Project) -> None:
+    async def scenario() -> None:
+        first = await start_serve(project, "--socket")
+        assert first.stdout is not None
+        try:
+            async with asyncio.timeout(30):
+                path = (await first.stdout.readline()).decode().strip()
+            second = await start_serve(project, "--socket")
+            async with asyncio.timeout(30):
+                _, stderr = await second.communicate()
+            assert second.returncode == 1
+            assert f"already serves {project.root}" in stderr.decode() and path in stderr.decode()
+        finally:
+            assert await stop(first) == 0
+
+    run(scenario(), timeout=90)
