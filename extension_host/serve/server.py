@@ -16,10 +16,7 @@ command a client may send is in one table, :attr:`ProtocolServer.commands` (meth
   sees live never overlap or leave a gap: live envelopes wait until the answer is written.
 - A client whose queue grows past the transport's bound is dropped; the others go on.
 - ``dispatchAction`` (a notification; as a request it is answered ``null`` or an error) runs
-  the four client actions: ``session/turnStarted`` (``host.send``),
-  ``session/permissionResolved`` (``host.resolve_permission``), ``session/turnCancelled``
-  (``host.cancel_turn``), ``session/modelChanged`` (the agent's model); the client's action,
-  with its ``origin``, is the envelope.
+  a client's action (:mod:`extension_host.serve.client_actions`).
 
 This module knows the protocol's commands and who is subscribed to what; not bytes or
 sockets (:mod:`extension_host.serve.transports`).
@@ -31,7 +28,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -50,13 +47,14 @@ from ..paths import logs_dir, user_home
 from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
+from .client_actions import dispatch
 from .errors import (
     SESSION_ALREADY_EXISTS,
     SESSION_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
     ServeError,
 )
-from .providers import ProviderOptions, make_agent, set_model
+from .providers import ProviderOptions, make_agent
 from .sessions import MAX_FETCH_TURNS, HostOptions, ServedSession, fetch_turns
 
 __all__ = [
@@ -261,7 +259,7 @@ class ProtocolServer:
 
     async def _subscribe(self, client: Client, params: Any) -> dict[str, Any]:
         uri = validate("subscribe", shapes.SubscribeParams, params)["resource"]
-        session = self._session(uri)
+        session = self.session(uri)
         if len(client.subscriptions) >= shapes.MAX_SUBSCRIPTIONS:
             raise ServeError(INVALID_PARAMS, f"subscribe: at most {shapes.MAX_SUBSCRIPTIONS} subscriptions per client")
         client.subscriptions.add(uri)
@@ -311,7 +309,7 @@ class ProtocolServer:
 
     async def _dispose_session(self, client: Client, params: Any) -> None:
         uri = validate("disposeSession", shapes.SessionParams, params)["session"]
-        session = self._session(uri)
+        session = self.session(uri)
         del self.sessions[uri]
         for other in self.clients:
             other.subscriptions.discard(uri)
@@ -323,95 +321,37 @@ class ProtocolServer:
 
     async def _fetch_turns(self, client: Client, params: Any) -> dict[str, Any]:
         checked = validate("fetchTurns", shapes.FetchTurnsParams, params)
-        session = self._session(checked["session"])
+        session = self.session(checked["session"])
         limit = min(checked.get("limit", DEFAULT_FETCH_TURNS), MAX_FETCH_TURNS)
         return fetch_turns(session, checked.get("before"), limit)
 
     # -- client actions ------------------------------------------------------------------
 
     async def _dispatch_request(self, client: Client, params: Any) -> None:
-        self._dispatch(client, params)
+        dispatch(self, client, params)
 
     def _dispatch_notification(self, client: Client, params: Any) -> None:
         if client.client_id is None:
             return  # before initialize: nobody to tell, nothing to do
         try:
-            self._dispatch(client, params)
+            dispatch(self, client, params)
         except ServeError as exc:
             # A notification has no answer: the server's log says why it was dropped.
             print(f"extensions serve: dropped an action of client {client.client_id}: {exc}", file=sys.stderr)
 
-    def _dispatch(self, client: Client, params: Any) -> None:
-        checked = validate("dispatchAction", shapes.DispatchActionParams, params)
-        action = checked["action"]
-        kind = action.get("type")
-        origin = {"clientId": client.client_id, "clientSeq": checked["clientSeq"]}
-        if kind == "session/turnStarted":
-            started = validate("dispatchAction", shapes.TurnStartedAction, action)
-            session = self._session(started["session"])
-            self._work.spawn(self._start_turn(session, dict(started), origin))
-        elif kind == "session/permissionResolved":
-            resolved = validate("dispatchAction", shapes.PermissionResolvedAction, action)
-            session = self._session(resolved["session"])
-            request_id = resolved["requestId"]
-            if not session.host.resolve_permission(request_id, resolved["approved"], resolved.get("feedback")):
-                raise ServeError(
-                    INVALID_PARAMS, f"session {session.uri} has no pending permission request {request_id!r}"
-                )
-            # The host announces the answer later (permission.completed): this action stands for it.
-            session.mapper.client_resolved(request_id)
-            self.publish(session, dict(resolved), origin)
-        elif kind == "session/modelChanged":
-            changed = validate("dispatchAction", shapes.ModelChangedAction, action)
-            session = self._session(changed["session"])
-            model = changed["model"]
-            if not set_model(session.agent, model["id"] if isinstance(model, dict) else model):
-                raise ServeError(INVALID_PARAMS, f"the agent of session {session.uri} cannot change its model")
-            self.publish(session, dict(changed), origin)
-        elif kind == "session/turnCancelled":
-            cancelled = validate("dispatchAction", shapes.TurnCancelledAction, action)
-            session = self._session(cancelled["session"])
-            cancel = getattr(session.host, "cancel_turn", None)
-            if cancel is None:
-                raise ServeError(INVALID_REQUEST, "session/turnCancelled is not available in this build of the host")
-            self._work.spawn(self._cancel_turn(session, cancel, dict(cancelled), origin))
-        else:
-            raise ServeError(
-                INVALID_PARAMS,
-                f"dispatchAction: clients may dispatch session/turnStarted, session/permissionResolved, "
-                f"session/turnCancelled or session/modelChanged, not {kind!r}",
-            )
-
-    async def _start_turn(self, session: ServedSession, action: dict[str, Any], origin: dict[str, Any]) -> None:
-        turn_id = action["turnId"]
-        try:
-            message_id = await session.host.send(action["userMessage"]["text"])
-        except ExtensionHostError as exc:
-            if session.state.get("activeTurn") is None and session.uri in self.sessions:
-                self.publish(session, action, origin)
-                error = {"errorType": type(exc).__name__, "message": str(exc)}
-                self.publish(
-                    session, {"type": "session/error", "session": session.uri, "turnId": turn_id, "error": error}, None
-                )
-            return
-        # Nothing ran between the prompt being queued and here: its user.message comes later.
-        session.claim_turn(message_id, turn_id, action, origin)
-
-    async def _cancel_turn(
-        self,
-        session: ServedSession,
-        cancel: Callable[[], Awaitable[Any]],
-        action: dict[str, Any],
-        origin: dict[str, Any],
-    ) -> None:
-        await cancel()
-        if session.mapper.turn_id == action["turnId"]:
-            session.mapper.end_turn()
-            self.publish(session, action, origin)
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` in the background; the server waits for it when it closes, and reports
+        its failure on stderr."""
+        self._work.spawn(work)
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _session(self, uri: str) -> ServedSession:
+    def session(self, uri: str) -> ServedSession:
+        """The session ``uri``.
+
+        Raises:
+            ServeError: ``SESSION_NOT_FOUND``, naming it.
+        """
         session = self.sessions.get(uri)
         if session is None:
             raise ServeError(SESSION_NOT_FOUND, f"no session {uri} on this server; create it with createSession")
