@@ -511,3 +511,40 @@ def test_turn_cancelled_cancels_the_running_turn_or_says_it_is_not_available(pro
             await server.close()
 
     run(scenario())
+
+
+def test_a_cancelled_turn_ends_at_once_and_what_its_run_still_says_is_not_shown(project: Project) -> None:
+    project.add_extension("counter", COUNTER)
+    project.add_extension("guard", ASKING_GUARD)
+
+    async def scenario() -> None:
+        server, client = await session_with_client(project, COUNT_THEN_ANSWER)
+        session = server.sessions["copilot:/one"]
+        cancelled: list[bool] = []
+
+        async def cancel_turn() -> None:  # the host's, as the turn engine will offer it
+            cancelled.append(True)
+
+        session.host.cancel_turn = cancel_turn  # type: ignore[attr-defined]
+        try:
+            client.start_turn("copilot:/one", "t1", "count please")
+            request = (await client.wait_for_action("session/permissionRequest"))["request"]
+            with pytest.raises(RpcError) as other:
+                cancel_other = {"type": "session/turnCancelled", "session": "copilot:/one", "turnId": "t9"}
+                await client.request("dispatchAction", {"clientSeq": 5, "action": cancel_other})
+            assert other.value.code == INVALID_PARAMS and "t9" in other.value.message
+            client.dispatch({"type": "session/turnCancelled", "session": "copilot:/one", "turnId": "t1"})
+            await client.wait_for_action("session/turnCancelled", turnId="t1")
+            await client.wait_for(lambda: cancelled)
+            assert session.state["turns"][-1]["state"] == "cancelled"
+            assert session.state["summary"]["status"] == "idle"
+            seen = len(client.envelopes)
+            # The run goes on in this fake; its end reaches nobody.
+            session.host.resolve_permission(request["requestId"], False)
+            await session.host.wait_idle(30)
+            assert len(client.envelopes) == seen
+        finally:
+            await client.close()
+            await server.close()
+
+    run(scenario())
