@@ -50,6 +50,7 @@ __all__ = [
     "MAX_SERVE_MESSAGE_BYTES",
     "MAX_SERVE_OUTBOUND_BYTES",
     "WebSocketUnavailable",
+    "WebSocketWriter",
     "check_bind",
     "client_connection",
     "serve_socket",
@@ -253,7 +254,7 @@ async def serve_websocket(
 
 async def _serve_websocket_client(server: ProtocolServer, websocket: Any) -> None:
     reader = asyncio.StreamReader(limit=MAX_SERVE_MESSAGE_BYTES)
-    writer = _WebSocketWriter(websocket)
+    writer = WebSocketWriter(websocket)
 
     async def pump() -> None:
         try:
@@ -275,13 +276,14 @@ async def _serve_websocket_client(server: ProtocolServer, websocket: Any) -> Non
         await writer.finished()
 
 
-class _WebSocketWriter:
+class WebSocketWriter:
     """The writer a :class:`Connection` wants, over a WebSocket: each frame it writes becomes
-    one text message, sent in order by one task; more than :data:`MAX_CLIENT_QUEUED_BYTES`
-    waiting closes the WebSocket (the client stopped reading)."""
+    one text message, sent in order by one task; more than ``max_queued`` bytes waiting
+    (:data:`MAX_CLIENT_QUEUED_BYTES`) cut the WebSocket (the client stopped reading)."""
 
-    def __init__(self, websocket: Any) -> None:
+    def __init__(self, websocket: Any, max_queued: int = MAX_CLIENT_QUEUED_BYTES) -> None:
         self._websocket = websocket
+        self._max_queued = max_queued
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._queued = 0
         self._closing = False
@@ -291,21 +293,22 @@ class _WebSocketWriter:
     def write(self, data: bytes) -> None:
         if self._closing:
             return
-        self._buffer += data
-        while True:
-            end = self._buffer.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            length = int(self._buffer[:end].split(b":", 1)[1])
+        buffer = self._buffer + data if self._buffer else data
+        at = 0
+        # The connection writes whole frames (one, or several in one write); each body is one message.
+        while (end := buffer.find(b"\r\n\r\n", at)) >= 0:
+            length = int(buffer[at:end].split(b":", 1)[1])
             start = end + 4
-            if len(self._buffer) < start + length:
-                return
-            body, self._buffer = self._buffer[start : start + length], self._buffer[start + length :]
+            if len(buffer) < start + length:
+                break
+            body = buffer[start : start + length]
+            at = start + length
             self._queued += len(body)
-            if self._queued > MAX_CLIENT_QUEUED_BYTES:
+            if self._queued > self._max_queued:
                 self.abort()
                 return
             self._queue.put_nowait(body)
+        self._buffer = buffer[at:]
 
     async def drain(self) -> None:
         return

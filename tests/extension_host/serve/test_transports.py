@@ -20,9 +20,10 @@ from serve_client import ServeClient, connect_in_process, write_script
 from extension_host.serve.errors import UNSUPPORTED_PROTOCOL_VERSION
 from extension_host.serve.server import ProtocolServer, ServerOptions
 from extension_host.serve.sessions import HostOptions
-from extension_host.serve.transports import client_connection
+from extension_host.serve.transports import WebSocketWriter, client_connection
 from helpers import Project, run
 from sdk_extension.wire.connection import Connection, RpcError
+from sdk_extension.wire.framing import encode_message
 from sdk_extension.wire.protocol import PARSE_ERROR
 
 COUNTER = """
@@ -350,3 +351,41 @@ def test_a_second_socket_server_for_the_project_is_refused_naming_the_socket(pro
             assert await stop(first) == 0
 
     run(scenario(), timeout=90)
+
+
+class _StuckWebSocket:
+    """A WebSocket whose client never reads: every send waits forever."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.aborted = False
+        self.transport = self
+
+    async def send(self, text: str) -> None:
+        self.sent.append(text)
+        await asyncio.Event().wait()
+
+    async def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+def test_a_websocket_client_that_stops_reading_is_cut_once_its_queue_is_full() -> None:
+    async def scenario() -> None:
+        websocket = _StuckWebSocket()
+        writer = WebSocketWriter(websocket, max_queued=10_000)
+        frames = b"".join(encode_message({"jsonrpc": "2.0", "method": "action", "params": n}) for n in range(3))
+        writer.write(frames[:7])  # frames may arrive cut anywhere
+        writer.write(frames[7:])
+        async with asyncio.timeout(5):
+            while not websocket.sent:
+                await asyncio.sleep(0)
+        assert json.loads(websocket.sent[0])["params"] == 0
+        assert not writer.is_closing()
+        writer.write(encode_message({"jsonrpc": "2.0", "method": "action", "params": "x" * 20_000}))
+        assert writer.is_closing() and websocket.aborted
+        await writer.finished()
+
+    run(scenario())
