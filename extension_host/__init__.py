@@ -42,6 +42,7 @@ from .session.errors import (
     PromptQueueFullError,
     PromptRejectedError,
     TurnAbortedError,
+    TurnCancelledError,
     TurnError,
 )
 from .session.model_context import ContextMessage, ModelContext, ToolCall
@@ -92,6 +93,7 @@ __all__ = [
     "TrustFileError",
     "TrustStore",
     "TurnAbortedError",
+    "TurnCancelledError",
     "TurnError",
     "UnknownExtensionError",
     "UnknownSessionError",

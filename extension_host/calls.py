@@ -3,6 +3,8 @@
 :class:`PendingCalls` sends a call as an ``external_tool.requested`` event, matches the
 extension's ``session.tools.handlePendingToolCall`` to it by request id, and settles it with a
 ``timeout`` after the tool timeout or a ``failure`` when the extension goes away (:meth:`end_all`).
+A call withdrawn by its caller (the turn was cancelled) is announced to the extension as
+``external_tool.completed``, and its late answer is refused saying it was cancelled.
 Arguments larger than the extension accepts fail that call only. It knows the connection and
 the shape of these two messages; not the extension's process, its status, or hooks.
 """
@@ -10,7 +12,8 @@ the shape of these two messages; not the extension's process, its status, or hoo
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections import deque
+from typing import Any, Final
 
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import Connection, RpcError
@@ -20,7 +23,10 @@ from sdk_extension.wire.results import ToolResult, result_from_wire
 
 from .events import make_event, unique_ids
 
-__all__ = ["PendingCalls"]
+__all__ = ["REMEMBERED_CANCELLED_CALLS", "PendingCalls"]
+
+REMEMBERED_CANCELLED_CALLS: Final = 256
+"""Withdrawn calls remembered per extension, so a late answer is told why it is not wanted."""
 
 
 def _failure(text: str, result_type: ResultType = "failure") -> ToolResult:
@@ -36,6 +42,7 @@ class PendingCalls:
         self._tool_timeout = tool_timeout
         self._pending: dict[str, tuple[asyncio.Future[ToolResult], str]] = {}
         self._ids = unique_ids()
+        self._cancelled: deque[str] = deque(maxlen=REMEMBERED_CANCELLED_CALLS)
 
     async def call(self, connection: Connection, tool_name: str, arguments: Any, tool_call_id: str) -> ToolResult:
         """Send one call and return its result; always returns, never hangs (see the module)."""
@@ -57,6 +64,9 @@ class PendingCalls:
             # A timer that settles the future: cheaper than asyncio.timeout, which cancels the task.
             timer = loop.call_later(self._tool_timeout, self._time_out, future, tool_name)
             return await future
+        except asyncio.CancelledError:
+            self._withdraw(connection, request_id)
+            raise
         except MessageTooLarge as exc:
             return _failure(
                 f"tool {tool_name!r} of {self._owner} was not called: its arguments are too large ({exc}); "
@@ -77,6 +87,12 @@ class PendingCalls:
         """
         request_id = params.get("requestId") if isinstance(params, dict) else None
         pending = self._pending.get(request_id) if isinstance(request_id, str) else None
+        if pending is None and request_id in self._cancelled:
+            raise RpcError(
+                p.INVALID_PARAMS,
+                f"the tool call with requestId {request_id!r} was cancelled (its turn was cancelled); "
+                "its result is not needed",
+            )
         if pending is None:
             raise RpcError(
                 p.INVALID_PARAMS,
@@ -100,6 +116,16 @@ class PendingCalls:
             if not future.done():
                 future.set_result(_failure(f"tool {tool_name!r} could not finish: {reason}"))
         self._pending.clear()
+
+    def _withdraw(self, connection: Connection, request_id: str) -> None:
+        """Tell the extension a call is over without its answer (the SDK's
+        ``external_tool.completed``: dismiss the request)."""
+        self._cancelled.append(request_id)
+        event = make_event("external_tool.completed", {"requestId": request_id}, ephemeral=True)
+        try:
+            connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._session_id, "event": event})
+        except Exception:
+            pass  # the pipe is gone: the extension has nothing left to be told
 
     def _time_out(self, future: asyncio.Future[ToolResult], tool_name: str) -> None:
         if not future.done():

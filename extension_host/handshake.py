@@ -1,28 +1,40 @@
 """The join handshake of one extension: what its ``session.resume`` declares, checked.
 
 Each function reads a validated :class:`~sdk_extension.wire.protocol.ResumeParams` and returns
-what the extension declared (its hooks and their matchers, its slash commands) or what it gets (the environment
-variables it asked for and was granted), or refuses with :class:`JoinRefused`, whose reason
-names what is wrong and what to do. The instance applies the answers; this module registers
+what the extension declared (its hooks and their matchers, its slash commands, its tools and
+the built-in tools they replace) or what it gets (the environment variables it asked for and
+was granted), or refuses with :class:`JoinRefused`, whose reason names what is wrong and what
+to do. The instance applies the answers; this module registers
 nothing and knows no process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from sdk_extension.hooks import HOOK_NAMES, hook_point
 from sdk_extension.matchers import Matcher, compile_matchers
 from sdk_extension.wire import protocol as p
+from sdk_extension.wire.results import ToolResult
 
 from .commands import declared_commands as check_commands
 from .context import GrantLookup
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, resolve_request, validate_request
 from .errors import ExtensionHostError
+from .registry import ToolEntry, ToolRegistry
 
-__all__ = ["JoinRefused", "declared_commands", "declared_hooks", "declared_matchers", "granted_environment"]
+__all__ = [
+    "JoinRefused",
+    "builtin_overrides",
+    "declared_commands",
+    "declared_hooks",
+    "declared_matchers",
+    "declared_tools",
+    "granted_environment",
+]
 
 
 class JoinRefused(Exception):
@@ -66,6 +78,43 @@ def declared_commands(resume: p.ResumeParams) -> list[tuple[str, str]]:
         return check_commands(resume.get("commands", []))
     except ValueError as exc:
         raise JoinRefused(f"session.resume: commands: {exc}") from None
+
+
+def declared_tools(
+    resume: p.ResumeParams,
+    owner: str,
+    invoke: Callable[[str, Any, str], Awaitable[ToolResult]],
+    holder: object,
+) -> list[ToolEntry]:
+    """Its ``tools`` as registry entries of ``owner``, each run by ``invoke(name, arguments,
+    tool_call_id)``; their names are checked when they are registered."""
+    return [
+        ToolEntry(
+            name=tool["name"],
+            description=tool.get("description", ""),
+            parameters=tool.get("parameters"),
+            owner=owner,
+            invoke=functools.partial(invoke, tool["name"]),
+            overrides_built_in_tool=tool.get("overridesBuiltInTool", False),
+            holder=holder,
+        )
+        for tool in resume.get("tools", [])
+    ]
+
+
+def builtin_overrides(entries: list[ToolEntry], registry: ToolRegistry, allowed: bool) -> tuple[str, ...]:
+    """The built-in tools that ``entries`` replace (``overridesBuiltInTool``); refuses the join
+    when there is one and the host does not allow it."""
+    overrides = tuple(
+        entry.name for entry in entries if entry.overrides_built_in_tool and registry.builtin(entry.name) is not None
+    )
+    if overrides and not allowed:
+        reason = (
+            f"overrides the built-in tool {overrides[0]!r} (overridesBuiltInTool), "
+            "which this host does not allow; rename the tool"
+        )
+        raise JoinRefused(reason, p.TOOL_REGISTRATION_FAILED, {"tool": overrides[0]})
+    return overrides
 
 
 def granted_environment(

@@ -1,49 +1,40 @@
-"""The composition root: :class:`ExtensionHost` wires discovery, launch, registry and dispatch.
+"""The composition root: :class:`ExtensionHost` puts the extension runtime under a session.
 
-This is the one module that knows every other. It owns the session (its event log, and its id
-and file through :mod:`extension_host.session.persisted`),
-decides what extensions may have (trust in the project, the environment without its secrets,
-the grants), starts every discovered extension in parallel, reports the outcome, and routes
-tool calls.
-Each concern it wires lives in its own module; the host only decides the order of things.
+This is the one module that knows every other, and the one place users look for what a host
+does: every public method is here, most of them a delegation. It builds the parts and hands
+each what it needs: the session (its event log, and its id and file through
+:mod:`extension_host.session.persisted`), the shared registries (tools, slash commands, hooks),
+the trust decision (what the project's extensions may run and be granted), the extension
+runtime (:mod:`extension_host.runtime`: the fork server, supervisor, dispatcher and file
+watcher), the session hook points (:mod:`extension_host.hooks.session_hooks`), the turns
+(:mod:`extension_host.session.turns`), the permission requests
+(:mod:`extension_host.permissions`), and the order in which starting, ``/clear`` and stopping
+go through them (:mod:`extension_host.session.lifecycle`). What each part does is its own.
 """
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-import os
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from sdk_extension.hooks import (
-    HOOK_POINTS,
-    ErrorOccurredInput,
-    SessionEndInput,
-    SessionStartInput,
-    UserPromptSubmittedInput,
-)
-from sdk_extension.tasks import BackgroundTasks
+from sdk_extension.hooks import HOOK_POINTS
 from sdk_extension.tools import Tool
 from sdk_extension.wire.protocol import Event
 
-from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget
 from .commands import CommandEntry, CommandInfo, CommandRegistry, CommandResult
-from .context import MAX_QUEUED_BYTES, SendHandler, SessionContext
+from .context import MAX_QUEUED_BYTES, SendHandler
 from .discovery import ExtensionSpec
-from .dispatch import AskHandler, Dispatcher, builtin_entry
-from .environment import protect_host_environment, scrub, sdk_environment
-from .errors import ExtensionHostError, UnknownExtensionError
+from .dispatch import AskHandler
+from .errors import UnknownExtensionError
 from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventListener, EventLog
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
+from .hooks.session_hooks import SessionHooks
 from .info import ExtensionInfo, ToolInfo
-from .launch.forkserver import ForkServer, fork_server_supported
-from .launch.logs import rotate_log
+from .launch.forkserver import ForkServer
 from .launch.process import STOP_GRACE_SECONDS
 from .outcomes import (
     ErrorDecision,
@@ -53,18 +44,19 @@ from .outcomes import (
     SessionStartResult,
     ToolCallResult,
 )
-from .paths import cache_dir, find_project_root, project_logs_dir
+from .paths import find_project_root
 from .paths import user_home as resolve_user_home
 from .permissions import PermissionBroker, PermissionOutcome
-from .registry import BUILTIN_OWNER, ToolRegistry
-from .reload import ExtensionWatcher
+from .registry import ToolRegistry
+from .runtime import ExtensionRuntime
 from .session.agents import Agent, OfferedTool, agent_models, agent_usage
+from .session.lifecycle import SessionLifecycle
 from .session.model_context import ModelContext
 from .session.persisted import PersistedSession
+from .session.reader import SessionEventReader
 from .session.store import SessionStore
 from .session.turns import DEFAULT_SEND_TIMEOUT, TurnRunner
 from .session_rpc import SessionRpcSources
-from .supervisor import Supervisor
 from .trust import TrustDecision, TrustStore, decide_project_trust, untrusted_reason
 
 __all__ = ["DEFAULT_READINESS_TIMEOUT", "DEFAULT_TOOL_TIMEOUT", "ExtensionHost"]
@@ -185,6 +177,7 @@ class ExtensionHost:
             session,
             _version(),
         )
+        self._event_reader = SessionEventReader(self._session, self.events)
         self._registry = ToolRegistry()
         self._commands = CommandRegistry(self._commands_changed)
         self._hooks = HookRunner(
@@ -194,50 +187,22 @@ class ExtensionHost:
             timeout=hook_timeout,
             timeouts=hook_timeouts,
         )
-        self._session_hooks = session_hooks
-        self._session_ended = False
-        self._builtin_tools = list(builtin_tools)
+        self._hook_points = SessionHooks(self._hooks)
         self.trust_store: Final = TrustStore(self.user_home)
         """The user's recorded decisions: trusted projects and granted variables."""
         self._trust = trust
-        host_environment = dict(os.environ if environment is None else environment)
-        base_environment = scrub(host_environment)
-        logs = project_logs_dir(self.user_home, self.project_root)
-        # A ForkServer given is shared (e.g. by the sessions of `extensions serve`): its owner stops it.
-        self._owns_fork_server = not isinstance(fork_server, ForkServer)
-        self._fork_server = (
-            fork_server
-            if isinstance(fork_server, ForkServer)
-            else ForkServer(sdk_environment(base_environment), logs / "fork-server.log")
-            if fork_server and fork_server_supported() and os.environ.get("EXTENSION_HOST_FORK_SERVER") != "0"
-            else None
+        self._permissions = PermissionBroker(
+            self.events, on_ask, lambda: self._runtime.permission_handlers(), clients=permission_clients
         )
-        if self._fork_server is not None and self._owns_fork_server:
-            rotate_log(logs / "fork-server.log")  # the server appends to it for this host's life
-        self._permissions = PermissionBroker(self.events, on_ask, self._permission_handlers, clients=permission_clients)
-        self._context = SessionContext(
+        self._runtime = ExtensionRuntime(
+            self.project_root,
+            self.user_home,
             session_id=self.session_id,
-            project_root=self.project_root,
-            logs_dir=logs,
-            registry=self._registry,
             events=self.events,
-            hooks=self._hooks,
-            environment=base_environment,
-            readiness_timeout=readiness_timeout,
-            tool_timeout=tool_timeout,
-            stop_grace=stop_grace,
-            cache_dir=cache_dir(),
-            on_send=on_send,
-            fork_server=self._fork_server,
-            host_environment=host_environment,
-            grants=self._granted,
-            allow_builtin_overrides=allow_builtin_overrides,
-            max_queued_bytes=max_queued_bytes,
-            submit=lambda prompt, attachments, extension_id: self._turns.submit_from_extension(
-                prompt, attachments, extension_id
-            ),
-            permissions=self._permissions,
+            registry=self._registry,
             commands=self._commands,
+            hooks=self._hooks,
+            permissions=self._permissions,
             session_rpc=SessionRpcSources(
                 lambda: self.extensions,
                 self._commands,
@@ -245,31 +210,33 @@ class ExtensionHost:
                 lambda: agent_usage(self.agent),
                 lambda: list(self.tools.values()),
                 self.run_command,
+                self._event_reader,
             ),
-        )
-        self._activity = ActivityTracker()
-        self._crash_reports = BackgroundTasks("the host (error hooks on crashes)")
-        self._supervisor = Supervisor(
-            self._context,
-            self._activity,
-            project_root=self.project_root,
-            user_home=self.user_home,
-            drain_timeout=tool_timeout,
+            builtin_tools=builtin_tools,
+            readiness_timeout=readiness_timeout,
+            tool_timeout=tool_timeout,
+            stop_grace=stop_grace,
+            environment=environment,
+            fork_server=fork_server,
+            on_send=on_send,
+            on_ask=on_ask,
+            allow_builtin_overrides=allow_builtin_overrides,
+            max_queued_bytes=max_queued_bytes,
+            watch=watch,
+            crash_budget=crash_budget,
+            reload_budget=reload_budget,
+            grants=self._granted,
             untrusted=self._untrusted,
-            crash_budget=crash_budget if watch else None,
-            reload_budget=reload_budget if watch else None,
-            crash_listener=self._extension_crashed,
+            walk_project=lambda: self.trust.trusted,
+            submit=lambda prompt, attachments, extension_id: self._turns.submit_from_extension(
+                prompt, attachments, extension_id
+            ),
+            on_crash=lambda extension_id, error: self._lifecycle.report_crash(extension_id, error),
         )
-        self._dispatcher = Dispatcher(
-            self._registry,
-            self.events,
-            self._hooks,
-            self._supervisor.unavailable_reason,
-            on_ask,
-            self._activity,
-            self._unknown_tool_hint,
-            self._permissions,
-        )
+        # The runtime's parts, by the names the tests and benches reach for.
+        self._supervisor = self._runtime.supervisor
+        self._watcher = self._runtime.watcher
+        self._fork_server = self._runtime.fork_server
         self._turns = TurnRunner(
             self.events,
             agent=agent,
@@ -280,21 +247,9 @@ class ExtensionHost:
             roots=self._attachment_roots,
             on_send=on_send,
         )
-        self._watcher = (
-            # An untrusted project's extension folders are not walked: only their root is watched.
-            ExtensionWatcher(
-                self.project_root,
-                self.user_home,
-                self._supervisor.apply_watched,
-                walk=lambda source: source == "user" or self.trust.trusted,
-            )
-            if watch
-            else None
+        self._lifecycle = SessionLifecycle(
+            self._session, self._runtime, self._turns, self._hook_points, self._event_reader, run_hooks=session_hooks
         )
-        self._watching: asyncio.Task[None] | None = None
-        self._stop_watching = asyncio.Event()
-        self._started = False
-        self._stopped = False
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -319,44 +274,11 @@ class ExtensionHost:
         Raises:
             ExtensionHostError: the host was already started.
         """
-        if self._started:
-            raise ExtensionHostError("this ExtensionHost was already started; create a new one")
-        self._started = True
-        protect_host_environment()
-        self._session.begin()
-        self._use_session()
-        if self._session.resumed:
-            self._turns.begin(self._session.replay())  # the context and turn numbers the log holds
-        self.events.subscribe(self._forward_to_extensions)
-        await self._supervisor.start_all()
-        if self._watcher is not None:
-            self._watching = asyncio.ensure_future(self._watcher.watch(self._stop_watching))
-            # The watch task's first step sets up the OS watches before it first suspends;
-            # yielding once lets it run, so a save right after start() is never missed.
-            await asyncio.sleep(0)
-        if self._session_hooks:
-            await self.start_session("resume" if self._session.resumed else "startup")
+        await self._lifecycle.start()
 
     async def stop(self) -> None:
         """Stop every extension (stop ladder: end of stream, SIGTERM, SIGKILL); idempotent."""
-        if self._stopped:
-            return
-        self._stopped = True
-        await self._turns.close()
-        await self._crash_reports.cancel(self._context.stop_grace)
-        if self._watching is not None:
-            self._stop_watching.set()
-            try:
-                async with asyncio.timeout(5):
-                    await self._watching
-            except TimeoutError:
-                self._watching.cancel()
-        if self._session_hooks and self._started and not self._session_ended:
-            await self.end_session("complete")
-        await self._supervisor.stop_all()
-        if self._fork_server is not None and self._owns_fork_server:
-            await self._fork_server.stop(self._context.stop_grace)
-        self._session.end()
+        await self._lifecycle.stop()
 
     # -- the session --------------------------------------------------------------------
 
@@ -377,36 +299,12 @@ class ExtensionHost:
         extension is reloaded (whatever they kept in memory is lost), ``session.start`` begins
         the new one and the session-start hooks run with source ``new``.
         """
-        await self._turns.abandon("the session was cleared (new_session) before the prompt's run ended")
-        if self._session_hooks and not self._session_ended:
-            await self.end_session("complete")
-        # The new id begins once the old extensions have stopped, so what they say while
-        # stopping stays in the old session's log and the new ones join the new session.
-        await self._supervisor.restart_all(between=self._renew_session)
-        await self._refresh_watch()
-        self._session_ended = False
-        if self._session_hooks:
-            await self.start_session("new")
-        return self.session_id
-
-    def _renew_session(self) -> None:
-        self._session.renew()
-        self._use_session()
-        self._turns.begin()
+        return await self._lifecycle.clear()
 
     def replay(self) -> Iterator[Event]:
         """The current session's persistent events so far, oldest first, streamed from its
         file: what a projection rebuilds itself from. Damaged lines are skipped."""
         return self._session.replay()
-
-    def _use_session(self) -> None:
-        """Hand the current session's id and workspace to what starts from now on."""
-        self._context = dataclasses.replace(
-            self._context, session_id=self._session.id, workspace_path=self._session.workspace
-        )
-        self._supervisor.use_context(self._context)
-        self._hooks.use_session(self._session.id)
-        self._registry.replace(BUILTIN_OWNER, [builtin_entry(tool, self._session.id) for tool in self._builtin_tools])
 
     async def reload(self, name: str | None = None) -> list[ReloadOutcome]:
         """Reload one extension (by name or id), transactionally, or all of them.
@@ -420,24 +318,14 @@ class ExtensionHost:
             UnknownExtensionError: ``name`` is not a discovered extension.
         """
         if name is None:
-            outcomes = await self._supervisor.restart_all()
-        else:
-            outcomes = await self._supervisor.apply({self.extension(name).id})
-        await self._refresh_watch()
-        return outcomes
+            return await self._runtime.restart_all()
+        return await self._runtime.apply({self.extension(name).id})
 
     async def apply_changes(self, changed: set[str] | None = None) -> list[ReloadOutcome]:
         """Start new extensions (and those now trusted), stop removed ones (and those no longer
         trusted) and reload ``changed`` ids (all if ``None``); what the file watcher calls after
         a batch of saves, and what a trust decision needs."""
-        outcomes = await self._supervisor.apply(changed)
-        await self._refresh_watch()
-        return outcomes
-
-    async def _refresh_watch(self) -> None:
-        # Trust may have changed, and with it which extension folders are walked.
-        if self._watcher is not None:
-            await self._watcher.refresh()
+        return await self._runtime.apply(changed)
 
     # -- trust --------------------------------------------------------------------------
 
@@ -452,15 +340,6 @@ class ExtensionHost:
 
     def _granted(self, spec: ExtensionSpec) -> frozenset[str]:
         return self.trust_store.granted(self.project_root, spec.source, spec.name)
-
-    def _unknown_tool_hint(self) -> str | None:
-        untrusted = self._supervisor.untrusted()
-        if not untrusted:
-            return None
-        return (
-            f"{len(untrusted)} project extension{'s' if len(untrusted) > 1 else ''} did not run because "
-            f"this project is not trusted ({', '.join(untrusted)}); review them, then run 'extensions trust'"
-        )
 
     # -- what is loaded -----------------------------------------------------------------
 
@@ -520,7 +399,7 @@ class ExtensionHost:
         Raises:
             UnknownToolError: no extension or built-in offers ``name``.
         """
-        return await self._dispatcher.call_tool(name, arguments, tool_call_id=tool_call_id)
+        return await self._runtime.dispatcher.call_tool(name, arguments, tool_call_id=tool_call_id)
 
     async def run_command(self, name: str, args: str = "", *, timeout: float | None = None) -> CommandResult:
         """Run the slash command ``name`` (``deploy`` or ``/deploy``) with the raw argument
@@ -539,53 +418,24 @@ class ExtensionHost:
 
     async def submit_prompt(self, prompt: str) -> PromptResult:
         """Run the prompt hooks on a user prompt; returns it rewritten, or rejected with a reason."""
-        outcome = await self._hooks.run(
-            "on_user_prompt_submitted", UserPromptSubmittedInput(timestamp=_now(), cwd=self._cwd, prompt=prompt)
-        )
-        rejected = outcome.decision == "deny"
-        return PromptResult(
-            prompt=outcome.prompt if outcome.prompt is not None else prompt,
-            additional_context=outcome.additional_context,
-            rejected=rejected,
-            reason=outcome.reason if rejected else None,
-            rejected_by=outcome.decided_by if rejected else None,
-        )
+        return await self._hook_points.submit_prompt(prompt)
 
     async def start_session(self, source: str = "new", initial_prompt: str | None = None) -> SessionStartResult:
         """Run the session-start hooks (``source``: startup, resume or new)."""
-        outcome = await self._hooks.run(
-            "on_session_start",
-            SessionStartInput(timestamp=_now(), cwd=self._cwd, source=source, initial_prompt=initial_prompt),
-        )
-        return SessionStartResult(outcome.additional_context)
+        return await self._hook_points.start_session(source, initial_prompt)
 
     async def end_session(
         self, reason: str = "complete", final_message: str | None = None, error: str | None = None
     ) -> SessionEndResult:
         """Run the session-end hooks (``reason``: complete, error, abort, timeout or user_exit)."""
-        self._session_ended = True
-        outcome = await self._hooks.run(
-            "on_session_end",
-            SessionEndInput(timestamp=_now(), cwd=self._cwd, reason=reason, final_message=final_message, error=error),
-        )
-        return SessionEndResult(outcome.merged_value("session_summary"), tuple(outcome.merged_value("cleanup_actions")))
+        return await self._hook_points.end_session(reason, final_message, error)
 
     async def report_error(self, error: str, context: str = "system", recoverable: bool = True) -> ErrorDecision:
         """Run the error hooks; returns the strongest handling asked for (abort > skip > retry).
 
         ``context`` is model_call, tool_execution, system or user_input.
         """
-        outcome = await self._hooks.run(
-            "on_error_occurred",
-            ErrorOccurredInput(
-                timestamp=_now(), cwd=self._cwd, error=error, error_context=context, recoverable=recoverable
-            ),
-        )
-        return ErrorDecision(
-            outcome.merged_value("error_handling"),
-            outcome.merged_value("retry_count"),
-            outcome.merged_value("user_notification"),
-        )
+        return await self._hook_points.report_error(error, context, recoverable)
 
     # -- turns and permissions ----------------------------------------------------------
 
@@ -630,6 +480,17 @@ class ExtensionHost:
         """Wait until no prompt is running or queued."""
         await self._turns.wait_idle(timeout)
 
+    def flush(self) -> None:
+        """Write the events the session's file has queued now (before it is read from elsewhere,
+        say to fork it at a turn that just ended)."""
+        self._session.flush()
+
+    def cancel_turn(self) -> bool:
+        """Cancel the running prompt (its tool calls in flight are withdrawn) and drop the queued
+        ones; True if a prompt was running or queued. The run ends with ``abort`` and
+        ``session.idle`` (``aborted``); see :meth:`~extension_host.session.turns.TurnRunner.cancel`."""
+        return self._turns.cancel()
+
     def resolve_permission(self, request_id: str, approved: bool, feedback: str | None = None) -> bool:
         """Answer a pending ``permission.requested``; a rejection's ``feedback`` reaches the agent
         in the tool result. False if the request is not pending (answered already, or unknown)."""
@@ -658,12 +519,6 @@ class ExtensionHost:
     def pending_permissions(self) -> list[str]:
         """The ids of the permission requests waiting for an answer."""
         return self._permissions.pending
-
-    def _extension_crashed(self, extension_id: str, error: str) -> None:
-        self._crash_reports.spawn(self._turns.report_crash(extension_id, error))
-
-    def _permission_handlers(self) -> bool:
-        return any(i.handles_permissions and i.status == "running" for i in self._supervisor.current())
 
     def _attachment_roots(self) -> list[Path]:
         roots = [self.project_root]
@@ -714,18 +569,6 @@ class ExtensionHost:
     def _commands_changed(self, entries: list[CommandEntry]) -> None:
         commands = [{"name": entry.name, "description": entry.description} for entry in entries]
         self.events.emit("commands.changed", {"commands": commands}, ephemeral=True)
-
-    def _forward_to_extensions(self, event: Event) -> None:
-        for instance in self._supervisor.current():
-            instance.deliver(event)
-
-    @property
-    def _cwd(self) -> str:
-        return self._hooks.cwd
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _version() -> str:

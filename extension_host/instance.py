@@ -1,16 +1,14 @@
-"""One running extension: its process, its connection, its join, its pending tool calls.
+"""One running extension's lifecycle: start, join, fail, detach, stop; and the calls to it.
 
-An :class:`ExtensionInstance` starts the process, answers what the extension asks of the host
-(``connect``, ``session.resume``, ``session.log``, ``session.send``,
-``session.tools.handlePendingToolCall``, ``session.eventLog.registerInterest`` and
-``releaseInterest``,
-``session.commands.handlePendingCommand``, ``session.detach``, and the session-scoped methods of
-:mod:`~extension_host.session_rpc`), registers its tools and slash commands the moment it joins
-(never waiting for another extension), runs its commands, answers its request for
-environment variables with the granted values, and turns every way it can go wrong (crash,
-protocol error, collision, a variable nobody granted, no join in time) into status ``failed``
-with a one-line reason. Whatever happens to it, its pending calls end at once and its tools
-leave the registry. Before its stdin is closed, the requests it already sent are answered.
+An :class:`ExtensionInstance` starts the process, serves its connection (the handler table is
+:mod:`~extension_host.inbound`'s), answers its ``session.resume`` by registering its tools,
+hooks and slash commands the moment it joins (never waiting for another extension) and
+granting the environment variables the user granted, forwards the session events it is
+interested in (:mod:`~extension_host.interests`), calls its tools, hooks and commands, and
+turns every way it can go wrong (crash, protocol error, collision, a variable nobody granted,
+no join in time) into status ``failed`` with a one-line reason. Whatever happens to it, its
+pending calls end at once and its tools leave the registry (:mod:`~extension_host.withdrawal`).
+Before its stdin is closed, the requests it already sent are answered.
 
 It knows nothing of other extensions beyond the shared registry and event log it is given:
 who wins a tool-name collision with a running extension is its arbiter's call, and what
@@ -22,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -40,15 +37,24 @@ from .commands import CommandCollisionError, CommandEntry, CommandResult
 from .context import SessionContext
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment
-from .errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
-from .events import unique_ids
-from .handshake import JoinRefused, declared_commands, declared_hooks, declared_matchers, granted_environment
+from .errors import ExtensionLoadError, ToolCollisionError
+from .handshake import (
+    JoinRefused,
+    builtin_overrides,
+    declared_commands,
+    declared_hooks,
+    declared_matchers,
+    declared_tools,
+    granted_environment,
+)
+from .inbound import ExtensionRequests, inbound_handlers
 from .info import ExtensionInfo, ExtensionStatus
+from .interests import MAX_INTEREST_HANDLES, Interests
 from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
 from .launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from .registry import ToolEntry
-from .session_rpc import session_rpc_handlers
 from .validation import validate
+from .withdrawal import announce_departure, withdraw
 
 __all__ = [
     "MAX_INTEREST_HANDLES",
@@ -75,13 +81,8 @@ request it sent just before (a ``session.log`` right after joining) is read and 
 STOP_IDLE_LIMIT: Final = 1.0
 """The longest a stop waits for that quiet (s): a chatty extension is stopped anyway."""
 
-MAX_INTEREST_HANDLES: Final = 1024
-"""``registerInterest`` handles one extension may hold at once (each release gives one back)."""
-
 NOT_JOINED_GRACE: Final = 0.5
 """Each step of the stop ladder for an extension that failed before joining (s)."""
-
-_ALL_EVENTS: Final = "*"
 
 
 class ExtensionInstance:
@@ -119,11 +120,7 @@ class ExtensionInstance:
         """The built-in tools it replaces."""
         self.settled = asyncio.Event()
         """Set once the extension is running or has failed (its registration is decided)."""
-        self._interests: set[str] = set()
-        self._joined_interests: frozenset[str] = frozenset()
-        """The event types ``session.resume`` asked for: releasing a handle never drops them."""
-        self._interest_handles: dict[str, str] = {}
-        self._handle_ids = unique_ids()
+        self._interests = Interests()
         self.handles_permissions = False
         """It joined with a permission handler (``requestPermission``) and is not failed."""
         self._process: ExtensionProcess | None = None
@@ -202,20 +199,14 @@ class ExtensionInstance:
         self._connection = Connection(
             self._process.stdout,
             self._process.stdin,
-            handlers={
-                p.METHOD_CONNECT: self._on_connect,
-                p.METHOD_PING: self._on_ping,
-                p.METHOD_SESSION_RESUME: self._on_resume,
-                p.METHOD_SESSION_LOG: self._on_log,
-                p.METHOD_SESSION_SEND: self._on_send,
-                p.METHOD_HANDLE_PENDING_TOOL_CALL: self._calls.answer,
-                p.METHOD_REGISTER_INTEREST: self._on_register_interest,
-                p.METHOD_HANDLE_PENDING_PERMISSION: self._on_permission_answer,
-                p.METHOD_RELEASE_INTEREST: self._on_release_interest,
-                p.METHOD_HANDLE_PENDING_COMMAND: self._command_runs.answer,
-                p.METHOD_SESSION_DETACH: self._on_detach,
-                **(session_rpc_handlers(context.session_rpc) if context.session_rpc is not None else {}),
-            },
+            handlers=inbound_handlers(
+                ExtensionRequests(self.id, context, self._interests),
+                context,
+                resume=self._on_resume,
+                detach=self._on_detach,
+                tool_answer=self._calls.answer,
+                command_answer=self._command_runs.answer,
+            ),
             max_queued_bytes=context.max_queued_bytes,
         )
         self._tasks.spawn(self._serve(self._connection))
@@ -246,11 +237,7 @@ class ExtensionInstance:
     async def stop(self) -> None:
         """Stop the process (stop ladder) and release its tools; safe to call in any state."""
         self._stopping = True
-        self._context.registry.unregister(self.id, holder=self)
-        self._context.hooks.unregister(self.id, holder=self)
-        self._context.commands.unregister(self.id, holder=self)
-        self._calls.end_all("the extension is stopping")
-        self._command_runs.end_all("the extension is stopping")
+        self._withdraw("the extension is stopping")
         self.settled.set()  # a start still waiting for the join returns
         if self._connection is not None and self._process is not None and self._process.returncode is None:
             # Requests it already sent are answered before its stdin closes: it may be stopped
@@ -284,26 +271,11 @@ class ExtensionInstance:
         was_running = self.status == "running"
         self.status = "failed"
         self.error = reason
-        removed = self._context.registry.unregister(self.id, holder=self)
-        self._context.hooks.unregister(self.id, holder=self)
-        self._context.commands.unregister(self.id, holder=self)
+        removed = self._withdraw(f"extension {self.id} failed: {reason}")
         self.lost_tools = tuple(removed)
-        self._calls.end_all(f"extension {self.id} failed: {reason}")
-        self._command_runs.end_all(f"extension {self.id} failed: {reason}")
         self.settled.set()
         if was_running and not self.retired:
-            self._context.events.emit(
-                "session.warning",
-                {
-                    "warningType": "extension",
-                    "message": f"extension {self.id} failed: {reason}",
-                    "extensionId": self.id,
-                },
-            )
-            if removed:
-                self._context.events.emit(
-                    "session.tools_updated", {"removed": removed, "extensionId": self.id}, ephemeral=True
-                )
+            announce_departure(self._context, self.id, "warning", f"extension {self.id} failed: {reason}", removed)
         if self._process is not None and self._process.returncode is None and not self._stopping:
             # One that never joined has no calls to finish and may not read its stdin at all
             # (stuck at import): it gets a short ladder, so a one-shot command is not held up.
@@ -331,7 +303,146 @@ class ExtensionInstance:
         text = f"{describe_exit(code)} {when}"
         self._fail(f"{text}: {reason}" if reason else text)
 
-    # -- tool calls ---------------------------------------------------------------------
+    def _on_detach(self, params: Any) -> dict[str, Any]:
+        """``session.detach`` (the JS SDK's ``disconnect()``): its SDK has dropped every handler,
+        so its tools, commands and hooks leave the session now; its process may run on."""
+        if self.status == "running":
+            self.status = "detached"
+            message = f"extension {self.id} detached from the session"
+            announce_departure(self._context, self.id, "info", message, self._withdraw(message))
+        return {"success": True}
+
+    def _withdraw(self, why: str) -> list[str]:
+        """Take back its tools, hooks and commands and end what is in flight to it (see
+        :mod:`~extension_host.withdrawal`); returns the tools it held."""
+        return withdraw(self._context, self.id, self, [self._calls, self._command_runs], why)
+
+    # -- its join -------------------------------------------------------------------------
+
+    async def _on_resume(self, params: Any) -> p.ResumeResult:
+        try:
+            return await self._join(params)
+        except RpcError as exc:
+            if self.status == "starting" and not self._stopping:
+                # A refused join is the end of this start: say why here, not only in the answer,
+                # which an extension may not log before it exits.
+                self._fail(f"its join was refused: {exc.message}")
+            raise
+
+    async def _join(self, params: Any) -> p.ResumeResult:
+        if self.status != "starting":
+            raise RpcError(p.INVALID_REQUEST, f"extension {self.id} has already joined (status {self.status})")
+        resume = validate(p.METHOD_SESSION_RESUME, p.ResumeParams, params)
+        if resume["sessionId"] != self._context.session_id:
+            raise RpcError(
+                p.INVALID_PARAMS,
+                f"session.resume: sessionId {resume['sessionId']!r} is not this host's session "
+                f"(use the SESSION_ID environment variable)",
+            )
+        context = self._context
+        try:
+            hooks = declared_hooks(resume)
+            matchers = declared_matchers(resume, hooks)
+            commands = declared_commands(resume)
+            self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants)
+        except JoinRefused as refused:
+            raise self._refuse(refused) from None
+        if self._stopping or self.retired:
+            raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
+        self._declared_commands = [
+            CommandEntry(name, description, self.id, functools.partial(self.invoke_command, name), holder=self)
+            for name, description in commands
+        ]
+        entries = declared_tools(resume, self.id, self.invoke_tool, self)
+        try:
+            overrides = builtin_overrides(entries, context.registry, context.allow_builtin_overrides)
+        except JoinRefused as refused:
+            raise self._refuse(refused) from None
+        try:
+            # Checked against the other extensions only: an earlier version of this one is
+            # swapped out in the same step (hot reload), or there is none.
+            await self._claim(entries)
+        except CommandCollisionError as exc:
+            raise self._refuse(JoinRefused(str(exc), p.TOOL_REGISTRATION_FAILED, {"command": exc.command})) from None
+        except ExtensionLoadError as exc:
+            tool = getattr(exc, "tool", None)
+            raise self._refuse(JoinRefused(str(exc), p.TOOL_REGISTRATION_FAILED, {"tool": tool})) from None
+        self.hooks = hooks
+        self.hook_matchers = matchers
+        self.handles_permissions = bool(resume.get("requestPermission"))
+        self._interests.join(resume.get("eventTypes"), self.handles_permissions)
+        self._context.hooks.register_extension(
+            self.id, self.order, hooks, self.invoke_hook, holder=self, matchers=matchers
+        )
+        self.overrides_builtin = overrides
+        self.status = "running"
+        self.settled.set()
+        for name in overrides:
+            self._context.events.emit(
+                "session.warning",
+                {
+                    "warningType": "extension",
+                    "message": f"extension {self.id} overrides the built-in tool {name!r}",
+                    "extensionId": self.id,
+                },
+            )
+        result: p.ResumeResult = {"sessionId": self._context.session_id, "capabilities": {}}
+        if self._context.workspace_path is not None:
+            result["workspacePath"] = str(self._context.workspace_path)
+        if "requestedEnvironmentVariables" in resume:
+            result["grantedEnvironmentVariables"] = self.environment.values
+        return result
+
+    def _refuse(self, refused: JoinRefused) -> RpcError:
+        """Fail it for a refused join; returns the error its ``session.resume`` is answered with."""
+        if refused.grant is not None:
+            self.environment = refused.grant
+        self._fail(refused.reason)
+        return RpcError(refused.code, refused.reason, refused.data)
+
+    async def _claim(self, entries: list[ToolEntry]) -> None:
+        """Register ``entries``; each extension registers as it joins, whatever the others do.
+
+        A name another extension holds fails this one, unless the arbiter names running holders
+        that yield every such name (later ones in load order, while extensions start together):
+        those are evicted with the collision error naming this one, so the end state is the one
+        joining in load order gives.
+
+        Raises:
+            ExtensionLoadError: a name is invalid, declared twice, or taken and not yielded.
+        """
+        registry = self._context.registry
+        if self._collisions(entries) and self._arbiter is not None:
+            self._arbitrating = True
+            try:
+                yielding = await self._arbiter(self, entries)
+            finally:
+                self._arbitrating = False
+            taken = self._collisions(entries)
+            for holder in yielding or ():
+                kind, name = next((kind, name) for kind, name, owner in taken if owner == holder.id)
+                error = ToolCollisionError if kind == "tool" else CommandCollisionError
+                holder.evict(str(error(holder.id, name, self.id)))
+        if self._stopping or self.retired:
+            raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
+        for name, holder_id in self._context.commands.conflicts(self.id, self._declared_commands).items():
+            raise CommandCollisionError(self.id, name, holder_id)
+        registry.replace(self.id, entries)
+        self._context.commands.replace(self.id, self._declared_commands)
+
+    def _collisions(self, entries: list[ToolEntry]) -> list[tuple[str, str, str]]:
+        """(kind, name, holder) of each tool and command it declares that another extension holds."""
+        tools = self._context.registry.conflicts(self.id, entries)
+        commands = self._context.commands.conflicts(self.id, self._declared_commands)
+        return [("tool", name, owner) for name, owner in tools.items()] + [
+            ("command", name, owner) for name, owner in commands.items()
+        ]
+
+    def colliding_owners(self, entries: list[ToolEntry]) -> list[str]:
+        """The extensions holding a tool of ``entries`` or a command it declared (its arbiter asks)."""
+        return [owner for _, _, owner in self._collisions(entries)]
+
+    # -- calls to it ----------------------------------------------------------------------
 
     async def invoke_tool(self, tool_name: str, arguments: Any, tool_call_id: str) -> ToolResult:
         """Ask the extension to run ``tool_name``; always returns a result, never hangs.
@@ -364,8 +475,6 @@ class ExtensionInstance:
         }
         return await connection.request(p.METHOD_HOOKS_INVOKE, params, timeout=timeout)
 
-    # -- slash commands -------------------------------------------------------------------
-
     async def invoke_command(self, name: str, args: str, timeout: float | None = None) -> CommandResult:
         """Run the extension's command ``name`` with the argument string ``args``; always
         returns a result (``timeout`` after ``timeout`` s, default the tool timeout), never hangs."""
@@ -379,251 +488,12 @@ class ExtensionInstance:
     def _command_completed(self, request_id: str) -> None:
         self._context.events.emit("command.completed", {"requestId": request_id}, ephemeral=True)
 
-    def _collisions(self, entries: list[ToolEntry]) -> list[tuple[str, str, str]]:
-        """(kind, name, holder) of each tool and command it declares that another extension holds."""
-        tools = self._context.registry.conflicts(self.id, entries)
-        commands = self._context.commands.conflicts(self.id, self._declared_commands)
-        return [("tool", name, owner) for name, owner in tools.items()] + [
-            ("command", name, owner) for name, owner in commands.items()
-        ]
-
-    def colliding_owners(self, entries: list[ToolEntry]) -> list[str]:
-        """The extensions holding a tool of ``entries`` or a command it declared (its arbiter asks)."""
-        return [owner for _, _, owner in self._collisions(entries)]
-
-    def _on_detach(self, params: Any) -> dict[str, Any]:
-        """``session.detach`` (the JS SDK's ``disconnect()``): its SDK has dropped every handler,
-        so its tools, commands and hooks leave the session now; its process may run on."""
-        if self.status == "running":
-            self.status = "detached"
-            removed = self._context.registry.unregister(self.id, holder=self)
-            self._context.hooks.unregister(self.id, holder=self)
-            self._context.commands.unregister(self.id, holder=self)
-            self._calls.end_all(f"extension {self.id} detached from the session")
-            self._command_runs.end_all(f"extension {self.id} detached from the session")
-            self._context.events.emit(
-                "session.info",
-                {
-                    "infoType": "extension",
-                    "message": f"extension {self.id} detached from the session",
-                    "extensionId": self.id,
-                },
-            )
-            if removed:
-                self._context.events.emit(
-                    "session.tools_updated", {"removed": removed, "extensionId": self.id}, ephemeral=True
-                )
-        return {"success": True}
-
-    # -- events -------------------------------------------------------------------------
-
     def deliver(self, event: p.Event) -> None:
         """Forward a session event if this extension asked for its type."""
         if self.status != "running" or self._connection is None:
             return
-        if event["type"] in self._interests or _ALL_EVENTS in self._interests:
+        if self._interests.wants(event["type"]):
             try:
                 self._connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._context.session_id, "event": event})
             except Exception:
                 pass  # a dying extension misses events; its exit watcher reports it
-
-    # -- requests from the extension ------------------------------------------------------
-
-    def _on_connect(self, params: Any) -> p.ConnectResult:
-        return {"protocolVersion": p.PROTOCOL_VERSION}
-
-    def _on_ping(self, params: Any) -> dict[str, Any]:
-        return {"message": "pong", "timestamp": int(time.time() * 1000), "protocolVersion": p.PROTOCOL_VERSION}
-
-    async def _on_resume(self, params: Any) -> p.ResumeResult:
-        try:
-            return await self._join(params)
-        except RpcError as exc:
-            if self.status == "starting" and not self._stopping:
-                # A refused join is the end of this start: say why here, not only in the answer,
-                # which an extension may not log before it exits.
-                self._fail(f"its join was refused: {exc.message}")
-            raise
-
-    async def _join(self, params: Any) -> p.ResumeResult:
-        if self.status != "starting":
-            raise RpcError(p.INVALID_REQUEST, f"extension {self.id} has already joined (status {self.status})")
-        resume = validate(p.METHOD_SESSION_RESUME, p.ResumeParams, params)
-        if resume["sessionId"] != self._context.session_id:
-            raise RpcError(
-                p.INVALID_PARAMS,
-                f"session.resume: sessionId {resume['sessionId']!r} is not this host's session "
-                f"(use the SESSION_ID environment variable)",
-            )
-        context = self._context
-        try:
-            hooks = declared_hooks(resume)
-            matchers = declared_matchers(resume, hooks)
-            commands = declared_commands(resume)
-            self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants)
-        except JoinRefused as refused:
-            if refused.grant is not None:
-                self.environment = refused.grant
-            self._fail(refused.reason)
-            raise RpcError(refused.code, refused.reason, refused.data) from None
-        if self._stopping or self.retired:
-            raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
-        self._declared_commands = [
-            CommandEntry(name, description, self.id, functools.partial(self.invoke_command, name), holder=self)
-            for name, description in commands
-        ]
-        entries = [
-            ToolEntry(
-                name=tool["name"],
-                description=tool.get("description", ""),
-                parameters=tool.get("parameters"),
-                owner=self.id,
-                invoke=functools.partial(self.invoke_tool, tool["name"]),
-                overrides_built_in_tool=tool.get("overridesBuiltInTool", False),
-                holder=self,
-            )
-            for tool in resume.get("tools", [])
-        ]
-        overrides = tuple(
-            entry.name
-            for entry in entries
-            if entry.overrides_built_in_tool and self._context.registry.builtin(entry.name) is not None
-        )
-        if overrides and not self._context.allow_builtin_overrides:
-            reason = (
-                f"overrides the built-in tool {overrides[0]!r} (overridesBuiltInTool), "
-                "which this host does not allow; rename the tool"
-            )
-            self._fail(reason)
-            raise RpcError(p.TOOL_REGISTRATION_FAILED, reason, {"tool": overrides[0]})
-        try:
-            # Checked against the other extensions only: an earlier version of this one is
-            # swapped out in the same step (hot reload), or there is none.
-            await self._claim(entries)
-        except CommandCollisionError as exc:
-            self._fail(str(exc))
-            raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"command": exc.command}) from None
-        except ExtensionLoadError as exc:
-            self._fail(str(exc))
-            raise RpcError(p.TOOL_REGISTRATION_FAILED, str(exc), {"tool": getattr(exc, "tool", None)}) from None
-        self.hooks = hooks
-        self.hook_matchers = matchers
-        self._interests = set(resume["eventTypes"]) if "eventTypes" in resume else {_ALL_EVENTS}
-        self.handles_permissions = bool(resume.get("requestPermission"))
-        if self.handles_permissions:
-            self._interests.add("permission.requested")  # what its handler answers
-        self._joined_interests = frozenset(self._interests)
-        self._context.hooks.register_extension(
-            self.id, self.order, hooks, self.invoke_hook, holder=self, matchers=matchers
-        )
-        self.overrides_builtin = overrides
-        self.status = "running"
-        self.settled.set()
-        for name in overrides:
-            self._context.events.emit(
-                "session.warning",
-                {
-                    "warningType": "extension",
-                    "message": f"extension {self.id} overrides the built-in tool {name!r}",
-                    "extensionId": self.id,
-                },
-            )
-        result: p.ResumeResult = {"sessionId": self._context.session_id, "capabilities": {}}
-        if self._context.workspace_path is not None:
-            result["workspacePath"] = str(self._context.workspace_path)
-        if "requestedEnvironmentVariables" in resume:
-            result["grantedEnvironmentVariables"] = self.environment.values
-        return result
-
-    async def _claim(self, entries: list[ToolEntry]) -> None:
-        """Register ``entries``; each extension registers as it joins, whatever the others do.
-
-        A name another extension holds fails this one, unless the arbiter names running holders
-        that yield every such name (later ones in load order, while extensions start together):
-        those are evicted with the collision error naming this one, so the end state is the one
-        joining in load order gives.
-
-        Raises:
-            ExtensionLoadError: a name is invalid, declared twice, or taken and not yielded.
-        """
-        registry = self._context.registry
-        if self._collisions(entries) and self._arbiter is not None:
-            self._arbitrating = True
-            try:
-                yielding = await self._arbiter(self, entries)
-            finally:
-                self._arbitrating = False
-            taken = self._collisions(entries)
-            for holder in yielding or ():
-                kind, name = next((kind, name) for kind, name, owner in taken if owner == holder.id)
-                error = ToolCollisionError if kind == "tool" else CommandCollisionError
-                holder.evict(str(error(holder.id, name, self.id)))
-        if self._stopping or self.retired:
-            raise RpcError(p.INVALID_REQUEST, f"extension {self.id} is being stopped")
-        for name, holder_id in self._context.commands.conflicts(self.id, self._declared_commands).items():
-            raise CommandCollisionError(self.id, name, holder_id)
-        registry.replace(self.id, entries)
-        self._context.commands.replace(self.id, self._declared_commands)
-
-    def _on_log(self, params: Any) -> dict[str, Any]:
-        log = validate(p.METHOD_SESSION_LOG, p.LogParams, params)
-        level = log.get("level", "info")
-        # As the SDK's session.log: the category (default "notification") becomes the event's
-        # infoType, warningType or errorType.
-        data: dict[str, Any] = {f"{level}Type": log.get("type", "notification"), "message": log["message"]}
-        if "url" in log:
-            data["url"] = log["url"]
-        if "tip" in log and level == "info":
-            data["tip"] = log["tip"]
-        data["extensionId"] = self.id
-        event = self._context.events.emit(f"session.{level}", data, ephemeral=log.get("ephemeral", False))
-        return {"eventId": event["id"]}
-
-    async def _on_send(self, params: Any) -> dict[str, Any]:
-        send = validate(p.METHOD_SESSION_SEND, p.SendParams, params)
-        attachments = send.get("attachments", [])
-        if self._context.submit is not None:
-            try:
-                return {"messageId": await self._context.submit(send["prompt"], attachments, self.id)}
-            except ExtensionHostError as exc:
-                raise RpcError(p.INVALID_REQUEST, f"session.send: {exc}") from None
-        event = self._context.events.emit(
-            "user.message", {"content": send["prompt"], "attachments": attachments, "source": self.id}
-        )
-        if self._context.on_send is not None:
-            await self._context.on_send(send["prompt"], attachments, self.id)
-        else:
-            # No agent is attached: the turn is over as soon as it starts.
-            self._context.events.emit("session.idle", {}, ephemeral=True)
-        return {"messageId": event["id"]}
-
-    def _on_permission_answer(self, params: Any) -> dict[str, Any]:
-        answer = validate(p.METHOD_HANDLE_PENDING_PERMISSION, p.HandlePendingPermissionParams, params)
-        permissions = self._context.permissions
-        if permissions is None:
-            return {"success": False}
-        try:
-            return {"success": permissions.resolve(answer["requestId"], answer["result"], self.id)}
-        except ValueError as exc:
-            raise RpcError(p.INVALID_PARAMS, f"{p.METHOD_HANDLE_PENDING_PERMISSION}: {exc}") from None
-
-    def _on_register_interest(self, params: Any) -> dict[str, Any]:
-        interest = validate(p.METHOD_REGISTER_INTEREST, p.RegisterInterestParams, params)
-        if len(self._interest_handles) >= MAX_INTEREST_HANDLES:
-            raise RpcError(
-                p.INVALID_REQUEST,
-                f"{p.METHOD_REGISTER_INTEREST}: extension {self.id} holds {MAX_INTEREST_HANDLES} interests, "
-                "the most it may; release some (session.eventLog.releaseInterest) first",
-            )
-        self._interests.add(interest["eventType"])
-        handle = next(self._handle_ids)
-        self._interest_handles[handle] = interest["eventType"]
-        return {"handle": handle}
-
-    def _on_release_interest(self, params: Any) -> dict[str, Any]:
-        release = validate(p.METHOD_RELEASE_INTEREST, p.ReleaseInterestParams, params)
-        event_type = self._interest_handles.pop(release["handle"], None)
-        still_wanted = event_type in self._joined_interests or event_type in self._interest_handles.values()
-        if event_type is not None and not still_wanted:
-            self._interests.discard(event_type)
-        return {"success": True}

@@ -154,6 +154,13 @@ class PermissionBroker:
             except TimeoutError:
                 self._settle(request_id, {"kind": _UNANSWERED}, "host", f"no answer within {self._timeout:g} s")
                 outcome = future.result()
+            except asyncio.CancelledError:
+                # The call was withdrawn (its turn was cancelled): the request ends unanswered.
+                cancelled: dict[str, Any] = {"requestId": request_id, "result": {"kind": "cancelled"}}
+                if tool_call_id is not None:
+                    cancelled["toolCallId"] = tool_call_id
+                self._events.emit("permission.completed", cancelled)
+                raise
         finally:
             self._pending.pop(request_id, None)
             if asking is not None and not asking.done():

@@ -3,10 +3,11 @@
 Each entry of :data:`SESSION_RPC_METHODS` answers one method of the published SDK's
 ``rpc.d.ts`` that concerns what this host knows: its extensions, their tools and slash commands, the
 agent's models and usage (through optional providers, ``None`` while no agent reports them),
-and MCP servers (this host runs none). What it cannot answer truthfully (a question to the
-model from a UI, enabling or disabling an extension for the session) is refused with
-``NOT_SUPPORTED`` and a message that names the method; any method of neither kind is "method
-not found". Answers use the SDK's field names exactly (camelCase).
+MCP servers (this host runs none), and the session's event log (``session.eventLog.read`` and
+``tail``, answered by an :class:`EventLogSource`, :mod:`extension_host.session.reader`). What
+it cannot answer truthfully (a question to the model from a UI, enabling or disabling an
+extension for the session) is refused with ``NOT_SUPPORTED`` and a message that names the
+method; any method of neither kind is "method not found". Answers use the SDK's field names exactly (camelCase).
 
 This module reads what :class:`SessionRpcSources` hands it and answers; it changes nothing.
 ``session.detach`` is the instance's (it changes the instance), not this table's.
@@ -17,18 +18,20 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import RpcError
 
 from .commands import CommandRegistry, CommandResult
 from .info import ExtensionInfo, ToolInfo
+from .session_rpc_shapes import MAX_TYPES, EventLogReadRequest, EventsReadResult
 from .validation import validate
 
 __all__ = [
     "SESSION_RPC_METHODS",
     "UNSUPPORTED_SESSION_METHODS",
+    "EventLogSource",
     "ModelsProvider",
     "SessionRpcSources",
     "UsageProvider",
@@ -44,6 +47,18 @@ UsageProvider = Callable[[], Mapping[str, Any] | None]
 (``totalPremiumRequestCost``, ``totalUserRequests``, ``modelMetrics``...), or ``None``."""
 
 
+class EventLogSource(Protocol):
+    """Reads the session's events by cursor (the session layer's reader answers)."""
+
+    def tail(self) -> str:
+        """A cursor at the current end of the session's events."""
+        ...
+
+    async def read(self, request: EventLogReadRequest) -> EventsReadResult:
+        """One page of events for a validated ``session.eventLog.read`` request."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class SessionRpcSources:
     """Where the answers come from: the host's extensions and commands, the agent's providers."""
@@ -56,6 +71,8 @@ class SessionRpcSources:
     """Every tool offered now (``None``: the method answers ``tools: null``, not initialised)."""
     run_command: Callable[[str, str], Awaitable[CommandResult]] | None = None
     """Runs a slash command, ``(name, args)`` (``None``: ``session.commands.execute`` is refused)."""
+    event_log: EventLogSource | None = None
+    """Reads the session's events (``None``: ``session.eventLog.read`` and ``tail`` are refused)."""
 
 
 _SDK_STATUS: Final[dict[str, str]] = {
@@ -143,6 +160,31 @@ def _mcp_reload(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     return {}  # no MCP servers: nothing to reload
 
 
+async def _event_log_read(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    method = "session.eventLog.read"
+    try:
+        request = validate(method, EventLogReadRequest, params)
+    except RpcError as exc:
+        field = exc.data.get("field", "") if isinstance(exc.data, dict) else ""
+        if not field.startswith("types."):
+            raise
+        # pydantic names the branch of the union that failed last; say what types may be.
+        raise RpcError(
+            p.INVALID_PARAMS,
+            f'{method}: types: must be "*" or a non-empty list of event types (at most {MAX_TYPES})',
+            {"field": "types"},
+        ) from None
+    if sources.event_log is None:
+        raise _unsupported(method, "this host keeps no event log for extensions to read")
+    return dict(await sources.event_log.read(request))
+
+
+def _event_log_tail(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    if sources.event_log is None:
+        raise _unsupported("session.eventLog.tail", "this host keeps no event log for extensions to read")
+    return {"cursor": sources.event_log.tail()}
+
+
 Handler = Callable[[SessionRpcSources, Any], dict[str, Any] | Awaitable[dict[str, Any]]]
 
 SESSION_RPC_METHODS: Final[dict[str, Handler]] = {
@@ -154,6 +196,8 @@ SESSION_RPC_METHODS: Final[dict[str, Handler]] = {
     "session.usage.getMetrics": _usage_metrics,
     "session.mcp.list": _mcp_list,
     "session.mcp.reload": _mcp_reload,
+    "session.eventLog.read": _event_log_read,
+    "session.eventLog.tail": _event_log_tail,
 }
 """Method → how it is answered, from the sources."""
 

@@ -5,7 +5,9 @@ matchers, then answers ``external_tool.requested`` events and ``hooks.invoke`` r
 host closes the connection; :mod:`sdk_extension.join` sets it up (``join_session``).
 
 Every tool call is answered: a result that cannot be sent (larger than the host accepts, not
-JSON) is replaced by a ``failure`` that says why. A sync hook stuck in calls the host gave up
+JSON) is replaced by a ``failure`` that says why. A call the host withdraws
+(``external_tool.completed`` while it runs: its turn was cancelled) is cancelled instead, and
+not answered. A sync hook stuck in calls the host gave up
 on is not started again once a few are (the call is answered with an error at once), and sync
 hooks run on threads of their own (:mod:`sdk_extension._workers`), so a hung hook never starves
 the extension's tools.
@@ -28,6 +30,7 @@ from typing import Any
 from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 from .commands import Command, CommandContext, run_command
 from .errors import ExtensionError, JoinError, SessionRpcError
+from .event_log import EventLogReader
 from .permissions import PermissionHandler, decide_permission
 from .tasks import BackgroundTasks
 from .tools import Tool, ToolInvocation, run_tool
@@ -170,6 +173,11 @@ class Session:
         """Blocking form of :meth:`rpc_async` (not for use inside async handlers)."""
         return self._client.run_blocking(self.rpc_async(method, params), "rpc", None)
 
+    @property
+    def event_log(self) -> EventLogReader:
+        """The session's events, read by cursor (:mod:`sdk_extension.event_log`)."""
+        return EventLogReader(self)
+
     async def detach_async(self) -> None:
         """Leave the session (the JS SDK's ``disconnect()``): the host withdraws this
         extension's tools, commands and hooks; the process keeps running until it ends."""
@@ -219,6 +227,8 @@ class _Client:
         self.subscribers: dict[str, list[EventHandler]] = {}
         self.interests: set[str] = set()
         self.background = BackgroundTasks("the extension's session")
+        self.running_tools: dict[str, asyncio.Task[None]] = {}
+        """The tool calls running now, by request id: one the host withdraws is cancelled."""
         self.sync_hooks = AbandonableRunner(hook_workers)
         """Runs plain-``def`` hooks, keyed by hook name, refusing one that is still stuck."""
         connection.on_notification(p.METHOD_SESSION_EVENT, self.on_session_event)
@@ -332,7 +342,13 @@ class _Client:
             data = event.get("data") or {}
             selected = self.tools.get(str(data.get("toolName")))
             if selected is not None:
-                self.background.spawn(self._run_tool(selected, data))
+                self._track_tool(str(data.get("requestId")), self.background.spawn(self._run_tool(selected, data)))
+        elif event_type == "external_tool.completed":
+            # The host no longer waits for this call (its turn was cancelled): stop it. A plain
+            # ``def`` tool's thread runs on, but its result is not sent.
+            withdrawn = self.running_tools.pop(str((event.get("data") or {}).get("requestId")), None)
+            if withdrawn is not None:
+                withdrawn.cancel()
         elif event_type == "command.execute":
             self.background.spawn(self._run_command(event.get("data") or {}))
         elif event_type == "permission.requested" and self.permission_handler is not None:
@@ -352,6 +368,14 @@ class _Client:
         except Exception:
             print(f"handler for {event_type} events failed:", file=sys.stderr)
             traceback.print_exc()
+
+    def _track_tool(self, request_id: str, task: asyncio.Task[None]) -> None:
+        if task.done():
+            return
+        self.running_tools[request_id] = task
+        task.add_done_callback(
+            lambda done: self.running_tools.pop(request_id) if self.running_tools.get(request_id) is done else None
+        )
 
     async def _run_tool(self, selected: Tool, data: dict[str, Any]) -> None:
         await self.released.wait()

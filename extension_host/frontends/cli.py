@@ -39,6 +39,7 @@ from ..session.agents import AgentReply, ScriptedAgent
 from ..session.model_context import ToolCall
 from ..trust import TrustStore
 from . import render
+from .chat import add_chat_command
 from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
 from .one_shot import ask_host_or_load, load_outcome, running_host, with_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, indent, print_json, say
@@ -161,6 +162,8 @@ def _parser() -> argparse.ArgumentParser:
 
     add_sessions_command(commands)
     add_serve_command(commands)
+
+    add_chat_command(commands)
 
     command("demo", _demo, "scaffold an extension into a temporary project and call its tool")
 

@@ -4,8 +4,10 @@
 it, whether it is a request or a notification, and the shapes of its params and result. The
 shapes are the protocol module's own ``TypedDict``s, read through pydantic (never written a
 second time); the few results the protocol module types only as a dict are declared here.
-``api.schema.json`` is generated from this table, and a test checks that every ``METHOD_*``
-name of the protocol module has a row.
+The session-scoped methods of :mod:`extension_host.session_rpc` get their rows from
+:data:`~extension_host.session_rpc_shapes.SESSION_RPC_SHAPES`. ``api.schema.json`` is generated
+from this table, and a test checks that every ``METHOD_*`` name of the protocol module and every
+method of the session-rpc table has a row.
 
 This module owns the method table; it does not validate traffic (the host does that where the
 messages arrive, :mod:`extension_host.validation`).
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NotRequired, TypedDict
 
+from extension_host.session_rpc_shapes import SESSION_RPC_SHAPES
 from sdk_extension.wire import protocol as p
 
 __all__ = [
@@ -180,5 +183,9 @@ API_METHODS: Final[tuple[ApiMethod, ...]] = (
         CancelRequestParams,
         None,
         "The sender gave up on a request it made; the receiver may stop working on it.",
+    ),
+    *(
+        ApiMethod(name, "extension-to-host", params, result, description)
+        for name, (params, result, description) in SESSION_RPC_SHAPES.items()
     ),
 )

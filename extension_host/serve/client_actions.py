@@ -9,9 +9,9 @@ action                             effect
                                    queue is full) starts and ends that turn with ``session/error``
 ``session/permissionResolved``     ``host.resolve_permission(requestId, approved, feedback)``
 ``session/modelChanged``           the agent's model for later turns (:func:`~.providers.set_model`)
-``session/turnCancelled``          ``host.cancel_turn()`` for the running turn, which ends as
-                                   cancelled at once (write-ahead: what the cancelled run still
-                                   says is not shown)
+``session/turnCancelled``          ``host.cancel_turn()`` for the running turn (the prompts
+                                   queued behind it are dropped), which ends as cancelled at once
+                                   (write-ahead: what the cancelled run still says is not shown)
 =================================  ==============================================================
 
 The client's action, with its ``origin`` ``{clientId, clientSeq}``, is the envelope every
@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sdk_extension.wire.protocol import INVALID_PARAMS, INVALID_REQUEST
+from sdk_extension.wire.protocol import INVALID_PARAMS
 
 from ..errors import ExtensionHostError
 from ..validation import validate
@@ -74,14 +74,11 @@ def dispatch(server: ProtocolServer, client: Client, params: Any) -> None:
     elif kind == "session/turnCancelled":
         cancelled = validate("dispatchAction", shapes.TurnCancelledAction, action)
         session = server.session(cancelled["session"])
-        cancel = getattr(session.host, "cancel_turn", None)
-        if cancel is None:
-            raise ServeError(INVALID_REQUEST, "session/turnCancelled is not available in this build of the host")
         if session.mapper.turn_id != cancelled["turnId"]:
             raise ServeError(INVALID_PARAMS, f"turn {cancelled['turnId']!r} is not running in session {session.uri}")
         session.mapper.end_turn()
         server.publish(session, dict(cancelled), origin)
-        server.spawn(cancel())
+        session.host.cancel_turn()
     else:
         raise ServeError(
             INVALID_PARAMS,

@@ -4,8 +4,10 @@ An :class:`Agent` is given the session's model context and the tools on offer, a
 step: assistant text, tool calls, or both. The host runs the tool calls through its pipeline
 and asks again with their results in the context, until a step asks for no tool
 (:mod:`extension_host.session.turns`). Agents may also report the models they offer
-(``models()``) and the usage they counted (``usage()``); both are optional and read through
-:func:`agent_models` and :func:`agent_usage`.
+(``models()``), the usage they counted (``usage()``) and switch models (``select_model()``);
+all are optional and read through :func:`agent_models`, :func:`agent_usage` and
+:func:`agent_select_model`. An agent that streams its text hands it to the request's
+``on_delta``. Agents for real models live in :mod:`extension_host.agents`.
 
 :class:`ScriptedAgent` answers from a fixed script, one list of steps per prompt: the tests and
 the demo use it. This module knows no events, hooks or processes.
@@ -14,8 +16,8 @@ the demo use it. This module knows no events, hooks or processes.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from .model_context import ContextMessage, ToolCall
@@ -28,6 +30,7 @@ __all__ = [
     "ScriptExhausted",
     "ScriptedAgent",
     "agent_models",
+    "agent_select_model",
     "agent_usage",
 ]
 
@@ -47,12 +50,19 @@ class AgentRequest:
 
     ``turn_id`` names the prompt being answered (its ``messageId``); ``step`` counts the agent's
     answers to it, from 0, so an agent can tell a new prompt from a step after tool results.
+
+    ``message_id`` is the id the step's ``assistant.message`` will carry. An agent that streams
+    hands each piece of text to ``on_delta`` as it arrives (the host makes it an ephemeral
+    ``assistant.message_delta`` of that message); the reply's ``text`` is still the whole text.
+    Both are ``None`` when nobody listens (an agent called outside a turn).
     """
 
     messages: Sequence[ContextMessage]
     tools: Sequence[OfferedTool]
     turn_id: str
     step: int
+    message_id: str | None = None
+    on_delta: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +73,10 @@ class AgentReply:
     tool_calls: tuple[ToolCall, ...] = ()
     model: str | None = None
     """The model that produced it, when the agent knows (shown in the turn's events)."""
+    usage: Mapping[str, Any] | None = None
+    """What the model call of this step used, as the ``data`` of the published SDK's
+    ``assistant.usage`` (``model``, ``inputTokens``, ``outputTokens``, ``duration``...); the host
+    emits it (ephemeral) after the step's ``assistant.message``."""
 
 
 @runtime_checkable
@@ -70,7 +84,11 @@ class Agent(Protocol):
     """What answers prompts. ``respond`` may be a plain or an ``async`` method.
 
     Optional, read when present: ``models() -> list[dict]`` (the models it offers, each at least
-    ``{"id", "name"}``) and ``usage() -> dict`` (what it counted: tokens, requests, ...).
+    ``{"id", "name"}``), ``usage() -> dict`` (what it counted: tokens, requests, ...; the published
+    SDK's ``UsageGetMetricsResult`` is what ``session.usage.getMetrics`` answers with it) and
+    ``select_model(model_id) -> None`` (answer later steps with that model; raises ``ValueError``
+    naming the model when it cannot; a client's ``session/modelChanged`` calls it through
+    :func:`agent_select_model`). Streaming is optional too: see ``AgentRequest.on_delta``.
     """
 
     def respond(self, request: AgentRequest) -> AgentReply | Awaitable[AgentReply]:
@@ -102,6 +120,19 @@ def agent_usage(agent: Agent | None) -> dict[str, Any] | None:
     """The usage the agent counted (``None``: no agent, or it does not count)."""
     usage = getattr(agent, "usage", None)
     return dict(usage()) if callable(usage) else None
+
+
+def agent_select_model(agent: Agent | None, model_id: str) -> bool:
+    """Ask the agent to answer with ``model_id`` from now on; False if it cannot choose models.
+
+    Raises:
+        ValueError: the agent can choose, but not this model (its message names the model).
+    """
+    select = getattr(agent, "select_model", None)
+    if not callable(select):
+        return False
+    select(model_id)
+    return True
 
 
 class ScriptExhausted(Exception):
@@ -155,7 +186,7 @@ class ScriptedAgent:
         if request.step >= len(steps):
             raise ScriptExhausted(f"the scripted agent has {len(steps)} steps for prompt {self._prompt + 1}")
         reply = steps[request.step]
-        return reply if reply.model else AgentReply(reply.text, reply.tool_calls, self.model)
+        return reply if reply.model else replace(reply, model=self.model)
 
     def models(self) -> list[dict[str, Any]]:
         """The one model it pretends to be."""

@@ -14,6 +14,7 @@ __all__ = [
     "PromptQueueFullError",
     "PromptRejectedError",
     "TurnAbortedError",
+    "TurnCancelledError",
     "TurnError",
 ]
 
@@ -56,3 +57,8 @@ class PromptQueueFullError(TurnError):
 class TurnAbortedError(TurnError):
     """The run of the prompt ended with ``session.error`` (an error hook said abort, the agent
     failed, or it took too many steps)."""
+
+
+class TurnCancelledError(TurnAbortedError):
+    """The prompt's run was cancelled (``cancel_turn``), or it was queued behind one that was
+    and dropped with it."""

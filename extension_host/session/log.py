@@ -55,10 +55,12 @@ from ..events import cut_strings
 
 __all__ = [
     "ENCODE_AT_ONCE_BYTES",
+    "EVENT_FORMAT_VERSION",
     "FLUSH_BYTES",
     "FLUSH_EVENTS",
     "FLUSH_INTERVAL",
     "MAX_LINE_BYTES",
+    "PRODUCER",
     "LogReader",
     "LogScan",
     "SessionLog",
@@ -66,6 +68,10 @@ __all__ = [
     "scan_log",
 ]
 
+EVENT_FORMAT_VERSION: Final = 1
+"""``session.start``'s ``version``: the event format of the log."""
+PRODUCER: Final = "extension-host"
+"""``session.start``'s ``producer``."""
 FLUSH_EVENTS: Final = 1_000
 """Queued events that make a write at once, before the loop turn ends or the interval passes."""
 FLUSH_BYTES: Final = 1024 * 1024

@@ -27,15 +27,11 @@ from typing import Any, Final
 from sdk_extension.wire.protocol import Event
 
 from ..events import EventListener, EventLog, iso_now
-from .log import LogReader
+from .log import EVENT_FORMAT_VERSION, PRODUCER, LogReader
 from .store import OpenSession, SessionStore, check_session_id, new_session_id
 
 __all__ = ["EVENT_FORMAT_VERSION", "PRODUCER", "PersistedSession"]
 
-EVENT_FORMAT_VERSION: Final = 1
-"""``session.start``'s ``version``: the event format of the log."""
-PRODUCER: Final = "extension-host"
-"""``session.start``'s ``producer``."""
 _WARNING_TYPE: Final = "session_log"
 """``warningType`` of the warnings about the session's own log."""
 

@@ -8,6 +8,10 @@ Each session is a folder named by its id::
         files/          its workspace (``session.workspace_path`` for extensions)
         lock            held (flock) by the one host using the session; holds that host's pid
 
+:meth:`SessionStore.fork` makes a new session holding a source session's events up to a turn
+(see :mod:`extension_host.session.fork`); its record names the source (``forkedFrom``,
+``forkedAtTurn``).
+
 One host per session: :meth:`SessionStore.create` and :meth:`SessionStore.open` take the lock
 and a second host gets :class:`~extension_host.errors.SessionLockedError` naming the holder's
 pid. The operating system drops the lock when the holder dies, ``kill -9`` included, so a crash
@@ -26,15 +30,17 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import SessionIdError, SessionLockedError, UnknownSessionError
-from ..events import iso_now
+from ..errors import SessionError, SessionIdError, SessionLockedError, UnknownSessionError
+from ..events import iso_now, make_event
 from ..paths import sessions_dir
-from .log import MAX_LINE_BYTES, LogReader, LogScan, SessionLog, scan_log
+from .fork import TurnNotForkable, forked_events, turn_end
+from .log import EVENT_FORMAT_VERSION, MAX_LINE_BYTES, PRODUCER, LogReader, LogScan, SessionLog, encode_event, scan_log
 
 __all__ = [
     "EVENTS_FILE",
@@ -54,6 +60,8 @@ MAX_SESSION_ID_LENGTH: Final = 128
 _METADATA_FILE: Final = "session.json"
 _LOCK_FILE: Final = "lock"
 _SESSION_ID: Final = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_SESSION_ID_LENGTH}}}")
+_WRITE_BATCH_BYTES: Final = 1024 * 1024
+"""Bytes of log lines a fork writes at a time."""
 _METADATA_BYTES: Final = 64 * 1024
 """A ``session.json`` larger than this is not believed."""
 
@@ -138,8 +146,11 @@ class SessionStore:
         """The folder of ``session_id`` (checked; it may not exist)."""
         return self.root / check_session_id(session_id)
 
-    def create(self, project_root: Path, session_id: str | None = None) -> OpenSession:
-        """A new session for ``project_root`` (a fresh id unless given), locked by this process.
+    def create(
+        self, project_root: Path, session_id: str | None = None, origin: Mapping[str, str] | None = None
+    ) -> OpenSession:
+        """A new session for ``project_root`` (a fresh id unless given), locked by this process;
+        ``origin`` adds to its record (a fork's source).
 
         Raises:
             SessionIdError: ``session_id`` is malformed.
@@ -148,7 +159,7 @@ class SessionStore:
         session_id = session_id if session_id is not None else new_session_id()
         folder = self.folder(session_id)
         (folder / WORKSPACE_DIR).mkdir(parents=True, mode=0o700)
-        record = {"sessionId": session_id, "projectRoot": str(project_root), "created": iso_now()}
+        record = {**(origin or {}), "sessionId": session_id, "projectRoot": str(project_root), "created": iso_now()}
         temporary = folder / f".{_METADATA_FILE}.tmp"
         temporary.write_text(json.dumps(record), encoding="utf-8")
         temporary.replace(folder / _METADATA_FILE)
@@ -193,6 +204,49 @@ class SessionStore:
                 session_id, f"it belongs to project {project}, not {project_root}; run from that project"
             )
         return folder
+
+    def fork(self, source_id: str, turn_id: str) -> str:
+        """A new session holding ``source_id``'s persisted events up to and including the response
+        of turn ``turn_id`` (see :mod:`extension_host.session.fork`); returns its id. The source
+        is only read (a host may hold it: what its host has written so far counts), and the fork
+        is left unlocked, ready to resume. Its workspace folder starts empty.
+
+        Raises:
+            SessionIdError, UnknownSessionError: the source id is malformed or unknown.
+            SessionError: the source has no such turn, or the turn has not ended.
+        """
+        source = self.folder(source_id)
+        if not source.is_dir():
+            raise UnknownSessionError(source_id)
+        project = _read_record(source).get("projectRoot")
+        if project is None:
+            raise SessionError(source_id, f"session {source_id} cannot be forked: its session.json is missing")
+        events = LogReader(source / EVENTS_FILE)
+        try:
+            end = turn_end(events, turn_id)
+        except TurnNotForkable as exc:
+            raise SessionError(source_id, f"session {source_id} cannot be forked: {exc}") from None
+        opened = self.create(Path(project), origin={"forkedFrom": source_id, "forkedAtTurn": turn_id})
+        try:
+            context = {"cwd": project, **({"gitRoot": project} if (Path(project) / ".git").exists() else {})}
+            start = make_event(
+                "session.start",
+                {
+                    "sessionId": opened.id,
+                    "version": EVENT_FORMAT_VERSION,
+                    "producer": PRODUCER,
+                    "copilotVersion": _version(),
+                    "startTime": opened.created or iso_now(),
+                    "context": context,
+                },
+            )
+            _write_events(opened.events_path, forked_events(events, end, start))
+        except BaseException:
+            opened.close()
+            shutil.rmtree(opened.folder, ignore_errors=True)
+            raise
+        opened.close()
+        return opened.id
 
     def events(self, session_id: str) -> LogReader:
         """A reader of ``session_id``'s persisted events.
@@ -279,6 +333,30 @@ class SessionStore:
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         return fd
+
+
+def _write_events(path: Path, events: Iterator[Any]) -> None:
+    """Write ``events`` as log lines in batches of about :data:`_WRITE_BATCH_BYTES`, then fsync."""
+    with path.open("ab") as handle:
+        batch: list[bytes] = []
+        size = 0
+        for event in events:
+            line = encode_event(event).encode("ascii")
+            batch.append(line)
+            size += len(line)
+            if size >= _WRITE_BATCH_BYTES:
+                handle.write(b"".join(batch))
+                batch, size = [], 0
+        handle.write(b"".join(batch))
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _version() -> str:
+    try:
+        return metadata.version("extension-host")
+    except metadata.PackageNotFoundError:
+        return "0"
 
 
 def _read_record(folder: Path) -> dict[str, str]:

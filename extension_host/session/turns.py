@@ -5,7 +5,8 @@ attachments, and queues the prompt (``pending_messages.modified``, ephemeral). O
 at a time, in order; each run is::
 
     user.message → [system.notification: the prompt hooks' additional context]
-    → assistant.turn_start → assistant.message (text, toolRequests)
+    → assistant.turn_start → [assistant.message_delta: streamed text, ephemeral]
+    → assistant.message (text, toolRequests) → [assistant.usage: the agent's count, ephemeral]
       → per tool call: the host's pipeline (pre hooks, tool.execution_start/complete, post hooks)
         [→ tool.execution_complete with the result the agent gets, when the hooks changed it]
         [→ system.notification: the tool hooks' additional context]
@@ -18,6 +19,12 @@ model call), ``turnId`` is its number in the session. A failed tool call (``fail
 runs it again (up to ``retry_count`` times, at most :data:`MAX_TOOL_RETRIES`), ``skip`` (or no
 decision) gives the agent the failure, ``abort`` ends the run with ``session.error``; a
 ``user_notification`` becomes a ``session.warning``.
+
+:meth:`TurnRunner.cancel` stops the running prompt (see
+:mod:`~extension_host.session.cancellation`): the tool call in flight is withdrawn, it and the
+calls not reached get a ``rejected`` result, the error hooks hear of it, the step ends with
+``abort`` and ``assistant.turn_end``, the queued prompts are dropped, and ``session.idle``
+carries ``aborted``.
 
 The agent is asked with the model context projected from the session's events
 (:class:`~extension_host.session.model_context.ModelContext`), never with live objects. This
@@ -38,12 +45,13 @@ from typing import Any, Final
 from sdk_extension.wire.protocol import Event
 from sdk_extension.wire.results import ToolResult
 
-from ..errors import UnknownToolError
+from ..errors import ExtensionHostError, UnknownToolError
 from ..events import EventLog, unique_ids
 from ..outcomes import ErrorDecision, PromptResult, ToolCallResult
 from .agents import Agent, AgentReply, AgentRequest, OfferedTool, ask_agent
 from .attachments import check_attachments
-from .errors import NoAgentError, PromptQueueFullError, PromptRejectedError, TurnAbortedError
+from .cancellation import CANCEL_GRACE, Cancellation, RunCancelled
+from .errors import NoAgentError, PromptQueueFullError, PromptRejectedError, TurnAbortedError, TurnCancelledError
 from .model_context import ModelContext, ToolCall
 
 __all__ = [
@@ -132,6 +140,7 @@ class TurnRunner:
         self._call_ids = unique_ids()
         self._steps = itertools.count(1)
         self._results: dict[str, Event | TurnAbortedError | None] = {}
+        self._cancellation = Cancellation()
         self._waiting: dict[str, asyncio.Future[Event | None]] = {}
         self._unsubscribe = events.subscribe(self.model_context.apply)
 
@@ -232,6 +241,30 @@ class TurnRunner:
         async with asyncio.timeout(timeout):
             await self._idle.wait()
 
+    def cancel(self) -> bool:
+        """Cancel the running prompt and drop the queued ones; True if a prompt was running
+        or waiting (see :mod:`~extension_host.session.cancellation` for what is stopped).
+
+        The run ends as the SDK ends an aborted turn: the tool call in flight gets a
+        ``tool.execution_complete`` of result type ``rejected`` (the error hooks run for it,
+        ``tool_execution``, not recoverable), the calls it had not reached get one too, so every
+        tool request has its result; then ``abort`` (``user_initiated``), ``assistant.turn_end``
+        and ``session.idle`` with ``aborted``. Whoever waits for the cancelled or dropped
+        prompts gets :class:`TurnCancelledError`.
+        """
+        if self.idle:
+            return False
+        dropped = list(self._queue)
+        if dropped:
+            self._queue.clear()
+            self._events.emit("pending_messages.modified", {}, ephemeral=True)
+        for queued in dropped:
+            future = self._waiting.get(queued.message_id)
+            if future is not None and not future.done():
+                future.set_exception(TurnCancelledError("the prompt was dropped: the turn before it was cancelled"))
+        self._cancellation.request()
+        return True
+
     async def close(self) -> None:
         """Stop running prompts (the one running is cancelled); the queue is dropped."""
         self._unsubscribe()
@@ -285,12 +318,16 @@ class TurnRunner:
             while self._queue:
                 queued = self._queue.popleft()
                 self._events.emit("pending_messages.modified", {}, ephemeral=True)
+                self._cancellation.reset()
                 try:
                     self._results[queued.message_id] = await self._run(queued)
+                except RunCancelled:
+                    self._results[queued.message_id] = TurnCancelledError("the turn was cancelled")
                 except _Abort as abort:
                     self._events.emit("session.error", {"errorType": abort.error_type, "message": abort.message})
                     self._results[queued.message_id] = TurnAbortedError(abort.message)
         finally:
+            self._cancellation.reset()
             aborted = any(isinstance(result, TurnAbortedError) for result in self._results.values())
             self._events.emit("session.idle", {"aborted": True} if aborted else {}, ephemeral=True)
             results, self._results = self._results, {}
@@ -320,23 +357,68 @@ class TurnRunner:
             turn_id = str(next(self._steps))
             self._events.emit("assistant.turn_start", {"turnId": turn_id})
             try:
-                request = AgentRequest(self.model_context.messages, tuple(self._tools()), queued.message_id, step)
-                try:
-                    reply = await ask_agent(self.agent, request)
-                except Exception as exc:
-                    raise _Abort("agent", f"the agent failed: {type(exc).__name__}: {exc}") from None
+                message_id = next(_assistant_ids)
+                request = AgentRequest(
+                    self.model_context.messages,
+                    tuple(self._tools()),
+                    queued.message_id,
+                    step,
+                    message_id,
+                    self._delta_emitter(message_id),
+                )
+                reply = await self._cancellation.guard(self._ask(request))
                 calls = [
                     call if call.id else ToolCall(call.name, call.arguments, next(self._call_ids))
                     for call in reply.tool_calls
                 ]
-                last = self._events.emit("assistant.message", _assistant_data(reply, calls, turn_id))
-                for call in calls:
-                    await self._run_tool(call)
+                last = self._events.emit("assistant.message", _assistant_data(reply, calls, turn_id, message_id))
+                if reply.usage is not None:
+                    self._events.emit("assistant.usage", {"model": reply.model or "unknown", **reply.usage})
+                for index, call in enumerate(calls):
+                    try:
+                        await self._run_tool(call)
+                    except RunCancelled:
+                        await self._settle_cancelled(calls[index], calls[index + 1 :])
+                        raise
+            except RunCancelled:
+                self._events.emit("abort", {"reason": "user_initiated"})
+                raise
             finally:
                 self._events.emit("assistant.turn_end", {"turnId": turn_id})
             if not calls:
                 return last
         raise _Abort("agent", f"the agent took {MAX_AGENT_STEPS} steps without finishing its answer; the run was ended")
+
+    def _delta_emitter(self, message_id: str) -> Callable[[str], None]:
+        def delta(text: str) -> None:
+            if text:
+                self._events.emit("assistant.message_delta", {"messageId": message_id, "deltaContent": text})
+
+        return delta
+
+    async def _ask(self, request: AgentRequest) -> AgentReply:
+        assert self.agent is not None
+        try:
+            return await ask_agent(self.agent, request)
+        except ExtensionHostError as exc:
+            raise _Abort("agent", f"the agent failed: {exc}") from None  # its message says what to do
+        except Exception as exc:
+            raise _Abort("agent", f"the agent failed: {type(exc).__name__}: {exc}") from None
+
+    async def _settle_cancelled(self, running: ToolCall, unreached: Sequence[ToolCall]) -> None:
+        """Give the cancelled call and those after it a ``rejected`` result, so the model context
+        holds a result for every tool request, and tell the error hooks of the cancelled one."""
+        text = f"tool {running.name} was cancelled: the turn was cancelled"
+        self._settle_result(running, ToolCallResult(ToolResult(text, "rejected", error=text)))
+        for call in unreached:
+            skipped = f"tool {call.name} was not run: the turn was cancelled before it"
+            self._settle_result(call, ToolCallResult(ToolResult(skipped, "rejected", error=skipped)))
+        try:  # a cancel is prompt: hooks that take longer are not waited for
+            decision = await asyncio.wait_for(self._report_error(text, "tool_execution", False), CANCEL_GRACE)
+        except TimeoutError:
+            return
+        if decision.user_notification:
+            self._events.emit("session.warning", {"warningType": "hook", "message": decision.user_notification})
 
     async def _run_tool(self, call: ToolCall) -> None:
         assert call.id is not None
@@ -364,7 +446,7 @@ class TurnRunner:
     async def _call_once(self, call: ToolCall) -> ToolCallResult:
         assert call.id is not None
         try:
-            return await self._call_tool(call.name, call.arguments, call.id)
+            return await self._cancellation.guard(self._call_tool(call.name, call.arguments, call.id))
         except UnknownToolError as exc:
             return ToolCallResult(ToolResult(str(exc), "failure", error=str(exc)))
 
@@ -393,8 +475,8 @@ class TurnRunner:
             )
 
 
-def _assistant_data(reply: AgentReply, calls: Sequence[ToolCall], turn_id: str) -> dict[str, Any]:
-    data: dict[str, Any] = {"messageId": next(_assistant_ids), "content": reply.text, "turnId": turn_id}
+def _assistant_data(reply: AgentReply, calls: Sequence[ToolCall], turn_id: str, message_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = {"messageId": message_id, "content": reply.text, "turnId": turn_id}
     if calls:
         data["toolRequests"] = [
             {"toolCallId": call.id, "name": call.name, "arguments": call.arguments, "type": "function"}

@@ -100,3 +100,21 @@ def test_arguments_larger_than_the_extension_accepts_fail_only_that_call() -> No
         assert (await small).text_result_for_llm == "stored"
 
     run(scenario())
+
+
+def test_a_withdrawn_call_is_announced_to_the_extension_and_its_late_answer_is_refused_saying_why() -> None:
+    async def scenario() -> None:
+        calls, connection, extension = calls_and_extension()
+        call = asyncio.ensure_future(calls.call(connection, "nap", {}, "call-1"))
+        (data,) = await extension.requested()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        _, completed = await extension.requested(2)
+        assert completed == {"requestId": data["requestId"]}
+        assert extension._seen[1]["params"]["event"]["type"] == "external_tool.completed"
+        answer = {"requestId": data["requestId"], "result": {"textResultForLlm": "late", "resultType": "success"}}
+        with pytest.raises(RpcError, match="was cancelled \\(its turn was cancelled\\); its result is not needed"):
+            calls.answer(answer)
+
+    run(scenario())

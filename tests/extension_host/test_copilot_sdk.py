@@ -660,3 +660,80 @@ def test_a_js_extension_that_disconnects_is_detached_not_failed(project: Project
             assert (await host.run_command("wave")).status == "unknown"
 
     run(scenario(), timeout=180)
+
+
+JS_EVENT_LOG = """
+import { writeFileSync } from "node:fs";
+import { joinSession } from "@github/copilot-sdk/extension";
+
+const session = await joinSession({});
+for (let i = 0; i < 5; i++) await session.log(`note ${i}`);
+const pages = [await session.rpc.eventLog.read({ max: 2 })];
+while (pages[pages.length - 1].hasMore) {
+  pages.push(await session.rpc.eventLog.read({ cursor: pages[pages.length - 1].cursor, max: 2 }));
+}
+const newest = await session.rpc.eventLog.read({ direction: "backward", max: 3, types: ["session.info"] });
+const { cursor } = await session.rpc.eventLog.tail();
+let forged;
+try { await session.rpc.eventLog.read({ cursor: "forged" }); } catch (error) { forged = error.message; }
+await session.log("waiting");
+const waited = await session.rpc.eventLog.read({ cursor, waitMs: 30000, types: ["session.warning"] });
+writeFileSync("eventlog.json", JSON.stringify({ pages, newest, waited, forged }));
+await session.log("event log read");
+"""
+
+PY_EVENT_LOG = """
+import json
+from pathlib import Path
+from sdk_extension import SessionRpcError, join_session
+
+session = join_session()
+for i in range(5):
+    session.log(f"note {i}")
+pages = [session.rpc("session.eventLog.read", {"max": 2})]
+while pages[-1]["hasMore"]:
+    pages.append(session.rpc("session.eventLog.read", {"cursor": pages[-1]["cursor"], "max": 2}))
+newest = session.event_log.read(max=3, types=["session.info"], backward=True)
+cursor = session.event_log.tail()
+try:
+    session.event_log.read("forged")
+    forged = "answered"
+except SessionRpcError as error:
+    forged = str(error)
+session.log("waiting")
+waited = session.event_log.read(cursor, wait=30, types=["session.warning"])
+Path("eventlog.json").write_text(json.dumps({
+    "pages": pages,
+    "newest": {"events": newest.events, "hasMore": newest.has_more},
+    "waited": {"events": waited.events},
+    "forged": forged,
+}))
+session.log("event log read")
+"""
+
+
+@pytest.mark.parametrize("language", ["js", "py"])
+def test_either_sdk_pages_the_session_s_events_and_waits_for_new_ones(project: Project, language: str) -> None:
+    """session.eventLog.read through the published SDK's session.rpc and the Python SDK: forward
+    pages give the persisted log in order, a backward page the newest, a wait the next event."""
+    add(project, "reader", language, JS_EVENT_LOG if language == "js" else PY_EVENT_LOG)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            await wait_for_event(host, is_log("waiting"), timeout=120)
+            host.events.emit("session.warning", {"warningType": "test", "message": "wake up"})
+            await wait_for_event(host, is_log("event log read"), timeout=60)
+            answers = json.loads((project.root / "eventlog.json").read_text())
+            read = [event for page in answers["pages"] for event in page["events"]]
+            assert all(len(page["events"]) <= 2 for page in answers["pages"])
+            persisted = list(host.replay())
+            assert [event["id"] for event in read] == [event["id"] for event in persisted[: len(read)]]
+            notes = [e["data"]["message"] for e in read if e["type"] == "session.info"]
+            assert notes == [f"note {n}" for n in range(5)]
+            newest = answers["newest"]
+            assert [e["data"]["message"] for e in newest["events"]] == ["note 2", "note 3", "note 4"]
+            assert newest["hasMore"] is True
+            assert [e["data"]["message"] for e in answers["waited"]["events"]] == ["wake up"]
+            assert "session.eventLog.read: cursor: not a cursor this host gave" in answers["forged"]
+
+    run(scenario(), timeout=240)

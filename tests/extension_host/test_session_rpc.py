@@ -138,3 +138,45 @@ def test_commands_execute_runs_a_command_and_answers_its_error_if_any() -> None:
             await handlers()["session.commands.execute"]({"sessionId": "s", "commandName": "deploy"})
 
     run(scenario())
+
+
+class FakeEventLog:
+    """Answers reads with the request it got, so the table's validation can be seen."""
+
+    def tail(self) -> str:
+        return "tail-cursor"
+
+    async def read(self, request: Any) -> Any:
+        return {"events": [], "cursor": "c", "hasMore": False, "cursorStatus": "ok", "asked": dict(request)}
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"max": 0}, "max"),
+        ({"max": 1001}, "max"),
+        ({"waitMs": -1}, "waitMs"),
+        ({"types": []}, "types"),
+        ({"direction": "sideways"}, "direction"),
+        ({"cursor": "c" * 300}, "cursor"),
+        ({"agentIds": []}, "agentIds"),
+    ],
+)
+def test_event_log_read_refuses_bad_params_naming_the_field(params: dict[str, Any], field: str) -> None:
+    read = handlers(event_log=FakeEventLog())["session.eventLog.read"]
+    with pytest.raises(RpcError) as caught:
+        run(read({"sessionId": "s", **params}))
+    assert caught.value.code == p.INVALID_PARAMS
+    assert caught.value.message.startswith(f"session.eventLog.read: {field}")
+
+
+def test_event_log_read_and_tail_go_to_the_event_log_or_are_refused_without_one() -> None:
+    table = handlers(event_log=FakeEventLog())
+    answer = run(table["session.eventLog.read"]({"sessionId": "s", "max": 5, "types": ["session.info"]}))
+    assert answer["asked"] == {"sessionId": "s", "max": 5, "types": ["session.info"]}
+    assert table["session.eventLog.tail"]({"sessionId": "s"}) == {"cursor": "tail-cursor"}
+    bare = handlers()
+    with pytest.raises(RpcError, match=r"session\.eventLog\.tail is not supported by this host"):
+        bare["session.eventLog.tail"]({"sessionId": "s"})
+    with pytest.raises(RpcError, match=r"session\.eventLog\.read is not supported by this host"):
+        run(bare["session.eventLog.read"]({"sessionId": "s"}))

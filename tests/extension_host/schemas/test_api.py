@@ -1,9 +1,11 @@
-"""The API table: every wire method of the protocol module is in it, with the protocol's shapes."""
+"""The API table: every wire method of the protocol module and of the session-rpc table is in it,
+with its shapes."""
 
 from __future__ import annotations
 
 from extension_host.schemas.api import API_METHODS
 from extension_host.schemas.generate import api_schema
+from extension_host.session_rpc import SESSION_RPC_METHODS
 from sdk_extension.wire import protocol
 
 
@@ -36,3 +38,22 @@ def test_notifications_have_no_result() -> None:
     """session.event is a notification: params, no result."""
     event = api_schema()["methods"]["session.event"]
     assert event["kind"] == "notification" and "result" not in event
+
+
+def test_every_method_the_session_rpc_table_answers_has_a_row() -> None:
+    """A method added to the session-rpc table without its shapes fails (api.schema.json lists
+    every session-scoped method the host answers, with its params and result)."""
+    assert set(SESSION_RPC_METHODS) - {method.name for method in API_METHODS} == set()
+
+
+def test_the_event_log_read_row_states_the_sdk_s_bounds_and_result() -> None:
+    schema = api_schema()
+    read = schema["methods"]["session.eventLog.read"]
+    assert (read["direction"], read["kind"]) == ("extension-to-host", "request")
+    request = schema["$defs"]["EventLogReadRequest"]["properties"]
+    assert (request["max"]["minimum"], request["max"]["maximum"]) == (1, 1000)
+    assert request["direction"]["enum"] == ["forward", "backward"]
+    result = schema["$defs"]["EventsReadResult"]
+    assert result["required"] == ["events", "cursor", "hasMore", "cursorStatus"]
+    assert result["properties"]["cursorStatus"]["enum"] == ["ok", "expired"]
+    assert schema["methods"]["session.eventLog.tail"]["result"] == {"$ref": "#/$defs/EventLogTailResult"}

@@ -1,0 +1,82 @@
+"""The session hook points the host itself calls, and what their outcomes mean to the caller.
+
+:class:`SessionHooks` runs ``on_user_prompt_submitted``, ``on_session_start``,
+``on_session_end`` and ``on_error_occurred`` through the :class:`~extension_host.hooks.runner.HookRunner`
+with the input each is given (the time, the working folder, the prompt or the error) and turns
+the combined outcome into what the API returns (:mod:`~extension_host.outcomes`). It remembers
+whether the session-end hooks ran, so a host ends a session once. When each runs (start, stop,
+``/clear``, a turn, a crash) is its callers' call; tool hooks are the dispatcher's.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sdk_extension.hooks import ErrorOccurredInput, SessionEndInput, SessionStartInput, UserPromptSubmittedInput
+
+from ..outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult
+from .runner import HookRunner
+
+__all__ = ["SessionHooks"]
+
+
+class SessionHooks:
+    """The session hook points of one host, run through ``runner``."""
+
+    def __init__(self, runner: HookRunner) -> None:
+        self._runner = runner
+        self.ended = False
+        """The session-end hooks ran for the current session."""
+
+    async def submit_prompt(self, prompt: str) -> PromptResult:
+        """Run the prompt hooks on a user prompt; returns it rewritten, or rejected with a reason."""
+        outcome = await self._runner.run(
+            "on_user_prompt_submitted", UserPromptSubmittedInput(timestamp=_now(), cwd=self._cwd, prompt=prompt)
+        )
+        rejected = outcome.decision == "deny"
+        return PromptResult(
+            prompt=outcome.prompt if outcome.prompt is not None else prompt,
+            additional_context=outcome.additional_context,
+            rejected=rejected,
+            reason=outcome.reason if rejected else None,
+            rejected_by=outcome.decided_by if rejected else None,
+        )
+
+    async def start_session(self, source: str, initial_prompt: str | None) -> SessionStartResult:
+        """Run the session-start hooks (``source``: startup, resume or new)."""
+        outcome = await self._runner.run(
+            "on_session_start",
+            SessionStartInput(timestamp=_now(), cwd=self._cwd, source=source, initial_prompt=initial_prompt),
+        )
+        return SessionStartResult(outcome.additional_context)
+
+    async def end_session(self, reason: str, final_message: str | None, error: str | None) -> SessionEndResult:
+        """Run the session-end hooks (``reason``: complete, error, abort, timeout or user_exit)."""
+        self.ended = True
+        outcome = await self._runner.run(
+            "on_session_end",
+            SessionEndInput(timestamp=_now(), cwd=self._cwd, reason=reason, final_message=final_message, error=error),
+        )
+        return SessionEndResult(outcome.merged_value("session_summary"), tuple(outcome.merged_value("cleanup_actions")))
+
+    async def report_error(self, error: str, context: str, recoverable: bool) -> ErrorDecision:
+        """Run the error hooks; returns the strongest handling asked for (abort > skip > retry)."""
+        outcome = await self._runner.run(
+            "on_error_occurred",
+            ErrorOccurredInput(
+                timestamp=_now(), cwd=self._cwd, error=error, error_context=context, recoverable=recoverable
+            ),
+        )
+        return ErrorDecision(
+            outcome.merged_value("error_handling"),
+            outcome.merged_value("retry_count"),
+            outcome.merged_value("user_notification"),
+        )
+
+    @property
+    def _cwd(self) -> str:
+        return self._runner.cwd
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
