@@ -48,6 +48,7 @@ from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
 from .client_actions import dispatch
+from .content_commands import ContentCommands
 from .errors import (
     SESSION_ALREADY_EXISTS,
     SESSION_NOT_FOUND,
@@ -155,6 +156,9 @@ class ProtocolServer:
             "dispatchAction": self._dispatch_request,
         }
         """Every command, by method name: the one place a command is added."""
+        self.content: Final = ContentCommands(self)
+        """``completions`` and the ``resource*`` commands, and the content kept by reference."""
+        self.commands.update(self.content.commands())
 
     # -- connections ---------------------------------------------------------------------
 
@@ -303,6 +307,7 @@ class ProtocolServer:
                     raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None
                 raise
             self.sessions[uri] = session
+            self.content.session_added(uri, directory)
         finally:
             self._creating.discard(uri)
         self._broadcast("notify/sessionAdded", {"summary": session.summary()})
@@ -311,6 +316,7 @@ class ProtocolServer:
         uri = validate("disposeSession", shapes.SessionParams, params)["session"]
         session = self.session(uri)
         del self.sessions[uri]
+        self.content.session_removed(uri)
         for other in self.clients:
             other.subscriptions.discard(uri)
         await session.stop()

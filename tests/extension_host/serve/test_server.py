@@ -10,6 +10,7 @@ import pytest
 from serve_client import ServeClient, connect_in_process, in_process_server, write_script
 
 from extension_host.serve.errors import (
+    PERMISSION_DENIED,
     PROVIDER_NOT_FOUND,
     SESSION_ALREADY_EXISTS,
     SESSION_NOT_FOUND,
@@ -517,6 +518,54 @@ def test_a_cancelled_turn_ends_at_once_and_what_its_run_still_says_is_not_shown(
             # The session takes the next prompt.
             client.start_turn("copilot:/one", "t2", "count again")
             await client.wait_for_action("session/permissionRequest", turnId="t2")
+        finally:
+            await client.close()
+            await server.close()
+
+    run(scenario())
+
+
+DEPLOYER = """
+    from sdk_extension import command, join_session
+
+    @command(description="Deploy the app")
+    def deploy(context):
+        return None
+
+    join_session(commands=[deploy])
+"""
+
+
+def test_completions_and_resource_commands_are_answered_for_the_sessions_working_directory(
+    project: Project,
+) -> None:
+    project.add_extension("deployer", DEPLOYER)
+    (project.root / "notes.txt").write_text("hello", encoding="utf-8")
+    outside = project.root.parent / "secret.txt"
+    outside.write_text("no", encoding="utf-8")
+
+    async def scenario() -> None:
+        server, client = await session_with_client(project, [])
+        try:
+            slash = await client.request(
+                "completions", {"kind": "userMessage", "session": "copilot:/one", "text": "/dep", "offset": 4}
+            )
+            assert [item["insertText"] for item in slash["items"]] == ["/deploy"]
+            at = await client.request(
+                "completions", {"kind": "userMessage", "session": "copilot:/one", "text": "see @not", "offset": 8}
+            )
+            assert [item["insertText"] for item in at["items"]] == ["@notes.txt"]
+            read = await client.request("resourceRead", {"uri": (project.root / "notes.txt").as_uri()})
+            assert read["data"] == "hello" and read["encoding"] == "utf-8"
+            with pytest.raises(RpcError) as denied:
+                await client.request("resourceRead", {"uri": outside.as_uri()})
+            assert denied.value.code == PERMISSION_DENIED
+            assert denied.value.data == {"request": {"uri": outside.as_uri(), "read": True}}
+            with pytest.raises(RpcError) as unknown:
+                await client.request(
+                    "completions", {"kind": "userMessage", "session": "copilot:/x", "text": "", "offset": 0}
+                )
+            assert unknown.value.code == SESSION_NOT_FOUND
         finally:
             await client.close()
             await server.close()
