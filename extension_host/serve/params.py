@@ -25,6 +25,7 @@ __all__ = [
     "ModelChangedAction",
     "PermissionResolvedAction",
     "ReconnectParams",
+    "SessionForkSource",
     "SessionParams",
     "SubscribeParams",
     "TurnCancelledAction",
@@ -66,12 +67,17 @@ class ModelSelection(TypedDict):
     id: Annotated[str, Field(min_length=1, max_length=256)]
 
 
+class SessionForkSource(TypedDict):
+    session: Uri
+    turnId: Id
+
+
 class CreateSessionParams(TypedDict):
     session: Uri
     provider: NotRequired[Annotated[str, Field(min_length=1, max_length=64)]]
     model: NotRequired[ModelSelection | Annotated[str, Field(min_length=1, max_length=256)]]
     workingDirectory: NotRequired[Uri]
-    fork: NotRequired[dict[str, Any]]
+    fork: NotRequired[SessionForkSource]
 
 
 class SessionParams(TypedDict):

@@ -56,7 +56,7 @@ from .errors import (
     ServeError,
 )
 from .providers import ProviderOptions, make_agent
-from .sessions import MAX_FETCH_TURNS, HostOptions, ServedSession, fetch_turns
+from .sessions import MAX_FETCH_TURNS, HostOptions, ServedSession, fetch_turns, fork_session
 
 __all__ = [
     "DEFAULT_FETCH_TURNS",
@@ -278,8 +278,6 @@ class ProtocolServer:
     async def _create_session(self, client: Client, params: Any) -> None:
         checked = validate("createSession", shapes.CreateSessionParams, params)
         uri = checked["session"]
-        if "fork" in checked:
-            raise ServeError(INVALID_PARAMS, "createSession: fork is not available on this server yet")
         if uri in self.sessions or uri in self._creating:
             raise ServeError(SESSION_ALREADY_EXISTS, f"a session {uri} exists already; choose another URI")
         if len(self.sessions) + len(self._creating) >= MAX_SESSIONS:
@@ -292,12 +290,19 @@ class ProtocolServer:
         model_id = model["id"] if isinstance(model, dict) else model
         argument = self.options.provider_argument if provider == self.options.provider else None
         agent = make_agent(provider, ProviderOptions(argument, model_id))
+        fork = checked.get("fork")
+        source = self.session(fork["session"]) if fork is not None else None
         self._creating.add(uri)
         try:
+            forked = await fork_session(source, fork["turnId"]) if source is not None and fork is not None else None
             try:
-                session = ServedSession(uri, directory, provider, agent, model_id, self._hosts, self.publish)
+                session = ServedSession(
+                    uri, directory, provider, agent, model_id, self._hosts, self.publish, resume=forked
+                )
             except ExtensionHostError as exc:
                 raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None
+            if source is not None:
+                session.turn_ids.update(source.turn_ids)  # the fork's turns keep the source's client ids
             try:
                 await session.start()
             except BaseException as exc:

@@ -13,6 +13,7 @@ them and sends them to the session's subscribers. All sessions share one fork se
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,9 +22,11 @@ from typing import Any, Final
 
 from sdk_extension.wire.protocol import INVALID_PARAMS, Event
 
+from ..errors import ExtensionHostError
 from ..host import ExtensionHost
 from ..launch.forkserver import ForkServer
 from ..session.agents import Agent
+from ..session.store import SessionStore
 from .actions import EventMapper
 from .errors import ServeError
 from .state import initial_state, now_ms, reduce
@@ -34,6 +37,7 @@ __all__ = [
     "HostOptions",
     "ServedSession",
     "fetch_turns",
+    "fork_session",
 ]
 
 MAX_SNAPSHOT_TURNS: Final = 50
@@ -69,6 +73,8 @@ class ServedSession:
         model: str | None,
         options: HostOptions,
         publish: Publish,
+        *,
+        resume: str | None = None,
     ) -> None:
         self.uri: Final = uri
         self.working_directory: Final = working_directory
@@ -82,6 +88,7 @@ class ServedSession:
             watch=options.watch,
             fork_server=options.fork_server,
             permission_clients=True,
+            session=resume,
         )
         self.state: dict[str, Any] = initial_state(uri, provider, model=model, now=now_ms())
         self.state["summary"]["workingDirectory"] = working_directory.as_uri()
@@ -89,6 +96,7 @@ class ServedSession:
         self.turn_ids: OrderedDict[str, str] = OrderedDict()
         """Message id → the turn id a client gave it (for :func:`fetch_turns`)."""
         self._publish = publish
+        self._resumed = resume is not None
         self._unsubscribe: Callable[[], Any] | None = None
 
     @property
@@ -97,8 +105,11 @@ class ServedSession:
         return self.host.session_id
 
     async def start(self) -> None:
-        """Start the host and begin turning its events into actions."""
+        """Start the host and begin turning its events into actions; a resumed session's
+        finished turns are in its state from the start."""
         await self.host.start()
+        if self._resumed:
+            self.state = {**self.state, "turns": fetch_turns(self, None, MAX_SNAPSHOT_TURNS)["turns"]}
         self._unsubscribe = self.host.on_event(self._on_event)
 
     async def stop(self) -> None:
@@ -133,6 +144,24 @@ class ServedSession:
     def _on_event(self, event: Event) -> None:
         for action, origin in self.mapper.map(event):
             self._publish(self, action, origin)
+
+
+async def fork_session(source: ServedSession, turn_id: str) -> str:
+    """A new persisted session holding ``source``'s events up to and including the response of
+    its turn ``turn_id`` (a client's turn id, or a message id); its id, to resume.
+
+    Raises:
+        ServeError: ``INVALID_PARAMS`` when the turn is unknown or has not ended.
+    """
+    message_id = next((message for message, turn in source.turn_ids.items() if turn == turn_id), turn_id)
+    source.host.flush()  # what the source's file has queued counts
+    store = SessionStore(source.host.user_home)
+    try:
+        return await asyncio.to_thread(store.fork, source.session_id, message_id)
+    except ExtensionHostError as exc:
+        raise ServeError(
+            INVALID_PARAMS, f"createSession: cannot fork {source.uri} at turn {turn_id!r}: {exc}"
+        ) from None
 
 
 def fetch_turns(session: ServedSession, before: str | None, limit: int) -> dict[str, Any]:

@@ -571,3 +571,38 @@ def test_completions_and_resource_commands_are_answered_for_the_sessions_working
             await server.close()
 
     run(scenario())
+
+
+def test_a_session_forked_at_a_turn_holds_the_turns_up_to_it_and_goes_on_by_itself(project: Project) -> None:
+    async def scenario() -> None:
+        prompts = [[{"text": f"answer {n}"}] for n in range(3)]
+        server, client = await session_with_client(project, prompts)
+        try:
+            for turn in ("t1", "t2"):
+                client.start_turn("copilot:/one", turn, f"question {turn}")
+                await client.wait_for_action("session/turnComplete", turnId=turn)
+            fork = {"session": "copilot:/one", "turnId": "t1"}
+            await client.create_session("copilot:/fork", project.root, fork=fork)
+            snapshot = (await client.request("subscribe", {"resource": "copilot:/fork"}))["snapshot"]
+            [turn] = snapshot["state"]["turns"]
+            assert turn["id"] == "t1" and turn["responseParts"][0]["content"] == "answer 0"
+            forked = server.sessions["copilot:/fork"]
+            assert forked.session_id != server.sessions["copilot:/one"].session_id
+            assert [m.content for m in forked.host.model_context.messages] == ["question t1", "answer 0"]
+            client.start_turn("copilot:/fork", "f1", "in the fork")
+            await client.wait_for_action("session/turnComplete", turnId="f1")
+            page = await client.request("fetchTurns", {"session": "copilot:/fork"})
+            assert [t["id"] for t in page["turns"]] == ["t1", "f1"]
+            page = await client.request("fetchTurns", {"session": "copilot:/one"})
+            assert [t["id"] for t in page["turns"]] == ["t1", "t2"]
+            with pytest.raises(RpcError) as unknown:
+                await client.create_session(
+                    "copilot:/bad", project.root, fork={"session": "copilot:/one", "turnId": "nope"}
+                )
+            assert unknown.value.code == INVALID_PARAMS and "nope" in unknown.value.message
+            assert "copilot:/bad" not in server.sessions
+        finally:
+            await client.close()
+            await server.close()
+
+    run(scenario())
