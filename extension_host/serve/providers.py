@@ -3,12 +3,15 @@
 ``createSession`` names a ``provider`` (default: the server's, from ``extensions serve
 --agent NAME[:ARGUMENT]``); :data:`PROVIDERS` maps each name to a factory that makes a fresh
 agent for one session from the server's argument for it and the model the client chose. A
-provider of another module plugs in with one line: ``PROVIDERS["openai"] = make_openai_agent``.
+provider of another module plugs in with one line: ``PROVIDERS["name"] = make_agent_of_mine``.
 
-``scripted`` reads a JSON script (``--agent scripted:FILE``): one list of steps per prompt, each
-step ``{"text": "...", "toolCalls": [{"name": ..., "arguments": {...}}]}`` as
-:class:`~extension_host.session.agents.ScriptedAgent` takes them. Every session starts at the
-script's beginning. This module knows agents, not sessions or clients.
+- ``scripted`` reads a JSON script (``--agent scripted:FILE``): one list of steps per prompt,
+  each step ``{"text": "...", "toolCalls": [{"name": ..., "arguments": {...}}]}`` as
+  :class:`~extension_host.session.agents.ScriptedAgent` takes them. Every session starts at
+  the script's beginning.
+- ``openai`` talks to an OpenAI-compatible endpoint (:func:`openai_agent`).
+
+This module knows agents, not sessions or clients.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ __all__ = [
     "AgentFactory",
     "ProviderOptions",
     "make_agent",
+    "openai_agent",
     "scripted_agent",
     "set_model",
 ]
@@ -79,7 +83,21 @@ def _step(step: Any) -> AgentReply:
     return AgentReply(str(step.get("text", "")), calls)
 
 
-PROVIDERS: Final[dict[str, AgentFactory]] = {"scripted": scripted_agent}
+def openai_agent(options: ProviderOptions) -> Agent:
+    """An :class:`~extension_host.agents.openai_chat.OpenAIChatAgent` for an OpenAI-compatible
+    endpoint: the argument is its base URL (``--agent openai:http://127.0.0.1:11434/v1``), the
+    model is the client's; what is not given comes from the environment, as for ``extensions
+    chat``. The ``openai`` package is imported only here, and only then."""
+    from ..agents.errors import AgentSetupError
+    from ..agents.openai_chat import OpenAIChatAgent
+
+    try:
+        return OpenAIChatAgent(options.model, base_url=options.argument or None)
+    except AgentSetupError as exc:
+        raise ValueError(str(exc)) from None
+
+
+PROVIDERS: Final[dict[str, AgentFactory]] = {"scripted": scripted_agent, "openai": openai_agent}
 """Agent providers by name: the one place a new kind of agent is added."""
 
 

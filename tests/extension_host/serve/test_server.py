@@ -606,3 +606,25 @@ def test_a_session_forked_at_a_turn_holds_the_turns_up_to_it_and_goes_on_by_itse
             await server.close()
 
     run(scenario())
+
+
+def test_the_openai_provider_without_a_key_is_refused_saying_why(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "EXTENSION_HOST_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+    async def scenario() -> None:
+        server = served(project, [])
+        client = await connect_in_process(server)
+        try:
+            await client.initialize()
+            with pytest.raises(RpcError) as refused:
+                await client.create_session("copilot:/ai", project.root, provider="openai", model={"id": "gpt-x"})
+            assert refused.value.code == PROVIDER_NOT_FOUND and "openai" in refused.value.message
+            assert "\n" not in refused.value.message
+        finally:
+            await client.close()
+            await server.close()
+
+    run(scenario())
