@@ -24,6 +24,7 @@ host event                      actions
 ``tool.execution_start``        ``session/toolCallReady`` (running)
 ``tool.execution_complete``     ``session/toolCallComplete``
 ``session.error``               ``session/error`` (ends the turn)
+``abort``                       ``session/turnCancelled`` (a cancelled run)
 ``session.idle``                ``session/turnComplete``
 ==============================  ==================================================
 
@@ -194,6 +195,9 @@ class EventMapper:
             self.end_turn()
             error = {"errorType": str(data.get("errorType", "error")), "message": str(data.get("message", ""))}
             return [{"type": "session/error", **base, "error": error}]
+        if kind == "abort":
+            self.end_turn()  # a cancelled run; its session.idle then finds no turn
+            return [{"type": "session/turnCancelled", **base}]
         if kind == "session.idle":
             self.end_turn()
             return [{"type": "session/turnComplete", **base}]

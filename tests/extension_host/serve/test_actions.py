@@ -122,3 +122,10 @@ def test_a_long_tool_result_reaches_clients_cut_saying_how_much() -> None:
     [(complete, _)] = mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result))
     text = complete["result"]["content"][0]["text"]
     assert text == "z" * MAX_RESULT_CHARS + "…[truncated: 10 characters]"
+
+
+def test_an_aborted_run_ends_its_turn_as_cancelled_and_its_idle_adds_nothing() -> None:
+    mapper = EventMapper(S)
+    mapper.map(event("user.message", content="hi", messageId="m1"))
+    assert kinds(mapper.map(event("abort", reason="user_initiated"))) == ["session/turnCancelled"]
+    assert mapper.map(event("session.idle", aborted=True)) == []
