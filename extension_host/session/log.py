@@ -65,7 +65,9 @@ __all__ = [
     "LogScan",
     "SessionLog",
     "encode_event",
+    "parse_line",
     "scan_log",
+    "skip_line",
 ]
 
 EVENT_FORMAT_VERSION: Final = 1
@@ -266,7 +268,7 @@ def scan_log(path: Path) -> LogScan:
         last_event = None
         if lines and last_end - previous_end <= MAX_LINE_BYTES:
             handle.seek(previous_end)
-            last_event = _parse(handle.read(last_end - previous_end))
+            last_event = parse_line(handle.read(last_end - previous_end))
         return LogScan(lines, offset, last_end, last_event)
 
 
@@ -309,21 +311,21 @@ class LogReader:
                 position += len(line)
                 if not line.endswith(b"\n"):
                     if len(line) > MAX_LINE_BYTES:
-                        position += _skip_line(handle)
+                        position += skip_line(handle)
                         self.problems.append(f"line {number} is longer than {MAX_LINE_BYTES} bytes; skipped")
                         continue
                     if end is None or position >= end:
                         self.problems.append(f"line {number} is cut short (the host stopped while writing it); skipped")
                         return
-                event = _parse(line)
+                event = parse_line(line)
                 if event is None:
                     self.problems.append(f"line {number} is not an event; skipped")
                     continue
                 yield event
 
 
-def _skip_line(handle: Any) -> int:
-    """Read past the rest of an overlong line; returns the bytes skipped."""
+def skip_line(handle: Any) -> int:
+    """Read past the rest of an overlong line of an open log; returns the bytes skipped."""
     skipped = 0
     while chunk := handle.readline(_CHUNK):
         skipped += len(chunk)
@@ -332,8 +334,8 @@ def _skip_line(handle: Any) -> int:
     return skipped
 
 
-def _parse(line: bytes) -> Event | None:
-    """The event on ``line``, or ``None`` when it is not one (bad JSON, a missing field)."""
+def parse_line(line: bytes) -> Event | None:
+    """The event on one line of a log, or ``None`` when it is not one (bad JSON, a missing field)."""
     try:
         value = json.loads(line)
     except ValueError:

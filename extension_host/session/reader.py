@@ -49,7 +49,7 @@ from sdk_extension.wire.protocol import INVALID_PARAMS, Event
 
 from ..events import EventLog
 from ..session_rpc_shapes import EventLogReadRequest, EventsReadResult
-from .log import MAX_LINE_BYTES, encode_event
+from .log import MAX_LINE_BYTES, encode_event, parse_line, skip_line
 from .persisted import PersistedSession
 
 __all__ = [
@@ -335,17 +335,6 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _parse(line: bytes) -> Event | None:
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(value, dict) or not isinstance(value.get("type"), str) or not isinstance(value.get("id"), str):
-        return None
-    event: Event = value  # type: ignore[assignment]
-    return event
-
-
 def _read_forward(path: Path, start: int, end: int, limit: int, accept: _Filter) -> _Page:
     """Events of ``path`` from byte ``start`` toward ``end`` (both line boundaries); runs in a
     worker thread."""
@@ -359,9 +348,9 @@ def _read_forward(path: Path, start: int, end: int, limit: int, accept: _Filter)
             if not line.endswith(b"\n"):
                 if not line or position + len(line) >= end:
                     return _Page(events, position, False)  # a part-line a failed write left: never whole
-                position += len(line) + _skip_line(handle)  # longer than the log's limit, as its reader skips
+                position += len(line) + skip_line(handle)  # longer than the log's limit, as its reader skips
                 continue
-            event = _parse(line)
+            event = parse_line(line)
             if event is not None and accept(event):
                 if len(events) == limit or (events and len(line) > budget):
                     return _Page(events, position, True)
@@ -369,16 +358,6 @@ def _read_forward(path: Path, start: int, end: int, limit: int, accept: _Filter)
                 budget -= len(line)
             position += len(line)
     return _Page(events, position, position < end)
-
-
-def _skip_line(handle: Any) -> int:
-    """Read past the rest of a line; returns the bytes skipped."""
-    skipped = 0
-    while chunk := handle.readline(_CHUNK):
-        skipped += len(chunk)
-        if chunk.endswith(b"\n"):
-            break
-    return skipped
 
 
 def _read_backward(path: Path, end: int, limit: int, accept: _Filter) -> _Page:
@@ -389,7 +368,7 @@ def _read_backward(path: Path, end: int, limit: int, accept: _Filter) -> _Page:
     position = end
     with path.open("rb") as handle:
         for start, line in _lines_backward(handle, end):
-            event = _parse(line) if line is not None else None
+            event = parse_line(line) if line is not None else None
             if line is not None and event is not None and accept(event):
                 if len(found) == limit or (found and len(line) > budget):
                     break
