@@ -121,7 +121,9 @@ async def connect_in_process(server: ProtocolServer, client_id: str = "client-1"
     server_reader, server_writer = await asyncio.open_connection(sock=theirs)
     from extension_host.serve.transports import client_connection
 
-    _SERVING.add(asyncio.ensure_future(server.serve_client(client_connection(server_reader, server_writer))))
+    serving = asyncio.ensure_future(server.serve_client(client_connection(server_reader, server_writer)))
+    _SERVING.add(serving)
+    serving.add_done_callback(_SERVING.discard)
     reader, writer = await asyncio.open_connection(sock=ours)
     return ServeClient(Connection(reader, writer, max_message_bytes=128 * 1024 * 1024), client_id)
 
