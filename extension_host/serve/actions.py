@@ -41,6 +41,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .contents import ContentStore
+
 __all__ = [
     "MAX_REPLAY_ACTIONS",
     "MAX_REPLAY_BYTES",
@@ -55,7 +57,9 @@ MAX_REPLAY_BYTES: Final = 32 * 1024 * 1024
 """Estimated size of the envelopes kept for ``reconnect``: a full replay fits in one message."""
 MAX_RESULT_CHARS: Final = 16 * 1024
 """Characters of a tool's result an action carries (cut beyond, saying how much): clients see
-the gist, the agent got it whole, and the session's log keeps it."""
+the gist, the agent got it whole, and the session's log keeps it. With a content store, a
+longer result is also kept there whole and the action carries a ``resource`` part naming its
+URI, which ``resourceRead`` answers."""
 _ENVELOPE_BYTES: Final = 160
 """What an envelope's keys, ids and numbers take, about."""
 _MAX_REMEMBERED: Final = 1024
@@ -113,6 +117,8 @@ class EventMapper:
 
     session: str
     """The session's URI, put in every action."""
+    contents: ContentStore | None = None
+    """Where a tool result longer than :data:`MAX_RESULT_CHARS` is kept whole (none: only cut)."""
     turn_id: str | None = None
     """The protocol turn open now, if any."""
     _client_turns: OrderedDict[str, tuple[str, Action | None, Origin | None]] = field(default_factory=OrderedDict)
@@ -281,7 +287,7 @@ class EventMapper:
         outcome: dict[str, Any] = {
             "success": bool(data.get("success")),
             "pastTenseMessage": f"Ran {call['toolName']}",
-            "content": [{"type": "text", "text": _cut(text, MAX_RESULT_CHARS) if isinstance(text, str) else ""}],
+            "content": self._result_content(call["toolCallId"], text if isinstance(text, str) else ""),
         }
         error = data.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
@@ -290,6 +296,19 @@ class EventMapper:
             {"type": "session/toolCallComplete", **base, "toolCallId": call["toolCallId"], "result": outcome}
         )
         return actions
+
+    def _result_content(self, call_id: str, text: str) -> list[dict[str, Any]]:
+        content: list[dict[str, Any]] = [{"type": "text", "text": _cut(text, MAX_RESULT_CHARS)}]
+        if len(text) <= MAX_RESULT_CHARS or self.contents is None:
+            return content
+        try:
+            # Named by the call, so replaying the same events (fetchTurns) names the same piece.
+            uri = self.contents.put(self.session, text, "text/plain", name=f"tool-{call_id}")
+        except ValueError:
+            return content  # larger than the whole store: the cut text is all a client gets
+        size = len(text.encode("utf-8", "surrogatepass"))
+        content.append({"type": "resource", "uri": uri, "contentType": "text/plain", "sizeHint": size})
+        return content
 
     def _ready(self, base: dict[str, Any], call: dict[str, Any], arguments: Any) -> Action:
         return {

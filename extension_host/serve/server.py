@@ -297,7 +297,15 @@ class ProtocolServer:
             forked = await fork_session(source, fork["turnId"]) if source is not None and fork is not None else None
             try:
                 session = ServedSession(
-                    uri, directory, provider, agent, model_id, self._hosts, self.publish, resume=forked
+                    uri,
+                    directory,
+                    provider,
+                    agent,
+                    model_id,
+                    self._hosts,
+                    self.publish,
+                    resume=forked,
+                    contents=self.content.contents,
                 )
             except ExtensionHostError as exc:
                 raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None

@@ -28,6 +28,7 @@ from ..launch.forkserver import ForkServer
 from ..session.agents import Agent
 from ..session.store import SessionStore
 from .actions import EventMapper
+from .contents import ContentStore
 from .errors import ServeError
 from .state import initial_state, now_ms, reduce
 
@@ -75,6 +76,7 @@ class ServedSession:
         publish: Publish,
         *,
         resume: str | None = None,
+        contents: ContentStore | None = None,
     ) -> None:
         self.uri: Final = uri
         self.working_directory: Final = working_directory
@@ -92,7 +94,7 @@ class ServedSession:
         )
         self.state: dict[str, Any] = initial_state(uri, provider, model=model, now=now_ms())
         self.state["summary"]["workingDirectory"] = working_directory.as_uri()
-        self.mapper: Final = EventMapper(uri)
+        self.mapper: Final = EventMapper(uri, contents)
         self.turn_ids: OrderedDict[str, str] = OrderedDict()
         """Message id → the turn id a client gave it (for :func:`fetch_turns`)."""
         self._publish = publish
@@ -171,7 +173,7 @@ def fetch_turns(session: ServedSession, before: str | None, limit: int) -> dict[
     Raises:
         ServeError: ``before`` names no turn of the session.
     """
-    mapper = EventMapper(session.uri)
+    mapper = EventMapper(session.uri, session.mapper.contents)
     for message_id, turn_id in session.turn_ids.items():
         mapper.claim_turn(message_id, turn_id)
     state = initial_state(session.uri, session.provider, now=0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from extension_host.serve.actions import MAX_RESULT_CHARS, ActionLog, EventMapper
+from extension_host.serve.contents import ContentStore
 
 S = "copilot:/s"
 
@@ -122,6 +123,44 @@ def test_a_long_tool_result_reaches_clients_cut_saying_how_much() -> None:
     [(complete, _)] = mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result))
     text = complete["result"]["content"][0]["text"]
     assert text == "z" * MAX_RESULT_CHARS + "…[truncated: 10 characters]"
+
+
+def test_with_a_content_store_a_long_tool_result_is_also_kept_whole_and_named_by_its_call() -> None:
+    store = ContentStore()
+    results = []
+    for _ in range(2):  # the same events mapped again (as fetchTurns does) name the same piece
+        mapper = EventMapper(S, store)
+        mapper.map(event("user.message", content="hi", messageId="m1"))
+        requests = [{"toolCallId": "c1", "name": "cat", "arguments": {}}]
+        mapper.map(event("assistant.message", messageId="a", content="", toolRequests=requests))
+        mapper.map(event("tool.execution_start", toolCallId="c1", toolName="cat", arguments={}))
+        result = {"content": "é" * (MAX_RESULT_CHARS + 10), "resultType": "success"}
+        [(complete, _)] = mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result))
+        results.append(complete["result"]["content"])
+    assert results[0] == results[1]
+    cut, whole = results[0]
+    assert cut["text"].endswith("…[truncated: 10 characters]")
+    assert whole == {
+        "type": "resource",
+        "uri": f"{S}/content/tool-c1",
+        "contentType": "text/plain",
+        "sizeHint": 2 * (MAX_RESULT_CHARS + 10),
+    }
+    assert store.get(whole["uri"]) == ("é" * (MAX_RESULT_CHARS + 10), "text/plain")
+    assert len(store) == 1
+
+
+def test_a_short_tool_result_is_not_put_in_the_content_store() -> None:
+    store = ContentStore()
+    mapper = EventMapper(S, store)
+    mapper.map(event("user.message", content="hi", messageId="m1"))
+    requests = [{"toolCallId": "c1", "name": "cat", "arguments": {}}]
+    mapper.map(event("assistant.message", messageId="a", content="", toolRequests=requests))
+    mapper.map(event("tool.execution_start", toolCallId="c1", toolName="cat", arguments={}))
+    result = {"content": "short", "resultType": "success"}
+    [(complete, _)] = mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result))
+    assert complete["result"]["content"] == [{"type": "text", "text": "short"}]
+    assert len(store) == 0
 
 
 def test_an_aborted_run_ends_its_turn_as_cancelled_and_its_idle_adds_nothing() -> None:

@@ -628,3 +628,41 @@ def test_the_openai_provider_without_a_key_is_refused_saying_why(
             await server.close()
 
     run(scenario())
+
+
+LONG_OUTPUT = """
+    from sdk_extension import join_session, tool
+
+    @tool(description="Print a long file")
+    def long_file() -> str:
+        return "".join(f"line {n}\\n" for n in range(5000))
+
+    join_session(tools=[long_file])
+"""
+
+
+def test_a_long_tool_result_is_offered_whole_by_reference_and_resource_read_returns_it(project: Project) -> None:
+    project.add_extension("printer", LONG_OUTPUT)
+    whole = "".join(f"line {n}\n" for n in range(5000))
+    script = [[{"text": "Reading.", "toolCalls": [{"name": "long_file", "arguments": {}}]}, {"text": "Read."}]]
+
+    async def scenario() -> None:
+        server, client = await session_with_client(project, script)
+        try:
+            client.start_turn("copilot:/one", "turn-1", "Show me the file")
+            await client.wait_for_action("session/turnComplete", turnId="turn-1")
+            [complete] = client.actions("session/toolCallComplete")
+            cut, reference = complete["result"]["content"]
+            assert cut["type"] == "text" and "…[truncated:" in cut["text"]
+            assert reference["type"] == "resource" and reference["sizeHint"] == len(whole)
+            read = await client.request("resourceRead", {"uri": reference["uri"]})
+            assert (read["data"], read["contentType"]) == (whole, "text/plain")
+            turns = await client.request("fetchTurns", {"session": "copilot:/one"})
+            [turn] = turns["turns"]
+            [call] = [part["toolCall"] for part in turn["responseParts"] if part["kind"] == "toolCall"]
+            assert call["content"][1]["uri"] == reference["uri"]
+        finally:
+            await client.close()
+            await server.close()
+
+    run(scenario())
