@@ -644,7 +644,9 @@ LONG_OUTPUT = """
 def test_a_long_tool_result_is_offered_whole_by_reference_and_resource_read_returns_it(project: Project) -> None:
     project.add_extension("printer", LONG_OUTPUT)
     whole = "".join(f"line {n}\n" for n in range(5000))
-    script = [[{"text": "Reading.", "toolCalls": [{"name": "long_file", "arguments": {}}]}, {"text": "Read."}]]
+    script: list[list[dict[str, Any]]] = [
+        [{"text": "Reading.", "toolCalls": [{"name": "long_file", "arguments": {}}]}, {"text": "Read."}]
+    ]
 
     async def scenario() -> None:
         server, client = await session_with_client(project, script)
