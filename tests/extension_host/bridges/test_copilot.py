@@ -35,7 +35,12 @@ from helpers import Project, is_log, run, wait_for_event, wait_for_exit
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is needed to run extension.mjs")
 
 GUARDED_TOOLS = """
+    import os
     from sdk_extension import join_session, tool
+
+    @tool(description="What Copilot's environment told the extension")
+    def environment() -> str:
+        return os.environ["SESSION_ID"] + " " + os.environ["COPILOT_EXTENSION_PARENT_PID"]
 
     @tool(description="Greet someone")
     def greet(name: str) -> str:
@@ -50,7 +55,7 @@ GUARDED_TOOLS = """
             return {"permission_decision": "deny", "permission_decision_reason": "blocked by python via node"}
         return None
 
-    session = join_session(tools=[greet, danger], hooks={"on_pre_tool_use": pre})
+    session = join_session(tools=[environment, greet, danger], hooks={"on_pre_tool_use": pre})
     session.log("python joined through extension.mjs")
 """
 
@@ -159,7 +164,9 @@ def test_under_node_the_python_extensions_tools_and_hooks_work_through_the_launc
             assert info.status == "running", info.error
             assert info.pid is not None
             assert Path(f"/proc/{info.pid}/exe").resolve().name.startswith("node")
-            assert set(info.tools) == {"greet", "danger"}
+            assert set(info.tools) == {"environment", "greet", "danger"}
+            seen = await host.call_tool("environment")
+            assert seen.text_result_for_llm == f"{host.session_id} {os.getpid()}"
             assert info.hooks == ("on_pre_tool_use",)
             greeting = await host.call_tool("greet", {"name": "ada"})
             assert (greeting.result_type, greeting.text_result_for_llm) == ("success", "hello ada")
@@ -282,5 +289,23 @@ def test_a_launcher_killed_outright_takes_the_python_extension_with_it(
         process.kill()
         process.wait(timeout=30)
         assert wait_for_exit(python, timeout=15), "the Python extension outlived its killed launcher"
+    finally:
+        stop_group(process)
+
+
+@needs_node
+@pytest.mark.subprocess
+def test_a_launcher_whose_extension_py_is_gone_says_so(project: Project, copilot_env: dict[str, str]) -> None:
+    folder = project.add_extension("tools", GUARDED_TOOLS)
+    export_copilot(spec_of(folder), sys.executable)
+    (folder / "extension.py").unlink()
+    process = start_launcher(folder, copilot_env)
+    try:
+        _, err = process.communicate(timeout=30)
+        assert process.returncode == 127
+        assert err.decode() == (
+            f"extension tools: {folder / 'extension.py'} is missing; "
+            "this file only starts the Python extension beside it\n"
+        )
     finally:
         stop_group(process)
