@@ -5,9 +5,10 @@ extension protocol's pipe and ``SESSION_ID`` / ``COPILOT_EXTENSION_PARENT_PID`` 
 written here starts this project's Python SDK launcher (``python -P -m sdk_extension
 extension.py``, as this host starts Python extensions) with all three standard streams passed
 through, so the Python extension joins Copilot's session itself, speaking the same protocol
-version, and forwards Copilot's environment. It passes SIGTERM, SIGINT and SIGHUP on to the
-Python process and ends as that process ended (its exit code, or the same signal); the Python
-process watches the launcher's pid, so it goes when the launcher is killed outright.
+version, and forwards Copilot's environment. The Python process leads a process group of its own,
+as under this host: the launcher passes SIGTERM, SIGINT and SIGHUP on to that group and ends as
+the Python process ended (its exit code, or the same signal); the Python launcher watches the
+launcher's pid, so it and its group go when the launcher is killed outright.
 
 Which Python runs it: ``$EXTENSION_HOST_PYTHON`` when set where Copilot runs, else the
 interpreter that ran the export (recorded in the file). A missing or unusable interpreter is
@@ -88,7 +89,9 @@ delete env.EXTENSION_HOST_LIFELINE_FD;
 delete env.NODE_CHANNEL_FD;
 delete env.NODE_CHANNEL_SERIALIZATION_MODE;
 
-const child = spawn(python, ["-P", "-m", "sdk_extension", entry], { stdio: "inherit", env });
+// Its own process group, as this host starts extensions: a stop reaches what it started too, and
+// the Python launcher ends that group by itself once this process is gone (SIGKILL included).
+const child = spawn(python, ["-P", "-m", "sdk_extension", entry], { stdio: "inherit", env, detached: true });
 child.on("error", (error) => {
   fail(
     `cannot run Python ${python} (${error.code ?? error.message}); set EXTENSION_HOST_PYTHON ` +
@@ -100,7 +103,12 @@ child.on("error", (error) => {
 const forwarded = ["SIGTERM", "SIGINT", "SIGHUP"];
 for (const signal of forwarded) {
   process.on(signal, () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      child.kill(signal);
+    }
   });
 }
 

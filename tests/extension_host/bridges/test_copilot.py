@@ -6,7 +6,6 @@ The end-to-end tests need ``node`` and are skipped without it, as the other Java
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import shutil
@@ -65,8 +64,9 @@ EXITS_WITH_3 = """
 """
 
 WAITS = """
-    import os, sys, threading
-    print(os.getpid(), file=sys.stderr, flush=True)
+    import os, subprocess, sys, threading
+    helper = subprocess.Popen([sys.executable, "-c", "import threading; threading.Event().wait()"])
+    print(os.getpid(), helper.pid, file=sys.stderr, flush=True)
     threading.Event().wait()
 """
 
@@ -257,38 +257,36 @@ def test_extension_host_python_overrides_the_recorded_interpreter(
 
 @needs_node
 @pytest.mark.subprocess
-def test_sigterm_to_the_launcher_ends_the_python_extension_and_the_launcher_the_same_way(
+def test_sigterm_to_the_launcher_ends_the_python_extension_its_group_and_the_launcher_the_same_way(
     project: Project, copilot_env: dict[str, str]
 ) -> None:
     folder = project.add_extension("waits", WAITS)
     export_copilot(spec_of(folder), sys.executable)
     process = start_launcher(folder, copilot_env)
     try:
-        python = int(first_line(process))
+        python, helper = map(int, first_line(process).split())
         process.send_signal(signal.SIGTERM)  # the launcher only, as Copilot CLI stops an extension
         assert process.wait(timeout=30) == -signal.SIGTERM
         assert wait_for_exit(python, timeout=15), "the Python extension outlived its launcher"
+        assert wait_for_exit(helper, timeout=15), "what the Python extension started outlived it"
     finally:
         stop_group(process)
 
 
 @needs_node
 @pytest.mark.subprocess
-def test_a_launcher_killed_outright_takes_the_python_extension_with_it(
-    project: Project, copilot_env: dict[str, str], tmp_path: Path
+def test_a_launcher_killed_outright_takes_the_python_extension_and_its_group_with_it(
+    project: Project, copilot_env: dict[str, str]
 ) -> None:
     folder = project.add_extension("waits", WAITS)
     export_copilot(spec_of(folder), sys.executable)
-    # Python in a group of its own, so that killing the launcher's group does not reach it.
-    wrapper = tmp_path / "python"
-    wrapper.write_text(f'#!/bin/sh\nexec setsid {json.dumps(sys.executable)} "$@"\n', encoding="utf-8")
-    wrapper.chmod(0o755)
-    process = start_launcher(folder, {**copilot_env, PYTHON_ENV: str(wrapper)})
+    process = start_launcher(folder, copilot_env)
     try:
-        python = int(first_line(process))
-        process.kill()
+        python, helper = map(int, first_line(process).split())
+        process.kill()  # the launcher only: the Python extension leads a group of its own
         process.wait(timeout=30)
         assert wait_for_exit(python, timeout=15), "the Python extension outlived its killed launcher"
+        assert wait_for_exit(helper, timeout=15), "what the Python extension started outlived it"
     finally:
         stop_group(process)
 
