@@ -1,9 +1,5 @@
-"""Bridges: this project's extensions used from other agents (Claude Code, Gemini CLI, ...).
+"""Bridges: this project's extensions used by other agents (one module per agent or protocol).
 
-Each bridge is a module of its own; nothing here is imported eagerly, so a hook command that
-imports one bridge module pays for that module only.
+Nothing here is imported eagerly, so a hook command that imports one bridge module pays for
+that module only.
 """
-
-from __future__ import annotations
-
-__all__: list[str] = []
