@@ -136,7 +136,10 @@ def run_agent_hook(
         return _failed(agent, row, f"the extensions {where}could not be asked: {exc}")
     if not isinstance(answer, dict):
         return _failed(agent, row, f"the host answered {METHOD_HOOK} with {answer!r}, not an object")
-    return row.reply(payload, answer)
+    try:
+        return row.reply(payload, answer)
+    except Exception as exc:  # an answer of an unexpected shape is no answer: a guard must still deny
+        return _failed(agent, row, f"the host's answer to {METHOD_HOOK} could not be read: {exc!r}")
 
 
 def _payload(stdin: bytes) -> dict[str, Any]:

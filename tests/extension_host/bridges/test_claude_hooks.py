@@ -193,3 +193,11 @@ def test_a_project_root_that_cannot_be_used_makes_pre_tool_use_block(tmp_path: P
     reply = run_agent_hook(CLAUDE, "PreToolUse", PRE, missing, one_shot=lambda _root, _params: {})
     assert reply.exit_code == EXIT_BLOCK
     assert str(missing) in reply.stderr
+
+
+def test_an_answer_of_the_wrong_shape_makes_pre_tool_use_block(project: Project) -> None:
+    _, reply = hook(project, "PreToolUse", PRE, {"decision": "deny", "reason": "no", "decidedBy": object()})
+    assert reply.exit_code == 0  # a reason was given: the odd field is not needed
+    _, reply = hook(project, "PreToolUse", PRE, {"decision": "allow", "modifiedArgs": {"x": object()}})
+    assert reply.exit_code == EXIT_BLOCK
+    assert "could not be read" in reply.stderr
