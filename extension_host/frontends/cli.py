@@ -41,6 +41,7 @@ from ..trust import TrustStore
 from . import render
 from .chat import add_chat_command
 from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
+from .mcp_command import add_mcp_command
 from .one_shot import ask_host_or_load, load_outcome, running_host, with_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, indent, print_json, say
 from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
@@ -162,6 +163,8 @@ def _parser() -> argparse.ArgumentParser:
     add_sessions_command(commands)
 
     add_chat_command(commands)
+
+    add_mcp_command(commands)
 
     command("demo", _demo, "scaffold an extension into a temporary project and call its tool")
 
