@@ -50,6 +50,7 @@ from .mcp_shapes import (
     tools_signature,
     unknown_tool_answer,
 )
+from .mcp_stdio import claimed_stdio
 
 __all__ = ["MAX_QUEUED_NOTIFICATIONS", "SERVER_NAME", "McpBridge"]
 
@@ -87,6 +88,9 @@ class McpBridge:
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
+        # No OpenTelemetry span per message (the SDK's default middleware): the host's events and
+        # session log are this server's trail, and the span costs a call ~50 µs even unexported.
+        self.server.middleware = []
         self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
         self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         # From the start: what extensions log while they start is told once a client is there.
@@ -97,11 +101,14 @@ class McpBridge:
     async def serve_stdio(self) -> None:
         """Serve the client on this process's stdin/stdout until it closes stdin.
 
-        The SDK moves file descriptor 1 to stderr while it serves, so anything else printed
-        (the host's own output) cannot reach the protocol stream.
+        File descriptor 1 points at stderr while it serves, so anything else printed (the
+        host's own output) cannot reach the protocol stream. Pipes are read and written on the
+        event loop (:mod:`.mcp_stdio`); anything else through the SDK's own threads.
         """
-        async with stdio_server() as (read, write):
-            await self.serve(read, write)
+        async with claimed_stdio() as pipes:
+            streams: tuple[Any, Any] = (None, None) if pipes is None else pipes
+            async with stdio_server(*streams) as (read, write):
+                await self.serve(read, write)
 
     async def serve(self, read: Any, write: Any) -> None:
         """Serve one client on these SDK streams until it goes; the host must be started.
