@@ -274,6 +274,7 @@ async def mcp_bridge_calls(ctx: Context) -> Outcome:
             figure("mcp_bridge.bridge_us", "MCP tools/call through extensions mcp (hooks, events, log)", US, b),
             figure("mcp_bridge.bridge_p99_us", "  p99 of those calls", US, run_p99s(bridges, s.warmup, 1e6)),
             figure("mcp_bridge.plain_us", "MCP tools/call, the same tool in a plain MCP SDK server", US, p),
+            figure("mcp_bridge.plain_p99_us", "  p99 of those calls", US, run_p99s(plains, s.warmup, 1e6)),
             figure("mcp_bridge.ratio", "  bridge / plain server", X, ratios(b, p), Target("<=", 1.0)),
         ]
     )

@@ -26,11 +26,15 @@ It knows the MCP SDK and the host's public API; what the messages say is :mod:`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import socket
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Final
 
 import anyio
 import mcp.types as types
+import uvicorn
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
@@ -52,12 +56,16 @@ from .mcp_shapes import (
 )
 from .mcp_stdio import claimed_stdio
 
-__all__ = ["MAX_QUEUED_NOTIFICATIONS", "SERVER_NAME", "McpBridge"]
+__all__ = ["HTTP_SHUTDOWN_SECONDS", "MAX_HTTP_CLIENTS", "MAX_QUEUED_NOTIFICATIONS", "SERVER_NAME", "McpBridge"]
 
 SERVER_NAME: Final = "extensions"
 """The name the server gives itself in ``initialize`` (and the config snippets' key)."""
 MAX_QUEUED_NOTIFICATIONS: Final = 1024
 """Notifications waiting to be sent to a slow client; past that, log entries are dropped."""
+MAX_HTTP_CLIENTS: Final = 64
+"""Clients over HTTP that get notifications (the ones that initialized last)."""
+HTTP_SHUTDOWN_SECONDS: Final = 2
+"""Seconds the HTTP server gives requests under way when it is stopped."""
 
 _LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -72,7 +80,7 @@ class McpBridge:
 
     def __init__(self, make_host: Callable[[SendHandler], ExtensionHost]) -> None:
         self.host: Final = make_host(self._on_send)
-        self._session: ServerSession | None = None
+        self._sessions: deque[ServerSession] = deque(maxlen=MAX_HTTP_CLIENTS)
         self._ready = asyncio.Event()
         self._queue: asyncio.Queue[LogEntry | str] = asyncio.Queue(MAX_QUEUED_NOTIFICATIONS)
         self._dropped = 0
@@ -113,17 +121,44 @@ class McpBridge:
     async def serve(self, read: Any, write: Any) -> None:
         """Serve one client on these SDK streams until it goes; the host must be started.
 
-        A bridge serves one client: when it goes, the bridge stops listening to the host.
+        A bridge serves once: when it is done, it stops listening to the host.
         """
-        # What the client will be offered first; later changes are compared with what it saw.
-        self._announced = tools_signature(self.host.tools.values())
         options = self.server.create_initialization_options(
             NotificationOptions(prompts_changed=True, tools_changed=True)
         )
+        await self._serving(self.server.run(read, write, options))
+
+    async def serve_http(self, sock: socket.socket) -> None:
+        """Serve MCP clients over streamable HTTP at ``/mcp`` on ``sock`` (bound and listening,
+        on loopback) until cancelled; then the server shuts down gracefully.
+
+        The SDK's app checks the ``Host`` and ``Origin`` headers of loopback servers, so a web
+        page cannot reach it through DNS rebinding. Every client that initialized gets the
+        notifications (the last :data:`MAX_HTTP_CLIENTS` of them).
+        """
+        host = sock.getsockname()[0]
+        app = self.server.streamable_http_app(host=host)  # loopback: Host and Origin are checked
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=HTTP_SHUTDOWN_SECONDS)
+        server = _QuietServer(config)
+        task = asyncio.ensure_future(server.serve(sockets=[sock]))
+
+        async def run() -> None:
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                server.should_exit = True  # finish the requests under way, then close
+                await task
+                raise
+
+        await self._serving(run())
+
+    async def _serving(self, run: Awaitable[None]) -> None:
+        # What clients will be offered first; later changes are compared with what they saw.
+        self._announced = tools_signature(self.host.tools.values())
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._send_notifications)
-                await self.server.run(read, write, options)
+                await run
                 group.cancel_scope.cancel()
         finally:
             self._unsubscribe()
@@ -179,7 +214,7 @@ class McpBridge:
 
     async def _initialized(self, ctx: Any, params: types.NotificationParams) -> None:
         # The connection's session: what notifications outside a request are sent on.
-        self._session = ctx.session
+        self._sessions.append(ctx.session)
         self._ready.set()
 
     # -- what the host says -------------------------------------------------------------
@@ -219,27 +254,36 @@ class McpBridge:
 
     async def _send_notifications(self) -> None:
         await self._ready.wait()
-        session = self._session
-        assert session is not None
         while True:
             item = await self._queue.get()
             if self._dropped:
                 dropped, self._dropped = self._dropped, 0
-                await _log(session, LogEntry("warning", "extension-host", f"{dropped} log messages were dropped"))
+                await self._send(LogEntry("warning", "extension-host", f"{dropped} log messages were dropped"))
             if item == "tools":
                 signature = tools_signature(self.host.tools.values())
                 if signature != self._announced:
                     self._announced = signature
-                    await session.send_tool_list_changed()
+                    await self._send(types.ToolListChangedNotification())
             elif item == "prompts":
-                await session.send_prompt_list_changed()
+                await self._send(types.PromptListChangedNotification())
             elif isinstance(item, LogEntry):
-                await _log(session, item)
+                await self._send(item)
+
+    async def _send(self, item: LogEntry | types.ServerNotification) -> None:
+        if isinstance(item, LogEntry):
+            params = types.LoggingMessageNotificationParams(level=item.level, logger=item.logger, data=item.message)
+            item = types.LoggingMessageNotification(params=params)
+        for session in tuple(self._sessions):
+            # Best effort: a client that went away (HTTP) drops it, and the others still get it.
+            await session.send_notification(item)
 
 
-async def _log(session: ServerSession, entry: LogEntry) -> None:
-    params = types.LoggingMessageNotificationParams(level=entry.level, logger=entry.logger, data=entry.message)
-    await session.send_notification(types.LoggingMessageNotification(params=params))
+class _QuietServer(uvicorn.Server):
+    """uvicorn's server without its own signal handlers: ``extensions mcp`` cancels it."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
 
 def _version() -> str:

@@ -8,8 +8,12 @@ as prompts, log notifications, and a new extension arriving as ``tools/list_chan
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
+import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,6 +24,7 @@ import anyio
 import mcp.types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from extension_host.bridges.mcp_config import client_config
 from helpers import Project, run
@@ -232,7 +237,57 @@ def test_the_host_itself_never_imports_the_mcp_sdk() -> None:
         "import sys, extension_host, extension_host.frontends.cli, extension_host.bridges.mcp_config\n"
         "print(sorted(name for name in sys.modules if name == 'mcp' or name.startswith('mcp.')))"
     )
-    import subprocess
-
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_over_http_on_loopback_a_client_calls_the_tools_until_the_server_is_stopped(project: Project) -> None:
+    project.add_extension("tools", TOOLS)
+    project.add_extension("guard", GUARD)
+
+    async def scenario() -> tuple[int, bytes]:
+        server = await asyncio.create_subprocess_exec(
+            *project.command("mcp", "--http", "127.0.0.1:0"),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert server.stdout is not None and server.stderr is not None
+        try:
+            url = None
+            async with asyncio.timeout(STEP_TIMEOUT):
+                while url is None:
+                    line = (await server.stderr.readline()).decode()
+                    assert line, "the server exited before it said where it listens"
+                    if found := re.search(r"over MCP \((http://127\.0\.0\.1:\d+/mcp)\)", line):
+                        url = found.group(1)
+            async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+                with anyio.fail_after(STEP_TIMEOUT):
+                    await session.initialize()
+                    assert {tool.name for tool in (await session.list_tools()).tools} == {"tools_echo", "tools_fail"}
+                    echoed = await session.call_tool("tools_echo", {"text": "over http"})
+                    assert (echoed.is_error, texts(echoed)) == (False, ["OVER HTTP"])
+                    denied = await session.call_tool("tools_echo", {"text": "a secret"})
+                    assert denied.is_error and texts(denied)[0].startswith("denied by project:guard")
+        finally:
+            server.send_signal(signal.SIGTERM)
+            async with asyncio.timeout(STEP_TIMEOUT):
+                out = await server.stdout.read()
+                await server.wait()
+        assert server.returncode is not None
+        return server.returncode, out
+
+    assert run(scenario(), timeout=120) == (0, b"")
+
+
+def test_http_listens_on_loopback_only(project: Project) -> None:
+    for spec, says in [
+        ("0.0.0.0:8765", "0.0.0.0 is not a loopback address"),
+        ("example.org:8765", "example.org is not a loopback address"),
+        ("127.0.0.1", "say HOST:PORT"),
+        ("127.0.0.1:http", "say HOST:PORT"),
+    ]:
+        done = subprocess.run(project.command("mcp", "--http", spec), capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"error: --http {spec}: ") and says in done.stderr
+        assert len(done.stderr.splitlines()) == 1
