@@ -15,12 +15,15 @@
 - the timeline's ``session.info``/``warning``/``error`` are ``notifications/message`` log
   entries (from the level the client set with ``logging/setLevel``).
 
-Notifications go out from one task in the order the host made them, at most
+It serves over stdio (:meth:`McpBridge.serve_stdio`, one client) or streamable HTTP on a
+loopback socket (:meth:`McpBridge.serve_http`, every client that initialized gets the
+notifications). Notifications go out from one task in the order the host made them, at most
 :data:`MAX_QUEUED_NOTIFICATIONS` waiting; past that, log entries are dropped and counted (the
-list changes never are: they are flags). The ``mcp`` package is imported by this module only;
-the host and the rest of the CLI never import it (:func:`~.mcp_config.mcp_missing` says what
-to install).
-It knows the MCP SDK and the host's public API; what the messages say is :mod:`.mcp_shapes`'s.
+list changes never are). Clients of the spec's 2026-07-28 revision, which has no handshake
+and no notifications outside ``subscriptions/listen``, get tools, calls and prompts but no
+change or log notifications. Only the bridges import ``mcp``; the host and the rest of the CLI
+never do (:func:`~.mcp_config.mcp_missing` says what to install). It knows the MCP SDK and the
+host's public API; what the messages say is :mod:`.mcp_shapes`'s.
 """
 
 from __future__ import annotations
