@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from . import floor, host, mcp_bridge, mcp_sdk, session_log
+from . import serve as served
 from .stats import Figure, Target, figure, interleaved, ratios, run_medians, run_p99s
 
 
@@ -466,6 +467,53 @@ async def append(ctx: Context) -> Outcome:
     )
 
 
+async def serve_turn(ctx: Context) -> Outcome:
+    """A turn with one tool call through ``extensions serve --stdio`` against ``host.send_and_wait``."""
+    s = ctx.settings
+    one = ctx.project("serve_turn", 1)
+    turns = max(3, s.calls // 30)
+    apis, serves = await interleaved(
+        s.runs, lambda: served.api_turns(one, ctx.home, turns), lambda: served.served_turns(one, ctx.home, turns)
+    )
+    warmup = 1
+    a, v = run_medians(apis, warmup, 1e3), run_medians(serves, warmup, 1e3)
+    return Outcome(
+        [
+            figure("serve_turn.api_ms", "turn with one tool call, host.send_and_wait", MS, a),
+            figure("serve_turn.serve_ms", "  the same turn through serve --stdio", MS, v),
+            figure("serve_turn.ratio", "  serve / Python API", X, ratios(v, a), Target("<=", 1.3)),
+        ]
+    )
+
+
+async def serve_fanout(ctx: Context) -> Outcome:
+    """Events of one session delivered to 10 subscribed clients on the server's socket."""
+    s = ctx.settings
+    project = ctx.project("serve_fanout", 0)
+    events = min(1000, s.calls * 10)
+    runs = [await served.fan_out(project, ctx.home, 10, events) for _ in range(s.runs)]
+    return Outcome(
+        [
+            figure(
+                "serve_fanout.median_ms",
+                f"{events} events to 10 clients: delivery latency",
+                MS,
+                run_medians(runs, 0, 1e3),
+            ),
+            figure("serve_fanout.p99_ms", "  p99 of those deliveries", MS, run_p99s(runs, 0, 1e3), Target("<=", 5)),
+        ]
+    )
+
+
+async def serve_replay(ctx: Context) -> Outcome:
+    """``reconnect`` answered with the replay of the whole buffer."""
+    s = ctx.settings
+    project = ctx.project("serve_replay", 0)
+    count = min(100_000, s.calls * 1000)
+    times = [await served.replay(project, ctx.home, count) * 1e3 for _ in range(s.runs)]
+    return Outcome([figure("serve_replay.ms", f"reconnect replaying {count:,} actions", MS, times, Target("<=", 1000))])
+
+
 SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "round_trip": round_trip,
     "in_flight": in_flight,
@@ -478,5 +526,8 @@ SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "memory": memory,
     "persistence": persistence,
     "append": append,
+    "serve_turn": serve_turn,
+    "serve_fanout": serve_fanout,
+    "serve_replay": serve_replay,
 }
 """Every scenario, in the order they run and are reported."""

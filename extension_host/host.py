@@ -34,6 +34,7 @@ from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventList
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .hooks.session_hooks import SessionHooks
 from .info import ExtensionInfo, ToolInfo
+from .launch.forkserver import ForkServer
 from .launch.process import STOP_GRACE_SECONDS
 from .outcomes import (
     ErrorDecision,
@@ -95,7 +96,8 @@ class ExtensionHost:
         fork_server: start Python extensions by forking a warm interpreter that has the SDK
             imported (much faster to start and reload; less memory); ``False``, or
             ``EXTENSION_HOST_FORK_SERVER=0`` in the environment, starts a new interpreter for
-            each. Platforms without ``fork`` always do.
+            each. Platforms without ``fork`` always do. A :class:`ForkServer` given here is
+            shared with other hosts: this one uses it and leaves stopping it to its owner.
         on_send: called for each ``session.send`` from an extension, after its checks (an
             observer); with no ``agent`` it stands in for one: the session goes idle when it
             returns. With neither, ``session.send`` fails saying there is no agent.
@@ -150,7 +152,7 @@ class ExtensionHost:
         watch: bool = True,
         stop_grace: float = STOP_GRACE_SECONDS,
         environment: Mapping[str, str] | None = None,
-        fork_server: bool = True,
+        fork_server: bool | ForkServer = True,
         on_send: SendHandler | None = None,
         trust: bool | None = None,
         allow_builtin_overrides: bool = True,

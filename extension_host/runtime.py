@@ -72,7 +72,7 @@ class ExtensionRuntime:
         tool_timeout: float,
         stop_grace: float,
         environment: Mapping[str, str] | None,
-        fork_server: bool,
+        fork_server: bool | ForkServer,
         on_send: SendHandler | None,
         on_ask: AskHandler | None,
         allow_builtin_overrides: bool,
@@ -92,12 +92,16 @@ class ExtensionRuntime:
         host_environment = dict(os.environ if environment is None else environment)
         base_environment = scrub(host_environment)
         logs = project_logs_dir(user_home, project_root)
+        # A ForkServer given is shared (e.g. by the sessions of `extensions serve`): its owner stops it.
+        self._owns_fork_server = not isinstance(fork_server, ForkServer)
         self.fork_server = (
-            ForkServer(sdk_environment(base_environment), logs / "fork-server.log")
+            fork_server
+            if isinstance(fork_server, ForkServer)
+            else ForkServer(sdk_environment(base_environment), logs / "fork-server.log")
             if fork_server and fork_server_supported() and os.environ.get("EXTENSION_HOST_FORK_SERVER") != "0"
             else None
         )
-        if self.fork_server is not None:
+        if self.fork_server is not None and self._owns_fork_server:
             rotate_log(logs / "fork-server.log")  # the server appends to it for this host's life
         self.context = SessionContext(
             session_id=session_id,
@@ -187,9 +191,9 @@ class ExtensionRuntime:
                 self._watching.cancel()
 
     async def stop(self) -> None:
-        """Stop every extension, then the fork server."""
+        """Stop every extension, then the fork server (unless it is shared: its owner stops it)."""
         await self.supervisor.stop_all()
-        if self.fork_server is not None:
+        if self.fork_server is not None and self._owns_fork_server:
             await self.fork_server.stop(self.context.stop_grace)
 
     async def apply(self, changed: set[str] | None = None) -> list[ReloadOutcome]:

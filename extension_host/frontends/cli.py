@@ -41,11 +41,13 @@ from ..trust import TrustStore
 from . import render
 from .chat import add_chat_command
 from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
+from .export import add_export_command
 from .mcp_command import add_mcp_command
 from .one_shot import ask_host_or_load, load_outcome, running_host, with_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, indent, print_json, say
 from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
 from .schema_command import add_schema_arguments, schema
+from .serve_command import add_serve_command
 from .sessions import add_sessions_command
 from .trust_commands import grant, trust
 
@@ -161,10 +163,13 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--resume", metavar="ID", help="resume this persisted session (see 'extensions sessions list')")
 
     add_sessions_command(commands)
+    add_serve_command(commands)
 
     add_chat_command(commands)
 
     add_mcp_command(commands)
+
+    add_export_command(commands)
 
     command("demo", _demo, "scaffold an extension into a temporary project and call its tool")
 

@@ -14,6 +14,7 @@ module knows URIs and bytes; what is worth storing by reference is the server's 
 from __future__ import annotations
 
 import itertools
+import re
 from collections import OrderedDict
 from typing import Final
 
@@ -25,6 +26,7 @@ MAX_CONTENT_BYTES: Final = 64 * 1024 * 1024
 """Bytes of content kept, all sessions together; the oldest pieces are forgotten beyond it."""
 MAX_CONTENT_ITEMS: Final = 10_000
 """Pieces of content kept, all sessions together; the oldest are forgotten beyond it."""
+_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
 CONTENT_SEGMENT: Final = "/content/"
 """What comes between a session's URI and a piece's name in a content URI."""
 
@@ -53,9 +55,11 @@ class ContentStore:
         """Bytes held now (text counted as UTF-8)."""
         return self._bytes
 
-    def put(self, session_uri: str, data: bytes | str, content_type: str) -> str:
+    def put(self, session_uri: str, data: bytes | str, content_type: str, *, name: str | None = None) -> str:
         """Keep ``data`` (text stays text, bytes stay bytes) and return its content URI,
-        ``<session_uri>/content/c-<n>``; older pieces are forgotten to make room.
+        ``<session_uri>/content/c-<n>``, or ``.../content/<name>`` for a ``name`` of letters,
+        digits, ``-`` and ``_`` (putting it again replaces it); older pieces are forgotten to
+        make room.
 
         Raises:
             ValueError: ``data`` alone is larger than the store may hold.
@@ -66,7 +70,11 @@ class ContentStore:
                 f"content of {size} bytes for {session_uri} is larger than the {self._max_bytes} bytes "
                 "the content store holds; pass a smaller piece"
             )
-        uri = f"{session_uri.rstrip('/')}{CONTENT_SEGMENT}c-{next(self._names)}"
+        piece = name if name is not None and _NAME.fullmatch(name) else f"c-{next(self._names)}"
+        uri = f"{session_uri.rstrip('/')}{CONTENT_SEGMENT}{piece}"
+        replaced = self._pieces.pop(uri, None)
+        if replaced is not None:  # the same piece again (a named one): one copy, now the newest
+            self._bytes -= replaced[2]
         self._pieces[uri] = (data, content_type, size)
         self._bytes += size
         while self._bytes > self._max_bytes or len(self._pieces) > self._max_items:

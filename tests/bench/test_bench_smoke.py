@@ -54,6 +54,9 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
     ),
     "persistence": (["bare_us", "kept_us", "ratio"], []),
     "append": (["bare_rate", "kept_rate", "ratio"], []),
+    "serve_turn": (["api_ms", "serve_ms", "ratio"], []),
+    "serve_fanout": (["median_ms", "p99_ms"], []),
+    "serve_replay": (["ms"], []),
 }
 
 

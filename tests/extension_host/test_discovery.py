@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from extension_host.discovery import check_name, discover
+from extension_host.bridges.copilot import launcher_text
+from extension_host.discovery import COPILOT_LAUNCHER_MARKER, check_name, discover, is_copilot_launcher
 from helpers import Project
 
 
@@ -92,3 +93,30 @@ def test_a_folder_with_two_entry_files_is_reported_not_guessed(project: Project)
     (found,) = discover(project.root, project.home)
     assert found.problem is not None
     assert "extension.py, extension.mjs" in found.problem and "keep one" in found.problem
+
+
+def test_a_generated_copilot_launcher_beside_extension_py_is_one_python_extension(project: Project) -> None:
+    """``extensions export copilot`` writes an extension.mjs that only starts the extension.py."""
+    folder = project.add_extension("tools", "")
+    (folder / "extension.mjs").write_text(launcher_text("/usr/bin/python3"), encoding="utf-8")
+    (found,) = discover(project.root, project.home)
+    assert (found.spec.entry_name, found.spec.runtime, found.problem) == ("extension.py", "python", None)
+
+
+def test_a_hand_written_extension_mjs_beside_extension_py_is_still_reported(project: Project) -> None:
+    """Only the marker line makes the pair one extension; a look-alike further down does not."""
+    folder = project.add_extension("tools", "")
+    (folder / "extension.mjs").write_text(f"// mine\n{COPILOT_LAUNCHER_MARKER}\n", encoding="utf-8")
+    (found,) = discover(project.root, project.home)
+    assert found.problem is not None and "more than one entry file (extension.py, extension.mjs)" in found.problem
+
+
+def test_a_generated_launcher_without_its_extension_py_is_a_javascript_extension(project: Project) -> None:
+    """It is then run as it is, and says itself that the Python file is missing."""
+    folder = project.root / ".github" / "extensions" / "orphan"
+    folder.mkdir(parents=True)
+    (folder / "extension.mjs").write_text(launcher_text("/usr/bin/python3"), encoding="utf-8")
+    (found,) = discover(project.root, project.home)
+    assert (found.spec.runtime, found.problem) == ("node", None)
+    assert is_copilot_launcher(folder / "extension.mjs")
+    assert not is_copilot_launcher(folder / "missing.mjs")

@@ -53,3 +53,14 @@ def test_forgetting_a_session_drops_its_pieces_only() -> None:
     with pytest.raises(ServeError):
         store.get(mine)
     assert store.get(other) == ("y", "text/plain")
+
+
+def test_a_named_piece_put_again_replaces_the_first_and_an_unusable_name_gets_a_number() -> None:
+    store = ContentStore()
+    first = store.put("copilot:/s-1", "one", "text/plain", name="tool-c1")
+    second = store.put("copilot:/s-1", "two!", "text/plain", name="tool-c1")
+    assert first == second == "copilot:/s-1/content/tool-c1"
+    assert store.get(first) == ("two!", "text/plain")
+    assert (len(store), store.size) == (1, 4)
+    odd = store.put("copilot:/s-1", "x", "text/plain", name="../escape")
+    assert odd.startswith("copilot:/s-1/content/c-") and is_content_uri(odd)

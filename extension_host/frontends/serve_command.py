@@ -1,0 +1,135 @@
+"""``extensions serve``: run the client protocol server in the foreground.
+
+``--stdio`` (the default) serves one client on stdin/stdout and ends with it; ``--socket``
+serves the project's Unix socket and ``--listen HOST:PORT`` a WebSocket, both until SIGINT or
+SIGTERM. Where it listens (and the WebSocket's token, made for this start unless ``--token``
+gives one) is printed once, on stdout, as the only line there. ``--agent NAME[:ARGUMENT]`` is
+the default agent provider of new sessions (``scripted:FILE``). Errors are one line on stderr,
+exit 1; bad usage exits 2. This module parses and prints; the server is
+:mod:`extension_host.serve`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+import sys
+from typing import Any
+
+from ..errors import ExtensionHostError
+from ..paths import find_project_root
+from ..serve.providers import PROVIDERS
+from ..serve.server import ProtocolServer, ServerOptions
+from ..serve.sessions import HostOptions
+from ..serve.transports import check_bind, serve_socket, serve_socket_path, serve_stdio, serve_websocket
+from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+
+__all__ = ["add_serve_command"]
+
+
+def add_serve_command(commands: Any) -> None:
+    """Add ``serve`` to the ``extensions`` parser's subcommands."""
+    text = "serve the client protocol (JSON-RPC) to UIs, editors and scripts: many sessions, one process"
+    parser = commands.add_parser("serve", help=text, description=text)
+    parser.set_defaults(run=_serve)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--stdio", action="store_true", help="serve one client on stdin/stdout (the default)")
+    where.add_argument("--socket", action="store_true", help="serve the project's Unix socket (this user only)")
+    where.add_argument("--listen", metavar="HOST:PORT", help="serve a WebSocket (loopback unless --allow-remote)")
+    parser.add_argument(
+        "--agent",
+        metavar="NAME[:ARG]",
+        default="scripted",
+        help=f"the agent provider of new sessions and its argument, e.g. scripted:FILE (have: {', '.join(PROVIDERS)})",
+    )
+    parser.add_argument("--allow-remote", action="store_true", help="with --listen: accept a non-loopback address")
+    parser.add_argument("--token", help="with --listen: the token clients must give (default: a new one per start)")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    name, _, argument = str(args.agent).partition(":")
+    if name not in PROVIDERS:
+        print(f"extensions serve: no agent provider {name!r}; have: {', '.join(sorted(PROVIDERS))}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        root = find_project_root(args.root)
+    except ExtensionHostError as exc:
+        print(f"extensions serve: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    options = ServerOptions(
+        provider=name,
+        provider_argument=argument or None,
+        hosts=HostOptions(args.home, args.readiness_timeout),
+        default_directory=root,
+    )
+    try:
+        if args.listen is not None:
+            host, _, port_text = str(args.listen).rpartition(":")
+            host = host.strip("[]")
+            if not host or not port_text.isdigit():
+                print(
+                    f"extensions serve: --listen wants HOST:PORT, e.g. 127.0.0.1:8765, not {args.listen}",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            check_bind(host, allow_remote=args.allow_remote, token=args.token)
+            token = args.token or secrets.token_urlsafe(24)
+            return asyncio.run(
+                _listening(
+                    options,
+                    lambda server, ready, stop: serve_websocket(server, host, int(port_text), token, ready, stop),
+                )
+            )
+        if args.socket:
+            path = serve_socket_path(root)
+            return asyncio.run(
+                _listening(options, lambda server, ready, stop: serve_socket(server, path, root, ready, stop))
+            )
+        return asyncio.run(_stdio(options))
+    except ExtensionHostError as exc:
+        print(f"extensions serve: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+async def _stdio(options: ServerOptions) -> int:
+    # The protocol gets its own copy of stdout; fd 1 then points at stderr, so that nothing
+    # printed by accident (a library, a warning) corrupts the framing.
+    protocol_out = os.dup(1)
+    os.dup2(2, 1)
+    server = ProtocolServer(options)
+    serving = asyncio.ensure_future(serve_stdio(server, os.dup(0), protocol_out))
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, serving.cancel)
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+    finally:
+        await server.close()
+    return EXIT_OK
+
+
+async def _listening(options: ServerOptions, listen: Any) -> int:
+    server = ProtocolServer(options)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+
+    def ready(where: str) -> None:
+        print(where, flush=True)
+
+    try:
+        await listen(server, ready, stop)
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signum)
+        await server.close()
+    return EXIT_OK

@@ -1,0 +1,402 @@
+"""The client protocol server: clients, their commands and actions, and the sessions they drive.
+
+A :class:`ProtocolServer` hosts many :class:`~extension_host.serve.sessions.ServedSession`\\ s
+and serves any number of client connections (:meth:`ProtocolServer.serve_client`, given a
+:class:`~sdk_extension.wire.connection.Connection`'s reader and writer by a transport). Every
+command a client may send is in one table, :attr:`ProtocolServer.commands` (method name →
+``async (client, params) -> result``): wiring another command is one entry there.
+
+- ``initialize`` must come first (anything else before it is ``INVALID_REQUEST``); it picks the
+  first of the client's ``protocolVersions`` the server speaks (:data:`PROTOCOL_VERSIONS`) or
+  fails with ``UNSUPPORTED_PROTOCOL_VERSION``.
+- Every state change is an action envelope (:mod:`extension_host.serve.actions`), folded into
+  its session's state and sent as an ``action`` notification to the session's subscribers, in
+  ``serverSeq`` order; ``notify/sessionAdded`` / ``notify/sessionRemoved`` go to every client.
+- What a client sees in answer to ``initialize``, ``reconnect`` and ``subscribe`` and what it
+  sees live never overlap or leave a gap: live envelopes wait until the answer is written.
+- A client whose queue grows past the transport's bound is dropped; the others go on.
+- ``dispatchAction`` (a notification; as a request it is answered ``null`` or an error) runs
+  a client's action (:mod:`extension_host.serve.client_actions`).
+
+This module knows the protocol's commands and who is subscribed to what; not bytes or
+sockets (:mod:`extension_host.serve.transports`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import unquote, urlparse
+
+from sdk_extension.tasks import BackgroundTasks
+from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOverflow
+from sdk_extension.wire.framing import FramingError
+from sdk_extension.wire.protocol import INVALID_PARAMS, INVALID_REQUEST
+
+from ..environment import scrub, sdk_environment
+from ..errors import ExtensionHostError
+from ..launch.forkserver import ForkServer, fork_server_supported
+from ..launch.logs import rotate_log
+from ..paths import logs_dir, user_home
+from ..validation import validate
+from . import params as shapes
+from .actions import ActionLog
+from .client_actions import dispatch
+from .content_commands import ContentCommands
+from .errors import (
+    SESSION_ALREADY_EXISTS,
+    SESSION_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ServeError,
+)
+from .providers import ProviderOptions, make_agent
+from .sessions import MAX_FETCH_TURNS, HostOptions, ServedSession, fetch_turns, fork_session
+
+__all__ = [
+    "DEFAULT_FETCH_TURNS",
+    "MAX_SESSIONS",
+    "PROTOCOL_VERSIONS",
+    "Client",
+    "CommandHandler",
+    "ProtocolServer",
+    "ServerOptions",
+]
+
+PROTOCOL_VERSIONS: Final = ("0.1.0",)
+"""The protocol versions this server speaks, most preferred first."""
+MAX_SESSIONS: Final = 32
+"""Sessions one server hosts at once; each has its own extension processes."""
+DEFAULT_FETCH_TURNS: Final = 50
+"""Turns a ``fetchTurns`` without ``limit`` returns."""
+
+CommandHandler = Callable[["Client", Any], Awaitable[Any]]
+"""A command: the client that sent it and its params → the result (or a :class:`ServeError`)."""
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """What every session of the server is made with."""
+
+    provider: str = "scripted"
+    """The agent provider of a ``createSession`` that names none."""
+    provider_argument: str | None = None
+    """The server's argument for that provider (``--agent scripted:FILE``: the file)."""
+    hosts: HostOptions = field(default_factory=HostOptions)
+    default_directory: Path | None = None
+    """A session's working directory when ``createSession`` gives none."""
+
+
+@dataclass(eq=False)
+class Client:
+    """One connected client: its connection, id and subscriptions."""
+
+    connection: Connection
+    client_id: str | None = None
+    subscriptions: set[str] = field(default_factory=set)
+    held: list[tuple[str, Any]] | None = None
+    """Notifications waiting for an answer to be written first (see :meth:`hold`)."""
+
+    def send(self, method: str, params: Any) -> None:
+        """Send a notification now, or after the answer being written (see :meth:`hold`)."""
+        if self.held is not None:
+            self.held.append((method, params))
+            return
+        self.connection.notify(method, params)
+
+    def hold(self) -> None:
+        """Keep notifications back until the answer the current command is about to send
+        has been written: the connection writes it at the loop's next turn, so they follow
+        two turns later."""
+        if self.held is not None:
+            return
+        self.held = []
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_soon, self._release)
+
+    def _release(self) -> None:
+        held, self.held = self.held or [], None
+        for method, params in held:
+            with contextlib.suppress(ConnectionClosed):
+                self.connection.notify(method, params)
+
+
+class ProtocolServer:
+    """Hosts sessions for clients; see the module's docstring."""
+
+    def __init__(self, options: ServerOptions = ServerOptions()) -> None:
+        self.options: Final = options
+        self.log: Final = ActionLog()
+        self.sessions: dict[str, ServedSession] = {}
+        self.clients: set[Client] = set()
+        self._creating: set[str] = set()
+        self._work = BackgroundTasks("the protocol server", on_error=self._report)
+        fork_server = options.hosts.fork_server
+        self._own_fork_server: ForkServer | None = None
+        if fork_server is True:
+            # One warm interpreter forks the extensions of every session.
+            self._own_fork_server = _shared_fork_server(options.hosts.user_home)
+        hosts = options.hosts
+        if self._own_fork_server is not None:
+            hosts = HostOptions(hosts.user_home, hosts.readiness_timeout, hosts.watch, self._own_fork_server)
+        self._hosts = hosts
+        self.commands: Final[dict[str, CommandHandler]] = {
+            "initialize": self._initialize,
+            "reconnect": self._reconnect,
+            "subscribe": self._subscribe,
+            "createSession": self._create_session,
+            "disposeSession": self._dispose_session,
+            "listSessions": self._list_sessions,
+            "fetchTurns": self._fetch_turns,
+            "dispatchAction": self._dispatch_request,
+        }
+        """Every command, by method name: the one place a command is added."""
+        self.content: Final = ContentCommands(self)
+        """``completions`` and the ``resource*`` commands, and the content kept by reference."""
+        self.commands.update(self.content.commands())
+
+    # -- connections ---------------------------------------------------------------------
+
+    async def serve_client(self, connection: Connection) -> None:
+        """Serve one client until its connection ends; its failure is its own."""
+        client = Client(connection)
+        for method, handler in self.commands.items():
+            connection.on_request(method, self._bind(client, method, handler))
+        connection.on_notification("dispatchAction", lambda params: self._dispatch_notification(client, params))
+        connection.on_notification("unsubscribe", lambda params: self._unsubscribe(client, params))
+        self.clients.add(client)
+        try:
+            await connection.serve()
+        except (FramingError, QueueOverflow):
+            pass  # answered with PARSE_ERROR, or it stopped reading: it loses its own connection only
+        finally:
+            self.clients.discard(client)
+            connection.close()
+
+    def _bind(self, client: Client, method: str, handler: CommandHandler) -> Callable[[Any], Awaitable[Any]]:
+        async def run(params: Any) -> Any:
+            if client.client_id is None and method not in ("initialize", "reconnect"):
+                raise ServeError(INVALID_REQUEST, f"{method}: send initialize first")
+            return await handler(client, params)
+
+        return run
+
+    async def close(self) -> None:
+        """Stop every session, close every client; idempotent."""
+        for client in list(self.clients):
+            client.connection.close("the server is stopping")
+        sessions, self.sessions = list(self.sessions.values()), {}
+        await asyncio.gather(*(session.stop() for session in sessions), return_exceptions=True)
+        await self._work.wait()
+        if self._own_fork_server is not None:
+            await self._own_fork_server.stop()
+
+    # -- publishing ----------------------------------------------------------------------
+
+    def publish(self, session: ServedSession, action: dict[str, Any], origin: dict[str, Any] | None) -> None:
+        """Number ``action`` of ``session``, fold it into its state, send it to its subscribers."""
+        envelope = self.log.append(action, origin)
+        session.apply(action)
+        for client in [client for client in self.clients if session.uri in client.subscriptions]:
+            self._send(client, "action", envelope)
+
+    def _broadcast(self, method: str, params: Any) -> None:
+        for client in [client for client in self.clients if client.client_id is not None]:
+            self._send(client, method, params)
+
+    def _send(self, client: Client, method: str, params: Any) -> None:
+        try:
+            client.send(method, params)
+        except QueueOverflow:
+            # It stopped reading: it is dropped (the connection said why), the others go on.
+            self.clients.discard(client)
+        except ConnectionClosed:
+            self.clients.discard(client)
+
+    # -- commands ------------------------------------------------------------------------
+
+    async def _initialize(self, client: Client, params: Any) -> dict[str, Any]:
+        checked = validate("initialize", shapes.InitializeParams, params)
+        version = next((v for v in checked["protocolVersions"] if v in PROTOCOL_VERSIONS), None)
+        if version is None:
+            offered = ", ".join(checked["protocolVersions"])
+            raise ServeError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"this server speaks protocol {', '.join(PROTOCOL_VERSIONS)}, not {offered}",
+                {"supportedVersions": list(PROTOCOL_VERSIONS)},
+            )
+        client.client_id = checked["clientId"]
+        wanted = checked.get("initialSubscriptions", [])
+        client.subscriptions = {uri for uri in wanted if uri in self.sessions}
+        client.hold()
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "serverSeq": self.log.server_seq,
+            "snapshots": [self.sessions[uri].snapshot(self.log.server_seq) for uri in sorted(client.subscriptions)],
+        }
+        if self.options.default_directory is not None:
+            result["defaultDirectory"] = self.options.default_directory.as_uri()
+        return result
+
+    async def _reconnect(self, client: Client, params: Any) -> dict[str, Any]:
+        checked = validate("reconnect", shapes.ReconnectParams, params)
+        client.client_id = checked["clientId"]
+        wanted = list(dict.fromkeys(checked["subscriptions"]))
+        live = {uri for uri in wanted if uri in self.sessions}
+        missing = [uri for uri in wanted if uri not in live]
+        client.subscriptions = live
+        client.hold()
+        missed = self.log.since(checked["lastSeenServerSeq"])
+        if missed is None:
+            return {
+                "type": "snapshot",
+                "snapshots": [self.sessions[uri].snapshot(self.log.server_seq) for uri in sorted(live)],
+                "missing": missing,
+            }
+        actions = [envelope for envelope in missed if envelope["action"].get("session") in live]
+        return {"type": "replay", "actions": actions, "missing": missing}
+
+    async def _subscribe(self, client: Client, params: Any) -> dict[str, Any]:
+        uri = validate("subscribe", shapes.SubscribeParams, params)["resource"]
+        session = self.session(uri)
+        if len(client.subscriptions) >= shapes.MAX_SUBSCRIPTIONS:
+            raise ServeError(INVALID_PARAMS, f"subscribe: at most {shapes.MAX_SUBSCRIPTIONS} subscriptions per client")
+        client.subscriptions.add(uri)
+        client.hold()
+        return {"snapshot": session.snapshot(self.log.server_seq)}
+
+    def _unsubscribe(self, client: Client, params: Any) -> None:
+        resource = params.get("resource", params.get("channel")) if isinstance(params, dict) else None
+        if isinstance(resource, str):
+            client.subscriptions.discard(resource)
+
+    async def _create_session(self, client: Client, params: Any) -> None:
+        checked = validate("createSession", shapes.CreateSessionParams, params)
+        uri = checked["session"]
+        if uri in self.sessions or uri in self._creating:
+            raise ServeError(SESSION_ALREADY_EXISTS, f"a session {uri} exists already; choose another URI")
+        if len(self.sessions) + len(self._creating) >= MAX_SESSIONS:
+            raise ServeError(
+                INVALID_REQUEST, f"this server hosts at most {MAX_SESSIONS} sessions; dispose of one first"
+            )
+        directory = self._working_directory(checked.get("workingDirectory"))
+        provider = checked.get("provider", self.options.provider)
+        model = checked.get("model")
+        model_id = model["id"] if isinstance(model, dict) else model
+        argument = self.options.provider_argument if provider == self.options.provider else None
+        agent = make_agent(provider, ProviderOptions(argument, model_id))
+        fork = checked.get("fork")
+        source = self.session(fork["session"]) if fork is not None else None
+        self._creating.add(uri)
+        try:
+            forked = await fork_session(source, fork["turnId"]) if source is not None and fork is not None else None
+            try:
+                session = ServedSession(
+                    uri,
+                    directory,
+                    provider,
+                    agent,
+                    model_id,
+                    self._hosts,
+                    self.publish,
+                    resume=forked,
+                    contents=self.content.contents,
+                )
+            except ExtensionHostError as exc:
+                raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None
+            if source is not None:
+                session.turn_ids.update(source.turn_ids)  # the fork's turns keep the source's client ids
+            try:
+                await session.start()
+            except BaseException as exc:
+                # What started before the failure is stopped again.
+                await asyncio.shield(session.stop())
+                if isinstance(exc, ExtensionHostError):
+                    raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None
+                raise
+            self.sessions[uri] = session
+            self.content.session_added(uri, directory)
+        finally:
+            self._creating.discard(uri)
+        self._broadcast("notify/sessionAdded", {"summary": session.summary()})
+
+    async def _dispose_session(self, client: Client, params: Any) -> None:
+        uri = validate("disposeSession", shapes.SessionParams, params)["session"]
+        session = self.session(uri)
+        del self.sessions[uri]
+        self.content.session_removed(uri)
+        for other in self.clients:
+            other.subscriptions.discard(uri)
+        await session.stop()
+        self._broadcast("notify/sessionRemoved", {"session": uri})
+
+    async def _list_sessions(self, client: Client, params: Any) -> dict[str, Any]:
+        return {"items": [session.summary() for session in self.sessions.values()]}
+
+    async def _fetch_turns(self, client: Client, params: Any) -> dict[str, Any]:
+        checked = validate("fetchTurns", shapes.FetchTurnsParams, params)
+        session = self.session(checked["session"])
+        limit = min(checked.get("limit", DEFAULT_FETCH_TURNS), MAX_FETCH_TURNS)
+        return fetch_turns(session, checked.get("before"), limit)
+
+    # -- client actions ------------------------------------------------------------------
+
+    async def _dispatch_request(self, client: Client, params: Any) -> None:
+        dispatch(self, client, params)
+
+    def _dispatch_notification(self, client: Client, params: Any) -> None:
+        if client.client_id is None:
+            return  # before initialize: nobody to tell, nothing to do
+        try:
+            dispatch(self, client, params)
+        except ServeError as exc:
+            # A notification has no answer: the server's log says why it was dropped.
+            print(f"extensions serve: dropped an action of client {client.client_id}: {exc}", file=sys.stderr)
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` in the background; the server waits for it when it closes, and reports
+        its failure on stderr."""
+        self._work.spawn(work)
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def session(self, uri: str) -> ServedSession:
+        """The session ``uri``.
+
+        Raises:
+            ServeError: ``SESSION_NOT_FOUND``, naming it.
+        """
+        session = self.sessions.get(uri)
+        if session is None:
+            raise ServeError(SESSION_NOT_FOUND, f"no session {uri} on this server; create it with createSession")
+        return session
+
+    def _working_directory(self, uri: str | None) -> Path:
+        if uri is None:
+            if self.options.default_directory is None:
+                raise ServeError(INVALID_PARAMS, "createSession: give a workingDirectory (a file: URI)")
+            return self.options.default_directory
+        parsed = urlparse(uri)
+        if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+            raise ServeError(INVALID_PARAMS, f"createSession: workingDirectory must be a file: URI, not {uri}")
+        path = Path(unquote(parsed.path))
+        if not path.is_dir():
+            raise ServeError(INVALID_PARAMS, f"createSession: working directory {path} is not a folder")
+        return path
+
+    def _report(self, _task: Any, error: BaseException) -> None:
+        print(f"extensions serve: {type(error).__name__}: {error}", file=sys.stderr)
+
+
+def _shared_fork_server(home: Path | None) -> ForkServer | None:
+    if not fork_server_supported() or os.environ.get("EXTENSION_HOST_FORK_SERVER") == "0":
+        return None
+    log = logs_dir(user_home(home)) / "serve-fork-server.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    rotate_log(log)  # the server appends to it for its whole life
+    return ForkServer(sdk_environment(scrub(dict(os.environ))), log)

@@ -1,0 +1,170 @@
+"""Action envelopes in memory: the sequence and its bounded replay buffer, and how host events
+become session actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from extension_host.serve.actions import MAX_RESULT_CHARS, ActionLog, EventMapper
+from extension_host.serve.contents import ContentStore
+
+S = "copilot:/s"
+
+
+def event(kind: str, **data: Any) -> dict[str, Any]:
+    return {"id": "e", "timestamp": "t", "parentId": None, "type": kind, "data": data}
+
+
+def kinds(mapped: list[tuple[dict[str, Any], Any]]) -> list[str]:
+    return [action["type"] for action, _ in mapped]
+
+
+def test_the_log_numbers_envelopes_from_one_and_replays_what_follows_a_sequence_number() -> None:
+    log = ActionLog(capacity=3)
+    for number in range(5):
+        log.append({"type": "x", "n": number}, {"clientId": "c", "clientSeq": number} if number == 4 else None)
+    assert log.server_seq == 5
+    replay = log.since(3)
+    assert replay is not None
+    assert [(e["serverSeq"], e["action"]["n"], e["origin"]) for e in replay] == [
+        (4, 3, None),
+        (5, 4, {"clientId": "c", "clientSeq": 4}),
+    ]
+    at_end = log.since(5)
+    assert at_end is not None and list(at_end) == []
+    assert log.since(2) is not None and log.since(1) is None  # envelope 2 is gone from a buffer of 3
+    assert log.since(6) is None  # a sequence this server never reached: another server's
+
+
+def test_a_turn_of_deltas_makes_one_markdown_part_and_its_final_message_adds_nothing() -> None:
+    mapper = EventMapper(S)
+    started = mapper.map(event("user.message", content="hi", messageId="m1"))
+    assert started == [
+        ({"type": "session/turnStarted", "session": S, "turnId": "m1", "userMessage": {"text": "hi"}}, None)
+    ]
+    mapped = mapper.map(event("assistant.message_delta", messageId="a1", deltaContent="Hel"))
+    mapped += mapper.map(event("assistant.message_delta", messageId="a1", deltaContent="lo"))
+    mapped += mapper.map(event("assistant.message", messageId="a1", content="Hello"))
+    assert kinds(mapped) == ["session/responsePart", "session/delta", "session/delta"]
+    assert kinds(mapper.map(event("session.idle"))) == ["session/turnComplete"]
+    assert mapper.turn_id is None
+    assert mapper.map(event("assistant.message", messageId="a2", content="late")) == []
+
+
+def test_a_client_started_turn_opens_with_the_clients_action_and_origin() -> None:
+    mapper = EventMapper(S)
+    action = {"type": "session/turnStarted", "session": S, "turnId": "mine", "userMessage": {"text": "hi"}}
+    origin = {"clientId": "c", "clientSeq": 7}
+    mapper.claim_turn("m1", "mine", action, origin)
+    assert mapper.map(event("user.message", content="hi", messageId="m1")) == [(action, origin)]
+    assert mapper.turn_id == "mine"
+    # A second prompt queued behind it closes it first.
+    mapped = mapper.map(event("user.message", content="next", messageId="m2"))
+    assert kinds(mapped) == ["session/turnComplete", "session/turnStarted"]
+    assert mapped[0][0]["turnId"] == "mine"
+
+
+def test_a_hooks_own_decision_is_no_request_and_a_client_resolution_is_not_repeated() -> None:
+    mapper = EventMapper(S)
+    mapper.map(event("user.message", content="hi", messageId="m1"))
+    hook = {"kind": "hook", "toolName": "x", "toolCallId": "c1", "hookMessage": "no"}
+    assert mapper.map(event("permission.requested", requestId="p0", permissionRequest=hook, resolvedByHook=True)) == []
+    assert mapper.map(event("permission.completed", requestId="p0", result={"kind": "denied"})) == []
+    asked = mapper.map(event("permission.requested", requestId="p1", permissionRequest=hook))
+    assert kinds(asked) == ["session/permissionRequest"]
+    assert asked[0][0]["request"] == {
+        "requestId": "p1",
+        "permissionKind": "hook",
+        "toolCallId": "c1",
+        "toolName": "x",
+        "message": "no",
+    }
+    mapper.client_resolved("p1")
+    assert mapper.map(event("permission.completed", requestId="p1", result={"kind": "approved"})) == []
+    mapper.map(event("permission.requested", requestId="p2", permissionRequest=hook))
+    [(resolved, _)] = mapper.map(event("permission.completed", requestId="p2", result={"kind": "approved"}))
+    assert resolved["approved"] is True and resolved["requestId"] == "p2"
+
+
+def test_a_call_denied_before_it_ran_is_made_ready_then_completed_unsuccessfully() -> None:
+    mapper = EventMapper(S)
+    mapper.map(event("user.message", content="hi", messageId="m1"))
+    requests = [{"toolCallId": "c1", "name": "rm", "arguments": {}}]
+    assert kinds(mapper.map(event("assistant.message", messageId="a", content="", toolRequests=requests))) == [
+        "session/toolCallStart"
+    ]
+    result = {"content": "denied", "resultType": "denied"}
+    mapped = mapper.map(event("tool.execution_complete", toolCallId="c1", success=False, result=result))
+    assert kinds(mapped) == ["session/toolCallReady", "session/toolCallComplete"]
+    assert mapped[1][0]["result"]["success"] is False
+    # The second result for the same call (a post hook's) adds nothing.
+    assert mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result)) == []
+
+
+def test_the_log_forgets_its_oldest_envelopes_beyond_its_size_bound() -> None:
+    log = ActionLog(capacity=1000, max_bytes=10_000)
+    for number in range(10):
+        log.append({"type": "session/delta", "session": S, "content": "x" * 3000, "n": number})
+    assert log.since(7) is not None and log.since(6) is None  # three of 3 KB fit in 10 KB
+    [newest] = list(log.since(9) or [])
+    assert newest["action"]["n"] == 9
+    log.append({"type": "session/delta", "session": S, "content": "y" * 50_000})
+    last = log.since(10)
+    assert last is not None and len(list(last)) == 1  # one larger than the bound is still kept
+
+
+def test_a_long_tool_result_reaches_clients_cut_saying_how_much() -> None:
+    mapper = EventMapper(S)
+    mapper.map(event("user.message", content="hi", messageId="m1"))
+    requests = [{"toolCallId": "c1", "name": "cat", "arguments": {}}]
+    mapper.map(event("assistant.message", messageId="a", content="", toolRequests=requests))
+    mapper.map(event("tool.execution_start", toolCallId="c1", toolName="cat", arguments={}))
+    result = {"content": "z" * (MAX_RESULT_CHARS + 10), "resultType": "success"}
+    [(complete, _)] = mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result))
+    text = complete["result"]["content"][0]["text"]
+    assert text == "z" * MAX_RESULT_CHARS + "…[truncated: 10 characters]"
+
+
+def test_with_a_content_store_a_long_tool_result_is_also_kept_whole_and_named_by_its_call() -> None:
+    store = ContentStore()
+    results = []
+    for _ in range(2):  # the same events mapped again (as fetchTurns does) name the same piece
+        mapper = EventMapper(S, store)
+        mapper.map(event("user.message", content="hi", messageId="m1"))
+        requests = [{"toolCallId": "c1", "name": "cat", "arguments": {}}]
+        mapper.map(event("assistant.message", messageId="a", content="", toolRequests=requests))
+        mapper.map(event("tool.execution_start", toolCallId="c1", toolName="cat", arguments={}))
+        result = {"content": "é" * (MAX_RESULT_CHARS + 10), "resultType": "success"}
+        [(complete, _)] = mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result))
+        results.append(complete["result"]["content"])
+    assert results[0] == results[1]
+    cut, whole = results[0]
+    assert cut["text"].endswith("…[truncated: 10 characters]")
+    assert whole == {
+        "type": "resource",
+        "uri": f"{S}/content/tool-c1",
+        "contentType": "text/plain",
+        "sizeHint": 2 * (MAX_RESULT_CHARS + 10),
+    }
+    assert store.get(whole["uri"]) == ("é" * (MAX_RESULT_CHARS + 10), "text/plain")
+    assert len(store) == 1
+
+
+def test_a_short_tool_result_is_not_put_in_the_content_store() -> None:
+    store = ContentStore()
+    mapper = EventMapper(S, store)
+    mapper.map(event("user.message", content="hi", messageId="m1"))
+    requests = [{"toolCallId": "c1", "name": "cat", "arguments": {}}]
+    mapper.map(event("assistant.message", messageId="a", content="", toolRequests=requests))
+    mapper.map(event("tool.execution_start", toolCallId="c1", toolName="cat", arguments={}))
+    result = {"content": "short", "resultType": "success"}
+    [(complete, _)] = mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result))
+    assert complete["result"]["content"] == [{"type": "text", "text": "short"}]
+    assert len(store) == 0
+
+
+def test_an_aborted_run_ends_its_turn_as_cancelled_and_its_idle_adds_nothing() -> None:
+    mapper = EventMapper(S)
+    mapper.map(event("user.message", content="hi", messageId="m1"))
+    assert kinds(mapper.map(event("abort", reason="user_initiated"))) == ["session/turnCancelled"]
+    assert mapper.map(event("session.idle", aborted=True)) == []

@@ -1,0 +1,140 @@
+"""A client of ``extensions serve`` for the tests: a JSON-RPC connection that records what the
+server sends unasked (action envelopes, session notifications) and waits on it, bounded."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from extension_host.serve.server import ProtocolServer, ServerOptions
+from extension_host.serve.sessions import HostOptions
+from sdk_extension.wire.connection import Connection
+
+VERSION = "0.1.0"
+_SERVING: set[asyncio.Future[None]] = set()
+
+
+class ServeClient:
+    """One client: ``request`` commands, ``dispatch`` actions, ``wait_for`` what arrives."""
+
+    def __init__(self, connection: Connection, client_id: str = "client-1") -> None:
+        self.connection = connection
+        self.client_id = client_id
+        self.envelopes: list[dict[str, Any]] = []
+        self.notifications: list[tuple[str, Any]] = []
+        self._changed = asyncio.Event()
+        self._seq = 0
+        connection.on_notification("action", self._on_action)
+        connection.on_notification(
+            "notify/sessionAdded", lambda params: self._on_notification("notify/sessionAdded", params)
+        )
+        connection.on_notification(
+            "notify/sessionRemoved", lambda params: self._on_notification("notify/sessionRemoved", params)
+        )
+        self._serving = asyncio.ensure_future(self._serve())
+
+    async def _serve(self) -> None:
+        try:
+            await connection_serve(self.connection)
+        finally:
+            self._changed.set()
+
+    def _on_action(self, envelope: Any) -> None:
+        self.envelopes.append(envelope)
+        self._changed.set()
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        self.notifications.append((method, params))
+        self._changed.set()
+
+    @property
+    def closed(self) -> bool:
+        return self._serving.done()
+
+    async def request(self, method: str, params: Any = None, timeout: float = 60) -> Any:
+        return await self.connection.request(method, params, timeout=timeout)
+
+    async def initialize(self, subscriptions: list[str] | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"protocolVersions": [VERSION], "clientId": self.client_id}
+        if subscriptions:
+            params["initialSubscriptions"] = subscriptions
+        result: dict[str, Any] = await self.request("initialize", params)
+        return result
+
+    async def create_session(self, uri: str, directory: Path, **extra: Any) -> None:
+        await self.request("createSession", {"session": uri, "workingDirectory": directory.as_uri(), **extra})
+
+    def dispatch(self, action: dict[str, Any]) -> int:
+        self._seq += 1
+        self.connection.notify("dispatchAction", {"clientSeq": self._seq, "action": action})
+        return self._seq
+
+    def start_turn(self, session: str, turn_id: str, text: str) -> int:
+        return self.dispatch(
+            {"type": "session/turnStarted", "session": session, "turnId": turn_id, "userMessage": {"text": text}}
+        )
+
+    def actions(self, kind: str | None = None) -> list[dict[str, Any]]:
+        return [e["action"] for e in self.envelopes if kind is None or e["action"]["type"] == kind]
+
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 30) -> Any:
+        """Wait until ``predicate()`` is truthy (checked whenever something arrives); its value."""
+        async with asyncio.timeout(timeout):
+            while True:
+                value = predicate()
+                if value:
+                    return value
+                if self.closed:
+                    raise AssertionError("the connection ended while waiting")
+                self._changed.clear()
+                await self._changed.wait()
+
+    async def wait_for_action(self, kind: str, timeout: float = 30, **fields: Any) -> dict[str, Any]:
+        def found() -> dict[str, Any] | None:
+            for action in self.actions(kind):
+                if all(action.get(key) == value for key, value in fields.items()):
+                    return action
+            return None
+
+        result: dict[str, Any] = await self.wait_for(found, timeout)
+        return result
+
+    async def close(self) -> None:
+        self.connection.close()
+        await asyncio.gather(self._serving, return_exceptions=True)
+
+
+async def connection_serve(connection: Connection) -> None:
+    try:
+        await connection.serve()
+    except Exception:
+        pass
+
+
+async def connect_in_process(server: ProtocolServer, client_id: str = "client-1") -> ServeClient:
+    """A client of ``server`` over a socket pair in this process (the server's side served as a task)."""
+    ours, theirs = socket.socketpair()
+    server_reader, server_writer = await asyncio.open_connection(sock=theirs)
+    from extension_host.serve.transports import client_connection
+
+    serving = asyncio.ensure_future(server.serve_client(client_connection(server_reader, server_writer)))
+    _SERVING.add(serving)
+    serving.add_done_callback(_SERVING.discard)
+    reader, writer = await asyncio.open_connection(sock=ours)
+    return ServeClient(Connection(reader, writer, max_message_bytes=128 * 1024 * 1024), client_id)
+
+
+def write_script(path: Path, prompts: list[list[dict[str, Any]]]) -> Path:
+    """An agent script for ``--agent scripted:FILE``."""
+    path.write_text(json.dumps(prompts), encoding="utf-8")
+    return path
+
+
+def in_process_server(script: Path, home: Path, **options: Any) -> ProtocolServer:
+    return ProtocolServer(
+        ServerOptions(provider="scripted", provider_argument=str(script), hosts=HostOptions(home, **options))
+    )
