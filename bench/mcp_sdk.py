@@ -73,9 +73,22 @@ class McpServer:
     groups) must be left by the task that entered them; calls may come from any task.
     """
 
-    def __init__(self, script: Path, *, list_tools: bool = True) -> None:
+    def __init__(
+        self,
+        script: Path,
+        *,
+        list_tools: bool = True,
+        module_args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        tool: str = "echo",
+    ) -> None:
+        """``module_args`` run ``python ARGS`` instead of the script (``-m extension_host ... mcp``),
+        with ``env`` as its environment; ``tool`` is the echo tool's name there."""
         self.script = script
         self.session: Any = None
+        self._module_args = module_args
+        self._env = env
+        self._tool = tool
         # A unique argument, so this server's pid can be told apart from its siblings'.
         self._marker = f"--bench-{uuid.uuid4().hex}"
         self._list_tools = list_tools
@@ -87,7 +100,11 @@ class McpServer:
     async def _serve(self) -> None:
         from mcp import ClientSession, StdioServerParameters, stdio_client
 
-        params = StdioServerParameters(command=sys.executable, args=[str(self.script), self._marker])
+        if self._module_args is None:
+            args = [str(self.script), self._marker]
+        else:  # the marker as an interpreter option, which a command's own parser never sees
+            args = [f"-X{self._marker}", *self._module_args]
+        params = StdioServerParameters(command=sys.executable, args=args, env=self._env)
         try:
             # The server logs a line per request to stderr; the host sends extensions' stderr to
             # a file, so neither side pays a terminal.
@@ -124,7 +141,7 @@ class McpServer:
 
     async def call(self, text: str = "hi") -> str:
         """Call ``echo`` once and return its text."""
-        result = await self.session.call_tool("echo", {"text": text})
+        result = await self.session.call_tool(self._tool, {"text": text})
         answer: str = result.content[0].text
         return answer
 

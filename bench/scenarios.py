@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from . import floor, host, mcp_sdk, session_log
+from . import floor, host, mcp_bridge, mcp_sdk, session_log
 from . import serve as served
 from .stats import Figure, Target, figure, interleaved, ratios, run_medians, run_p99s
 
@@ -253,6 +253,30 @@ async def mcp_calls(ctx: Context) -> Outcome:
             figure("mcp_calls.host_rate", f"host.call_tool, {s.width} in flight (same runs)", RATE, host_rates),
             figure("mcp_calls.mcp_rate", f"MCP SDK, {s.width} in flight", RATE, mcp_rates),
             figure("mcp_calls.rate_ratio", "  host / MCP calls/s", X, ratios(host_rates, mcp_rates)),
+        ]
+    )
+
+
+async def mcp_bridge_calls(ctx: Context) -> Outcome:
+    """An MCP ``tools/call`` through ``extensions mcp`` against the same tool in a plain MCP SDK server."""
+    if ctx.mcp_missing:
+        return Outcome(notes=[f"skipped: {ctx.mcp_missing}"])
+    s = ctx.settings
+    one = ctx.project("mcp_bridge", 1)
+    script = ctx.mcp_script("mcp_bridge_server")
+    bridges, plains = await interleaved(
+        s.runs,
+        lambda: mcp_bridge.bridge_calls(one, ctx.home, s.calls),
+        lambda: mcp_bridge.plain_calls(script, s.calls),
+    )
+    b, p = run_medians(bridges, s.warmup, 1e6), run_medians(plains, s.warmup, 1e6)
+    return Outcome(
+        [
+            figure("mcp_bridge.bridge_us", "MCP tools/call through extensions mcp (hooks, events, log)", US, b),
+            figure("mcp_bridge.bridge_p99_us", "  p99 of those calls", US, run_p99s(bridges, s.warmup, 1e6)),
+            figure("mcp_bridge.plain_us", "MCP tools/call, the same tool in a plain MCP SDK server", US, p),
+            figure("mcp_bridge.plain_p99_us", "  p99 of those calls", US, run_p99s(plains, s.warmup, 1e6)),
+            figure("mcp_bridge.ratio", "  bridge / plain server", X, ratios(b, p), Target("<=", 1.0)),
         ]
     )
 
@@ -496,6 +520,7 @@ SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "hooks": hooks,
     "hook_point": hook_point,
     "mcp_calls": mcp_calls,
+    "mcp_bridge": mcp_bridge_calls,
     "start": start,
     "reload": reload,
     "memory": memory,

@@ -43,6 +43,7 @@ from .chat import add_chat_command
 from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
 from .export import add_export_command
 from .hook_command import add_hook_command
+from .mcp_command import add_mcp_command
 from .one_shot import ask_host_or_load, load_outcome, running_host, with_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, indent, print_json, say
 from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
@@ -166,6 +167,8 @@ def _parser() -> argparse.ArgumentParser:
     add_serve_command(commands)
 
     add_chat_command(commands)
+
+    add_mcp_command(commands)
 
     add_export_command(commands)
 

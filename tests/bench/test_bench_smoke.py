@@ -2,8 +2,9 @@
 reports figures of the right shape.
 
 Nothing about speed is asserted: the machines this runs on are noisy, and a smoke run's
-numbers mean nothing. The MCP comparisons need the ``bench`` extra; without it (as in CI) they
-must be skipped with a note, and the rest must still run.
+numbers mean nothing. The MCP comparisons need the ``bench`` or ``mcp`` extra (the ``test``
+extra has it, so CI runs them); without it they must be skipped with a note, and the rest must
+still run.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
     "hooks": (["floor_us", "host_us", "host_p99_us", "ratio"], []),
     "hook_point": (["runner_us", "builtin_us", "builtin_bare_us", "difference_us"], []),
     "mcp_calls": ([], ["host_us", "mcp_us", "mcp_p99_us", "speedup", "host_rate", "mcp_rate", "rate_ratio"]),
+    "mcp_bridge": ([], ["bridge_us", "bridge_p99_us", "plain_us", "plain_p99_us", "ratio"]),
     "start": (
         ["bare_ms", "one_ms", "one_ratio", "ext1_ms", "ext2_ms"],
         ["mcp1_ms", "mcp1_ratio", "mcp2_ms", "mcp2_ratio"],

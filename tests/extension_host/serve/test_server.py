@@ -4,6 +4,8 @@ with a tool call, hooks, a permission a client resolves, reconnecting, fetchTurn
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -54,15 +56,21 @@ def served(project: Project, prompts: list[list[dict[str, Any]]]) -> ProtocolSer
     return in_process_server(script, project.home)
 
 
-async def session_with_client(
+@asynccontextmanager
+async def served_session(
     project: Project, prompts: list[list[dict[str, Any]]], uri: str = "copilot:/one"
-) -> tuple[ProtocolServer, ServeClient]:
+) -> AsyncIterator[tuple[ProtocolServer, ServeClient]]:
+    """A server with one session ``uri`` and a client subscribed to it; both closed after."""
     server = served(project, prompts)
     client = await connect_in_process(server)
-    await client.initialize()
-    await client.create_session(uri, project.root)
-    await client.request("subscribe", {"resource": uri})
-    return server, client
+    try:
+        await client.initialize()
+        await client.create_session(uri, project.root)
+        await client.request("subscribe", {"resource": uri})
+        yield server, client
+    finally:
+        await client.close()
+        await server.close()
 
 
 def test_initialize_picks_the_first_version_the_server_speaks_and_reports_the_sequence(project: Project) -> None:
@@ -149,8 +157,7 @@ def test_a_turn_with_a_tool_call_reaches_the_client_as_actions_and_ends_in_the_s
     project.add_extension("counter", COUNTER)
 
     async def scenario() -> None:
-        server, client = await session_with_client(project, COUNT_THEN_ANSWER)
-        try:
+        async with served_session(project, COUNT_THEN_ANSWER) as (_server, client):
             client.start_turn("copilot:/one", "turn-1", "How many words?")
             await client.wait_for_action("session/turnComplete", turnId="turn-1")
             kinds = [action["type"] for action in client.actions()]
@@ -179,9 +186,6 @@ def test_a_turn_with_a_tool_call_reaches_the_client_as_actions_and_ends_in_the_s
             assert parts[1]["toolCall"]["status"] == "completed"
             assert parts[2]["content"] == "Three words."
             assert snapshot["state"]["summary"]["status"] == "idle"
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
@@ -191,8 +195,7 @@ def test_a_client_resolves_the_permission_a_hook_asks_for(project: Project) -> N
     project.add_extension("guard", ASKING_GUARD)
 
     async def scenario() -> None:
-        server, client = await session_with_client(project, COUNT_THEN_ANSWER)
-        try:
+        async with served_session(project, COUNT_THEN_ANSWER) as (_server, client):
             client.start_turn("copilot:/one", "turn-1", "count please")
             asked = await client.wait_for_action("session/permissionRequest")
             request = asked["request"]
@@ -218,9 +221,6 @@ def test_a_client_resolves_the_permission_a_hook_asks_for(project: Project) -> N
             assert answered.value.code == INVALID_PARAMS and request["requestId"] in answered.value.message
             [complete] = client.actions("session/toolCallComplete")
             assert complete["result"]["success"] is True
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
@@ -230,8 +230,7 @@ def test_a_denied_permission_reaches_the_agent_and_cancels_the_call(project: Pro
     project.add_extension("guard", ASKING_GUARD)
 
     async def scenario() -> None:
-        server, client = await session_with_client(project, COUNT_THEN_ANSWER)
-        try:
+        async with served_session(project, COUNT_THEN_ANSWER) as (server, client):
             client.start_turn("copilot:/one", "turn-1", "count please")
             request = (await client.wait_for_action("session/permissionRequest"))["request"]
             client.dispatch(
@@ -251,9 +250,6 @@ def test_a_denied_permission_reaches_the_agent_and_cancels_the_call(project: Pro
             agent = server.sessions["copilot:/one"].agent
             tool_result = agent.requests[1].messages[-1]  # type: ignore[attr-defined]
             assert "not now" in tool_result.content
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
@@ -307,43 +303,41 @@ def test_two_sessions_run_side_by_side_and_two_clients_see_the_same_sequence(pro
 def test_a_dropped_client_reconnects_and_gets_what_it_missed_replayed(project: Project) -> None:
     async def scenario() -> None:
         prompts = [[{"text": "one"}], [{"text": "two"}], [{"text": "three"}]]
-        server, client = await session_with_client(project, prompts)
-        watcher = await connect_in_process(server, "watcher")
-        try:
-            await watcher.initialize(["copilot:/one"])
-            client.start_turn("copilot:/one", "t1", "first")
-            await client.wait_for_action("session/turnComplete", turnId="t1")
-            last_seen = client.envelopes[-1]["serverSeq"]
-            await client.close()
-            watcher.start_turn("copilot:/one", "t2", "second")
-            await watcher.wait_for_action("session/turnComplete", turnId="t2")
-            again = await connect_in_process(server, "client-1")
-            result = await again.request(
-                "reconnect",
-                {
-                    "clientId": "client-1",
-                    "lastSeenServerSeq": last_seen,
-                    "subscriptions": ["copilot:/one", "copilot:/gone"],
-                },
-            )
-            assert result["type"] == "replay" and result["missing"] == ["copilot:/gone"]
-            missed = [e for e in watcher.envelopes if e["serverSeq"] > last_seen]
-            assert result["actions"] == missed and missed
-            # And it is live again: the next turn reaches it.
-            watcher.start_turn("copilot:/one", "t3", "third")
-            await again.wait_for_action("session/turnComplete", turnId="t3")
-            await again.close()
-        finally:
-            await watcher.close()
-            await server.close()
+        async with served_session(project, prompts) as (server, client):
+            watcher = await connect_in_process(server, "watcher")
+            try:
+                await watcher.initialize(["copilot:/one"])
+                client.start_turn("copilot:/one", "t1", "first")
+                await client.wait_for_action("session/turnComplete", turnId="t1")
+                last_seen = client.envelopes[-1]["serverSeq"]
+                await client.close()
+                watcher.start_turn("copilot:/one", "t2", "second")
+                await watcher.wait_for_action("session/turnComplete", turnId="t2")
+                again = await connect_in_process(server, "client-1")
+                result = await again.request(
+                    "reconnect",
+                    {
+                        "clientId": "client-1",
+                        "lastSeenServerSeq": last_seen,
+                        "subscriptions": ["copilot:/one", "copilot:/gone"],
+                    },
+                )
+                assert result["type"] == "replay" and result["missing"] == ["copilot:/gone"]
+                missed = [e for e in watcher.envelopes if e["serverSeq"] > last_seen]
+                assert result["actions"] == missed and missed
+                # And it is live again: the next turn reaches it.
+                watcher.start_turn("copilot:/one", "t3", "third")
+                await again.wait_for_action("session/turnComplete", turnId="t3")
+                await again.close()
+            finally:
+                await watcher.close()
 
     run(scenario())
 
 
 def test_a_client_further_behind_than_the_replay_buffer_gets_a_snapshot(project: Project) -> None:
     async def scenario() -> None:
-        server, client = await session_with_client(project, [[{"text": "one"}]])
-        try:
+        async with served_session(project, [[{"text": "one"}]]) as (server, client):
             client.start_turn("copilot:/one", "t1", "first")
             await client.wait_for_action("session/turnComplete", turnId="t1")
             server.log._buffer.popleft()  # the oldest envelope is gone from the buffer
@@ -356,9 +350,6 @@ def test_a_client_further_behind_than_the_replay_buffer_gets_a_snapshot(project:
             assert snapshot["resource"] == "copilot:/one" and snapshot["fromSeq"] == server.log.server_seq
             assert [turn["id"] for turn in snapshot["state"]["turns"]] == ["t1"]
             await again.close()
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
@@ -366,8 +357,7 @@ def test_a_client_further_behind_than_the_replay_buffer_gets_a_snapshot(project:
 def test_fetch_turns_pages_back_from_the_latest_oldest_first(project: Project) -> None:
     async def scenario() -> None:
         prompts = [[{"text": f"answer {n}"}] for n in range(5)]
-        server, client = await session_with_client(project, prompts)
-        try:
+        async with served_session(project, prompts) as (_server, client):
             for n in range(5):
                 client.start_turn("copilot:/one", f"t{n}", f"question {n}")
                 await client.wait_for_action("session/turnComplete", turnId=f"t{n}")
@@ -381,41 +371,30 @@ def test_fetch_turns_pages_back_from_the_latest_oldest_first(project: Project) -
             with pytest.raises(RpcError) as bad:
                 await client.request("fetchTurns", {"session": "copilot:/one", "before": "nope"})
             assert bad.value.code == INVALID_PARAMS and "nope" in bad.value.message
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
 
 def test_a_prompt_the_agent_cannot_answer_ends_its_turn_with_an_error(project: Project) -> None:
     async def scenario() -> None:
-        server, client = await session_with_client(project, [])  # an empty script
-        try:
+        async with served_session(project, []) as (server, client):  # an empty script
             client.start_turn("copilot:/one", "t1", "anyone?")
             error = await client.wait_for_action("session/error", turnId="t1")
             assert error["error"]["errorType"] == "agent"
             state = server.sessions["copilot:/one"].state
             assert state["summary"]["status"] == "error" and state["turns"][0]["state"] == "error"
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
 
 def test_model_changed_reaches_the_agent_and_the_summary(project: Project) -> None:
     async def scenario() -> None:
-        server, client = await session_with_client(project, [])
-        try:
+        async with served_session(project, []) as (server, client):
             client.dispatch({"type": "session/modelChanged", "session": "copilot:/one", "model": {"id": "bigger"}})
             await client.wait_for_action("session/modelChanged")
             session = server.sessions["copilot:/one"]
             assert session.agent.model == "bigger"  # type: ignore[attr-defined]
             assert session.state["summary"]["model"] == {"id": "bigger"}
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
@@ -424,17 +403,13 @@ def test_an_unknown_action_or_session_in_a_notification_leaves_the_connection_an
     project: Project,
 ) -> None:
     async def scenario() -> None:
-        server, client = await session_with_client(project, [[{"text": "still here"}]])
-        try:
+        async with served_session(project, [[{"text": "still here"}]]) as (_server, client):
             client.dispatch({"type": "session/somethingElse", "session": "copilot:/one"})
             client.start_turn("copilot:/nope", "x", "hello?")
             client.connection.notify("dispatchAction", "garbage")
             client.start_turn("copilot:/one", "t1", "hello")
             await client.wait_for_action("session/turnComplete", turnId="t1")
             assert {action["session"] for action in client.actions()} == {"copilot:/one"}
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
@@ -475,8 +450,7 @@ def test_a_prompt_a_hook_rejects_starts_the_clients_turn_and_ends_it_with_the_ho
     project.add_extension("guard", REJECTING_PROMPT_GUARD)
 
     async def scenario() -> None:
-        server, client = await session_with_client(project, [[{"text": "fine"}]])
-        try:
+        async with served_session(project, [[{"text": "fine"}]]) as (_server, client):
             client.start_turn("copilot:/one", "t1", "the secret is 42")
             error = await client.wait_for_action("session/error", turnId="t1")
             assert "no secrets in prompts" in error["error"]["message"]
@@ -484,9 +458,6 @@ def test_a_prompt_a_hook_rejects_starts_the_clients_turn_and_ends_it_with_the_ho
             # The session is usable again: the next prompt runs.
             client.start_turn("copilot:/one", "t2", "hello")
             await client.wait_for_action("session/turnComplete", turnId="t2")
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
@@ -496,9 +467,8 @@ def test_a_cancelled_turn_ends_at_once_and_what_its_run_still_says_is_not_shown(
     project.add_extension("guard", ASKING_GUARD)
 
     async def scenario() -> None:
-        server, client = await session_with_client(project, COUNT_THEN_ANSWER * 2)
-        session = server.sessions["copilot:/one"]
-        try:
+        async with served_session(project, COUNT_THEN_ANSWER * 2) as (server, client):
+            session = server.sessions["copilot:/one"]
             client.start_turn("copilot:/one", "t1", "count please")
             request = (await client.wait_for_action("session/permissionRequest"))["request"]
             with pytest.raises(RpcError) as other:
@@ -518,9 +488,6 @@ def test_a_cancelled_turn_ends_at_once_and_what_its_run_still_says_is_not_shown(
             # The session takes the next prompt.
             client.start_turn("copilot:/one", "t2", "count again")
             await client.wait_for_action("session/permissionRequest", turnId="t2")
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
@@ -545,8 +512,7 @@ def test_completions_and_resource_commands_are_answered_for_the_sessions_working
     outside.write_text("no", encoding="utf-8")
 
     async def scenario() -> None:
-        server, client = await session_with_client(project, [])
-        try:
+        async with served_session(project, []) as (_server, client):
             slash = await client.request(
                 "completions", {"kind": "userMessage", "session": "copilot:/one", "text": "/dep", "offset": 4}
             )
@@ -566,9 +532,6 @@ def test_completions_and_resource_commands_are_answered_for_the_sessions_working
                     "completions", {"kind": "userMessage", "session": "copilot:/x", "text": "", "offset": 0}
                 )
             assert unknown.value.code == SESSION_NOT_FOUND
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
@@ -576,8 +539,7 @@ def test_completions_and_resource_commands_are_answered_for_the_sessions_working
 def test_a_session_forked_at_a_turn_holds_the_turns_up_to_it_and_goes_on_by_itself(project: Project) -> None:
     async def scenario() -> None:
         prompts = [[{"text": f"answer {n}"}] for n in range(3)]
-        server, client = await session_with_client(project, prompts)
-        try:
+        async with served_session(project, prompts) as (server, client):
             for turn in ("t1", "t2"):
                 client.start_turn("copilot:/one", turn, f"question {turn}")
                 await client.wait_for_action("session/turnComplete", turnId=turn)
@@ -601,9 +563,6 @@ def test_a_session_forked_at_a_turn_holds_the_turns_up_to_it_and_goes_on_by_itse
                 )
             assert unknown.value.code == INVALID_PARAMS and "nope" in unknown.value.message
             assert "copilot:/bad" not in server.sessions
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())
 
@@ -649,8 +608,7 @@ def test_a_long_tool_result_is_offered_whole_by_reference_and_resource_read_retu
     ]
 
     async def scenario() -> None:
-        server, client = await session_with_client(project, script)
-        try:
+        async with served_session(project, script) as (_server, client):
             client.start_turn("copilot:/one", "turn-1", "Show me the file")
             await client.wait_for_action("session/turnComplete", turnId="turn-1")
             [complete] = client.actions("session/toolCallComplete")
@@ -663,8 +621,5 @@ def test_a_long_tool_result_is_offered_whole_by_reference_and_resource_read_retu
             [turn] = turns["turns"]
             [call] = [part["toolCall"] for part in turn["responseParts"] if part["kind"] == "toolCall"]
             assert call["content"][1]["uri"] == reference["uri"]
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario())

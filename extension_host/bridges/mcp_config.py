@@ -1,0 +1,83 @@
+"""``extensions mcp --print-config CLIENT``: the snippet that registers the MCP server in a client.
+
+Each client keeps its MCP servers in a JSON file of its own shape (from each client's published
+reference): Claude Code's project ``.mcp.json`` and Cursor's ``.cursor/mcp.json`` under
+``mcpServers``; Gemini CLI's ``.gemini/settings.json`` under ``mcpServers`` (with ``cwd``); VS
+Code's ``.vscode/mcp.json`` under ``servers`` with ``"type": "stdio"``. The command is this
+interpreter running ``-m extension_host`` with the project root, so it works whatever the client's
+``PATH`` and working folder. :func:`mcp_missing` says whether the optional ``mcp`` extra the
+server needs is installed. Plain data; printing is the front end's; it never imports the SDK
+unless asked whether it is there.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = ["INSTALL_HINT", "MCP_CLIENTS", "ClientConfig", "client_config", "mcp_missing", "server_command"]
+
+INSTALL_HINT: Final = "pip install 'extension-host[mcp]'"
+"""What installs the MCP Python SDK the server is built on."""
+
+
+@dataclass(frozen=True)
+class _Shape:
+    file: str
+    key: str
+    extra: Mapping[str, Any]
+    cwd: bool = False
+
+
+_SHAPES: Final[Mapping[str, _Shape]] = {
+    "claude": _Shape(".mcp.json", "mcpServers", {"type": "stdio"}),
+    "gemini": _Shape(".gemini/settings.json", "mcpServers", {}, cwd=True),
+    "vscode": _Shape(".vscode/mcp.json", "servers", {"type": "stdio"}),
+    "cursor": _Shape(".cursor/mcp.json", "mcpServers", {}),
+}
+MCP_CLIENTS: Final = tuple(_SHAPES)
+"""The clients ``--print-config`` knows."""
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """The JSON to merge into ``file`` (relative to the project root) to register the server."""
+
+    file: str
+    snippet: dict[str, Any]
+
+
+def server_command(root: Path, home: Path | None = None) -> list[str]:
+    """The command line that runs ``extensions mcp`` for ``root`` (and ``home``, when not the default)."""
+    command = [sys.executable, "-m", "extension_host", "--root", str(root)]
+    if home is not None:
+        command += ["--home", str(home)]
+    return [*command, "mcp"]
+
+
+def client_config(client: str, root: Path, home: Path | None = None, name: str = "extensions") -> ClientConfig:
+    """The registration of the server ``name`` for ``client`` (one of :data:`MCP_CLIENTS`).
+
+    Raises:
+        ValueError: ``client`` is not one of :data:`MCP_CLIENTS`.
+    """
+    shape = _SHAPES.get(client)
+    if shape is None:
+        raise ValueError(f"no MCP client named {client!r}; known: {', '.join(MCP_CLIENTS)}")
+    executable, *args = server_command(root, home)
+    server: dict[str, Any] = {**shape.extra, "command": executable, "args": args}
+    if shape.cwd:
+        server["cwd"] = str(root)
+    return ClientConfig(shape.file, {shape.key: {name: server}})
+
+
+def mcp_missing() -> str | None:
+    """Why ``extensions mcp`` cannot serve (the one line to print), or ``None`` when it can."""
+    try:
+        import mcp  # noqa: F401  (whether it imports is the question)
+    except ImportError:
+        return f"extensions mcp needs the MCP Python SDK: {INSTALL_HINT}"
+    return None
