@@ -34,6 +34,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project
     home.mkdir()
     monkeypatch.setenv("EXTENSION_HOST_HOME", str(home))
     monkeypatch.setenv(TRUST_ENV, "1")
+    monkeypatch.setenv("EXTENSION_HOST_HOOK_IDLE", "0")  # a hook call starts no background host unless a test asks
     # Control sockets need a short path (AF_UNIX), shorter than pytest's tmp_path can be.
     runtime = tempfile.mkdtemp(prefix="eh-")
     monkeypatch.setenv("EXTENSION_HOST_RUNTIME_DIR", runtime)

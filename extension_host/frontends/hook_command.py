@@ -7,6 +7,8 @@
   the adapter and nothing of the host unless no host runs for the project.
 - ``extensions hook install claude|gemini [--user] [--dry-run] [--json]``: merge the hook
   entries into the agent's settings (:mod:`extension_host.bridges.hook_install`).
+- ``extensions hook stop [--json]``: stop the project's background host, the one hook calls
+  start when no host runs (:mod:`extension_host.bridges.hook_host_start`).
 
 It parses and prints; the mappings and the merge are the bridges'.
 """
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..bridges.hook_adapter import MAX_HOOK_INPUT_BYTES, HookAgent, run_agent_hook
+from ..bridges.hook_client import METHOD_HOOK
 from ..paths import find_project_root
 
 __all__ = ["AGENT_NAMES", "add_hook_command", "agent", "run_hook"]
@@ -38,14 +41,20 @@ def agent(name: str) -> HookAgent:
 def run_hook(agent_name: str, event: str, root: Path | None = None, home: Path | None = None) -> int:
     """Answer one hook call: the agent's payload from stdin, the answer to stdout; the exit code.
 
-    With no host running for the project, a host is started for this call (user extensions
-    from ``home``) and stopped after it.
+    With no host running for the project, the project's background host is started (user
+    extensions from ``home``; :mod:`extension_host.bridges.hook_host_start`) and asked; if it
+    is turned off or does not come up, a host is started for this call and stopped after it.
     """
     hook_agent = agent(agent_name)
     stdin = sys.stdin.buffer.read(MAX_HOOK_INPUT_BYTES + 1) if sys.stdin is not None else b""
 
     def one_shot(project_root: Path, params: dict[str, Any]) -> dict[str, Any]:
-        from ..bridges.hook_one_shot import run_once
+        from ..bridges.hook_host_start import ask_background_host
+
+        answer: dict[str, Any] | None = ask_background_host(project_root, METHOD_HOOK, params, home)
+        if answer is not None:
+            return answer
+        from ..bridges.hook_one_shot import run_once  # the background host is off or did not come up
 
         return run_once(project_root, params, home)
 
@@ -85,6 +94,13 @@ def add_hook_command(commands: Any) -> None:
     sub.add_argument("--dry-run", action="store_true", help="print the diff; change nothing")
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
     sub.set_defaults(run=_install)
+    sub = actions.add_parser(
+        "stop",
+        help="stop the background host hook calls started for this project",
+        description="stop the background host hook calls started for this project (it stops its extensions)",
+    )
+    sub.add_argument("--json", action="store_true", help="print JSON for scripts")
+    sub.set_defaults(run=_stop)
 
 
 def _usage(parser: Any) -> int:
@@ -92,6 +108,25 @@ def _usage(parser: Any) -> int:
 
     parser.print_help()
     return EXIT_USAGE
+
+
+def _stop(args: Any) -> int:
+    from ..bridges.hook_host_start import stop_background_host
+    from ..errors import ExtensionHostError
+    from .output import EXIT_OK, print_json, say
+
+    root = find_project_root(args.root)
+    try:
+        pid = stop_background_host(root)
+    except TimeoutError as exc:
+        raise ExtensionHostError(f"{exc}; see its log, or end it with: kill -9 <pid>") from None
+    if args.json:
+        print_json({"root": str(root), "stopped": pid})
+    elif pid is None:
+        say(f"no background host runs for {root}")
+    else:
+        say(f"stopped the background host of {root} (pid {pid})")
+    return EXIT_OK
 
 
 def _install(args: Any) -> int:

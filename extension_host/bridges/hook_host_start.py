@@ -1,0 +1,229 @@
+"""Starting, finding and stopping the background host that answers a project's hook calls.
+
+When a hook command finds no host on the project's control socket, :func:`ask_background_host`
+starts one (:mod:`.hook_host`, detached: its own session, stdin ``/dev/null``, its output in
+``hook-host.log`` in the project's logs folder), waits until its socket answers (at most
+:data:`HOOK_HOST_START_TIMEOUT`), and sends the call there. Only the first call pays the
+start; the host exits by itself after :data:`DEFAULT_HOOK_HOST_IDLE` seconds without a control
+connection (``$EXTENSION_HOST_HOOK_IDLE`` changes it; ``0`` or ``off`` turns the background
+host off, and every call then starts a host of its own).
+
+Hook commands that race for the first call take a lock (``flock`` on a file beside the control
+socket, in the private runtime folder): one starts the host, the others find it answering.
+The pid of the host it started is written beside the lock, for :func:`stop_background_host`
+(``extensions hook stop``), which stops only the host that is both named there and answering
+the project's socket with that pid (never an ``extensions dev`` or a recycled pid).
+
+It owns the start, the lock, the pid file and the stop; imports stay light (no event loop, no
+host), as everything a hook command imports is paid per call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, Final
+
+from ..paths import control_socket_path, project_logs_dir, user_home
+from ..private_socket import check_private_folder, make_private_folder
+from .hook_client import ask_running_host
+
+__all__ = [
+    "DEFAULT_HOOK_HOST_IDLE",
+    "HOOK_HOST_IDLE_ENV",
+    "HOOK_HOST_LOG_NAME",
+    "HOOK_HOST_START_TIMEOUT",
+    "HOOK_HOST_STOP_TIMEOUT",
+    "ask_background_host",
+    "background_host_pid",
+    "hook_host_idle",
+    "start_background_host",
+    "stop_background_host",
+]
+
+HOOK_HOST_IDLE_ENV: Final = "EXTENSION_HOST_HOOK_IDLE"
+"""Seconds the background host waits without a control connection before it exits."""
+DEFAULT_HOOK_HOST_IDLE: Final = 600.0
+"""Ten minutes: an agent session calls hooks far more often than that, and a host left over
+from a session that ended goes away on its own."""
+HOOK_HOST_START_TIMEOUT: Final = 20.0
+"""Seconds a hook command waits for the background host it started (or another command is
+starting) to answer; past it the call runs in a host of its own. With the call's own start
+this stays under the 60 s both agents give a hook command."""
+HOOK_HOST_STOP_TIMEOUT: Final = 15.0
+"""Seconds ``extensions hook stop`` waits for the background host to exit."""
+HOOK_HOST_LOG_NAME: Final = "hook-host.log"
+"""The background host's own output, in the project's logs folder."""
+_POLL: Final = 0.05
+
+
+def hook_host_idle() -> float | None:
+    """The idle period from ``$EXTENSION_HOST_HOOK_IDLE`` (default :data:`DEFAULT_HOOK_HOST_IDLE`);
+    ``None`` when the background host is turned off (``0``, ``off``). A value that is not a
+    number is ignored (a hook call must not fail over it)."""
+    text = os.environ.get(HOOK_HOST_IDLE_ENV, "").strip().lower()
+    if text in ("0", "off", "no", "false"):
+        return None
+    try:
+        idle = float(text)
+    except ValueError:
+        return DEFAULT_HOOK_HOST_IDLE
+    if not math.isfinite(idle):
+        return DEFAULT_HOOK_HOST_IDLE
+    return idle if idle > 0 else None
+
+
+def _files(project_root: Path) -> tuple[Path, Path]:
+    sock = control_socket_path(project_root)
+    return sock.with_suffix(".hook-host.lock"), sock.with_suffix(".hook-host.pid")
+
+
+def ask_background_host(project_root: Path, method: str, params: Any, home: Path | None = None) -> Any:
+    """Start the background host of ``project_root`` if none answers, and ask it.
+
+    Returns the answer, or ``None`` when the background host is turned off or could not be
+    started in time (the caller then runs the call itself).
+
+    Raises:
+        HostUnreachableError: the host is up but failed the request (as for any running host).
+    """
+    if not start_background_host(project_root, home):
+        return None
+    return ask_running_host(project_root, method, params)
+
+
+def start_background_host(project_root: Path, home: Path | None = None) -> bool:
+    """Make sure a host answers on the project's control socket, starting the background host
+    if none does; ``False`` when it is turned off or did not come up within
+    :data:`HOOK_HOST_START_TIMEOUT` (its reason is in its log)."""
+    idle = hook_host_idle()
+    if idle is None:
+        return False
+    lock_path, pid_path = _files(project_root)
+    folder = lock_path.parent
+    make_private_folder(folder)
+    if not check_private_folder(folder):
+        return False
+    deadline = time.monotonic() + HOOK_HOST_START_TIMEOUT
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        if not _lock(fd, deadline):
+            return False
+        if _answers(control_socket_path(project_root)):
+            return True  # another hook command started it while this one waited
+        return _spawn(project_root, home, idle, pid_path, deadline)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _lock(fd: int, deadline: float) -> bool:
+    import fcntl
+
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            # The holder is bounded by the same deadline; the kernel frees the lock if it dies.
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(_POLL)
+
+
+def _answers(path: Path) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        try:
+            sock.connect(os.fspath(path))
+        except OSError:
+            return False
+    return True
+
+
+def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, deadline: float) -> bool:
+    import select
+    import subprocess
+
+    logs = project_logs_dir(user_home(home), project_root)
+    logs.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "extension_host.bridges.hook_host", os.fspath(project_root), "--idle", repr(idle)]
+    if home is not None:
+        argv += ["--home", os.fspath(home)]
+    read_end, write_end = os.pipe()
+    try:
+        with open(logs / HOOK_HOST_LOG_NAME, "ab") as log:
+            process = subprocess.Popen(
+                [*argv, "--ready-fd", str(write_end)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                cwd=project_root,
+                start_new_session=True,  # not the agent's: its Ctrl-C or exit does not stop the host
+                pass_fds=(write_end,),
+            )
+        os.close(write_end)
+        write_end = -1
+        pid_path.write_text(f"{process.pid}\n")
+        ready = b""
+        remaining = deadline - time.monotonic()
+        if remaining > 0 and select.select([read_end], [], [], remaining)[0]:
+            ready = os.read(read_end, 1)  # end of file without the byte: it failed to start
+        if ready != b"1":
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGTERM)
+            return False
+        return True
+    finally:
+        os.close(read_end)
+        if write_end >= 0:
+            os.close(write_end)
+
+
+def background_host_pid(project_root: Path) -> int | None:
+    """The pid of the project's background host if one runs and answers on its socket."""
+    _lock_path, pid_path = _files(project_root)
+    try:
+        pid = int(pid_path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    try:
+        status = ask_running_host(project_root, "host.status", None, timeout=5.0)
+    except Exception:
+        return None
+    if isinstance(status, dict) and status.get("pid") == pid:
+        return pid
+    return None
+
+
+def stop_background_host(project_root: Path) -> int | None:
+    """Stop the project's background host (SIGTERM: it stops its extensions) and wait for it
+    to exit; returns its pid, or ``None`` when none runs.
+
+    Raises:
+        TimeoutError: it did not exit within :data:`HOOK_HOST_STOP_TIMEOUT`.
+    """
+    pid = background_host_pid(project_root)
+    if pid is None:
+        return None
+    import select
+
+    try:
+        pidfd = os.pidfd_open(pid)  # readable once it has exited: an event, not a polling loop
+    except ProcessLookupError:
+        return pid
+    try:
+        os.kill(pid, signal.SIGTERM)
+        if not select.select([pidfd], [], [], HOOK_HOST_STOP_TIMEOUT)[0]:
+            raise TimeoutError(f"the background host (pid {pid}) did not exit within {HOOK_HOST_STOP_TIMEOUT:g} s")
+    finally:
+        os.close(pidfd)
+    with contextlib.suppress(FileNotFoundError):
+        _files(project_root)[1].unlink()
+    return pid
