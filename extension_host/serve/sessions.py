@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from sdk_extension.wire.protocol import INVALID_PARAMS, Event
 
+from ..control import ControlServer
 from ..errors import ExtensionHostError
 from ..host import ExtensionHost
 from ..launch.forkserver import ForkServer
@@ -29,6 +30,7 @@ from ..session.agents import Agent
 from ..session.store import SessionStore
 from .actions import EventMapper
 from .contents import ContentStore
+from .control_socket import claim_control_socket
 from .errors import ServeError
 from .state import initial_state, now_ms, reduce
 
@@ -100,6 +102,7 @@ class ServedSession:
         self._publish = publish
         self._resumed = resume is not None
         self._unsubscribe: Callable[[], Any] | None = None
+        self._control: ControlServer | None = None
 
     @property
     def session_id(self) -> str:
@@ -113,12 +116,16 @@ class ServedSession:
         if self._resumed:
             self.state = {**self.state, "turns": fetch_turns(self, None, MAX_SNAPSHOT_TURNS)["turns"]}
         self._unsubscribe = self.host.on_event(self._on_event)
+        self._control = await claim_control_socket(self.host)  # hook commands in the project reach this session
 
     async def stop(self) -> None:
         """Stop the host (its extensions, its session's log)."""
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        control, self._control = self._control, None
+        if control is not None:
+            await control.close()
         await self.host.stop()
 
     def apply(self, action: dict[str, Any]) -> None:

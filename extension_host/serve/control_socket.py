@@ -1,0 +1,30 @@
+"""A served session's share of the project's control socket: hook commands reach ``serve``.
+
+The first session a server runs in a project opens that project's control socket
+(:class:`~extension_host.control.ControlServer`) for its host, so ``extensions hook``,
+``list``, ``inspect`` and ``reload`` in that project talk to the served session's extensions
+instead of starting their own. Only one host answers a project's socket: when another already
+does (``extensions dev``, the background host of hook commands, an earlier session of this
+server), the session runs without it. The socket closes with the session that opened it.
+
+It owns that claim and its release; the answers are :mod:`extension_host.control`'s.
+"""
+
+from __future__ import annotations
+
+from ..control import ControlServer
+from ..errors import ExtensionHostError
+from ..host import ExtensionHost
+
+__all__ = ["claim_control_socket"]
+
+
+async def claim_control_socket(host: ExtensionHost) -> ControlServer | None:
+    """Open the control socket of ``host``'s project for it; ``None`` when another host already
+    answers there or the socket cannot be made (the session works without it)."""
+    control = ControlServer(host)
+    try:
+        await control.start()
+    except (ExtensionHostError, OSError):
+        return None
+    return control
