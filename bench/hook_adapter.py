@@ -5,7 +5,9 @@ hits all of them: the bare interpreter (``python -c pass``: the floor no command
 interpreter importing what the hook command imports (no call), the
 hook command with a host running for the project (an in-process :class:`ExtensionHost` with its
 :class:`ControlServer`, one extension whose ``on_pre_tool_use`` denies ``rm -rf``), and the
-same command cold (no host: it starts the extension for the call and stops it). Each call is a
+same command cold (no host, the background host off: it starts the extension for the call and
+stops it), and the first call that starts the project's background host (stopped after each
+such call with ``extensions hook stop``, and at the end whatever happens). Each call is a
 real process fed Claude Code's documented ``PreToolUse`` payload; the answer is checked.
 The children may write bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped for them), as an
 installed package's modules are compiled once: a hook command that compiles the package's
@@ -77,17 +79,26 @@ async def measure(root: Path, calls: int, cold_calls: int) -> dict[str, list[flo
         "EXTENSION_HOST_HOME": str(home),
         "EXTENSION_HOST_RUNTIME_DIR": str(runtime),
         "EXTENSION_HOST_TRUST_PROJECT": "1",
+        "EXTENSION_HOST_HOOK_IDLE": "0",
     }
+    background_env = {**env, "EXTENSION_HOST_HOOK_IDLE": "600"}
     os.environ["EXTENSION_HOST_RUNTIME_DIR"] = str(runtime)
     command = [str(Path(sys.executable).parent / "extensions"), "hook", "claude", "PreToolUse"]
     floor = [sys.executable, "-c", "pass"]
     imports = [sys.executable, "-c", "import extension_host.frontends.hook_command"]
-    times: dict[str, list[float]] = {"floor": [], "imports": [], "warm": [], "cold": []}
+    stop = [str(Path(sys.executable).parent / "extensions"), "hook", "stop"]
+    times: dict[str, list[float]] = {"floor": [], "imports": [], "warm": [], "cold": [], "first": []}
 
     async def cold() -> None:
         seconds, out = await _timed(command, project, env, PAYLOAD)
         assert b'"deny"' in out, out
         times["cold"].append(seconds)
+
+    async def first() -> None:
+        seconds, out = await _timed(command, project, background_env, PAYLOAD)
+        assert b'"deny"' in out, out
+        times["first"].append(seconds)
+        await _timed(stop, project, env, b"")
 
     try:
         async with ExtensionHost(project, home, trust=True, watch=False) as host:
@@ -101,7 +112,9 @@ async def measure(root: Path, calls: int, cold_calls: int) -> dict[str, list[flo
                         times[name].append(seconds)
         for _ in range(cold_calls):
             await cold()
+            await first()
     finally:
+        await _timed(stop, project, env, b"")  # a background host a failed call left running
         shutil.rmtree(runtime, ignore_errors=True)
     return times
 
@@ -117,6 +130,7 @@ def main(argv: list[str]) -> None:
         "imports": "the hook command's imports alone",
         "warm": "hook claude PreToolUse, host running",
         "cold": "hook claude PreToolUse, no host (cold)",
+        "first": "hook claude PreToolUse, background start",
     }
     for name, label in labels.items():
         values = [seconds * 1000 for seconds in times[name]]
