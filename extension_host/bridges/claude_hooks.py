@@ -40,7 +40,18 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from .hook_adapter import AgentEvent, HookAgent, HookReply, field, json_reply
+from .hook_adapter import (
+    AgentEvent,
+    HookAgent,
+    HookReply,
+    field,
+    json_reply,
+    session_end_reply,
+    session_end_request,
+    session_start_reply,
+    session_start_request,
+    specific,
+)
 
 __all__ = ["CLAUDE"]
 
@@ -61,10 +72,6 @@ def _tool_request(hook: str) -> Any:
     return request
 
 
-def _specific(event: str, **fields: Any) -> dict[str, Any]:
-    return {"hookEventName": event, **{key: value for key, value in fields.items() if value is not None}}
-
-
 def _pre_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
     decision = answer.get("decision")
     updated = answer.get("modifiedArgs") if decision != "deny" else None
@@ -77,7 +84,7 @@ def _pre_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
         reason = f"decided by {answer['decidedBy']}"
     return json_reply(
         {
-            "hookSpecificOutput": _specific(
+            "hookSpecificOutput": specific(
                 "PreToolUse", permissionDecision=decision, permissionDecisionReason=reason, updatedInput=updated
             )
         }
@@ -86,15 +93,15 @@ def _pre_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
 
 def _post_reply(payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
     reply: dict[str, Any] = {}
-    specific = _specific("PostToolUse", additionalContext=answer.get("additionalContext"))
+    output = specific("PostToolUse", additionalContext=answer.get("additionalContext"))
     result = answer.get("modifiedResult")
     if result is not None:
         if str(payload.get("tool_name")).startswith("mcp__"):
-            specific["updatedMCPToolOutput"] = result
+            output["updatedMCPToolOutput"] = result
         else:
             reply = {"decision": "block", "reason": result}
-    if len(specific) > 1:
-        reply["hookSpecificOutput"] = specific
+    if len(output) > 1:
+        reply["hookSpecificOutput"] = output
     return json_reply(reply)
 
 
@@ -103,31 +110,11 @@ def _prompt_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply
     if answer.get("decision") == "deny":
         reply = {"decision": "block", "reason": answer.get("reason") or "rejected by the project's extensions"}
     if answer.get("additionalContext"):
-        reply["hookSpecificOutput"] = _specific("UserPromptSubmit", additionalContext=answer["additionalContext"])
+        reply["hookSpecificOutput"] = specific("UserPromptSubmit", additionalContext=answer["additionalContext"])
     return json_reply(reply)
 
 
 _SOURCES: Final = {"startup": "startup", "resume": "resume", "compact": "resume", "clear": "new"}
-
-
-def _start_request(payload: dict[str, Any]) -> dict[str, Any]:
-    source = field(payload, "source", str, required=False) or "startup"
-    return {"hook": "sessionStart", "source": _SOURCES.get(source, "startup")}
-
-
-def _start_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
-    context = answer.get("additionalContext")
-    return json_reply({"hookSpecificOutput": _specific("SessionStart", additionalContext=context)} if context else None)
-
-
-def _end_request(payload: dict[str, Any]) -> dict[str, Any]:
-    reason = field(payload, "reason", str, required=False) or "other"
-    return {"hook": "sessionEnd", "reason": "complete" if reason == "other" else "user_exit"}
-
-
-def _end_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
-    summary = answer.get("sessionSummary")
-    return json_reply({"systemMessage": summary} if summary else None)
 
 
 CLAUDE: Final = HookAgent(
@@ -144,8 +131,10 @@ CLAUDE: Final = HookAgent(
             lambda payload: {"hook": "userPromptSubmitted", "prompt": field(payload, "prompt", str)},
             _prompt_reply,
         ),
-        "SessionStart": AgentEvent("SessionStart", "sessionStart", False, _start_request, _start_reply),
-        "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, _end_request, _end_reply),
+        "SessionStart": AgentEvent(
+            "SessionStart", "sessionStart", False, session_start_request(_SOURCES), session_start_reply
+        ),
+        "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, session_end_request, session_end_reply),
     },
 )
 """Claude Code's table: event name → row."""

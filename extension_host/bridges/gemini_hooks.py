@@ -39,13 +39,20 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from .hook_adapter import AgentEvent, HookAgent, HookReply, field, json_reply
+from .hook_adapter import (
+    AgentEvent,
+    HookAgent,
+    HookReply,
+    field,
+    json_reply,
+    session_end_reply,
+    session_end_request,
+    session_start_reply,
+    session_start_request,
+    specific,
+)
 
 __all__ = ["GEMINI"]
-
-
-def _specific(event: str, **fields: Any) -> dict[str, Any]:
-    return {"hookEventName": event, **{key: value for key, value in fields.items() if value is not None}}
 
 
 def _before_tool_request(payload: dict[str, Any]) -> dict[str, Any]:
@@ -74,7 +81,7 @@ def _before_tool_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> Hook
         )
     reply: dict[str, Any] = {"decision": "allow"} if decision == "allow" else {}
     if answer.get("modifiedArgs") is not None:
-        reply["hookSpecificOutput"] = _specific("BeforeTool", tool_input=answer["modifiedArgs"])
+        reply["hookSpecificOutput"] = specific("BeforeTool", tool_input=answer["modifiedArgs"])
     return json_reply(reply)
 
 
@@ -96,10 +103,10 @@ def _after_tool_request(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _after_tool_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
-    specific = _specific(
+    output = specific(
         "AfterTool", tool_output=answer.get("modifiedResult"), additionalContext=answer.get("additionalContext")
     )
-    return json_reply({"hookSpecificOutput": specific} if len(specific) > 1 else None)
+    return json_reply({"hookSpecificOutput": output} if len(output) > 1 else None)
 
 
 def _before_agent_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
@@ -107,31 +114,11 @@ def _before_agent_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> Hoo
     if answer.get("decision") == "deny":
         reply = {"decision": "deny", "reason": answer.get("reason") or "rejected by the project's extensions"}
     if answer.get("additionalContext"):
-        reply["hookSpecificOutput"] = _specific("BeforeAgent", additionalContext=answer["additionalContext"])
+        reply["hookSpecificOutput"] = specific("BeforeAgent", additionalContext=answer["additionalContext"])
     return json_reply(reply)
 
 
 _SOURCES: Final = {"startup": "startup", "resume": "resume", "clear": "new"}
-
-
-def _start_request(payload: dict[str, Any]) -> dict[str, Any]:
-    source = field(payload, "source", str, required=False) or "startup"
-    return {"hook": "sessionStart", "source": _SOURCES.get(source, "startup")}
-
-
-def _start_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
-    context = answer.get("additionalContext")
-    return json_reply({"hookSpecificOutput": _specific("SessionStart", additionalContext=context)} if context else None)
-
-
-def _end_request(payload: dict[str, Any]) -> dict[str, Any]:
-    reason = field(payload, "reason", str, required=False) or "other"
-    return {"hook": "sessionEnd", "reason": "complete" if reason == "other" else "user_exit"}
-
-
-def _end_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
-    summary = answer.get("sessionSummary")
-    return json_reply({"systemMessage": summary} if summary else None)
 
 
 GEMINI: Final = HookAgent(
@@ -148,8 +135,10 @@ GEMINI: Final = HookAgent(
             lambda payload: {"hook": "userPromptSubmitted", "prompt": field(payload, "prompt", str)},
             _before_agent_reply,
         ),
-        "SessionStart": AgentEvent("SessionStart", "sessionStart", False, _start_request, _start_reply),
-        "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, _end_request, _end_reply),
+        "SessionStart": AgentEvent(
+            "SessionStart", "sessionStart", False, session_start_request(_SOURCES), session_start_reply
+        ),
+        "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, session_end_request, session_end_reply),
     },
 )
 """Gemini CLI's table: event name → row."""

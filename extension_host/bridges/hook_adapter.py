@@ -39,6 +39,11 @@ __all__ = [
     "field",
     "json_reply",
     "run_agent_hook",
+    "session_end_reply",
+    "session_end_request",
+    "session_start_reply",
+    "session_start_request",
+    "specific",
 ]
 
 MAX_HOOK_INPUT_BYTES: Final = 8 * 1024 * 1024
@@ -172,3 +177,37 @@ def field(payload: Mapping[str, Any], name: str, kind: type, *, required: bool =
             else f"has a {name!r} that is not a {kind.__name__}"
         )
     return value
+
+
+def specific(event: str, **fields: Any) -> dict[str, Any]:
+    """A ``hookSpecificOutput`` object for ``event``: the fields given, ``None`` ones left out."""
+    return {"hookEventName": event, **{key: value for key, value in fields.items() if value is not None}}
+
+
+def session_start_request(sources: Mapping[str, str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The ``SessionStart`` request of an agent whose ``source`` values map by ``sources`` to
+    the host's (anything else: ``startup``); both agents send the same payload field."""
+
+    def request(payload: dict[str, Any]) -> dict[str, Any]:
+        source = field(payload, "source", str, required=False) or "startup"
+        return {"hook": "sessionStart", "source": sources.get(source, "startup")}
+
+    return request
+
+
+def session_start_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
+    """``SessionStart``'s answer, the same for both agents: the hooks' context, if any."""
+    context = answer.get("additionalContext")
+    return json_reply({"hookSpecificOutput": specific("SessionStart", additionalContext=context)} if context else None)
+
+
+def session_end_request(payload: dict[str, Any]) -> dict[str, Any]:
+    """``SessionEnd``'s request: ``other`` (or no reason) ends as ``complete``, anything else as ``user_exit``."""
+    reason = field(payload, "reason", str, required=False) or "other"
+    return {"hook": "sessionEnd", "reason": "complete" if reason == "other" else "user_exit"}
+
+
+def session_end_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
+    """``SessionEnd``'s answer: the hooks' session summary as a system message."""
+    summary = answer.get("sessionSummary")
+    return json_reply({"systemMessage": summary} if summary else None)

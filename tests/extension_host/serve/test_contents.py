@@ -17,7 +17,7 @@ def test_a_piece_gets_a_content_uri_under_its_session_and_reads_back_as_given() 
     assert text_uri != image_uri
     assert store.get(text_uri) == ("a long tool output", "text/plain")
     assert store.get(image_uri) == (b"\x89PNG\r\n", "image/png")
-    assert is_content_uri(text_uri) and not is_content_uri("file:///work/content/x")
+    assert is_content_uri(text_uri) and not is_content_uri("file:///srv/project/content/x")
 
 
 def test_the_oldest_pieces_are_forgotten_first_when_the_store_is_full() -> None:
