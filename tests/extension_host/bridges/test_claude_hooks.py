@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_hooks import output, run_with_answer
 
 from extension_host.bridges.claude_hooks import CLAUDE
 from extension_host.bridges.hook_adapter import EXIT_BLOCK, HookReply, run_agent_hook
@@ -26,19 +27,7 @@ def payload(event: str, **fields: Any) -> bytes:
 
 def hook(project: Project, event: str, stdin: bytes, answer: dict[str, Any]) -> tuple[dict[str, Any], HookReply]:
     """Run ``event`` with a stand-in host that gives ``answer``; the request it got and the reply."""
-    asked: list[dict[str, Any]] = []
-
-    def host(_root: Path, params: dict[str, Any]) -> dict[str, Any]:
-        asked.append(params)
-        return answer
-
-    reply = run_agent_hook(CLAUDE, event, stdin, project.root, one_shot=host)
-    return (asked[0] if asked else {}), reply
-
-
-def output(reply: HookReply) -> Any:
-    assert reply.exit_code == 0, reply
-    return json.loads(reply.stdout) if reply.stdout else None
+    return run_with_answer(CLAUDE, event, stdin, project.root, answer)
 
 
 PRE = payload("PreToolUse", tool_name="Bash", tool_input={"command": "rm -rf build"}, tool_use_id="toolu_01")

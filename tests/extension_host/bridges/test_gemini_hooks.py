@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_hooks import output, run_with_answer
 
 from extension_host.bridges.gemini_hooks import GEMINI
-from extension_host.bridges.hook_adapter import EXIT_BLOCK, HookReply, run_agent_hook
+from extension_host.bridges.hook_adapter import EXIT_BLOCK, HookReply
 from helpers import Project
 
 COMMON = {
@@ -26,19 +26,7 @@ def payload(event: str, **fields: Any) -> bytes:
 
 def hook(project: Project, event: str, stdin: bytes, answer: dict[str, Any]) -> tuple[dict[str, Any], HookReply]:
     """Run ``event`` with a stand-in host that gives ``answer``; the request it got and the reply."""
-    asked: list[dict[str, Any]] = []
-
-    def host(_root: Path, params: dict[str, Any]) -> dict[str, Any]:
-        asked.append(params)
-        return answer
-
-    reply = run_agent_hook(GEMINI, event, stdin, project.root, one_shot=host)
-    return (asked[0] if asked else {}), reply
-
-
-def output(reply: HookReply) -> Any:
-    assert reply.exit_code == 0, reply
-    return json.loads(reply.stdout) if reply.stdout else None
+    return run_with_answer(GEMINI, event, stdin, project.root, answer)
 
 
 BEFORE = payload("BeforeTool", tool_name="run_shell_command", tool_input={"command": "rm -rf build"})
