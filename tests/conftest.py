@@ -21,7 +21,7 @@ from extension_host.launch.process import ExtensionProcess, LaunchSpec
 from extension_host.launch.process_groups import signal_group
 from extension_host.schemas.events import check_event
 from extension_host.trust import TRUST_ENV
-from helpers import Project
+from helpers import OtherUser, Project, other_user
 
 
 @pytest.fixture
@@ -40,6 +40,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Project
     monkeypatch.setenv("EXTENSION_HOST_RUNTIME_DIR", runtime)
     yield Project(root, home)
     shutil.rmtree(runtime, ignore_errors=True)
+
+
+@pytest.fixture
+def another_user() -> OtherUser:
+    """Another local user of this machine, for attacks that come from one; the test is skipped,
+    with the reason in one line, where this process cannot act as another user."""
+    user = other_user()
+    if isinstance(user, str):
+        pytest.skip(user)
+    return user
 
 
 @pytest.fixture(autouse=True)

@@ -6,8 +6,10 @@ import asyncio
 import contextlib
 import importlib.util
 import os
+import pwd
 import re
 import select
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -303,3 +305,46 @@ async def running_dev(
             await process.wait()
         if main_fd is not None:
             os.close(main_fd)
+
+
+OTHER_USER_NAME = "eh-other"
+"""The local account tests act as when an attack comes from another user of the machine."""
+
+
+@dataclass(frozen=True)
+class OtherUser:
+    """Another local user of this machine (see :func:`other_user`)."""
+
+    name: str
+    uid: int
+    gid: int
+
+    def run(self, *argv: str, timeout: float = 30, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        """Run ``argv`` as this user (``runuser``), bounded, capturing its output as text."""
+        return subprocess.run(
+            ["runuser", "-u", self.name, "--", *argv], capture_output=True, text=True, timeout=timeout, **kwargs
+        )
+
+
+def other_user() -> OtherUser | str:
+    """The account :data:`OTHER_USER_NAME`, created when missing (no home, no password); or, when
+    this process cannot act as another user, the one line that says why."""
+    if os.geteuid() != 0:
+        return "acting as another local user needs root (CI runs the suite as root)"
+    for tool in ("useradd", "runuser"):
+        if shutil.which(tool) is None:
+            return f"acting as another local user needs {tool}, which is not installed"
+    try:
+        entry = pwd.getpwnam(OTHER_USER_NAME)
+    except KeyError:
+        made = subprocess.run(
+            ["useradd", "--no-create-home", "--shell", "/bin/sh", OTHER_USER_NAME],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        try:
+            entry = pwd.getpwnam(OTHER_USER_NAME)  # another run may have created it meanwhile
+        except KeyError:
+            return f"useradd {OTHER_USER_NAME} failed: {made.stderr.strip()}"
+    return OtherUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
