@@ -318,8 +318,11 @@ def session_message(source: str, message: str, level: str = "") -> str:
     return "\n".join(prefix + line for line in safe_text(message).split("\n"))
 
 
-def trust_change(root: Path, trusted: bool, specs: Sequence[ExtensionSpec], record: Path) -> str:
-    """What ``extensions trust`` (or ``--revoke``) did, and which extensions it concerns."""
+def trust_change(
+    root: Path, trusted: bool, specs: Sequence[ExtensionSpec], record: Path, *, allow_failed_guards: bool = False
+) -> str:
+    """What ``extensions trust`` (or ``--revoke``, or ``--allow-failed-guards``) did, and which
+    extensions it concerns."""
     if trusted:
         lines = [f"trusted {safe_cell(str(root))}"]
         if specs:
@@ -335,6 +338,11 @@ def trust_change(root: Path, trusted: bool, specs: Sequence[ExtensionSpec], reco
         + (f"  (links to {safe_cell(str(spec.link_target))})" if spec.link_target else "")
         for spec in specs
     )
+    if allow_failed_guards:
+        lines.append(
+            "Claude Code and Gemini CLI calls go through, with a warning, while one of them cannot run "
+            "(blocked again after plain 'extensions trust')"
+        )
     undo = "extensions trust --revoke" if trusted else "extensions trust"
     lines.append(f"recorded in {safe_cell(str(record))}; undo with: {undo}")
     return "\n".join(lines)
