@@ -33,7 +33,6 @@ from typing import Any, Final, NamedTuple
 
 from ..errors import RuntimeFolderError
 from ..paths import find_project_root
-from ..visible import safe_cell
 from .hook_client import METHOD_HOOK, HostTimeoutError, HostUnreachableError, ask_running_host
 from .hook_health import check_health, replace_hung_host
 
@@ -198,6 +197,8 @@ def _payload(stdin: bytes) -> dict[str, Any]:
 
 
 def _failed(agent: HookAgent, row: AgentEvent, why: str, note: str = "") -> HookReply:
+    from ..visible import safe_cell  # one line, nothing a terminal acts on; compiled only when needed
+
     why = "; ".join(filter(None, (why, note)))
     if row.guard:
         return HookReply(
@@ -210,6 +211,8 @@ def _noted(agent: HookAgent, row: AgentEvent, reply: HookReply, note: str) -> Ho
     """``reply`` with ``note`` as a warning: on its stderr line if it has one, else as its own line."""
     if not note:
         return reply
+    from ..visible import safe_cell
+
     if reply.stderr:
         return reply._replace(stderr=f"{reply.stderr.rstrip()}; also: {safe_cell(note)}\n")
     return reply._replace(stderr=f"extensions hook {agent.name} {row.event}: warning: {safe_cell(note)}\n")

@@ -33,7 +33,6 @@ from typing import Final, NamedTuple
 from ..paths import control_socket_path
 from ..private_socket import check_private_folder
 from .hook_client import HostTimeoutError, HostUnreachableError, ask_running_host
-from .hook_host_start import stop_hung_background_host
 
 __all__ = ["HEALTH_PROBE_TIMEOUT", "HostHungError", "UnhealthyMark", "check_health", "replace_hung_host"]
 
@@ -97,6 +96,8 @@ def check_health(project_root: Path) -> None:
 def replace_hung_host(project_root: Path, error: HostTimeoutError) -> str:
     """After ``error`` (the host did not answer in time): stop it if it is the project's
     background host, mark it unhealthy, and say in words what was done and what to do."""
+    from .hook_host_start import stop_hung_background_host  # only once a host has let a call down
+
     stopped = stop_hung_background_host(project_root, error.pid)
     _write(_mark_path(project_root), UnhealthyMark(error.pid, time.time(), error.timeout))
     if stopped:
