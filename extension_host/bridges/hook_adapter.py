@@ -149,7 +149,7 @@ def run_agent_hook(
         return _failed(agent, row, f"the host answered {METHOD_HOOK} with {answer!r}, not an object", note)
     unjudged = answer.get("unjudged") if row.guard else None
     if unjudged is not None:
-        if not isinstance(unjudged, dict) or not isinstance(unjudged.get("message"), str):
+        if not isinstance(unjudged, dict) or not isinstance(unjudged.get("message"), str) or not unjudged["message"]:
             return _failed(agent, row, f"the host's answer to {METHOD_HOOK} has an unreadable 'unjudged'", note)
         if unjudged.get("allowed") is not True:
             return _failed(agent, row, unjudged["message"], note)
