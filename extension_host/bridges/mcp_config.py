@@ -6,8 +6,10 @@ reference): Claude Code's project ``.mcp.json`` and Cursor's ``.cursor/mcp.json`
 Code's ``.vscode/mcp.json`` under ``servers`` with ``"type": "stdio"``. The command is this
 interpreter running ``-P -m extension_host`` with the project root, so it works whatever the
 client's ``PATH`` and working folder, and imports nothing from that folder
-(:mod:`extension_host.launch.interpreter`). :func:`mcp_missing` says whether the optional ``mcp`` extra the
-server needs is installed. Plain data; printing is the front end's; it never imports the SDK
+(:mod:`extension_host.launch.interpreter`). Where a client starts it does not matter, so only
+Gemini CLI's snippet names a ``cwd``: the project root is no safer a place to import from than
+any other folder. :func:`mcp_missing` says whether the optional ``mcp`` extra the server needs
+is installed. Plain data; printing is the front end's; it never imports the SDK
 unless asked whether it is there.
 """
 
