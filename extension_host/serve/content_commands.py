@@ -6,7 +6,8 @@
 :class:`~extension_host.serve.resources.Resources` (one per session, over the server's one
 :class:`~extension_host.serve.contents.ContentStore`). Which session a command is for:
 
-- ``completions``: its ``session``; the session's slash commands and working directory.
+- ``completions``: its ``session``; the session's slash commands and working directory, and
+  whether its project is trusted (git lists the files of a trusted one only).
 - a content URI (``<session URI>/content/...``): the session it is under.
 - a ``file:`` URI (``uri``, or ``source`` for a copy or a move): the session whose working
   directory holds it (the deepest one), else the server's default directory; the session's
@@ -76,7 +77,8 @@ class ContentCommands:
         if not isinstance(uri, str):
             raise ServeError(INVALID_PARAMS, "completions: session: give the URI of the session being typed in")
         session = self._server.session(uri)
-        return await complete(params, commands=session.host.commands, root=session.working_directory)
+        trusted = session.host.trust.trusted  # an untrusted project's files are walked, never asked of git
+        return await complete(params, commands=session.host.commands, root=session.working_directory, trusted=trusted)
 
     def _resource_command(self, command: str, method: str) -> Callable[[Client, Any], Any]:
         async def run(client: Client, params: Any) -> Any:

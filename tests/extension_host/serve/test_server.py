@@ -4,6 +4,7 @@ with a tool call, hooks, a permission a client resolves, reconnecting, fetchTurn
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -19,7 +20,8 @@ from extension_host.serve.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from extension_host.serve.server import ProtocolServer
-from helpers import Project, run
+from extension_host.trust import TRUST_ENV
+from helpers import Project, recording_program, run
 from sdk_extension.wire.connection import RpcError
 from sdk_extension.wire.protocol import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
@@ -534,6 +536,26 @@ def test_completions_and_resource_commands_are_answered_for_the_sessions_working
             assert unknown.value.code == SESSION_NOT_FOUND
 
     run(scenario())
+
+
+def test_completions_in_a_session_of_an_untrusted_project_walk_its_files_and_never_start_git(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TRUST_ENV)
+    (project.root / "notes.txt").write_text("hello", encoding="utf-8")
+    marker = project.home / "git-ran"
+    recording_program(project.home / "bin" / "git", marker, "exit 0")
+    monkeypatch.setenv("PATH", f"{project.home / 'bin'}:{os.environ['PATH']}")
+
+    async def scenario() -> None:
+        async with served_session(project, []) as (_server, client):
+            at = await client.request(
+                "completions", {"kind": "userMessage", "session": "copilot:/one", "text": "@not", "offset": 4}
+            )
+            assert [item["insertText"] for item in at["items"]] == ["@notes.txt"]
+
+    run(scenario())
+    assert not marker.exists()
 
 
 def test_a_session_forked_at_a_turn_holds_the_turns_up_to_it_and_goes_on_by_itself(project: Project) -> None:
