@@ -558,6 +558,32 @@ def test_completions_in_a_session_of_an_untrusted_project_walk_its_files_and_nev
     assert not marker.exists()
 
 
+def test_no_resource_command_replaces_the_working_directory_of_a_session_or_another_sessions(
+    project: Project,
+) -> None:
+    (project.root / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (project.root / "notes.txt").write_text("hello", encoding="utf-8")
+    nested = project.root / "packages" / "app"
+    nested.mkdir(parents=True)
+    (nested / "main.py").write_text("print()", encoding="utf-8")
+
+    async def scenario() -> None:
+        async with served_session(project, []) as (_server, client):
+            await client.create_session("copilot:/nested", nested)
+            notes = (project.root / "notes.txt").as_uri()
+            for destination in (project.root.as_uri(), nested.as_uri(), (project.root / "packages").as_uri()):
+                with pytest.raises(RpcError) as refused:
+                    await client.request(
+                        "resourceMove", {"source": notes, "destination": destination, "recursive": True}
+                    )
+                assert refused.value.code == PERMISSION_DENIED, destination
+                assert "which is never replaced" in refused.value.message
+
+    run(scenario())
+    assert (project.root / ".git" / "HEAD").read_text(encoding="utf-8") == "ref: refs/heads/main\n"
+    assert (project.root / "notes.txt").exists() and (nested / "main.py").exists()
+
+
 def test_a_session_forked_at_a_turn_holds_the_turns_up_to_it_and_goes_on_by_itself(project: Project) -> None:
     async def scenario() -> None:
         prompts = [[{"text": f"answer {n}"}] for n in range(3)]
