@@ -193,6 +193,20 @@ def process_exists(pid: int) -> bool:
     return True
 
 
+def git(*args: str) -> None:
+    """Run the real git with ``args`` (bounded), failing the test if it fails."""
+    subprocess.run(["git", *args], check=True, capture_output=True, timeout=30)
+
+
+def recording_program(path: Path, marker: Path, body: str = "") -> Path:
+    """An executable shell script at ``path`` that appends its name and arguments to ``marker``
+    each time it runs, then runs ``body``: a program a test can tell was started."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\necho "$0 $*" >> "{marker}"\n{body}\n', encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
 async def wait_for_event(host: Any, predicate: Any, timeout: float = 10) -> dict[str, Any]:
     """Return the first event (past or future) of ``host`` matching ``predicate``; bounded."""
     for event in host.events.history():
