@@ -26,11 +26,11 @@ import contextlib
 import math
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any, Final
 
+from ..launch.interpreter import python_command
 from ..paths import control_socket_path, project_logs_dir, user_home
 from ..private_socket import check_private_folder, make_private_folder
 from .hook_client import ask_running_host
@@ -160,7 +160,8 @@ def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, d
 
     logs = project_logs_dir(user_home(home), project_root)
     logs.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "extension_host.bridges.hook_host", os.fspath(project_root), "--idle", repr(idle)]
+    # Isolated (-P): it runs in the project's folder, whose own extension_host/ it must not import.
+    argv = [*python_command("-m", "extension_host.bridges.hook_host", os.fspath(project_root), "--idle", repr(idle))]
     if home is not None:
         argv += ["--home", os.fspath(home)]
     read_end, write_end = os.pipe()

@@ -4,19 +4,23 @@ Each client keeps its MCP servers in a JSON file of its own shape (from each cli
 reference): Claude Code's project ``.mcp.json`` and Cursor's ``.cursor/mcp.json`` under
 ``mcpServers``; Gemini CLI's ``.gemini/settings.json`` under ``mcpServers`` (with ``cwd``); VS
 Code's ``.vscode/mcp.json`` under ``servers`` with ``"type": "stdio"``. The command is this
-interpreter running ``-m extension_host`` with the project root, so it works whatever the client's
-``PATH`` and working folder. :func:`mcp_missing` says whether the optional ``mcp`` extra the
-server needs is installed. Plain data; printing is the front end's; it never imports the SDK
+interpreter running ``-P -m extension_host`` with the project root, so it works whatever the
+client's ``PATH`` and working folder, and imports nothing from that folder
+(:mod:`extension_host.launch.interpreter`). Where a client starts it does not matter, so only
+Gemini CLI's snippet names a ``cwd``: the project root is no safer a place to import from than
+any other folder. :func:`mcp_missing` says whether the optional ``mcp`` extra the server needs
+is installed. Plain data; printing is the front end's; it never imports the SDK
 unless asked whether it is there.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+from ..launch.interpreter import python_command
 
 __all__ = ["INSTALL_HINT", "MCP_CLIENTS", "ClientConfig", "client_config", "mcp_missing", "server_command"]
 
@@ -52,10 +56,8 @@ class ClientConfig:
 
 def server_command(root: Path, home: Path | None = None) -> list[str]:
     """The command line that runs ``extensions mcp`` for ``root`` (and ``home``, when not the default)."""
-    command = [sys.executable, "-m", "extension_host", "--root", str(root)]
-    if home is not None:
-        command += ["--home", str(home)]
-    return [*command, "mcp"]
+    options = ["--root", str(root)] if home is None else ["--root", str(root), "--home", str(home)]
+    return [*python_command("-m", "extension_host", *options, "mcp")]
 
 
 def client_config(client: str, root: Path, home: Path | None = None, name: str = "extensions") -> ClientConfig:

@@ -25,13 +25,13 @@ import json
 import os
 import socket
 import struct
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from sdk_extension.wire.pipes import PipeReader
 
+from .interpreter import python_command
 from .lifeline import lifeline_fd
 from .process_groups import STOP_GRACE_SECONDS, stop_group
 
@@ -243,12 +243,7 @@ class ForkServer:
         try:
             with open(self._log_path, "ab") as log:
                 self._process = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-P",
-                    "-m",
-                    "sdk_extension._forkserver",
-                    str(server_end.fileno()),
-                    str(write_fd),
+                    *python_command("-m", "sdk_extension._forkserver", str(server_end.fileno()), str(write_fd)),
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=asyncio.subprocess.DEVNULL,
                     stderr=log,

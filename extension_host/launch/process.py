@@ -17,7 +17,6 @@ import errno
 import os
 import re
 import signal
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,6 +26,7 @@ from typing import Final
 from sdk_extension.wire.pipes import PipeReader, open_pipe_writer
 
 from .forkserver import EXIT_CODE_UNKNOWN, ForkedChild, ForkServer, ForkServerUnavailable
+from .interpreter import python_command
 from .lifeline import LIFELINE_ENV, lifeline_fd
 from .logs import rotate_log
 from .process_groups import STOP_GRACE_SECONDS, GroupLeader, signal_group, stop_group
@@ -68,9 +68,9 @@ class LaunchSpec:
 
 
 def python_argv(entry: Path) -> tuple[str, ...]:
-    """The command line that runs a Python extension file under the SDK launcher."""
-    # -P keeps the project root off sys.path while the launcher imports sdk_extension.
-    return (sys.executable, "-P", "-m", "sdk_extension", str(entry))
+    """The command line that runs a Python extension file under the SDK launcher (isolated
+    from the project it runs in: :mod:`.interpreter`)."""
+    return python_command("-m", "sdk_extension", str(entry))
 
 
 class ExtensionProcess:

@@ -23,6 +23,7 @@ def printed(project: Project, client: str, capsys: pytest.CaptureFixture[str]) -
 def expected_command(project: Project) -> list[str]:
     return [
         sys.executable,
+        "-P",
         "-m",
         "extension_host",
         "--root",
@@ -77,7 +78,7 @@ def test_an_unknown_client_is_a_usage_error(project: Project, capsys: pytest.Cap
 
 def test_without_the_default_home_the_command_leaves_home_out(tmp_path: Path) -> None:
     server = client_config("cursor", tmp_path).snippet["mcpServers"]["extensions"]
-    assert server["args"] == ["-m", "extension_host", "--root", str(tmp_path), "mcp"]
+    assert server["args"] == ["-P", "-m", "extension_host", "--root", str(tmp_path), "mcp"]
 
 
 def test_without_the_mcp_extra_the_server_says_in_one_line_what_to_install(
