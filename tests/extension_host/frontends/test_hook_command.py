@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from extension_host.bridges.hook_host_start import HOOK_HOST_IDLE_ENV
+from extension_host.launch.interpreter import python_command
 from extension_host.paths import RUNTIME_ENV, control_socket_path
 from helpers import OtherUser, Project, hook_command, run, running_dev
 
@@ -187,7 +188,7 @@ def test_a_runtime_folder_another_user_took_first_leaves_each_call_to_a_host_of_
     env = {name: value for name, value in os.environ.items() if name not in (RUNTIME_ENV, "XDG_RUNTIME_DIR")}
     env |= {"TMPDIR": str(shared_temp), HOOK_HOST_IDLE_ENV: "300"}
     fallback = subprocess.run(
-        [sys.executable, "-c", "from extension_host.paths import runtime_dir; print(runtime_dir())"],
+        python_command("-c", "from extension_host.paths import runtime_dir; print(runtime_dir())"),
         env=env,
         capture_output=True,
         text=True,
