@@ -125,7 +125,7 @@ def test_a_new_session_is_its_users_alone_whatever_the_umask(store: SessionStore
         os.umask(old_umask)
     try:
         folder = opened.folder
-        assert [mode(path) for path in (store.home, store.root, folder, opened.workspace)] == [0o700] * 4
+        assert [mode(path) for path in (tmp_path / "home", store.root, folder, opened.workspace)] == [0o700] * 4
         assert [mode(folder / name) for name in ("session.json", "events.jsonl", "lock")] == [0o600] * 3
     finally:
         opened.close()
@@ -136,11 +136,12 @@ def test_resuming_a_session_an_older_version_left_readable_makes_it_private(
 ) -> None:
     store.create(tmp_path).close()
     (folder,) = store.root.iterdir()
-    for path, loose in [(store.home, 0o755), (store.root, 0o755), (folder, 0o755), (folder / "files", 0o775)]:
+    home = tmp_path / "home"
+    for path, loose in [(home, 0o755), (store.root, 0o755), (folder, 0o755), (folder / "files", 0o775)]:
         path.chmod(loose)
     for name in ("session.json", "events.jsonl", "lock"):
         (folder / name).chmod(0o644)
 
     store.open(folder.name, tmp_path).close()
-    assert [mode(path) for path in (store.home, store.root, folder, folder / "files")] == [0o700] * 4
+    assert [mode(path) for path in (home, store.root, folder, folder / "files")] == [0o700] * 4
     assert [mode(folder / name) for name in ("session.json", "events.jsonl", "lock")] == [0o600] * 3
