@@ -28,7 +28,7 @@ from sdk_extension.wire.pipes import PipeReader, open_pipe_writer
 from .forkserver import EXIT_CODE_UNKNOWN, ForkedChild, ForkServer, ForkServerUnavailable
 from .interpreter import python_command
 from .lifeline import LIFELINE_ENV, lifeline_fd
-from .logs import rotate_log
+from .logs import open_log, rotate_log
 from .process_groups import STOP_GRACE_SECONDS, GroupLeader, signal_group, stop_group
 
 __all__ = [
@@ -183,9 +183,8 @@ async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> Exte
     Raises:
         OSError: the interpreter or the working directory cannot be used.
     """
-    spec.log_path.parent.mkdir(parents=True, exist_ok=True)
     rotate_log(spec.log_path)  # the child appends directly: only a start can rotate safely
-    with open(spec.log_path, "ab") as log:
+    with open_log(spec.log_path) as log:
         started = datetime.now(UTC).isoformat(timespec="seconds")
         log.write(f"=== {started} starting {spec.extension_id}: {' '.join(spec.argv)}\n".encode())
         log.flush()
