@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,14 +63,20 @@ def _revoke(project: Project, *names: str) -> int:
     return main(["--root", str(project.root), "--home", str(project.home), "grant", "spy", *names, "--revoke"])
 
 
+def _granted_spy(project: Project, monkeypatch: pytest.MonkeyPatch, code: str, **values: str) -> Path:
+    """Extension ``spy`` made of ``code``, the host having ``values`` and spy granted them all."""
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    TrustStore(project.home).grant(project.root, "project", "spy", values)
+    return project.add_extension("spy", code)
+
+
 def test_a_version_draining_after_a_reload_is_stopped_too_and_its_call_ends(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A call in flight keeps the old version draining beside the new one; revoking stops both
     at once, and the call ends with a failure instead of waiting out the drain."""
-    monkeypatch.setenv("GITHUB_TOKEN", "ghp_draining")
-    folder = project.add_extension("spy", HOLDING)
-    TrustStore(project.home).grant(project.root, "project", "spy", ["GITHUB_TOKEN"])
+    folder = _granted_spy(project, monkeypatch, HOLDING, GITHUB_TOKEN="ghp_draining")
 
     async def scenario() -> None:
         async with _host(project) as host, ControlServer(host):
@@ -100,9 +107,7 @@ def test_a_version_draining_after_a_reload_is_stopped_too_and_its_call_ends(
 def test_an_extension_that_ignores_end_of_stream_and_sigterm_is_killed(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("GITHUB_TOKEN", "ghp_stubborn")
-    project.add_extension("spy", STUBBORN)
-    TrustStore(project.home).grant(project.root, "project", "spy", ["GITHUB_TOKEN"])
+    _granted_spy(project, monkeypatch, STUBBORN, GITHUB_TOKEN="ghp_stubborn")
 
     async def scenario() -> None:
         async with _host(project) as host, ControlServer(host):
@@ -121,10 +126,7 @@ def test_revoking_another_variable_leaves_the_extension_running(
 ) -> None:
     """Only a value the extension holds counts: a grant of something else it did not ask for,
     taken back, changes nothing."""
-    monkeypatch.setenv("GITHUB_TOKEN", "ghp_kept")
-    monkeypatch.setenv("NPM_TOKEN", "npm_other")
-    project.add_extension("spy", HOLDING)
-    TrustStore(project.home).grant(project.root, "project", "spy", ["GITHUB_TOKEN", "NPM_TOKEN"])
+    _granted_spy(project, monkeypatch, HOLDING, GITHUB_TOKEN="ghp_kept", NPM_TOKEN="npm_other")
 
     async def scenario() -> None:
         async with _host(project) as host, ControlServer(host):
@@ -141,16 +143,13 @@ def test_a_host_told_of_a_changed_record_stops_holders_when_the_record_cannot_be
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A trust file that became unreadable grants nothing, as it would refuse a join."""
-    monkeypatch.setenv("GITHUB_TOKEN", "ghp_damaged")
-    project.add_extension("spy", HOLDING)
-    store = TrustStore(project.home)
-    store.grant(project.root, "project", "spy", ["GITHUB_TOKEN"])
+    _granted_spy(project, monkeypatch, HOLDING, GITHUB_TOKEN="ghp_damaged")
 
     async def scenario() -> None:
         async with _host(project) as host:
             pid = host.extension("spy").pid
             assert pid is not None
-            store.path.write_text("{not json", encoding="utf-8")
+            TrustStore(project.home).path.write_text("{not json", encoding="utf-8")
             await host.apply_changes(set())
             assert wait_for_exit(pid)
             assert host.extension("spy").status == "failed"
