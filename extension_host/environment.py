@@ -181,6 +181,12 @@ class EnvironmentGrant:
         still = set(allowed)
         return tuple(name for name in self.withheld if name not in still)
 
+    def taken_back(self, names: tuple[str, ...]) -> EnvironmentGrant:
+        """This grant once ``names`` are taken back: no longer given, missing instead."""
+        values = {name: value for name, value in self.values.items() if name not in names}
+        withheld = tuple(name for name in self.withheld if name not in names)
+        return EnvironmentGrant(self.requested, values, (*self.missing, *names), withheld)
+
 
 def validate_request(requested: list[str]) -> None:
     """Check an extension's request before anything is looked up.

@@ -20,7 +20,6 @@ follows a crash after joining (restart, quarantine) its crash handler's, both th
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -271,14 +270,7 @@ class ExtensionInstance:
             self.status, self.error = "failed", reason
         else:
             self._fail(reason)
-        taken = set(names)
-        held = self.environment
-        self.environment = dataclasses.replace(
-            held,
-            values={name: value for name, value in held.values.items() if name not in taken},
-            missing=(*held.missing, *names),
-            withheld=tuple(name for name in held.withheld if name not in taken),
-        )
+        self.environment = self.environment.taken_back(names)
         await self.stop()
 
     def kill(self) -> None:

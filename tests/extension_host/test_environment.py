@@ -434,7 +434,12 @@ def test_a_request_never_yields_an_ungranted_secret(
     assert set(grant.missing) == {n for n in requested if n in sensitive and n not in granted}
     assert set(grant.values) | set(grant.missing) == {n for n in requested if n in host}
     assert set(grant.withheld) == set(grant.values) & sensitive
-    assert set(grant.revoked(granted - revoked)) == set(grant.withheld) & revoked
+    taken = grant.revoked(granted - revoked)
+    assert set(taken) == set(grant.withheld) & revoked
+    after = grant.taken_back(taken)
+    assert set(after.values) == set(grant.values) - set(taken)
+    assert set(after.missing) == set(grant.missing) | set(taken)
+    assert after.revoked(granted - revoked) == ()
 
 
 # -- URLs with credentials in them -------------------------------------------------------------
