@@ -307,6 +307,7 @@ class ProtocolServer:
                     self.publish,
                     resume=forked,
                     contents=self.content.contents,
+                    peers=lambda: [served.host for served in self.sessions.values()],
                 )
             except ExtensionHostError as exc:
                 raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None
