@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 from ..paths import control_socket_path
+from ..private_files import write_private
 from ..private_socket import check_private_folder
 from .hook_client import HostTimeoutError, HostUnreachableError, ask_running_host
 
@@ -129,9 +130,5 @@ def _read(path: Path) -> UnhealthyMark | None:
 
 
 def _write(path: Path, mark: UnhealthyMark) -> None:
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):  # a mark that cannot be written costs the next call a wait, nothing worse
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(mark._asdict(), handle)
-        os.replace(temporary, path)
+        write_private(path, json.dumps(mark._asdict()).encode())

@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from ..launch.interpreter import python_command
 from ..paths import control_socket_path, project_logs_dir, user_home
+from ..private_files import write_private
 from ..private_socket import check_private_folder, make_private_folder
 from .hook_client import ask_running_host
 
@@ -178,7 +179,7 @@ def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, d
             )
         os.close(write_end)
         write_end = -1
-        pid_path.write_text(f"{process.pid}\n")
+        write_private(pid_path, f"{process.pid}\n".encode())
         ready = b""
         remaining = deadline - time.monotonic()
         if remaining > 0 and select.select([read_end], [], [], remaining)[0]:
