@@ -8,7 +8,10 @@ alone, and the listener must run as the user). It frames JSON-RPC as the extensi
 does (``Content-Length`` header, UTF-8 JSON); the framing is written out here because the
 shared framing module comes with the SDK package's imports.
 
-It owns one request and its answer; what the request means is :mod:`.hook_calls`'s.
+It owns one request and its answer, and how long it waits for it (:func:`hook_request_timeout`:
+50 s, or less through ``$EXTENSION_HOST_HOOK_TIMEOUT``), telling a host that did not answer in
+time (:class:`HostTimeoutError`, with the listener's pid) from one that failed; what the request
+means is :mod:`.hook_calls`'s, and what follows a timeout is :mod:`.hook_health`'s.
 """
 
 from __future__ import annotations
