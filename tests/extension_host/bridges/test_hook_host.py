@@ -174,13 +174,14 @@ def test_a_background_host_that_hangs_is_stopped_and_the_next_call_starts_a_new_
     """A host that stops answering (here: stopped with SIGSTOP, its socket still accepting) costs
     the call that finds it one timeout: that call blocks, and since it is the background host
     hook commands started, it is stopped, so the next call starts a healthy one."""
-    monkeypatch.setenv(HOOK_TIMEOUT_ENV, "5")
     assert_denied(run(hook(project)))
     hung = background_host_pid(project.root)
     assert hung is not None
     os.kill(hung, signal.SIGSTOP)
 
-    code, answer, err = run(hook(project))
+    with monkeypatch.context() as patch:
+        patch.setenv(HOOK_TIMEOUT_ENV, "5")
+        code, answer, err = run(hook(project))
     assert (code, answer) == (2, None)
     assert err.count("\n") == 1, err
     assert f"pid {hung}" in err and "did not answer host.hook within 5 s" in err and "stopped it" in err
