@@ -819,8 +819,29 @@ def test_framing_error_fails_pending_requests_and_is_raised_by_serve() -> None:
             f"body is nested deeper than {MAX_DEPTH} levels",
         ),
         (b'Content-Length: 15\r\n\r\n{"a":{"b":[1]}}', {"max_depth": 2}, "body is nested deeper than 2 levels"),
+        (
+            b"Content-Length: 2\r\nContent-Length: 100000\r\n\r\n{}",
+            {},
+            "Content-Length appears twice in one header block ('2' and '100000'); a frame has exactly one",
+        ),
+        (
+            b"Content-Length: 2\r\nX-Padding: " + b"a" * 200_000 + b"\r\n\r\n{}",
+            {},
+            "header block is too long: 200030 bytes, over the limit of 65536",
+        ),
+        (b"Content-Length: 2\n\n{}", {}, "header block has a line break other than \\r\\n"),
     ],
-    ids=["bad-header", "bad-json", "not-an-object", "oversize", "100000-deep", "deeper-than-max-depth"],
+    ids=[
+        "bad-header",
+        "bad-json",
+        "not-an-object",
+        "oversize",
+        "100000-deep",
+        "deeper-than-max-depth",
+        "content-length-twice",
+        "200-kb-header-line",
+        "lf-without-cr",
+    ],
 )
 def test_a_framing_error_is_answered_with_one_parse_error_before_the_connection_closes(
     data: bytes, kwargs: dict[str, Any], message: str
