@@ -16,13 +16,14 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from extension_host import ExtensionHost
 from extension_host.paths import control_socket_path
 from helpers import Project, run, running_dev, wait_for_exit
-from sdk_extension.wire.framing import MAX_DEPTH, MAX_MESSAGE_BYTES, encode_message, read_message
+from sdk_extension.wire.framing import MAX_DEPTH, MAX_HEADER_BYTES, MAX_MESSAGE_BYTES, encode_message, read_message
 from sdk_extension.wire.protocol import PARSE_ERROR
 
 pytestmark = pytest.mark.subprocess
@@ -239,6 +240,99 @@ def test_deeply_nested_json_on_the_control_socket_gets_a_parse_error_and_the_hos
             async with asyncio.timeout(20):
                 assert await dev.process.wait() == 0
             assert wait_for_exit(echo["pid"], timeout=15)
+
+    run(scenario())
+
+
+# -- header blocks no frame can follow ------------------------------------------------------------
+
+CONTENT_LENGTH_TWICE = b"Content-Length: 2\r\nContent-Length: 100000\r\n\r\n{}"
+TWICE_REASON = "Content-Length appears twice in one header block ('2' and '100000'); a frame has exactly one"
+
+
+@pytest.mark.parametrize(
+    ("header", "reason"),
+    [
+        (CONTENT_LENGTH_TWICE, TWICE_REASON),
+        (b"Content-Length: 2\n\n", "header block has a line break other than \\r\\n: 'Content-Length: 2\\n\\n'"),
+    ],
+    ids=["content-length-twice", "lf-without-cr"],
+)
+def test_a_header_no_frame_can_follow_fails_the_extension_at_once_and_its_pending_call_with_it(
+    project: Project, reap_extension_processes: list[int], header: bytes, reason: str
+) -> None:
+    """An extension sends a header that no body can complete (two lengths, or lines that never
+    end in \\r\\n) and keeps its pipe open: the host does not wait for the rest; the extension
+    fails with a one-line protocol error naming the fault, its pending call fails at once, the
+    other extension serves on."""
+    raw_extension(
+        project,
+        "liar",
+        f"""
+        join("lie")
+        next_call()
+        os.write(OUT, {header!r})
+        time.sleep(600)
+        """,
+    )
+    raw_extension(
+        project,
+        "echo",
+        """
+        join("echo")
+        while True:
+            answer(next_call(), "echoed")
+        """,
+    )
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, tool_timeout=120, stop_grace=2) as host:
+            result = await host.call_tool("lie")
+            info = host.extension("liar")
+            assert info.status == "failed" and one_line(info.error).startswith(f"protocol error: {reason}")
+            assert result.result_type == "failure"
+            assert result.text_result_for_llm == (
+                f"tool 'lie' could not finish: extension project:liar failed: {info.error}"
+            )
+            assert (await host.call_tool("echo")).text_result_for_llm == "echoed"
+
+    run(scenario(), timeout=90)
+    assert_all_exited(reap_extension_processes)
+
+
+def test_a_header_no_frame_can_follow_on_the_control_socket_gets_a_parse_error_and_the_host_serves_on(
+    project: Project,
+) -> None:
+    """Clients of a running ``extensions dev`` send Content-Length twice, then a 200 KB header
+    line, each keeping its connection open: each is told why at once (PARSE_ERROR, id null) and
+    dropped; the next client is answered."""
+
+    async def tell(path: Path, data: bytes, answers: int) -> list[dict[str, Any] | None]:
+        """Send ``data`` on a new connection, keep it open, read ``answers`` messages (bounded)."""
+        reader, writer = await asyncio.open_unix_connection(str(path))
+        try:
+            writer.write(data)
+            async with asyncio.timeout(10):
+                return [await read_message(reader) for _ in range(answers)]
+        finally:
+            writer.close()
+
+    async def scenario() -> None:
+        async with running_dev(project) as dev:
+            path = control_socket_path(project.root)
+            padded = b"Content-Length: 2\r\nX-Padding: " + b"a" * 200_000 + b"\r\n\r\n{}"
+            for data, reason in (
+                (CONTENT_LENGTH_TWICE, TWICE_REASON),
+                (padded, f"header block is too long: {len(padded) - 6} bytes, over the limit of {MAX_HEADER_BYTES}"),
+            ):
+                said, then = await tell(path, data, 2)
+                assert said == {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": reason}}
+                assert then is None  # it hung up
+            [status] = await tell(path, encode_message({"jsonrpc": "2.0", "id": 1, "method": "host.status"}), 1)
+            assert status is not None and status["result"]["pid"] == dev.process.pid
+            await dev.send("quit")
+            async with asyncio.timeout(20):
+                assert await dev.process.wait() == 0
 
     run(scenario())
 

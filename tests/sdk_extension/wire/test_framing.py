@@ -457,7 +457,8 @@ def hostile_frames(draw: st.DrawFn) -> tuple[bytes, Any]:
         value = draw(st.sampled_from([b"-%d" % size, b"%dx" % size, b"", b"9" * 30, b"%d" % (MAX_MESSAGE_BYTES + 1)]))
     lines = [] if "no-length" in flaws else [name + b":" + value]
     if "twice" in flaws:
-        lines.append(b"Content-Length: " + draw(st.sampled_from([b"%d" % size, b"%d" % (size + 50)])))
+        for _ in range(2 - len(lines)):
+            lines.append(b"Content-Length: " + draw(st.sampled_from([b"%d" % size, b"%d" % (size + 50)])))
     lines += draw(st.lists(st.sampled_from([b"Content-Type: application/json", b"X-A: b"]), max_size=2))
     if "too-long" in flaws:
         lines.append(b"X-Padding: " + b"a" * draw(st.sampled_from([SMALL_HEADER_BYTES, 200_000])))
