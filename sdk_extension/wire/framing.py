@@ -11,9 +11,10 @@ header block is refused as soon as it cannot be a frame's, never waited on: one 
 one with ``Content-Length`` twice (either length would be a guess, and the wrong one waits for
 bytes that never come), or one with a line that ends in a bare ``\\n``. Whatever is wrong with
 the bytes, the reader raises :class:`FramingError` and nothing else. On the way out, a frame
-whose body would exceed the limit is refused (:class:`MessageTooLarge`) before a byte is
-written, and text that UTF-8 cannot carry (lone surrogates, as ``os.listdir`` returns for a file
-name that is not UTF-8) is sent with U+FFFD in their place rather than failing the send.
+whose body would exceed the limit, or nest deeper than asked, is refused
+(:class:`MessageTooLarge`, :class:`MessageTooDeep`) before a byte is written, and text that
+UTF-8 cannot carry (lone surrogates, as ``os.listdir`` returns for a file name that is not
+UTF-8) is sent with U+FFFD in their place rather than failing the send.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "FrameDecoder",
     "FramingError",
+    "MessageTooDeep",
     "MessageTooLarge",
     "describe_size",
     "encode_message",
@@ -76,7 +78,15 @@ class MessageTooLarge(ValueError):
         self.limit: Final = limit
 
 
-def encode_message(message: dict[str, Any], max_bytes: int | None = None) -> bytes:
+class MessageTooDeep(ValueError):
+    """A message to send nests deeper than the peer accepts; nothing was written."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the message nests arrays and objects deeper than the {limit} levels the peer accepts")
+        self.limit: Final = limit
+
+
+def encode_message(message: dict[str, Any], max_bytes: int | None = None, max_depth: int | None = None) -> bytes:
     """Return one complete frame for ``message``.
 
     Lone surrogates in its strings (and keys) are written as U+FFFD: UTF-8 cannot carry them,
@@ -84,6 +94,8 @@ def encode_message(message: dict[str, Any], max_bytes: int | None = None) -> byt
 
     Raises:
         MessageTooLarge: the body would exceed ``max_bytes``.
+        MessageTooDeep: it nests deeper than ``max_depth`` levels, which a peer with that limit
+            would answer by closing the connection.
         TypeError, ValueError: ``message`` holds a value JSON cannot represent.
     """
     try:
@@ -98,6 +110,11 @@ def encode_message(message: dict[str, Any], max_bytes: int | None = None) -> byt
         body = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
     if max_bytes is not None and len(body) > max_bytes:
         raise MessageTooLarge(len(body), max_bytes)
+    if max_depth is not None:
+        try:
+            check_depth(message, body, max_depth)
+        except TooDeep:
+            raise MessageTooDeep(max_depth) from None
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 

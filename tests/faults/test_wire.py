@@ -451,6 +451,61 @@ def test_arguments_over_the_message_limit_fail_that_call_and_leave_the_extension
     assert_all_exited(reap_extension_processes)
 
 
+def test_arguments_or_a_result_nested_deeper_than_the_other_side_reads_fail_that_call_and_no_extension_stops(
+    project: Project, reap_extension_processes: list[int]
+) -> None:
+    """Arguments nested 97 deep (a client's or a model's) would make the extension drop its
+    connection, and telemetry nested 150 deep would make the host drop it: each is refused by
+    its sender before it is sent, that call fails saying so, and the extension answers the next
+    call from the same process."""
+    project.add_extension(
+        "nester",
+        """
+        from sdk_extension import ToolResult, join_session, tool
+
+        @tool(description="Say how deep the value is, with telemetry as deep as asked")
+        def depth(value: object, telemetry: int = 0) -> ToolResult:
+            levels = 0
+            while isinstance(value, list) and value:
+                value, levels = value[0], levels + 1
+            deep: object = []
+            for _ in range(telemetry):
+                deep = [deep]
+            return ToolResult(str(levels), tool_telemetry={"deep": deep} if telemetry else None)
+
+        join_session(tools=[depth])
+        """,
+    )
+
+    def nested_list(depth: int) -> Any:
+        value: Any = [1]
+        for _ in range(depth - 1):
+            value = [value]
+        return value
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, tool_timeout=120, stop_grace=2) as host:
+            pid = host.extension("nester").pid
+            refused = await host.call_tool("depth", {"value": nested_list(97)})
+            assert refused.result_type == "failure"
+            assert one_line(refused.text_result_for_llm) == (
+                "tool 'depth' of project:nester was not called: its arguments nest too deeply (the message nests "
+                f"arrays and objects deeper than the {MAX_DEPTH} levels the peer accepts); pass them with less nesting"
+            )
+            failed = await host.call_tool("depth", {"value": [1], "telemetry": 150})
+            assert failed.result_type == "failure"
+            assert one_line(failed.text_result_for_llm) == (
+                "the result of tool 'depth' could not be sent: the message nests arrays and objects deeper than "
+                f"the {MAX_DEPTH} levels the peer accepts"
+            )
+            assert (await host.call_tool("depth", {"value": nested_list(90)})).text_result_for_llm == "90"
+            info = host.extension("nester")
+            assert (info.status, info.pid) == ("running", pid)
+
+    run(scenario(), timeout=120)
+    assert_all_exited(reap_extension_processes)
+
+
 def test_a_result_over_the_message_limit_is_answered_with_a_failure_saying_so(
     project: Project, reap_extension_processes: list[int]
 ) -> None:

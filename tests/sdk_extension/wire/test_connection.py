@@ -16,6 +16,7 @@ from sdk_extension.wire.framing import (
     MAX_DEPTH,
     FrameDecoder,
     FramingError,
+    MessageTooDeep,
     MessageTooLarge,
     encode_message,
     read_message,
@@ -1150,13 +1151,44 @@ def test_a_request_over_the_outbound_limit_is_refused_and_the_connection_stays_u
     assert written == 0
 
 
+def deep_list(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_a_message_nested_deeper_than_the_peer_reads_is_not_sent_and_the_connection_stays_usable() -> None:
+    """The peer would answer a parse error and close: nothing is written, the caller is told,
+    the next request goes through."""
+
+    async def main() -> tuple[Any, int]:
+        async with duplex(a_kwargs={"max_outbound_depth": 10}, b_kwargs={"handlers": {"echo": lambda x: x}}) as pair:
+            # The request itself is a level, its params the next: a list of 8 more fits, 9 does not.
+            assert await pair.a.request("echo", deep_list(9)) == deep_list(9)
+            written = len(pair.a_writer.chunks)
+            with pytest.raises(
+                MessageTooDeep, match=r"^the message nests arrays and objects deeper than the 10 levels"
+            ):
+                await pair.a.request("echo", deep_list(10))
+            with pytest.raises(MessageTooDeep):
+                pair.a.notify("echo", {"a": deep_list(9)})
+            written = len(pair.a_writer.chunks) - written
+            return await pair.a.request("echo", "small"), written
+
+    answer, written = asyncio.run(main())
+    assert answer == "small"
+    assert written == 0
+
+
 @pytest.mark.parametrize(
     ("result", "message"),
     [
         ("x" * 300, "the result could not be sent: the message is 3"),
         (object(), "the result could not be sent: Object of type object is not JSON serializable"),
+        (deep_list(20), "the result could not be sent: the message nests arrays and objects deeper than the 10"),
     ],
-    ids=["too-large", "not-json"],
+    ids=["too-large", "not-json", "too-deep"],
 )
 def test_a_result_that_cannot_be_sent_is_answered_with_an_error_saying_why(result: Any, message: str) -> None:
     """Every request gets an answer, inline or async handler alike."""
@@ -1167,7 +1199,7 @@ def test_a_result_that_cannot_be_sent_is_answered_with_an_error_saying_why(resul
     async def main() -> list[RpcError]:
         handlers = {"inline": lambda _: result, "async": handler_async}
         errors: list[RpcError] = []
-        async with duplex(b_kwargs={"handlers": handlers, "max_outbound_bytes": 200}) as pair:
+        async with duplex(b_kwargs={"handlers": handlers, "max_outbound_bytes": 200, "max_outbound_depth": 10}) as pair:
             for method in handlers:
                 with pytest.raises(RpcError) as caught:
                     await pair.a.request(method, timeout=5)

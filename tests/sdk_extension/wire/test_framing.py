@@ -16,6 +16,7 @@ from sdk_extension.wire.framing import (
     MAX_MESSAGE_BYTES,
     FrameDecoder,
     FramingError,
+    MessageTooDeep,
     MessageTooLarge,
     encode_message,
     read_message,
@@ -689,6 +690,23 @@ def test_a_body_with_anything_but_whitespace_after_its_object_or_a_broken_object
         json.loads(body)
     with pytest.raises(FramingError, match="not valid JSON"):
         decode_all(b"Content-Length: %d\r\n\r\n%s" % (len(body), body), None)
+
+
+def test_a_message_nested_deeper_than_asked_is_refused_before_a_byte_is_built() -> None:
+    """At the limit it goes out; one level more is refused, saying the limit (brackets inside
+    strings count for nothing); without a limit anything JSON can hold goes."""
+    at_limit = json.loads(nested(MAX_DEPTH, kind="list"))
+    assert decode_all(encode_message(at_limit, max_depth=MAX_DEPTH), None) == [at_limit]
+    text = {"text": "[" * 5000}
+    assert decode_all(encode_message(text, max_depth=2), None) == [text]
+    too_deep = json.loads(nested(MAX_DEPTH + 1, kind="object"))
+    with pytest.raises(MessageTooDeep) as caught:
+        encode_message(too_deep, max_depth=MAX_DEPTH)
+    assert (
+        str(caught.value) == f"the message nests arrays and objects deeper than the {MAX_DEPTH} levels the peer accepts"
+    )
+    assert caught.value.limit == MAX_DEPTH
+    assert encode_message(too_deep).endswith(nested(MAX_DEPTH + 1, kind="object"))
 
 
 def test_a_message_that_refers_to_itself_is_refused_with_a_value_error() -> None:
