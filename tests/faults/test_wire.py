@@ -134,6 +134,22 @@ def one_line(text: str | None) -> str:
     return text
 
 
+ECHO = """
+join("echo")
+while True:
+    answer(next_call(), "echoed")
+"""
+"""The body of a raw extension whose tool ``echo`` answers ``echoed``."""
+
+
+def breaking_mid_call_beside_an_echo(project: Project, name: str, tool: str, breaking: str) -> None:
+    """A raw extension ``name`` whose tool ``tool``, once called, runs ``breaking`` (one line
+    that sends what the host cannot read) and keeps its pipe open; and an extension ``echo``
+    whose tool ``echo`` answers ``echoed``."""
+    raw_extension(project, name, f"join({tool!r})\nnext_call()\n{breaking}\ntime.sleep(600)\n")
+    raw_extension(project, "echo", ECHO)
+
+
 # -- deeply nested JSON ------------------------------------------------------------------------
 
 NESTED = b"[" * 100_000 + b"]" * 100_000
@@ -144,24 +160,8 @@ def test_deeply_nested_json_from_an_extension_fails_it_at_once_and_its_pending_c
 ) -> None:
     """100,000 nested arrays while a call is pending: the extension fails with a one-line
     protocol error and the call fails at once, not at the tool timeout; the others serve on."""
-    raw_extension(
-        project,
-        "nester",
-        f"""
-        join("nest")
-        next_call()
-        send_body(b'{{"jsonrpc":"2.0","method":"x","params":' + {NESTED!r} + b'}}')
-        time.sleep(600)
-        """,
-    )
-    raw_extension(
-        project,
-        "echo",
-        """
-        join("echo")
-        while True:
-            answer(next_call(), "echoed")
-        """,
+    breaking_mid_call_beside_an_echo(
+        project, "nester", "nest", f"""send_body(b'{{"jsonrpc":"2.0","method":"x","params":' + {NESTED!r} + b'}}')"""
     )
 
     async def scenario() -> float:
@@ -190,15 +190,7 @@ def test_deeply_nested_json_on_the_control_socket_gets_a_parse_error_and_the_hos
 ) -> None:
     """A client of a running ``extensions dev`` sends 100,000 nested arrays: it is told why and
     dropped; the next client is answered and ``extensions list`` still reaches the host."""
-    raw_extension(
-        project,
-        "echo",
-        """
-        join("echo")
-        while True:
-            answer(next_call(), "echoed")
-        """,
-    )
+    raw_extension(project, "echo", ECHO)
 
     async def scenario() -> None:
         async with running_dev(project) as dev:
@@ -265,25 +257,7 @@ def test_a_header_no_frame_can_follow_fails_the_extension_at_once_and_its_pendin
     end in \\r\\n) and keeps its pipe open: the host does not wait for the rest; the extension
     fails with a one-line protocol error naming the fault, its pending call fails at once, the
     other extension serves on."""
-    raw_extension(
-        project,
-        "liar",
-        f"""
-        join("lie")
-        next_call()
-        os.write(OUT, {header!r})
-        time.sleep(600)
-        """,
-    )
-    raw_extension(
-        project,
-        "echo",
-        """
-        join("echo")
-        while True:
-            answer(next_call(), "echoed")
-        """,
-    )
+    breaking_mid_call_beside_an_echo(project, "liar", "lie", f"os.write(OUT, {header!r})")
 
     async def scenario() -> None:
         async with ExtensionHost(project.root, project.home, tool_timeout=120, stop_grace=2) as host:
