@@ -10,6 +10,7 @@
     ├── ScaffoldError                  a new extension cannot be created there (.path)
     ├── ProjectRootError               the project root named is not a folder (.path)
     ├── TrustFileError                 the trust record cannot be read or written (.path)
+    ├── TokenError                     a server's token cannot be used (.source)
     └── SessionError                   a persisted session cannot be used (.session_id)
         ├── UnknownSessionError        no session of that id, or not this project's
         ├── SessionIdError             the id is not a session id (a path, say)
@@ -32,6 +33,7 @@ __all__ = [
     "SessionError",
     "SessionIdError",
     "SessionLockedError",
+    "TokenError",
     "ToolCollisionError",
     "TrustFileError",
     "UnknownExtensionError",
@@ -98,6 +100,15 @@ class TrustFileError(ExtensionHostError):
     def __init__(self, path: Path, message: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class TokenError(ExtensionHostError):
+    """The token a server was given cannot be used; ``source`` says where it came from (a token
+    file's path, ``--token`` or ``$EXTENSION_HOST_TOKEN``). The message never holds the token."""
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(message)
+        self.source = source
 
 
 class ProjectRootError(ExtensionHostError):

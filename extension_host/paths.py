@@ -30,6 +30,7 @@ __all__ = [
     "RUNTIME_ENV",
     "cache_dir",
     "control_socket_path",
+    "control_socket_paths",
     "extensions_dir",
     "find_project_root",
     "logs_dir",
@@ -48,6 +49,11 @@ RUNTIME_ENV: Final = "EXTENSION_HOST_RUNTIME_DIR"
 CACHE_ENV: Final = "EXTENSION_HOST_CACHE_DIR"
 """Set this to keep downloaded things (the Copilot SDK for JavaScript extensions) elsewhere."""
 """Set this to put control sockets somewhere else than the platform's user runtime folder."""
+
+_SOCKET_DIGITS: Final = 16
+_SOCKET_SUFFIX: Final = ".sock"
+_SOCKET_NAME: Final = re.compile(f"[0-9a-f]{{{_SOCKET_DIGITS}}}{re.escape(_SOCKET_SUFFIX)}")
+"""The name of a control socket (and of nothing else in the runtime folder)."""
 
 _UNSAFE_IN_NAME: Final = re.compile(r"[^A-Za-z0-9._-]")
 """What a project's folder name may not bring into a log folder's name."""
@@ -146,4 +152,14 @@ def control_socket_path(project_root: Path) -> Path:
     about 107 bytes.
     """
     digest = hashlib.sha256(os.fsencode(Path(project_root).resolve())).hexdigest()
-    return runtime_dir() / f"{digest[:16]}.sock"
+    return runtime_dir() / f"{digest[:_SOCKET_DIGITS]}{_SOCKET_SUFFIX}"
+
+
+def control_socket_paths() -> list[Path]:
+    """The control sockets in the runtime folder, of whichever projects (none if it is missing
+    or unreadable); whether a host still answers on each is the caller's question."""
+    try:
+        names = os.listdir(runtime_dir())
+    except OSError:
+        return []
+    return sorted(runtime_dir() / name for name in names if _SOCKET_NAME.fullmatch(name))

@@ -32,6 +32,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import TrustFileError
+from .private_files import open_private, private_folder, write_private
 
 __all__ = [
     "TRUST_ENV",
@@ -210,9 +211,8 @@ class TrustStore:
 
     @contextlib.contextmanager
     def _update(self) -> Iterator[_Document]:
-        self.home.mkdir(parents=True, exist_ok=True)
         try:
-            lock = os.open(self.home / _LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            lock = open_private(private_folder(self.home) / _LOCK_FILE, os.O_RDWR)
         except OSError as exc:
             raise TrustFileError(self.path, f"cannot write {self.path}: {exc.strerror or exc}") from None
         try:
@@ -224,18 +224,10 @@ class TrustStore:
             os.close(lock)  # releases the lock
 
     def _write(self, document: _Document) -> None:
-        temporary = self.path.with_name(f".{TRUST_FILE}.{os.getpid()}.tmp")
         data = json.dumps(document.model_dump(), indent=2, sort_keys=True).encode() + b"\n"
         try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, self.path)
+            write_private(self.path, data)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
             raise TrustFileError(self.path, f"cannot write {self.path}: {exc.strerror or exc}") from None
 
 

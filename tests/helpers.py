@@ -17,7 +17,9 @@ from collections.abc import AsyncIterator, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
+
+from extension_host.launch.interpreter import python_command
 
 T = TypeVar("T")
 
@@ -97,8 +99,9 @@ class Project:
     home: Path
 
     def command(self, *args: str) -> list[str]:
-        """The ``extensions`` command line for this project and home, followed by ``args``."""
-        return [sys.executable, "-m", "extension_host", "--root", str(self.root), "--home", str(self.home), *args]
+        """The ``extensions`` command line for this project and home, followed by ``args``: this
+        interpreter running the installed package, as every process the project starts does."""
+        return [*python_command("-m", "extension_host", "--root", str(self.root), "--home", str(self.home), *args)]
 
     def add_extension(self, name: str, code: str, *, source: str = "project") -> Path:
         """Write ``code`` (dedented) as the extension.py of a new extension; return its folder."""
@@ -107,6 +110,51 @@ class Project:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "extension.py").write_text(textwrap.dedent(code), encoding="utf-8")
         return folder
+
+
+EXTENSIONS_SCRIPT: Final = Path(sys.executable).parent / "extensions"
+"""The ``extensions`` console script of this interpreter: what an agent's hook settings run."""
+
+SHADOWED_MODULES: Final = ("extension_host", "sdk_extension", "pydantic", "sitecustomize")
+"""What a hostile folder plants where Python might look first: this project's two packages, a
+dependency of both, and the module ``site`` imports at every start."""
+
+_SHADOW = """
+import os, sys
+with open({evidence!r}, "a", encoding="utf-8") as evidence:
+    evidence.write(f"{name} imported by pid {{os.getpid()}} ({{' '.join(sys.argv)}})\\n")
+raise SystemExit("a shadow {name} was imported from " + __file__)
+"""
+
+
+@dataclass(frozen=True)
+class Shadows:
+    """Shadows of :data:`SHADOWED_MODULES` planted in ``folder``; one that is imported writes a
+    line to ``evidence`` and ends its process (see :func:`plant_shadows`)."""
+
+    folder: Path
+    evidence: Path
+
+    def imported(self) -> list[str]:
+        """One line per shadow some process imported (which one, its pid and argv); ``[]`` when
+        none was."""
+        try:
+            return self.evidence.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+
+
+def plant_shadows(folder: Path, evidence: Path) -> Shadows:
+    """Plant in ``folder`` a package or module for each of :data:`SHADOWED_MODULES` that, once
+    imported, appends a line to ``evidence`` (outside ``folder``) and exits."""
+    for name in SHADOWED_MODULES:
+        code = _SHADOW.format(name=name, evidence=str(evidence))
+        if name == "sitecustomize":
+            (folder / f"{name}.py").write_text(code, encoding="utf-8")
+        else:
+            (folder / name).mkdir(parents=True, exist_ok=True)
+            (folder / name / "__init__.py").write_text(code, encoding="utf-8")
+    return Shadows(folder, evidence)
 
 
 def run(coroutine: Coroutine[Any, Any, T], timeout: float = 60) -> T:
@@ -143,6 +191,20 @@ def process_exists(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def git(*args: str) -> None:
+    """Run the real git with ``args`` (bounded), failing the test if it fails."""
+    subprocess.run(["git", *args], check=True, capture_output=True, timeout=30)
+
+
+def recording_program(path: Path, marker: Path, body: str = "") -> Path:
+    """An executable shell script at ``path`` that appends its name and arguments to ``marker``
+    each time it runs, then runs ``body``: a program a test can tell was started."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\necho "$0 $*" >> "{marker}"\n{body}\n', encoding="utf-8")
+    path.chmod(0o755)
+    return path
 
 
 async def wait_for_event(host: Any, predicate: Any, timeout: float = 10) -> dict[str, Any]:

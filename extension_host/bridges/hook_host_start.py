@@ -24,12 +24,13 @@ import contextlib
 import math
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any, Final
 
+from ..launch.interpreter import python_command
 from ..paths import control_socket_path, project_logs_dir, user_home
+from ..private_files import write_private
 from ..private_socket import check_private_folder, make_private_folder
 from .hook_client import ask_running_host
 
@@ -153,7 +154,8 @@ def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, d
 
     logs = project_logs_dir(user_home(home), project_root)
     logs.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "extension_host.bridges.hook_host", os.fspath(project_root), "--idle", repr(idle)]
+    # Isolated (-P): it runs in the project's folder, whose own extension_host/ it must not import.
+    argv = [*python_command("-m", "extension_host.bridges.hook_host", os.fspath(project_root), "--idle", repr(idle))]
     if home is not None:
         argv += ["--home", os.fspath(home)]
     read_end, write_end = os.pipe()
@@ -170,7 +172,7 @@ def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, d
             )
         os.close(write_end)
         write_end = -1
-        pid_path.write_text(f"{process.pid}\n")
+        write_private(pid_path, f"{process.pid}\n".encode())
         ready = b""
         remaining = deadline - time.monotonic()
         if remaining > 0 and select.select([read_end], [], [], remaining)[0]:

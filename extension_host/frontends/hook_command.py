@@ -134,8 +134,10 @@ def _install(args: Any) -> int:
     from .output import EXIT_OK, print_json, say
 
     hook_agent = agent(args.target)
-    path = settings_path(hook_agent, find_project_root(args.root), user=args.user)
-    change = plan_install(hook_agent, path)  # an unusable file raises ExtensionHostError: exit 1, one line
+    root = find_project_root(args.root)
+    path = settings_path(hook_agent, root, user=args.user)
+    # An unusable file, or a place that may not be written, raises ExtensionHostError: exit 1, one line.
+    change = plan_install(hook_agent, path, None if args.user else root)
     if change.changed and not args.dry_run:
         change.write()
     if args.json:

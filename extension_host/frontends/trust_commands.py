@@ -2,13 +2,16 @@
 
 Trust in a project and grants of sensitive variables are :mod:`extension_host.trust`'s records;
 these commands change them, show what the project's extensions are, and pass the decision on to
-the host running for the project (which starts, stops or restarts what the decision concerns).
+the host running for the project (which starts, stops or restarts what the decision concerns):
+a grant reloads the extension, so it asks again and gets the value; a revocation makes the host
+look at every grant again, which stops whatever holds a value taken back.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +72,16 @@ def grant(args: argparse.Namespace) -> int:
     notes = [
         f"{name} is not withheld from extensions: they have it without a grant"
         for name in args.variables
-        if not args.revoke and not is_sensitive(name)
+        if not args.revoke and not is_sensitive(name, os.environ.get(name))
     ]
-    # A running host restarts the extension, so that it asks again and gets what it is granted now.
-    outcomes = asyncio.run(tell_running_host(args, METHOD_RELOAD, {"name": spec.id})) if args.variables else None
+    outcomes = None
+    if args.revoke and args.variables:
+        # The running host stops at once whatever holds a value no longer granted; a user
+        # extension's grants hold in every project, so every running host is told.
+        outcomes = asyncio.run(tell_running_host(args, METHOD_REFRESH, None, every_project=spec.source == "user"))
+    elif args.variables:
+        # It restarts the extension, so that it asks again and gets what it is granted now.
+        outcomes = asyncio.run(tell_running_host(args, METHOD_RELOAD, {"name": spec.id}))
     if args.json:
         print_json(
             {

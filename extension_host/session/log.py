@@ -54,6 +54,7 @@ from sdk_extension.wire.nesting import TooDeep, loads
 from sdk_extension.wire.protocol import Event
 
 from ..events import cut_strings
+from ..private_files import open_private
 
 __all__ = [
     "ENCODE_AT_ONCE_BYTES",
@@ -130,7 +131,7 @@ class SessionLog:
 
     def __init__(self, path: Path) -> None:
         self.path: Final = path
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._fd: int | None = open_private(path, os.O_WRONLY | os.O_APPEND)
         self._pending: list[Event | str] = []
         self._pending_bytes = 0
         self._scheduled = False

@@ -12,6 +12,10 @@ Each session is a folder named by its id::
 (see :mod:`extension_host.session.fork`); its record names the source (``forkedFrom``,
 ``forkedAtTurn``).
 
+Sessions are the user's alone: ``sessions/``, each session's folder and ``files/`` are 0700,
+``session.json``, ``events.jsonl`` and ``lock`` 0600 (see :mod:`extension_host.private_files`);
+resuming a session an older version made tightens it.
+
 One host per session: :meth:`SessionStore.create` and :meth:`SessionStore.open` take the lock
 and a second host gets :class:`~extension_host.errors.SessionLockedError` naming the holder's
 pid. The operating system drops the lock when the holder dies, ``kill -9`` included, so a crash
@@ -41,6 +45,7 @@ from sdk_extension.wire.nesting import loads
 from ..errors import SessionError, SessionIdError, SessionLockedError, UnknownSessionError
 from ..events import iso_now, make_event
 from ..paths import sessions_dir
+from ..private_files import PRIVATE_FOLDER_MODE, open_private, private_folder, tighten_file, write_private
 from .fork import TurnNotForkable, forked_events, turn_end
 from .log import (
     EVENT_FORMAT_VERSION,
@@ -158,6 +163,7 @@ class SessionStore:
     """The sessions under one home folder."""
 
     def __init__(self, home: Path) -> None:
+        self.home: Final = home
         self.root: Final = sessions_dir(home)
 
     def folder(self, session_id: str) -> Path:
@@ -176,11 +182,11 @@ class SessionStore:
         """
         session_id = session_id if session_id is not None else new_session_id()
         folder = self.folder(session_id)
-        (folder / WORKSPACE_DIR).mkdir(parents=True, mode=0o700)
+        private_folder(self.root, within=self.home)
+        folder.mkdir(mode=PRIVATE_FOLDER_MODE)
+        private_folder(folder / WORKSPACE_DIR)
         record = {**(origin or {}), "sessionId": session_id, "projectRoot": str(project_root), "created": iso_now()}
-        temporary = folder / f".{_METADATA_FILE}.tmp"
-        temporary.write_text(json.dumps(record), encoding="utf-8")
-        temporary.replace(folder / _METADATA_FILE)
+        write_private(folder / _METADATA_FILE, json.dumps(record).encode())
         lock_fd = self._lock(session_id, folder)
         return OpenSession(session_id, folder, lock_fd, LogScan(0, 0, 0, None), record["created"])
 
@@ -195,7 +201,8 @@ class SessionStore:
         folder = self.check(session_id, project_root)
         lock_fd = self._lock(session_id, folder)
         try:
-            (folder / WORKSPACE_DIR).mkdir(exist_ok=True, mode=0o700)
+            private_folder(folder / WORKSPACE_DIR, within=self.home)
+            tighten_file(folder / _METADATA_FILE)  # an older version wrote it with the umask's mode
             events_path = folder / EVENTS_FILE
             scan = scan_log(events_path)
             if scan.torn:
@@ -342,7 +349,7 @@ class SessionStore:
         )
 
     def _lock(self, session_id: str, folder: Path) -> int:
-        fd = os.open(folder / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = open_private(folder / _LOCK_FILE, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -112,6 +113,13 @@ def test_the_first_call_starts_a_background_host_and_later_calls_reuse_it(projec
     assert background_host_pid(project.root) == host_pid
     log = project_logs_dir(project.home, project.root) / HOOK_HOST_LOG_NAME
     assert f"serving {project.root} (pid {host_pid}" in log.read_text()
+
+
+def test_the_background_hosts_pid_file_and_log_are_its_users_alone(project: Project, background: Path) -> None:
+    assert_denied(run(hook(project)))
+    logs = project_logs_dir(project.home, project.root)
+    modes = {path: stat.S_IMODE(path.stat().st_mode) for path in (pid_file(project), logs / HOOK_HOST_LOG_NAME, logs)}
+    assert modes == {pid_file(project): 0o600, logs / HOOK_HOST_LOG_NAME: 0o600, logs: 0o700}
 
 
 def test_the_background_host_exits_by_itself_when_idle_and_stops_its_extension(

@@ -251,7 +251,7 @@ def test_over_a_websocket_a_client_with_the_token_is_served_and_one_without_is_r
     ("args", "expected"),
     [
         (["--listen", "0.0.0.0:0"], "only loopback"),
-        (["--listen", "0.0.0.0:0", "--allow-remote"], "needs --token"),
+        (["--listen", "0.0.0.0:0", "--allow-remote"], "needs a token of your choosing"),
         (["--listen", "nonsense"], "HOST:PORT"),
         (["--agent", "nobody"], "no agent provider"),
     ],

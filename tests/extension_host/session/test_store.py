@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,37 @@ def test_removal_deletes_the_folder_and_is_refused_while_a_host_holds_it(store: 
     assert not opened.folder.exists()
     with pytest.raises(UnknownSessionError):
         store.remove(opened.id)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_new_session_is_its_users_alone_whatever_the_umask(store: SessionStore, tmp_path: Path) -> None:
+    old_umask = os.umask(0)
+    try:
+        opened = store.create(tmp_path / "project")
+    finally:
+        os.umask(old_umask)
+    try:
+        folder = opened.folder
+        assert [mode(path) for path in (tmp_path / "home", store.root, folder, opened.workspace)] == [0o700] * 4
+        assert [mode(folder / name) for name in ("session.json", "events.jsonl", "lock")] == [0o600] * 3
+    finally:
+        opened.close()
+
+
+def test_resuming_a_session_an_older_version_left_readable_makes_it_private(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    store.create(tmp_path).close()
+    (folder,) = store.root.iterdir()
+    home = tmp_path / "home"
+    for path, loose in [(home, 0o755), (store.root, 0o755), (folder, 0o755), (folder / "files", 0o775)]:
+        path.chmod(loose)
+    for name in ("session.json", "events.jsonl", "lock"):
+        (folder / name).chmod(0o644)
+
+    store.open(folder.name, tmp_path).close()
+    assert [mode(path) for path in (home, store.root, folder, folder / "files")] == [0o700] * 4
+    assert [mode(folder / name) for name in ("session.json", "events.jsonl", "lock")] == [0o600] * 3
