@@ -49,7 +49,7 @@ from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget, SlidingCount
 from .context import SessionContext
 from .discovery import Discovered, ExtensionSpec, discover
-from .info import ExtensionInfo
+from .info import NOT_RUNNING, ExtensionInfo
 from .instance import Arbiter, CrashHandler, ExtensionInstance
 from .outcomes import ReloadOutcome
 from .registry import ToolEntry
@@ -146,6 +146,19 @@ class Supervisor:
                     )
                 )
         return infos
+
+    def not_running(self) -> list[ExtensionInfo]:
+        """The extensions that should be running and are not (:data:`~extension_host.info.NOT_RUNNING`),
+        in load order. Cheap while every one runs: no snapshot is made unless one does not."""
+        if all(self._runs(found) for found in self._found):
+            return []
+        return [info for info in self.infos() if info.status in NOT_RUNNING]
+
+    def _runs(self, found: Discovered) -> bool:
+        if found.untrusted or found.shadowed_by:
+            return True  # not meant to run
+        instance = self._current.get(found.spec.id)
+        return instance is not None and instance.status not in NOT_RUNNING
 
     def untrusted(self) -> list[str]:
         """The ids of the extensions that did not run because their project is not trusted."""

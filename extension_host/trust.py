@@ -58,6 +58,9 @@ class _Project(BaseModel):
 
     trusted: bool = False
     decided_at: str | None = None
+    allow_failed_guards: bool = False
+    """Let the agents' calls through while one of the extensions cannot run (the hook command
+    blocks them otherwise); part of the trust decision, so trusting again without it ends it."""
     grants: dict[str, list[str]] = Field(default_factory=dict)
     """Extension name → the variables granted to that project extension."""
 
@@ -114,8 +117,12 @@ class TrustStore:
         record = self._read().projects.get(project_key(root))
         return record is not None and record.trusted
 
-    def set_project_trusted(self, root: Path, trusted: bool) -> None:
+    def set_project_trusted(self, root: Path, trusted: bool, *, allow_failed_guards: bool = False) -> None:
         """Record trust in (or its withdrawal from) the project at ``root``; grants stay.
+
+        ``allow_failed_guards``: the agents' calls in this project go through (with a warning)
+        while one of its extensions cannot run, instead of being blocked; only with trust, and
+        until the next decision.
 
         Raises:
             TrustFileError: the file is damaged, not ours, or cannot be written.
@@ -123,7 +130,19 @@ class TrustStore:
         with self._update() as document:
             record = document.projects.setdefault(project_key(root), _Project())
             record.trusted = trusted
+            record.allow_failed_guards = trusted and allow_failed_guards
             record.decided_at = datetime.now(UTC).isoformat(timespec="seconds")
+
+    def failed_guards_allowed(self, root: Path) -> bool:
+        """Whether the user lets the agents' calls in the project at ``root`` through while one
+        of its extensions cannot run (``extensions trust --allow-failed-guards``); off unless
+        asked for. A repository cannot ask for it: the record is the user's.
+
+        Raises:
+            TrustFileError: the file is damaged or writable by someone else.
+        """
+        record = self._read().projects.get(project_key(root))
+        return record is not None and record.trusted and record.allow_failed_guards
 
     def trusted_projects(self) -> list[str]:
         """The real paths of every trusted project."""

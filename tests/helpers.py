@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import json
 import os
 import pwd
 import re
@@ -13,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -165,6 +166,47 @@ def run(coroutine: Coroutine[Any, Any, T], timeout: float = 60) -> T:
             return await coroutine
 
     return asyncio.run(bounded())
+
+
+async def hook_command(
+    project: Project,
+    agent: str,
+    event: str,
+    stdin: bytes,
+    *,
+    short: bool = True,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 90,
+) -> tuple[int, Any, str]:
+    """Run ``extensions hook AGENT EVENT`` in the project as an agent would; its exit code, parsed
+    stdout (``None`` when empty) and stderr. Bounded: past ``timeout`` it is killed and the test fails.
+
+    ``short``: the exact command line the agents' settings hold (the launcher's fast path), run in
+    the project folder; otherwise with ``--root``/``--home`` first (the full command line parser).
+    ``env``: its whole environment (default: this process's).
+    """
+    argv = (
+        [*python_command("-m", "extension_host", "hook", agent, event)]
+        if short
+        else project.command("hook", agent, event)
+    )
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=project.root,
+        env=dict(env) if env is not None else None,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        async with asyncio.timeout(timeout):
+            out, err = await process.communicate(stdin)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode is not None
+    return process.returncode, json.loads(out) if out.strip() else None, err.decode()
 
 
 def wait_for_exit(pid: int, timeout: float = 15) -> bool:

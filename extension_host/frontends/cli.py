@@ -34,6 +34,7 @@ from ..control import (
 )
 from ..errors import ExtensionHostError, ProjectRootError, ScaffoldError, SessionIdError
 from ..hooks.runner import HookRecord
+from ..hooks.unjudged import ALLOW_FAILED_GUARDS_OPTION
 from ..host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
 from ..info import ExtensionInfo, ToolInfo
 from ..outcomes import ReloadOutcome
@@ -174,6 +175,12 @@ def _parser() -> argparse.ArgumentParser:
 
     sub = command("trust", trust, "trust this project, so that its own extensions run (they do not until you do)")
     sub.add_argument("--revoke", action="store_true", help="withdraw the trust: its extensions stop running")
+    sub.add_argument(
+        ALLOW_FAILED_GUARDS_OPTION,
+        action="store_true",
+        help="let Claude Code and Gemini CLI calls through (with a warning) while one of the extensions "
+        "cannot run; without it they are blocked (this decision only: trusting again without it ends it)",
+    )
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     sub = command("grant", grant, "let an extension have sensitive environment variables it asks for")

@@ -43,23 +43,32 @@ def run_hook(agent_name: str, event: str, root: Path | None = None, home: Path |
 
     With no host running for the project, the project's background host is started (user
     extensions from ``home``; :mod:`extension_host.bridges.hook_host_start`) and asked; if it
-    is turned off or does not come up, a host is started for this call and stopped after it.
+    is turned off, does not come up, or the runtime folder cannot be used, a host is started
+    for this call and stopped after it.
     """
     hook_agent = agent(agent_name)
     stdin = sys.stdin.buffer.read(MAX_HOOK_INPUT_BYTES + 1) if sys.stdin is not None else b""
 
-    def one_shot(project_root: Path, params: dict[str, Any]) -> dict[str, Any]:
+    def background(project_root: Path, params: dict[str, Any]) -> dict[str, Any] | None:
         from ..bridges.hook_host_start import ask_background_host
 
         answer: dict[str, Any] | None = ask_background_host(project_root, METHOD_HOOK, params, home)
-        if answer is not None:
-            return answer
-        from ..bridges.hook_one_shot import run_once  # the background host is off or did not come up
+        return answer
+
+    def one_shot(project_root: Path, params: dict[str, Any]) -> dict[str, Any]:
+        from ..bridges.hook_one_shot import run_once  # the background host is off, did not come up, or cannot be
 
         return run_once(project_root, params, home)
 
     # The root is resolved inside: a root that cannot be used is an answer (a guard blocks), not a crash.
-    reply = run_agent_hook(hook_agent, event, stdin, Path(root) if root is not None else None, one_shot=one_shot)
+    reply = run_agent_hook(
+        hook_agent,
+        event,
+        stdin,
+        Path(root) if root is not None else None,
+        one_shot=one_shot,
+        background=background,
+    )
     if reply.stdout:
         sys.stdout.write(reply.stdout)
         sys.stdout.flush()

@@ -19,6 +19,7 @@ from ..control import METHOD_REFRESH, METHOD_RELOAD
 from ..discovery import ExtensionSpec, discover
 from ..environment import VARIABLE_NAME, is_sensitive
 from ..errors import UnknownExtensionError
+from ..hooks.unjudged import ALLOW_FAILED_GUARDS_OPTION
 from ..paths import find_project_root, user_home
 from ..trust import TrustStore
 from . import render
@@ -29,11 +30,15 @@ __all__ = ["grant", "spec_json", "trust"]
 
 
 def trust(args: argparse.Namespace) -> int:
-    """``extensions trust [--revoke]``."""
+    """``extensions trust [--revoke | --allow-failed-guards]``."""
+    allow = bool(args.allow_failed_guards)
+    if allow and args.revoke:
+        say(render.error_line(f"{ALLOW_FAILED_GUARDS_OPTION} goes with trust, not with --revoke"), err=True)
+        return EXIT_USAGE
     root = find_project_root(args.root)
     home = user_home(args.home)
     store = TrustStore(home)
-    store.set_project_trusted(root, not args.revoke)
+    store.set_project_trusted(root, not args.revoke, allow_failed_guards=allow)
     specs = [found.spec for found in discover(root, home) if found.spec.source == "project"]
     outcomes = asyncio.run(tell_running_host(args, METHOD_REFRESH, None))
     if args.json:
@@ -41,13 +46,14 @@ def trust(args: argparse.Namespace) -> int:
             {
                 "project": str(root),
                 "trusted": not args.revoke,
+                "allow_failed_guards": allow,
                 "record": str(store.path),
                 "extensions": [spec_json(spec) for spec in specs],
                 "host_outcomes": None if outcomes is None else [outcome.to_json() for outcome in outcomes],
             }
         )
     else:
-        say(render.trust_change(root, not args.revoke, specs, store.path))
+        say(render.trust_change(root, not args.revoke, specs, store.path, allow_failed_guards=allow))
         if outcomes:
             say("the running host applied it:\n" + render.reload_outcomes(outcomes))
     return EXIT_OK if outcomes is None or all(outcome.ok for outcome in outcomes) else EXIT_FAILED
