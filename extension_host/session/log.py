@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from sdk_extension.wire.nesting import TooDeep, loads
+from sdk_extension.wire.nesting import MAX_DEPTH, TooDeep, check_depth, loads
 from sdk_extension.wire.protocol import Event
 
 from ..events import cut_strings
@@ -104,12 +104,19 @@ _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=str)
 
 
 def encode_event(event: Event) -> str:
-    """One log line for ``event`` (ASCII, ending in ``\\n``), at most :data:`MAX_LINE_BYTES` long."""
+    """One log line for ``event`` (ASCII, ending in ``\\n``), at most :data:`MAX_LINE_BYTES` long
+    and nested at most :data:`~sdk_extension.wire.nesting.MAX_DEPTH` levels: what a reader reads."""
     try:
         line = _ENCODER.encode(event) + "\n"
     except (ValueError, TypeError, RecursionError) as exc:
         # Data no JSON can hold (a cycle, say): the envelope stays, so the chain survives.
         return _ENCODER.encode({**event, "data": {"unencodable": str(exc)[:200]}}) + "\n"
+    try:
+        check_depth(event, line)
+    except TooDeep:
+        # Only what lies too deep is marked; the data is the envelope's second level.
+        event = {**event, "data": cut_strings(event["data"], MAX_LINE_BYTES, MAX_DEPTH - 1)}
+        line = _ENCODER.encode(event) + "\n"
     if len(line) <= MAX_LINE_BYTES:
         return line
     cut: dict[str, Any] = {**event, "data": cut_strings(event["data"], MAX_LINE_BYTES // 16)}

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +23,7 @@ from extension_host.session.log import (
     read_line,
     scan_log,
 )
+from sdk_extension.wire.nesting import MAX_DEPTH
 from sdk_extension.wire.protocol import Event
 
 
@@ -154,6 +156,29 @@ def test_a_line_nested_1000_deep_is_skipped_with_a_problem_and_the_rest_is_read(
     scan = scan_log(path)
     assert (scan.lines, scan.last_event, scan.torn) == (4, None, False)
     assert scan.last_problem == "line 4 is nested deeper than 100 levels; skipped"
+
+
+def test_an_event_nested_deeper_than_a_reader_reads_is_written_with_only_the_deep_part_marked(tmp_path: Path) -> None:
+    """Data nested 150 deep (a tool's arguments, say) would make a line every reader skips: the
+    line holds the event, its data kept down to the 100th level of the line and marked below."""
+    path = tmp_path / "events.jsonl"
+    deep: Any = "bottom"
+    for _ in range(150):
+        deep = [deep]
+    writer = SessionLog(path)
+    written = make_event("tool.execution_start", {"toolName": "echo", "arguments": {"value": deep}})
+    writer.append(written)
+    writer.append(event(2))
+    writer.close()
+    reader = LogReader(path)
+    first, second = list(reader)
+    assert reader.problems == []
+    assert (first["id"], first["type"], second["data"]["n"]) == (written["id"], "tool.execution_start", 2)
+    kept: Any = first["data"]["arguments"]["value"]
+    levels = 4  # the line, data, arguments, value
+    while isinstance(kept, list):
+        kept, levels = kept[0], levels + 1
+    assert (kept, levels - 1) == ("…[truncated: nested too deep]", MAX_DEPTH)
 
 
 _LINES = st.one_of(
