@@ -30,7 +30,7 @@ from sdk_extension.matchers import Matcher
 from sdk_extension.tasks import BackgroundTasks
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOverflow, RpcError
-from sdk_extension.wire.framing import FramingError
+from sdk_extension.wire.framing import MAX_DEPTH, FramingError
 from sdk_extension.wire.results import ToolResult
 
 from .calls import PendingCalls
@@ -213,6 +213,7 @@ class ExtensionInstance:
                 tool_answer=self._calls.answer,
                 command_answer=self._command_runs.answer,
             ),
+            max_outbound_depth=MAX_DEPTH,  # deeper, and the extension would drop the connection
             max_queued_bytes=context.max_queued_bytes,
         )
         self._tasks.spawn(self._serve(self._connection))

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from sdk_extension.wire.nesting import loads
+
 from ..errors import ExtensionHostError
 from .hook_adapter import HookAgent
 
@@ -186,8 +188,8 @@ def plan_install(agent: HookAgent, path: Path, project_root: Path | None = None)
     except (OSError, UnicodeDecodeError) as exc:
         raise ExtensionHostError(f"cannot read {path}: {exc}") from exc
     try:
-        settings = json.loads(old_text) if old_text.strip() else {}
-    except ValueError as exc:
+        settings = loads(old_text) if old_text.strip() else {}
+    except ValueError as exc:  # nested too deeply included: a repository's file is anyone's
         raise ExtensionHostError(
             f"{path} is not valid JSON ({exc}); it was left as it is: fix it, then install again"
         ) from None

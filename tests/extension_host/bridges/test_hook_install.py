@@ -123,6 +123,7 @@ def test_user_installs_into_the_users_settings(
     ("text", "says"),
     [
         ('{"hooks": {,}', "is not valid JSON"),
+        ('{"hooks": ' + "[" * 3000 + "]" * 3000 + "}", "is not valid JSON (nested deeper than 100 levels)"),
         ("[1, 2]", "is not a JSON object"),
         ('{"hooks": []}', '"hooks" is not an object'),
         ('{"hooks": {"PreToolUse": {"matcher": "*"}}}', '"hooks.PreToolUse" is not a list'),

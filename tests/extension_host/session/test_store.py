@@ -102,6 +102,45 @@ def test_the_list_counts_user_messages_as_turns_and_shows_which_sessions_are_in_
         busy.close()
 
 
+def test_lines_nested_1000_deep_cost_the_list_only_those_lines_and_it_says_which(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    """A deep line among the user messages (the list reads those) and a deep last line (it reads
+    that too): both are skipped and named; the other session's summary is untouched."""
+    deep = b'{"id":"d","timestamp":"t","type":"user.message","data":' + b"[" * 1000 + b"]" * 1000 + b"}\n"
+    damaged = store.create(tmp_path)
+    damaged.log.append(make_event("user.message", {"content": "one"}))
+    damaged.log.flush()
+    with damaged.events_path.open("ab") as handle:
+        handle.write(deep)
+    damaged.log.append(make_event("user.message", {"content": "two"}))
+    damaged.log.flush()
+    with damaged.events_path.open("ab") as handle:
+        handle.write(deep)
+    damaged.close()
+    whole = store.create(tmp_path)
+    whole.log.append(make_event("user.message", {"content": "three"}))
+    whole.close()
+    summaries = {summary.id: summary for summary in store.summaries()}
+    assert summaries[damaged.id].turns == 2 and summaries[damaged.id].events == 4
+    assert summaries[damaged.id].problems == (
+        "line 2 is nested deeper than 100 levels; skipped",
+        "line 4 is nested deeper than 100 levels; skipped",
+    )
+    assert summaries[whole.id].turns == 1 and summaries[whole.id].problems == ()
+    assert summaries[whole.id].last_event is not None
+
+
+def test_a_session_record_nested_too_deep_is_not_believed_and_the_list_goes_on(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    opened = store.create(tmp_path)
+    opened.close()
+    (opened.folder / "session.json").write_bytes(b'{"projectRoot":' + b"[" * 30_000 + b"]" * 30_000 + b"}")
+    [summary] = store.summaries()
+    assert (summary.id, summary.project, summary.started) == (opened.id, None, None)
+
+
 def test_removal_deletes_the_folder_and_is_refused_while_a_host_holds_it(store: SessionStore, tmp_path: Path) -> None:
     opened = store.create(tmp_path)
     with pytest.raises(SessionLockedError):
