@@ -9,7 +9,8 @@ imported only then), and turns the answer into what the agent reads: a :class:`H
 (stdout, stderr, exit code).
 
 Guards fail closed. For a guard event (a tool about to run, a prompt about to be sent) anything
-that keeps the extensions from judging (payload too big or not JSON, a field of the wrong type,
+that keeps the extensions from judging (payload too big, not JSON or nested deeper than the
+wire's :data:`~sdk_extension.wire.nesting.MAX_DEPTH` levels, a field of the wrong type,
 a host that cannot be reached, fails or stopped answering, an extension in scope that is not
 running, which the host's answer names under ``unjudged``) is a block: exit code 2 with the
 reason on stderr in one line, which both agents read as "do not do it", whatever they make of
@@ -30,6 +31,8 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
+
+from sdk_extension.wire.nesting import TooDeep, loads
 
 from ..errors import RuntimeFolderError
 from ..paths import find_project_root
@@ -188,7 +191,9 @@ def _payload(stdin: bytes) -> dict[str, Any]:
     if len(stdin) > MAX_HOOK_INPUT_BYTES:
         raise PayloadError(f"is over {MAX_HOOK_INPUT_BYTES // (1024 * 1024)} MiB")
     try:
-        payload = json.loads(stdin)
+        payload = loads(stdin)  # the wire's own limit: nothing deeper could be sent to a host
+    except TooDeep as exc:
+        raise PayloadError(f"is {exc}") from None
     except ValueError as exc:
         raise PayloadError(f"is not JSON ({exc})") from None
     if not isinstance(payload, dict):

@@ -4,9 +4,10 @@ An agent runs a hook command on every tool call, so its start-up is the price of
 This client imports no event loop, no pydantic and none of the host: a blocking Unix socket,
 the project's socket path (:mod:`extension_host.paths`) and the same privacy checks the other
 commands make (:mod:`extension_host.private_socket`: the runtime folder must be the user's
-alone, and the listener must run as the user). It frames JSON-RPC as the extension protocol
-does (``Content-Length`` header, UTF-8 JSON); the framing is written out here because the
-shared framing module comes with the SDK package's imports.
+alone, and the listener must run as the user). It frames JSON-RPC with the protocol's own
+framing (:mod:`sdk_extension.wire.framing`, which needs no event loop for that), so the host's
+answer meets the same rules as any peer's: one ``Content-Length`` in plain digits, a header
+block of at most 64 KiB ending its lines in ``\r\n``, a body nested at most 100 levels.
 
 It owns one request and its answer, and how long it waits for it (:func:`hook_request_timeout`:
 50 s, or less through ``$EXTENSION_HOST_HOOK_TIMEOUT``), telling a host that did not answer in
@@ -16,7 +17,6 @@ means is :mod:`.hook_calls`'s, and what follows a timeout is :mod:`.hook_health`
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import socket
@@ -24,6 +24,8 @@ import stat
 import time
 from pathlib import Path
 from typing import Any, Final
+
+from sdk_extension.wire.framing import MAX_DEPTH, FrameDecoder, FramingError, encode_message
 
 from ..errors import ExtensionHostError
 from ..paths import control_socket_path
@@ -50,7 +52,7 @@ HOOK_TIMEOUT_ENV: Final = "EXTENSION_HOST_HOOK_TIMEOUT"
 """Seconds to wait instead of :data:`HOOK_REQUEST_TIMEOUT`; only a shorter wait is taken."""
 MAX_HOOK_ANSWER_BYTES: Final = 16 * 1024 * 1024
 """Largest answer read from the host (the control socket's own message limit)."""
-_MAX_HEADER_BYTES: Final = 1024
+_READ_CHUNK: Final = 65536
 
 
 class HostUnreachableError(ExtensionHostError):
@@ -87,8 +89,8 @@ def ask_running_host(project_root: Path, method: str, params: Any, timeout: floa
 
     Raises:
         HostTimeoutError: the host did not take the connection or answer within ``timeout``.
-        HostUnreachableError: the socket is there but the host refused, failed or answered
-            with an error.
+        HostUnreachableError: the socket is there but the host refused, failed, answered with
+            an error or with bytes that are not a message; or ``params`` nest deeper than it reads.
         RuntimeFolderError: the runtime folder is not the user's own.
         ExtensionHostError: the listener is not the user's own.
     """
@@ -115,16 +117,17 @@ def ask_running_host(project_root: Path, method: str, params: Any, timeout: floa
         except OSError as exc:
             raise HostUnreachableError(f"cannot connect to the host's control socket {path}: {exc}") from exc
         pid = _check_listener(path, sock)
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
         try:
-            sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            request = encode_message({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, None, MAX_DEPTH)
+        except ValueError as exc:  # nested deeper than the host reads: it would only refuse it
+            raise HostUnreachableError(f"the {method} request cannot be sent: {exc}") from None
+        try:
+            sock.sendall(request)
             answer = _read_message(sock, deadline)
         except TimeoutError:
             raise HostTimeoutError(method, timeout, pid) from None
         except OSError as exc:
             raise HostUnreachableError(f"the host's control connection broke during {method}: {exc}") from exc
-    if not isinstance(answer, dict):
-        raise HostUnreachableError(f"the host answered {method} with something that is not a JSON-RPC message")
     error = answer.get("error")
     if error is not None:
         message = error.get("message") if isinstance(error, dict) else error
@@ -146,29 +149,15 @@ def _check_listener(path: Path, sock: socket.socket) -> int | None:
     return pid
 
 
-def _read_message(sock: socket.socket, deadline: float) -> Any:
-    buffer = b""
-    while b"\r\n\r\n" not in buffer:
-        if len(buffer) > _MAX_HEADER_BYTES:
-            raise HostUnreachableError("the host sent a message header that is too long")
-        buffer += _receive(sock, deadline)
-    header, _, rest = buffer.partition(b"\r\n\r\n")
-    length = None
-    for line in header.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length" and value.strip().isdigit():
-            length = int(value.strip())
-    if length is None or length > MAX_HOOK_ANSWER_BYTES:
-        raise HostUnreachableError("the host sent a message without a usable Content-Length")
-    chunks, size = [rest], len(rest)
-    while size < length:
-        chunk = _receive(sock, deadline)
-        chunks.append(chunk)
-        size += len(chunk)
-    try:
-        return json.loads(b"".join(chunks)[:length])
-    except ValueError as exc:
-        raise HostUnreachableError(f"the host sent a message that is not JSON: {exc}") from None
+def _read_message(sock: socket.socket, deadline: float) -> dict[str, Any]:
+    decoder = FrameDecoder(MAX_HOOK_ANSWER_BYTES)
+    while True:
+        try:
+            messages = decoder.feed(_receive(sock, deadline))
+        except FramingError as exc:
+            raise HostUnreachableError(f"the host sent bytes that are not a message: {exc}") from None
+        if messages:
+            return messages[0]
 
 
 def _receive(sock: socket.socket, deadline: float) -> bytes:
@@ -176,7 +165,7 @@ def _receive(sock: socket.socket, deadline: float) -> bytes:
     if remaining <= 0:
         raise TimeoutError
     sock.settimeout(remaining)
-    chunk = sock.recv(65536)
+    chunk = sock.recv(_READ_CHUNK)
     if not chunk:
         raise HostUnreachableError("the host closed the control connection before answering")
     return chunk

@@ -17,17 +17,23 @@ whose body would exceed the limit, or nest deeper than asked, is refused
 (:class:`MessageTooLarge`, :class:`MessageTooDeep`) before a byte is written, and text that
 UTF-8 cannot carry (lone surrogates, as ``os.listdir`` returns for a file name that is not
 UTF-8) is sent with U+FFFD in their place rather than failing the send.
+
+Only :func:`read_message` needs an event loop, and it imports asyncio when first called: a
+blocking reader (a hook command on its socket) frames with :func:`encode_message` and
+:class:`FrameDecoder` and the same rules, and pays for no event loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .nesting import MAX_DEPTH, TooDeep, check_depth
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "MAX_DEPTH",
@@ -199,6 +205,8 @@ async def read_message(
             than ``max_depth`` levels, the announced length exceeds ``max_bytes``, or the
             stream ends inside a frame.
     """
+    import asyncio  # here, not at the top: a blocking reader (a hook command) shares the rest without it
+
     try:
         header = await reader.readuntil(_HEADER_END)
     except asyncio.IncompleteReadError as exc:

@@ -148,6 +148,37 @@ def test_bad_json_on_stdin_blocks_a_guard_with_one_line(project: Project) -> Non
     run(scenario())
 
 
+def nested_payload(event: str, field: str, depth: int) -> bytes:
+    """A payload of ``event`` whose ``field`` is arrays nested so that the whole nests ``depth`` levels."""
+    arrays = "[" * (depth - 1) + "]" * (depth - 1)
+    return f'{{"hook_event_name": "{event}", "tool_name": "Bash", "{field}": {arrays}, "tool_response": "ok"}}'.encode()
+
+
+@pytest.mark.parametrize("depth", [101, 100_000])
+def test_a_payload_nested_too_deeply_blocks_a_guard_and_warns_otherwise_in_one_line_naming_the_nesting(
+    project: Project, depth: int
+) -> None:
+    """Just past the wire's limit, or far past the JSON decoder's recursion: a guard event is
+    blocked and an observer's warns, in one line that says the payload nests too deeply and
+    shows no RecursionError."""
+    project.add_extension("guard", GUARD)
+    fault = "payload on stdin is nested deeper than 100 levels\n"
+
+    async def scenario() -> None:
+        code, answer, err = await hook_command(
+            project, "claude", "PreToolUse", nested_payload("PreToolUse", "tool_input", depth)
+        )
+        assert (code, answer) == (2, None)
+        assert err == f"blocked by the project's extensions (failing closed): the Claude Code PreToolUse {fault}"
+        code, answer, err = await hook_command(
+            project, "gemini", "AfterTool", nested_payload("AfterTool", "tool_input", depth)
+        )
+        assert (code, answer) == (1, None)
+        assert err == f"extensions hook gemini AfterTool: the Gemini CLI AfterTool {fault}"
+
+    run(scenario())
+
+
 def test_a_root_that_cannot_be_used_blocks_a_guard(project: Project, tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
 
