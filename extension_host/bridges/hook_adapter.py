@@ -18,8 +18,10 @@ stdout. Other events say what went wrong on stderr and exit 1, which both agents
 warning and go on. Two things only warn, in one stderr line beside the answer: a runtime
 folder that cannot be used (another user took it first) leaves the call to a host of its own,
 and the user may have let this project's calls through while an extension cannot run
-(``allowed`` in ``unjudged``). A host that did not answer in time is replaced or left alone and
-not waited for again (:mod:`.hook_health`).
+(``allowed`` in ``unjudged``). Every wait draws from one deadline (:mod:`.hook_deadline`), so
+the command answers within the agents' limit: what was still under way when it ran out is the
+reason. A host that did not answer in time is replaced or left alone and not waited for again
+(:mod:`.hook_health`).
 
 This module stays light to import (no event loop, no pydantic, no host): it is paid on every
 tool call. It ignores what the agents' fields mean; the tables hold that.
@@ -37,6 +39,7 @@ from sdk_extension.wire.nesting import TooDeep, loads
 from ..errors import RuntimeFolderError
 from ..paths import find_project_root
 from .hook_client import METHOD_HOOK, HostTimeoutError, HostUnreachableError, ask_running_host
+from .hook_deadline import HookDeadline
 from .hook_health import check_health, replace_hung_host
 
 __all__ = [
@@ -44,8 +47,10 @@ __all__ = [
     "EXIT_WARNING",
     "MAX_HOOK_INPUT_BYTES",
     "AgentEvent",
+    "Background",
     "HookAgent",
     "HookReply",
+    "OneShot",
     "PayloadError",
     "field",
     "json_reply",
@@ -109,25 +114,35 @@ class HookAgent(NamedTuple):
     settings_folder: str
 
 
+OneShot = Callable[[Path, dict[str, Any], HookDeadline], dict[str, Any]]
+"""Runs a ``host.hook`` request in a host of its own for the project, by the deadline given."""
+Background = Callable[[Path, dict[str, Any], HookDeadline], dict[str, Any] | None]
+"""Starts the project's background host and asks it, by the deadline given; ``None``: it did not start."""
+
+
 def run_agent_hook(
     agent: HookAgent,
     event: str,
     stdin: bytes,
     project_root: Path | None,
     *,
-    one_shot: Callable[[Path, dict[str, Any]], dict[str, Any]] | None = None,
-    background: Callable[[Path, dict[str, Any]], dict[str, Any] | None] | None = None,
+    one_shot: OneShot | None = None,
+    background: Background | None = None,
+    deadline: HookDeadline | None = None,
 ) -> HookReply:
     """Answer one hook call of ``agent`` for ``event`` with payload ``stdin``; never raises.
 
     The project is the one containing ``project_root`` (``None``: the working directory, where
-    the agents run their hooks).
+    the agents run their hooks). Every wait ends at ``deadline`` (default: a whole one from now);
+    what was still under way then is the answer's reason.
 
-    With no host on the project's control socket, ``background(root, params)`` may start one
-    and ask it (``None``: it did not); else ``one_shot(root, params)`` runs the request in a
-    host of its own (default :func:`.hook_one_shot.run_once`). A runtime folder that cannot be
-    used leaves the call to ``one_shot`` with a warning line.
+    With no host on the project's control socket, ``background(root, params, deadline)`` may
+    start one and ask it (``None``: it did not); else ``one_shot(root, params, deadline)`` runs
+    the request in a host of its own (default :func:`.hook_one_shot.run_once`). A runtime
+    folder that cannot be used leaves the call to ``one_shot`` with a warning line.
     """
+    if deadline is None:
+        deadline = HookDeadline()
     row = agent.events.get(event)
     if row is None:
         known = ", ".join(agent.events)
@@ -144,7 +159,7 @@ def run_agent_hook(
     note = ""
     try:
         project_root = find_project_root(project_root)
-        answer, note = _ask(project_root, params, one_shot, background)
+        answer, note = _ask(project_root, params, one_shot, background, deadline)
     except Exception as exc:  # every failure is an answer: a guard must deny, not crash through
         where = f"of {project_root} " if project_root is not None else ""
         return _failed(agent, row, f"the extensions {where}could not be asked: {exc}")
@@ -165,26 +180,25 @@ def run_agent_hook(
 
 
 def _ask(
-    root: Path,
-    params: dict[str, Any],
-    one_shot: Callable[[Path, dict[str, Any]], dict[str, Any]] | None,
-    background: Callable[[Path, dict[str, Any]], dict[str, Any] | None] | None,
+    root: Path, params: dict[str, Any], one_shot: OneShot | None, background: Background | None, deadline: HookDeadline
 ) -> tuple[Any, str]:
     """The answer to ``params``, and what to warn about how it was got ("" when nothing)."""
     if one_shot is None:
         from .hook_one_shot import run_once
 
-        one_shot = run_once
+        def one_shot(root: Path, params: dict[str, Any], deadline: HookDeadline) -> dict[str, Any]:
+            return run_once(root, params, None, deadline)
+
     try:
-        check_health(root)  # a host that stopped answering is not waited for again
-        answer = ask_running_host(root, METHOD_HOOK, params)
+        check_health(root, deadline)  # a host that stopped answering is not waited for again
+        answer = ask_running_host(root, METHOD_HOOK, params, deadline)
         if answer is None and background is not None:
-            answer = background(root, params)
+            answer = background(root, params, deadline)
     except RuntimeFolderError as exc:
-        return one_shot(root, params), f"{exc}; answered by a host started for this call"
+        return one_shot(root, params, deadline), f"{exc}; answered by a host started for this call"
     except HostTimeoutError as exc:
         raise HostUnreachableError(replace_hung_host(root, exc)) from None
-    return (answer if answer is not None else one_shot(root, params)), ""
+    return (answer if answer is not None else one_shot(root, params, deadline)), ""
 
 
 def _payload(stdin: bytes) -> dict[str, Any]:

@@ -14,13 +14,10 @@ import pytest
 
 from extension_host import ExtensionHost, ExtensionHostError, hookimpl
 from extension_host.bridges.hook_client import (
-    HOOK_REQUEST_TIMEOUT,
-    HOOK_TIMEOUT_ENV,
     METHOD_HOOK,
     HostTimeoutError,
     HostUnreachableError,
     ask_running_host,
-    hook_request_timeout,
 )
 from extension_host.control import ControlServer, connect_to_host
 from extension_host.paths import control_socket_path
@@ -142,24 +139,3 @@ def test_a_header_block_the_framing_takes_is_taken_by_the_hook_client_too(projec
             assert answer == {"decision": "deny"}
 
     run(scenario())
-
-
-@pytest.mark.parametrize(
-    ("value", "timeout"),
-    [
-        ("", HOOK_REQUEST_TIMEOUT),
-        ("5", 5.0),
-        ("0.5", 0.5),
-        ("0", HOOK_REQUEST_TIMEOUT),
-        ("soon", HOOK_REQUEST_TIMEOUT),
-        ("nan", HOOK_REQUEST_TIMEOUT),
-        ("600", HOOK_REQUEST_TIMEOUT),
-    ],
-)
-def test_the_timeout_can_be_lowered_from_the_environment_but_not_raised_past_the_agents_limit(
-    value: str, timeout: float, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Past the agents' own 60 s the hook command would be killed, which both agents read as
-    "carry on": a longer wait is ignored, as is anything that is not a positive number."""
-    monkeypatch.setenv(HOOK_TIMEOUT_ENV, value)
-    assert hook_request_timeout() == timeout

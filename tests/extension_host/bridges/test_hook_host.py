@@ -9,13 +9,14 @@ import signal
 import socket
 import stat
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from extension_host.bridges.hook_client import HOOK_TIMEOUT_ENV
+from extension_host.bridges.hook_deadline import HOOK_TIMEOUT_ENV
 from extension_host.bridges.hook_host_start import (
     DEFAULT_HOOK_HOST_IDLE,
     HOOK_HOST_IDLE_ENV,
@@ -40,6 +41,15 @@ def guard(input, invocation):
 
 join_session(hooks={"on_pre_tool_use": guard})
 """
+
+SLOW_TO_JOIN = """
+import os, time
+from pathlib import Path
+with open(Path(os.environ["PIDS_FILE"]), "a") as pids:
+    pids.write(f"{os.getpid()}\\n")
+time.sleep(300)
+"""
+"""An extension that takes minutes before it joins (recording its pid for the clean-up)."""
 
 PRE_TOOL_USE = json.dumps(
     {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf b"}}
@@ -184,12 +194,31 @@ def test_a_background_host_that_hangs_is_stopped_and_the_next_call_starts_a_new_
         code, answer, err = run(hook(project))
     assert (code, answer) == (2, None)
     assert err.count("\n") == 1, err
-    assert f"pid {hung}" in err and "did not answer host.hook within 5 s" in err and "stopped it" in err
+    assert f"pid {hung}" in err and "stopped it" in err
+    assert "did not answer host.hook within the 5 s a hook command has" in err
     assert wait_for_exit(hung, 15)
 
     assert_denied(run(hook(project)))
     replacement = background_host_pid(project.root)
     assert replacement is not None and replacement != hung
+
+
+def test_a_background_host_slow_to_start_costs_the_call_one_deadline_and_the_guard_blocks_saying_so(
+    project: Project, background: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unbounded, the call would wait for the background host's start (20 s), then for a host of
+    its own to start the extension (30 s to join) and run the hooks: past the agents' 60 s, where
+    a killed guard lets the call through. Every wait draws from one deadline instead (lowered to
+    5 s here): the guard event blocks when it is up, in one line naming the wait it ran out in."""
+    project.add_extension("slow", SLOW_TO_JOIN)
+    monkeypatch.setenv(HOOK_TIMEOUT_ENV, "5")
+    started = time.monotonic()
+    code, answer, err = run(hook(project))
+    took = time.monotonic() - started
+    assert (code, answer) == (2, None)
+    assert err.count("\n") == 1, err
+    assert "the background host's start took longer than the 5 s a hook command has" in err
+    assert took < 20, f"the call took {took:.1f} s, as long as the background host's own start timeout"
 
 
 @pytest.mark.parametrize(

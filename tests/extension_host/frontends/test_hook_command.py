@@ -9,16 +9,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from extension_host.bridges.hook_deadline import HOOK_TIMEOUT_ENV
 from extension_host.bridges.hook_host_start import HOOK_HOST_IDLE_ENV
 from extension_host.launch.interpreter import python_command
 from extension_host.paths import RUNTIME_ENV, control_socket_path
-from helpers import OtherUser, Project, hook_command, run, running_dev
+from helpers import OtherUser, Project, hook_command, run, running_dev, wait_for_exit
 
 GUARD = """
 import os
@@ -193,6 +195,44 @@ def test_a_root_that_cannot_be_used_blocks_a_guard(project: Project, tmp_path: P
         assert str(missing) in err.decode()
 
     run(scenario())
+
+
+# -- one deadline ------------------------------------------------------------------------------
+
+SLOW_TO_JOIN = """
+import os, time
+from pathlib import Path
+with open(Path(os.environ["PIDS_FILE"]), "a") as pids:
+    pids.write(f"{os.getpid()}\\n")
+time.sleep(300)
+"""
+"""An extension that takes minutes before it joins (recording its pid)."""
+
+
+def test_a_host_started_for_the_call_that_is_slow_costs_one_deadline_and_its_extensions_are_stopped(
+    project: Project, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """With the background host off, the call's own host would wait 30 s for the extension to
+    join and 30 s for each hook: past the agents' 60 s. It draws from the command's deadline
+    instead (lowered to 5 s here): a guard event blocks, another warns, each in one line naming
+    what took too long, and the extension started for the call is stopped."""
+    pids = setup(project, tmp_path, monkeypatch)
+    project.add_extension("slow", SLOW_TO_JOIN)
+    monkeypatch.setenv(HOOK_TIMEOUT_ENV, "5")
+    too_long = "starting the project's extensions for this call and running its hooks took longer than the 5 s"
+    start = json.dumps({"hook_event_name": "SessionStart", "source": "startup"}).encode()
+
+    for event, stdin, exit_code in (("PreToolUse", json.dumps(CLAUDE_PRE).encode(), 2), ("SessionStart", start, 1)):
+        began = time.monotonic()
+        code, answer, err = run(hook_command(project, "claude", event, stdin))
+        took = time.monotonic() - began
+        assert (code, answer) == (exit_code, None), err
+        assert err.count("\n") == 1 and too_long in err, err
+        assert took < 20, f"{event} took {took:.1f} s, as long as waiting for the extension to join"
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert len(started) == 2
+    for pid in started:
+        assert wait_for_exit(pid), f"the extension started for a call (pid {pid}) was left running"
 
 
 # -- a runtime folder another user took first -----------------------------------------------
