@@ -9,19 +9,20 @@ imported only then), and turns the answer into what the agent reads: a :class:`H
 (stdout, stderr, exit code).
 
 Guards fail closed. For a guard event (a tool about to run, a prompt about to be sent) anything
-that keeps the extensions from judging (payload too big, not JSON or nested deeper than the
-wire's :data:`~sdk_extension.wire.nesting.MAX_DEPTH` levels, a field of the wrong type,
-a host that cannot be reached, fails or stopped answering, an extension in scope that is not
-running, which the host's answer names under ``unjudged``) is a block: exit code 2 with the
-reason on stderr in one line, which both agents read as "do not do it", whatever they make of
-stdout. Other events say what went wrong on stderr and exit 1, which both agents show as a
-warning and go on. Two things only warn, in one stderr line beside the answer: a runtime
-folder that cannot be used (another user took it first) leaves the call to a host of its own,
-and the user may have let this project's calls through while an extension cannot run
-(``allowed`` in ``unjudged``). Every wait draws from one deadline (:mod:`.hook_deadline`), so
-the command answers within the agents' limit: what was still under way when it ran out is the
-reason. A host that did not answer in time is replaced or left alone and not waited for again
-(:mod:`.hook_health`).
+that keeps the extensions from judging is a block: exit code 2 with the reason on stderr in one
+line, which both agents read as "do not do it", whatever they make of stdout. That is a payload
+too big, not JSON or nested deeper than the wire's :data:`~sdk_extension.wire.nesting.MAX_DEPTH`
+levels, a field of the wrong type, a host that cannot be reached, fails or stopped answering,
+an extension in scope that is not running (the host's answer names it under ``unjudged``), and
+the project's extensions held back because the user's trust record cannot be read
+(``trustRefused``). Other events say what went wrong on stderr and exit 1, which both agents
+show as a warning and go on. Three things only warn, in one stderr line beside the answer: a
+runtime folder that cannot be used (another user took it first) leaves the call to a host of
+its own, the user may have let this project's calls through while an extension cannot run
+(``allowed`` in ``unjudged``), and a trust record that cannot be read at an event that is not a
+guard. Every wait draws from one deadline (:mod:`.hook_deadline`), so the command answers within
+the agents' limit: what was still under way when it ran out is the reason. A host that did not
+answer in time is replaced or left alone and not waited for again (:mod:`.hook_health`).
 
 This module stays light to import (no event loop, no pydantic, no host): it is paid on every
 tool call. It ignores what the agents' fields mean; the tables hold that.
@@ -165,6 +166,14 @@ def run_agent_hook(
         return _failed(agent, row, f"the extensions {where}could not be asked: {exc}")
     if not isinstance(answer, dict):
         return _failed(agent, row, f"the host answered {METHOD_HOOK} with {answer!r}, not an object", note)
+    refused = answer.get("trustRefused")
+    if refused is not None:
+        if not isinstance(refused, str) or not refused:
+            return _failed(agent, row, f"the host's answer to {METHOD_HOOK} has an unreadable 'trustRefused'", note)
+        why = f"this project's extensions cannot run, as the trust record cannot be read: {refused}"
+        if row.guard:
+            return _failed(agent, row, why, note)
+        note = "; ".join(filter(None, (why, note)))
     unjudged = answer.get("unjudged") if row.guard else None
     if unjudged is not None:
         if not isinstance(unjudged, dict) or not isinstance(unjudged.get("message"), str) or not unjudged["message"]:

@@ -25,6 +25,7 @@ from extension_host.bridges.hook_host_start import (
     hook_host_idle,
 )
 from extension_host.paths import control_socket_path, project_logs_dir
+from extension_host.trust import TRUST_ENV, TRUST_FILE
 from helpers import Project, hook_command, process_exists, run, wait_for_exit
 
 GUARD = """
@@ -219,6 +220,28 @@ def test_a_background_host_slow_to_start_costs_the_call_one_deadline_and_the_gua
     assert err.count("\n") == 1, err
     assert "the background host's start took longer than the 5 s a hook command has" in err
     assert took < 20, f"the call took {took:.1f} s, as long as the background host's own start timeout"
+
+
+def test_a_trust_record_put_right_by_hand_is_followed_by_the_running_background_host_at_the_next_call(
+    project: Project, background: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background host started while the record was open to other users' writes, so it holds
+    the project's extensions back and guard events are blocked saying why. Once the user checks
+    the record and runs chmod 600, the next call finds it trusted and readable: the host starts
+    the extensions at once and the guard judges that very call (no restart, no trust command)."""
+    monkeypatch.delenv(TRUST_ENV)
+    record = project.home / TRUST_FILE
+    record.write_text(json.dumps({"version": 1, "projects": {str(project.root.resolve()): {"trusted": True}}}))
+    record.chmod(0o666)
+    code, answer, err = run(hook(project))
+    assert (code, answer) == (2, None), err
+    assert f"{record} can be written by other users" in err and f"chmod 600 {record}" in err
+    host = background_host_pid(project.root)
+    assert host is not None
+
+    record.chmod(0o600)
+    assert_denied(run(hook(project)))
+    assert background_host_pid(project.root) == host
 
 
 @pytest.mark.parametrize(

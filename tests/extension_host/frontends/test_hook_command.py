@@ -20,6 +20,7 @@ from extension_host.bridges.hook_deadline import HOOK_TIMEOUT_ENV
 from extension_host.bridges.hook_host_start import HOOK_HOST_IDLE_ENV
 from extension_host.launch.interpreter import python_command
 from extension_host.paths import RUNTIME_ENV, control_socket_path
+from extension_host.trust import TRUST_ENV, TRUST_FILE
 from helpers import OtherUser, Project, hook_command, run, running_dev, wait_for_exit
 
 GUARD = """
@@ -233,6 +234,81 @@ def test_a_host_started_for_the_call_that_is_slow_costs_one_deadline_and_its_ext
     assert len(started) == 2
     for pid in started:
         assert wait_for_exit(pid), f"the extension started for a call (pid {pid}) was left running"
+
+
+# -- a trust record that cannot be read --------------------------------------------------------
+
+
+def write_trust_record(project: Project) -> Path:
+    """The user's trust record, trusting the project, as ``extensions trust`` writes it (mode 0600)."""
+    record = project.home / TRUST_FILE
+    document = {"version": 1, "projects": {str(project.root.resolve()): {"trusted": True}}}
+    record.write_text(json.dumps(document), encoding="utf-8")
+    record.chmod(0o600)
+    return record
+
+
+def damage(record: Path, how: str) -> str:
+    """Make ``record`` unusable ``how``; the fix its refusal names."""
+    if how == "damaged":
+        record.write_text('{"version": 1, "projects": {', encoding="utf-8")
+        return "fix it or remove it"
+    if how == "open to others' writes":
+        record.chmod(0o666)
+        return f"chmod 600 {record}"
+    record.unlink()
+    record.mkdir()  # a folder where the file should be
+    return "remove it and decide again"
+
+
+START = json.dumps({"hook_event_name": "SessionStart", "source": "startup"}).encode()
+
+
+@pytest.mark.parametrize("how", ["damaged", "open to others' writes", "a folder"])
+def test_a_trust_record_that_cannot_be_read_blocks_guard_events_naming_it_and_warns_at_others(
+    project: Project, tmp_path: Path, monkeypatch: Any, how: str
+) -> None:
+    """Trust that cannot be determined is not a decision: the project's guard cannot run, so a
+    guard event is blocked in one line naming the record, what is wrong and the fix, and any
+    other event goes on with a warning. A project with no decision at all is untrusted and not
+    blocked, as before."""
+    setup(project, tmp_path, monkeypatch)
+    monkeypatch.delenv(TRUST_ENV)
+    record = write_trust_record(project)
+    fix = damage(record, how)
+    stdin = json.dumps(CLAUDE_PRE).encode()
+
+    code, answer, err = run(hook_command(project, "claude", "PreToolUse", stdin))
+    assert (code, answer) == (2, None), err
+    assert err.count("\n") == 1, err
+    assert "this project's extensions cannot run, as the trust record cannot be read" in err
+    assert str(record) in err and fix in err
+
+    code, answer, err = run(hook_command(project, "claude", "SessionStart", START))
+    assert (code, answer) == (0, None), err
+    assert err.count("\n") == 1 and "warning" in err and str(record) in err, err
+
+    if record.is_dir():
+        record.rmdir()
+    else:
+        record.unlink()
+    assert run(hook_command(project, "claude", "PreToolUse", stdin)) == (0, None, "")
+
+
+def test_a_trust_record_another_user_owns_blocks_guard_events_naming_it(
+    project: Project, tmp_path: Path, monkeypatch: Any, another_user: OtherUser
+) -> None:
+    """A record another user owns is refused (they could have written it), so the project's
+    guard does not run: a guard event is blocked, naming the record, its owner and the fix."""
+    setup(project, tmp_path, monkeypatch)
+    monkeypatch.delenv(TRUST_ENV)
+    record = write_trust_record(project)
+    os.chown(record, another_user.uid, another_user.gid)
+
+    code, answer, err = run(hook_command(project, "claude", "PreToolUse", json.dumps(CLAUDE_PRE).encode()))
+    assert (code, answer) == (2, None), err
+    assert err.count("\n") == 1, err
+    assert f"{record} belongs to uid {another_user.uid}, not you; remove it and decide again" in err
 
 
 # -- a runtime folder another user took first -----------------------------------------------
