@@ -716,6 +716,12 @@ def test_a_notification_one_client_cannot_be_sent_drops_that_client_alone_and_th
     assert "over the limit of 4096 bytes per message" in line
 
 
+async def two_actions(client: ServeClient) -> list[dict[str, Any]]:
+    """The first two actions ``client`` gets (bounded)."""
+    await client.wait_for(lambda: len(client.envelopes) >= 2)
+    return [envelope["action"] for envelope in client.envelopes[:2]]
+
+
 def test_an_action_nested_deeper_than_a_client_reads_reaches_every_client_with_only_the_depth_marked(
     project: Project,
 ) -> None:
@@ -737,8 +743,7 @@ def test_an_action_nested_deeper_than_a_client_reads_reaches_every_client_with_o
             server.publish(FakeSession(), titled("deep", extra=deep), None)  # type: ignore[arg-type]
             server.publish(FakeSession(), titled("next"), None)  # type: ignore[arg-type]
             for client in clients:
-                await client.wait_for(lambda client=client: len(client.envelopes) == 2)
-                first, second = (envelope["action"] for envelope in client.envelopes)
+                first, second = await two_actions(client)
                 assert (first["title"], second["title"]) == ("deep", "next")
                 levels, value = 0, first["extra"]
                 while isinstance(value, list):
