@@ -23,6 +23,7 @@ def test_importing_the_wire_framing_loads_no_author_facing_module() -> None:
     modules = set(json.loads(done.stdout))
     assert {name for name in modules if name.startswith("sdk_extension")} == {
         "sdk_extension",
+        "sdk_extension._lazy",
         "sdk_extension.wire",
         "sdk_extension.wire.framing",
         "sdk_extension.wire.nesting",

@@ -73,7 +73,13 @@ def test_a_hook_command_imports_neither_the_host_nor_the_event_loop_nor_the_sdks
     modules = set(json.loads(done.stdout))
     assert not modules & {"asyncio", "pydantic", "pluggy", "extension_host.host", "dataclasses"}
     sdk = {name for name in modules if name.split(".")[0] == "sdk_extension"}
-    assert sdk == {"sdk_extension", "sdk_extension.wire", "sdk_extension.wire.framing", "sdk_extension.wire.nesting"}
+    assert sdk == {
+        "sdk_extension",
+        "sdk_extension._lazy",
+        "sdk_extension.wire",
+        "sdk_extension.wire.framing",
+        "sdk_extension.wire.nesting",
+    }
 
 
 ANSWER = b'{"jsonrpc":"2.0","id":1,"result":{"decision":"deny"}}'
