@@ -94,7 +94,7 @@ def ask_running_host(project_root: Path, method: str, params: Any, timeout: floa
         seconds, wait = timeout.seconds, timeout.left_for(f"asking the host for {method}")
     else:
         seconds = wait = timeout
-    deadline = time.monotonic() + wait
+    until = time.monotonic() + wait
 
     def timed_out(pid: int | None) -> HostTimeoutError:
         return HostTimeoutError(method, seconds, pid, deadline=isinstance(timeout, HookDeadline))
@@ -116,7 +116,7 @@ def ask_running_host(project_root: Path, method: str, params: Any, timeout: floa
             raise HostUnreachableError(f"the {method} request cannot be sent: {exc}") from None
         try:
             sock.sendall(request)
-            answer = _read_message(sock, deadline)
+            answer = _read_message(sock, until)
         except TimeoutError:
             raise timed_out(pid) from None
         except OSError as exc:
@@ -142,19 +142,19 @@ def _check_listener(path: Path, sock: socket.socket) -> int | None:
     return pid
 
 
-def _read_message(sock: socket.socket, deadline: float) -> dict[str, Any]:
+def _read_message(sock: socket.socket, until: float) -> dict[str, Any]:
     decoder = FrameDecoder(MAX_HOOK_ANSWER_BYTES)
     while True:
         try:
-            messages = decoder.feed(_receive(sock, deadline))
+            messages = decoder.feed(_receive(sock, until))
         except FramingError as exc:
             raise HostUnreachableError(f"the host sent bytes that are not a message: {exc}") from None
         if messages:
             return messages[0]
 
 
-def _receive(sock: socket.socket, deadline: float) -> bytes:
-    remaining = deadline - time.monotonic()
+def _receive(sock: socket.socket, until: float) -> bytes:
+    remaining = until - time.monotonic()
     if remaining <= 0:
         raise TimeoutError
     sock.settimeout(remaining)

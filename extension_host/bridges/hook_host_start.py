@@ -3,11 +3,11 @@
 When a hook command finds no host on the project's control socket, :func:`ask_background_host`
 starts one (:mod:`.hook_host`, detached: its own session, stdin ``/dev/null``, its output in
 ``hook-host.log`` in the project's logs folder), waits until its socket answers (at most
-:data:`HOOK_HOST_START_TIMEOUT`, and never past the hook command's deadline, from which the lock
-and the call draw too: :mod:`.hook_deadline`), and sends the call there. Only the first call pays the
-start; the host exits by itself after :data:`DEFAULT_HOOK_HOST_IDLE` seconds without a control
-connection (``$EXTENSION_HOST_HOOK_IDLE`` changes it; ``0`` or ``off`` turns the background
-host off, and every call then starts a host of its own).
+:data:`HOOK_HOST_START_TIMEOUT`, and never past the hook command's deadline, which the lock and
+the call draw from too: :mod:`.hook_deadline`), and sends the call there. Only the first call
+pays the start; the host exits by itself after :data:`DEFAULT_HOOK_HOST_IDLE` seconds without a
+control connection (``$EXTENSION_HOST_HOOK_IDLE`` changes it; ``0`` or ``off`` turns the
+background host off, and every call then starts a host of its own).
 
 Hook commands that race for the first call take a lock (``flock`` on a file beside the control
 socket, in the private runtime folder): one starts the host, the others find it answering.
