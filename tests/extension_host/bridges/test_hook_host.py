@@ -25,8 +25,8 @@ from extension_host.bridges.hook_host_start import (
     hook_host_idle,
 )
 from extension_host.paths import control_socket_path, project_logs_dir
-from extension_host.trust import TRUST_ENV, TRUST_FILE
-from helpers import Project, hook_command, process_exists, run, wait_for_exit
+from extension_host.trust import TRUST_ENV
+from helpers import SLOW_TO_JOIN, Project, hook_command, process_exists, run, wait_for_exit, write_trust_record
 
 GUARD = """
 import os
@@ -42,15 +42,6 @@ def guard(input, invocation):
 
 join_session(hooks={"on_pre_tool_use": guard})
 """
-
-SLOW_TO_JOIN = """
-import os, time
-from pathlib import Path
-with open(Path(os.environ["PIDS_FILE"]), "a") as pids:
-    pids.write(f"{os.getpid()}\\n")
-time.sleep(300)
-"""
-"""An extension that takes minutes before it joins (recording its pid for the clean-up)."""
 
 PRE_TOOL_USE = json.dumps(
     {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf b"}}
@@ -230,8 +221,7 @@ def test_a_trust_record_put_right_by_hand_is_followed_by_the_running_background_
     the record and runs chmod 600, the next call finds it trusted and readable: the host starts
     the extensions at once and the guard judges that very call (no restart, no trust command)."""
     monkeypatch.delenv(TRUST_ENV)
-    record = project.home / TRUST_FILE
-    record.write_text(json.dumps({"version": 1, "projects": {str(project.root.resolve()): {"trusted": True}}}))
+    record = write_trust_record(project)
     record.chmod(0o666)
     code, answer, err = run(hook(project))
     assert (code, answer) == (2, None), err

@@ -20,8 +20,17 @@ from extension_host.bridges.hook_deadline import HOOK_TIMEOUT_ENV
 from extension_host.bridges.hook_host_start import HOOK_HOST_IDLE_ENV
 from extension_host.launch.interpreter import python_command
 from extension_host.paths import RUNTIME_ENV, control_socket_path
-from extension_host.trust import TRUST_ENV, TRUST_FILE
-from helpers import OtherUser, Project, hook_command, run, running_dev, wait_for_exit
+from extension_host.trust import TRUST_ENV
+from helpers import (
+    SLOW_TO_JOIN,
+    OtherUser,
+    Project,
+    hook_command,
+    run,
+    running_dev,
+    wait_for_exit,
+    write_trust_record,
+)
 
 GUARD = """
 import os
@@ -200,15 +209,6 @@ def test_a_root_that_cannot_be_used_blocks_a_guard(project: Project, tmp_path: P
 
 # -- one deadline ------------------------------------------------------------------------------
 
-SLOW_TO_JOIN = """
-import os, time
-from pathlib import Path
-with open(Path(os.environ["PIDS_FILE"]), "a") as pids:
-    pids.write(f"{os.getpid()}\\n")
-time.sleep(300)
-"""
-"""An extension that takes minutes before it joins (recording its pid)."""
-
 
 def test_a_host_started_for_the_call_that_is_slow_costs_one_deadline_and_its_extensions_are_stopped(
     project: Project, tmp_path: Path, monkeypatch: Any
@@ -237,15 +237,6 @@ def test_a_host_started_for_the_call_that_is_slow_costs_one_deadline_and_its_ext
 
 
 # -- a trust record that cannot be read --------------------------------------------------------
-
-
-def write_trust_record(project: Project) -> Path:
-    """The user's trust record, trusting the project, as ``extensions trust`` writes it (mode 0600)."""
-    record = project.home / TRUST_FILE
-    document = {"version": 1, "projects": {str(project.root.resolve()): {"trusted": True}}}
-    record.write_text(json.dumps(document), encoding="utf-8")
-    record.chmod(0o600)
-    return record
 
 
 def damage(record: Path, how: str) -> str:
