@@ -11,8 +11,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from sdk_extension._lazy import first_use_loader
 
 if TYPE_CHECKING:
     from sdk_extension.wire.results import ToolResult
@@ -110,13 +111,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'extension_host' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = first_use_loader(__name__, _EXPORTS, globals())
 
 
 __all__ = [

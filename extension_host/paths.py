@@ -46,9 +46,9 @@ HOME_ENV: Final = "EXTENSION_HOST_HOME"
 """Set this to put the user's extensions and logs somewhere else (tests, CI, portable setups)."""
 PROJECT_EXTENSIONS_DIR: Final = Path(".github") / "extensions"
 RUNTIME_ENV: Final = "EXTENSION_HOST_RUNTIME_DIR"
+"""Set this to put control sockets somewhere else than the platform's user runtime folder."""
 CACHE_ENV: Final = "EXTENSION_HOST_CACHE_DIR"
 """Set this to keep downloaded things (the Copilot SDK for JavaScript extensions) elsewhere."""
-"""Set this to put control sockets somewhere else than the platform's user runtime folder."""
 
 _SOCKET_DIGITS: Final = 16
 _SOCKET_SUFFIX: Final = ".sock"

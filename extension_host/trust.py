@@ -49,6 +49,8 @@ TRUST_ENV: Final = "EXTENSION_HOST_TRUST_PROJECT"
 TRUST_FILE: Final = "trust.json"
 _LOCK_FILE: Final = ".trust.lock"
 _VERSION: Final = 1
+_REDO: Final = "remove it and decide again (extensions trust, extensions grant)"
+"""The way out of a record that cannot be used: every decision in it is made again."""
 
 _GrantChange = Callable[[set[str]], set[str]]
 
@@ -195,14 +197,22 @@ class TrustStore:
 
     def _read(self) -> _Document:
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+            # Not blocking: a fifo in its place would otherwise hang every command until written to.
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
             return _Document()
         except OSError as exc:
-            raise TrustFileError(self.path, f"cannot read {self.path}: {exc.strerror or exc}") from None
+            raise TrustFileError(self.path, f"cannot read {self.path} ({exc.strerror or exc}); {_REDO}") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(fd)
+            raise TrustFileError(self.path, f"{self.path} is not a regular file; {_REDO}")
         with os.fdopen(fd, "rb") as handle:
-            self._check_owner(os.fstat(handle.fileno()))
-            raw = handle.read()
+            self._check_owner(info)
+            try:
+                raw = handle.read()
+            except OSError as exc:
+                raise TrustFileError(self.path, f"cannot read {self.path} ({exc.strerror or exc}); {_REDO}") from None
         try:
             document = _Document.model_validate(json.loads(raw))
         except (ValueError, ValidationError) as exc:
@@ -218,9 +228,7 @@ class TrustStore:
 
     def _check_owner(self, info: os.stat_result) -> None:
         if info.st_uid != os.geteuid():
-            raise TrustFileError(
-                self.path, f"{self.path} belongs to uid {info.st_uid}, not you; remove it and decide again"
-            )
+            raise TrustFileError(self.path, f"{self.path} belongs to uid {info.st_uid}, not you; {_REDO}")
         if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             raise TrustFileError(
                 self.path,

@@ -16,25 +16,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .commands import Command, CommandContext, command
-from .errors import (
-    ExtensionError,
-    HookOutputError,
-    InvalidCommandError,
-    InvalidHookError,
-    InvalidToolError,
-    JoinError,
-    NotUnderHostError,
-    SessionRpcError,
-    ToolArgumentsError,
-)
-from .join import join_session, join_session_async
-from .session import Session
-from .tools import Tool, ToolInvocation, tool
-from .wire.protocol import HOOK_NAMES
-from .wire.results import ToolResult
+from ._lazy import first_use_loader
 
 if TYPE_CHECKING:
+    from .commands import Command, CommandContext, command
+    from .errors import (
+        ExtensionError,
+        HookOutputError,
+        InvalidCommandError,
+        InvalidHookError,
+        InvalidToolError,
+        JoinError,
+        NotUnderHostError,
+        SessionRpcError,
+        ToolArgumentsError,
+    )
     from .hooks import (
         ErrorOccurredInput,
         ErrorOccurredOutput,
@@ -50,33 +46,53 @@ if TYPE_CHECKING:
         UserPromptSubmittedInput,
         UserPromptSubmittedOutput,
     )
+    from .join import join_session, join_session_async
+    from .session import Session
+    from .tools import Tool, ToolInvocation, tool
+    from .wire.protocol import HOOK_NAMES
+    from .wire.results import ToolResult
 
-_HOOK_TYPES = frozenset(
-    {
-        "ErrorOccurredInput",
-        "ErrorOccurredOutput",
-        "HookInvocation",
-        "PostToolUseInput",
-        "PostToolUseOutput",
-        "PreToolUseInput",
-        "PreToolUseOutput",
-        "SessionEndInput",
-        "SessionEndOutput",
-        "SessionStartInput",
-        "SessionStartOutput",
-        "UserPromptSubmittedInput",
-        "UserPromptSubmittedOutput",
-    }
-)
+# The names load on first use: the extension that joins pays for them when it asks, and a
+# process that needs one module of the package (a hook command reading the wire's limits from
+# sdk_extension.wire) pays for that module alone.
+_EXPORTS = {
+    "Command": ".commands",
+    "CommandContext": ".commands",
+    "ErrorOccurredInput": ".hooks",
+    "ErrorOccurredOutput": ".hooks",
+    "ExtensionError": ".errors",
+    "HOOK_NAMES": ".wire.protocol",
+    "HookInvocation": ".hooks",
+    "HookOutputError": ".errors",
+    "InvalidCommandError": ".errors",
+    "InvalidHookError": ".errors",
+    "InvalidToolError": ".errors",
+    "JoinError": ".errors",
+    "NotUnderHostError": ".errors",
+    "PostToolUseInput": ".hooks",
+    "PostToolUseOutput": ".hooks",
+    "PreToolUseInput": ".hooks",
+    "PreToolUseOutput": ".hooks",
+    "Session": ".session",
+    "SessionEndInput": ".hooks",
+    "SessionEndOutput": ".hooks",
+    "SessionRpcError": ".errors",
+    "SessionStartInput": ".hooks",
+    "SessionStartOutput": ".hooks",
+    "Tool": ".tools",
+    "ToolArgumentsError": ".errors",
+    "ToolInvocation": ".tools",
+    "ToolResult": ".wire.results",
+    "UserPromptSubmittedInput": ".hooks",
+    "UserPromptSubmittedOutput": ".hooks",
+    "command": ".commands",
+    "join_session": ".join",
+    "join_session_async": ".join",
+    "tool": ".tools",
+}
 
 
-def __getattr__(name: str) -> object:
-    # The hook input and output classes load on first use; most extensions start without them.
-    if name in _HOOK_TYPES:
-        from . import hooks
-
-        return getattr(hooks, name)
-    raise AttributeError(f"module 'sdk_extension' has no attribute {name!r}")
+__getattr__ = first_use_loader(__name__, _EXPORTS, globals())
 
 
 __all__ = [

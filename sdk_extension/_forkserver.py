@@ -247,7 +247,9 @@ def serve(requests: socket.socket, replies: int) -> dict[str, Any] | None:
 def main() -> None:
     requests = socket.socket(fileno=int(sys.argv[1]))
     replies = int(sys.argv[2])
-    _preload("asyncio", "runpy", "sdk_extension", "sdk_extension.__main__")
+    # sdk_extension's names load on first use: join (and with it the session, tools, commands and
+    # the wire) is named, as every extension asks for it.
+    _preload("asyncio", "runpy", "sdk_extension.join", "sdk_extension.__main__")
     try:
         request = serve(requests, replies)
     except BrokenPipeError:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from extension_host.bridges.hook_adapter import HookAgent, HookReply, run_agent_hook
+from extension_host.bridges.hook_deadline import HookDeadline
 
 
 def run_with_answer(
@@ -16,7 +17,7 @@ def run_with_answer(
     (empty when none was made) and the reply."""
     asked: list[dict[str, Any]] = []
 
-    def host(_root: Path, params: dict[str, Any]) -> dict[str, Any]:
+    def host(_root: Path, params: dict[str, Any], _deadline: HookDeadline) -> dict[str, Any]:
         asked.append(params)
         return answer
 

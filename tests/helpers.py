@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import Any, Final, TypeVar
 
 from extension_host.launch.interpreter import python_command
+from extension_host.trust import TRUST_FILE
 
 T = TypeVar("T")
 
@@ -207,6 +208,25 @@ async def hook_command(
             await process.wait()
     assert process.returncode is not None
     return process.returncode, json.loads(out) if out.strip() else None, err.decode()
+
+
+SLOW_TO_JOIN: Final = """
+import os, time
+from pathlib import Path
+with open(Path(os.environ["PIDS_FILE"]), "a") as pids:
+    pids.write(f"{os.getpid()}\\n")
+time.sleep(300)
+"""
+"""An extension that takes minutes before it joins, recording its pid in ``$PIDS_FILE``."""
+
+
+def write_trust_record(project: Project) -> Path:
+    """The user's trust record, trusting the project, as ``extensions trust`` writes it (mode 0600)."""
+    record = project.home / TRUST_FILE
+    document = {"version": 1, "projects": {str(project.root.resolve()): {"trusted": True}}}
+    record.write_text(json.dumps(document), encoding="utf-8")
+    record.chmod(0o600)
+    return record
 
 
 def wait_for_exit(pid: int, timeout: float = 15) -> bool:

@@ -103,9 +103,23 @@ class ServeClient:
         result: dict[str, Any] = await self.wait_for(found, timeout)
         return result
 
+    async def wait_closed(self, timeout: float = 30) -> None:
+        """Wait until the server has ended this connection (bounded)."""
+        async with asyncio.timeout(timeout):
+            await asyncio.gather(asyncio.shield(self._serving), return_exceptions=True)
+
     async def close(self) -> None:
         self.connection.close()
         await asyncio.gather(self._serving, return_exceptions=True)
+
+
+class FakeSession:
+    """Stands for a served session when a test publishes actions itself: it folds nothing."""
+
+    uri = "copilot:/fake"
+
+    def apply(self, action: dict[str, Any]) -> None:
+        pass
 
 
 async def connection_serve(connection: Connection) -> None:
@@ -115,13 +129,17 @@ async def connection_serve(connection: Connection) -> None:
         pass
 
 
-async def connect_in_process(server: ProtocolServer, client_id: str = "client-1") -> ServeClient:
-    """A client of ``server`` over a socket pair in this process (the server's side served as a task)."""
+async def connect_in_process(
+    server: ProtocolServer, client_id: str = "client-1", *, server_side: Callable[[Any, Any], Connection] | None = None
+) -> ServeClient:
+    """A client of ``server`` over a socket pair in this process (the server's side served as a
+    task, on the connection ``server_side(reader, writer)`` makes: by default the transports')."""
     ours, theirs = socket.socketpair()
     server_reader, server_writer = await asyncio.open_connection(sock=theirs)
     from extension_host.serve.transports import client_connection
 
-    serving = asyncio.ensure_future(server.serve_client(client_connection(server_reader, server_writer)))
+    make = server_side if server_side is not None else client_connection
+    serving = asyncio.ensure_future(server.serve_client(make(server_reader, server_writer)))
     _SERVING.add(serving)
     serving.add_done_callback(_SERVING.discard)
     reader, writer = await asyncio.open_connection(sock=ours)

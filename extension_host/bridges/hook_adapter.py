@@ -9,16 +9,20 @@ imported only then), and turns the answer into what the agent reads: a :class:`H
 (stdout, stderr, exit code).
 
 Guards fail closed. For a guard event (a tool about to run, a prompt about to be sent) anything
-that keeps the extensions from judging (payload too big or not JSON, a field of the wrong type,
-a host that cannot be reached, fails or stopped answering, an extension in scope that is not
-running, which the host's answer names under ``unjudged``) is a block: exit code 2 with the
-reason on stderr in one line, which both agents read as "do not do it", whatever they make of
-stdout. Other events say what went wrong on stderr and exit 1, which both agents show as a
-warning and go on. Two things only warn, in one stderr line beside the answer: a runtime
-folder that cannot be used (another user took it first) leaves the call to a host of its own,
-and the user may have let this project's calls through while an extension cannot run
-(``allowed`` in ``unjudged``). A host that did not answer in time is replaced or left alone and
-not waited for again (:mod:`.hook_health`).
+that keeps the extensions from judging is a block: exit code 2 with the reason on stderr in one
+line, which both agents read as "do not do it", whatever they make of stdout. That is a payload
+too big, not JSON or nested deeper than the wire's :data:`~sdk_extension.wire.nesting.MAX_DEPTH`
+levels, a field of the wrong type, a host that cannot be reached, fails or stopped answering,
+an extension in scope that is not running (the host's answer names it under ``unjudged``), and
+the project's extensions held back because the user's trust record cannot be read
+(``trustRefused``). Other events say what went wrong on stderr and exit 1, which both agents
+show as a warning and go on. Three things only warn, in one stderr line beside the answer: a
+runtime folder that cannot be used (another user took it first) leaves the call to a host of
+its own, the user may have let this project's calls through while an extension cannot run
+(``allowed`` in ``unjudged``), and a trust record that cannot be read at an event that is not a
+guard. Every wait draws from one deadline (:mod:`.hook_deadline`), so the command answers within
+the agents' limit: what was still under way when it ran out is the reason. A host that did not
+answer in time is replaced or left alone and not waited for again (:mod:`.hook_health`).
 
 This module stays light to import (no event loop, no pydantic, no host): it is paid on every
 tool call. It ignores what the agents' fields mean; the tables hold that.
@@ -31,9 +35,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from sdk_extension.wire.nesting import TooDeep, loads
+
 from ..errors import RuntimeFolderError
 from ..paths import find_project_root
 from .hook_client import METHOD_HOOK, HostTimeoutError, HostUnreachableError, ask_running_host
+from .hook_deadline import HookDeadline
 from .hook_health import check_health, replace_hung_host
 
 __all__ = [
@@ -41,8 +48,10 @@ __all__ = [
     "EXIT_WARNING",
     "MAX_HOOK_INPUT_BYTES",
     "AgentEvent",
+    "Background",
     "HookAgent",
     "HookReply",
+    "OneShot",
     "PayloadError",
     "field",
     "json_reply",
@@ -106,25 +115,35 @@ class HookAgent(NamedTuple):
     settings_folder: str
 
 
+OneShot = Callable[[Path, dict[str, Any], HookDeadline], dict[str, Any]]
+"""Runs a ``host.hook`` request in a host of its own for the project, by the deadline given."""
+Background = Callable[[Path, dict[str, Any], HookDeadline], dict[str, Any] | None]
+"""Starts the project's background host and asks it, by the deadline given; ``None``: it did not start."""
+
+
 def run_agent_hook(
     agent: HookAgent,
     event: str,
     stdin: bytes,
     project_root: Path | None,
     *,
-    one_shot: Callable[[Path, dict[str, Any]], dict[str, Any]] | None = None,
-    background: Callable[[Path, dict[str, Any]], dict[str, Any] | None] | None = None,
+    one_shot: OneShot | None = None,
+    background: Background | None = None,
+    deadline: HookDeadline | None = None,
 ) -> HookReply:
     """Answer one hook call of ``agent`` for ``event`` with payload ``stdin``; never raises.
 
     The project is the one containing ``project_root`` (``None``: the working directory, where
-    the agents run their hooks).
+    the agents run their hooks). Every wait ends at ``deadline`` (default: a whole one from now);
+    what was still under way then is the answer's reason.
 
-    With no host on the project's control socket, ``background(root, params)`` may start one
-    and ask it (``None``: it did not); else ``one_shot(root, params)`` runs the request in a
-    host of its own (default :func:`.hook_one_shot.run_once`). A runtime folder that cannot be
-    used leaves the call to ``one_shot`` with a warning line.
+    With no host on the project's control socket, ``background(root, params, deadline)`` may
+    start one and ask it (``None``: it did not); else ``one_shot(root, params, deadline)`` runs
+    the request in a host of its own (default :func:`.hook_one_shot.run_once`). A runtime
+    folder that cannot be used leaves the call to ``one_shot`` with a warning line.
     """
+    if deadline is None:
+        deadline = HookDeadline()
     row = agent.events.get(event)
     if row is None:
         known = ", ".join(agent.events)
@@ -141,12 +160,20 @@ def run_agent_hook(
     note = ""
     try:
         project_root = find_project_root(project_root)
-        answer, note = _ask(project_root, params, one_shot, background)
+        answer, note = _ask(project_root, params, one_shot, background, deadline)
     except Exception as exc:  # every failure is an answer: a guard must deny, not crash through
         where = f"of {project_root} " if project_root is not None else ""
         return _failed(agent, row, f"the extensions {where}could not be asked: {exc}")
     if not isinstance(answer, dict):
         return _failed(agent, row, f"the host answered {METHOD_HOOK} with {answer!r}, not an object", note)
+    refused = answer.get("trustRefused")
+    if refused is not None:
+        if not isinstance(refused, str) or not refused:
+            return _failed(agent, row, f"the host's answer to {METHOD_HOOK} has an unreadable 'trustRefused'", note)
+        why = f"this project's extensions cannot run, as the trust record cannot be read: {refused}"
+        if row.guard:
+            return _failed(agent, row, why, note)
+        note = "; ".join(filter(None, (why, note)))
     unjudged = answer.get("unjudged") if row.guard else None
     if unjudged is not None:
         if not isinstance(unjudged, dict) or not isinstance(unjudged.get("message"), str) or not unjudged["message"]:
@@ -162,33 +189,34 @@ def run_agent_hook(
 
 
 def _ask(
-    root: Path,
-    params: dict[str, Any],
-    one_shot: Callable[[Path, dict[str, Any]], dict[str, Any]] | None,
-    background: Callable[[Path, dict[str, Any]], dict[str, Any] | None] | None,
+    root: Path, params: dict[str, Any], one_shot: OneShot | None, background: Background | None, deadline: HookDeadline
 ) -> tuple[Any, str]:
     """The answer to ``params``, and what to warn about how it was got ("" when nothing)."""
     if one_shot is None:
         from .hook_one_shot import run_once
 
-        one_shot = run_once
+        def one_shot(root: Path, params: dict[str, Any], deadline: HookDeadline) -> dict[str, Any]:
+            return run_once(root, params, None, deadline)
+
     try:
-        check_health(root)  # a host that stopped answering is not waited for again
-        answer = ask_running_host(root, METHOD_HOOK, params)
+        check_health(root, deadline)  # a host that stopped answering is not waited for again
+        answer = ask_running_host(root, METHOD_HOOK, params, deadline)
         if answer is None and background is not None:
-            answer = background(root, params)
+            answer = background(root, params, deadline)
     except RuntimeFolderError as exc:
-        return one_shot(root, params), f"{exc}; answered by a host started for this call"
+        return one_shot(root, params, deadline), f"{exc}; answered by a host started for this call"
     except HostTimeoutError as exc:
         raise HostUnreachableError(replace_hung_host(root, exc)) from None
-    return (answer if answer is not None else one_shot(root, params)), ""
+    return (answer if answer is not None else one_shot(root, params, deadline)), ""
 
 
 def _payload(stdin: bytes) -> dict[str, Any]:
     if len(stdin) > MAX_HOOK_INPUT_BYTES:
         raise PayloadError(f"is over {MAX_HOOK_INPUT_BYTES // (1024 * 1024)} MiB")
     try:
-        payload = json.loads(stdin)
+        payload = loads(stdin)  # the wire's own limit: nothing deeper could be sent to a host
+    except TooDeep as exc:
+        raise PayloadError(f"is {exc}") from None
     except ValueError as exc:
         raise PayloadError(f"is not JSON ({exc})") from None
     if not isinstance(payload, dict):

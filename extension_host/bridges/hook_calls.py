@@ -13,7 +13,11 @@ apply: ``decision`` (``allow``/``ask``/``deny``), ``reason``, ``decidedBy``, ``m
 ``modifiedPrompt``, ``modifiedResult`` (text), ``additionalContext``, ``sessionSummary``, and for
 the two guard hook points ``unjudged`` (``{message, extensions, allowed}``) when extensions that
 should be running are not, so they judged nothing (:mod:`extension_host.hooks.unjudged`):
-``allowed`` when the user let this project's calls through meanwhile.
+``allowed`` when the user let this project's calls through meanwhile; and, for every hook point,
+``trustRefused`` when the project's own extensions do not run because the user's trust record
+cannot be read (damaged, another user's, open to others' writes): the reason, naming the file
+and the fix. Trust that cannot be determined is not a decision, so the hook command treats
+such a call as one its guards could not judge.
 """
 
 from __future__ import annotations
@@ -101,6 +105,11 @@ def parse_hook_call(params: Any) -> HookCall:
 
 async def run_hook_call(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
     """Run the hook point ``call`` names on ``host``; returns the agent-neutral answer."""
+    refused = await _trust_refused(host)
+    return _compact(**await _run(host, call), trustRefused=refused)
+
+
+async def _run(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
     hook = call["hook"]
     if hook == "preToolUse":
         check = await host.check_tool_call(call["toolName"], call.get("toolArgs") or {})
@@ -136,6 +145,20 @@ async def run_hook_call(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
         return _compact(additionalContext=started.additional_context)
     ended = await host.end_session(call.get("reason", "complete"))
     return _compact(sessionSummary=ended.session_summary)
+
+
+async def _trust_refused(host: ExtensionHost) -> str | None:
+    """Why the project's own extensions are held back because the user's trust record cannot be
+    read (naming the file, what is wrong with it and the fix), or ``None``. Looked at only while
+    some are held back: a record that has become readable and trusted since is applied first
+    (the extensions start), so they judge this very call."""
+    if not any(info.source == "project" and info.status == "untrusted" for info in host.extensions):
+        return None
+    decision = host.trust
+    if decision.trusted:
+        await host.apply_changes(set())
+        return None
+    return decision.problem
 
 
 def _unjudged(host: ExtensionHost) -> dict[str, Any] | None:

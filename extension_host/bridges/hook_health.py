@@ -1,7 +1,7 @@
 """A host that stopped answering hook calls: waited for once, not again until it answers.
 
-A hook command waits for the host on the project's control socket at most
-:func:`.hook_client.hook_request_timeout` (50 s). A host that takes connections but never
+A hook command waits for the host on the project's control socket at most until its deadline
+(:mod:`.hook_deadline`: 50 s from its start). A host that takes connections but never
 answers (its event loop is stuck, or it is stopped) would cost every later call the same wait.
 So the command that waited in vain records it, in an *unhealthy mark* beside the socket in the
 private runtime folder (``<socket>.unhealthy``: the listener's pid, when, and the wait), after
@@ -34,6 +34,7 @@ from ..paths import control_socket_path
 from ..private_files import write_private
 from ..private_socket import check_private_folder
 from .hook_client import HostTimeoutError, HostUnreachableError, ask_running_host
+from .hook_deadline import HookDeadline
 
 __all__ = ["HEALTH_PROBE_TIMEOUT", "HostHungError", "UnhealthyMark", "check_health", "replace_hung_host"]
 
@@ -70,12 +71,14 @@ def _mark_path(project_root: Path) -> Path:
     return control_socket_path(project_root).with_suffix(".unhealthy")
 
 
-def check_health(project_root: Path) -> None:
+def check_health(project_root: Path, deadline: HookDeadline | None = None) -> None:
     """Go on if no host of the project is marked unhealthy, or the one marked answers now (or is
-    gone): the mark is then removed.
+    gone): the mark is then removed. The probe waits at most :data:`HEALTH_PROBE_TIMEOUT`, and
+    never past ``deadline``.
 
     Raises:
         HostHungError: the marked host still does not answer.
+        HookDeadlineError: ``deadline`` has passed.
         RuntimeFolderError: the runtime folder is not the user's own.
     """
     path = _mark_path(project_root)
@@ -84,8 +87,11 @@ def check_health(project_root: Path) -> None:
     mark = _read(path)
     if mark is None:
         return
+    wait = HEALTH_PROBE_TIMEOUT
+    if deadline is not None:
+        wait = min(wait, deadline.left_for("asking the host marked unhealthy for its status"))
     try:
-        ask_running_host(project_root, _METHOD_STATUS, None, timeout=HEALTH_PROBE_TIMEOUT)
+        ask_running_host(project_root, _METHOD_STATUS, None, timeout=wait)
     except HostTimeoutError:
         raise HostHungError(mark) from None
     except HostUnreachableError:

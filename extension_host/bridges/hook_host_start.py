@@ -3,10 +3,11 @@
 When a hook command finds no host on the project's control socket, :func:`ask_background_host`
 starts one (:mod:`.hook_host`, detached: its own session, stdin ``/dev/null``, its output in
 ``hook-host.log`` in the project's logs folder), waits until its socket answers (at most
-:data:`HOOK_HOST_START_TIMEOUT`), and sends the call there. Only the first call pays the
-start; the host exits by itself after :data:`DEFAULT_HOOK_HOST_IDLE` seconds without a control
-connection (``$EXTENSION_HOST_HOOK_IDLE`` changes it; ``0`` or ``off`` turns the background
-host off, and every call then starts a host of its own).
+:data:`HOOK_HOST_START_TIMEOUT`, and never past the hook command's deadline, which the lock and
+the call draw from too: :mod:`.hook_deadline`), and sends the call there. Only the first call
+pays the start; the host exits by itself after :data:`DEFAULT_HOOK_HOST_IDLE` seconds without a
+control connection (``$EXTENSION_HOST_HOOK_IDLE`` changes it; ``0`` or ``off`` turns the
+background host off, and every call then starts a host of its own).
 
 Hook commands that race for the first call take a lock (``flock`` on a file beside the control
 socket, in the private runtime folder): one starts the host, the others find it answering.
@@ -35,6 +36,7 @@ from ..paths import control_socket_path, project_logs_dir, user_home
 from ..private_files import write_private
 from ..private_socket import check_private_folder, make_private_folder
 from .hook_client import ask_running_host
+from .hook_deadline import HookDeadline
 
 __all__ = [
     "DEFAULT_HOOK_HOST_IDLE",
@@ -58,8 +60,8 @@ DEFAULT_HOOK_HOST_IDLE: Final = 600.0
 from a session that ended goes away on its own."""
 HOOK_HOST_START_TIMEOUT: Final = 20.0
 """Seconds a hook command waits for the background host it started (or another command is
-starting) to answer; past it the call runs in a host of its own. With the call's own start
-this stays under the 60 s both agents give a hook command."""
+starting) to answer; past it the call runs in a host of its own, in what is left of the
+command's deadline."""
 HOOK_HOST_STOP_TIMEOUT: Final = 15.0
 """Seconds ``extensions hook stop`` waits for the background host to exit."""
 HUNG_HOST_STOP_GRACE: Final = 2.0
@@ -91,24 +93,35 @@ def _files(project_root: Path) -> tuple[Path, Path]:
     return sock.with_suffix(".hook-host.lock"), sock.with_suffix(".hook-host.pid")
 
 
-def ask_background_host(project_root: Path, method: str, params: Any, home: Path | None = None) -> Any:
-    """Start the background host of ``project_root`` if none answers, and ask it.
+def ask_background_host(
+    project_root: Path, method: str, params: Any, home: Path | None = None, deadline: HookDeadline | None = None
+) -> Any:
+    """Start the background host of ``project_root`` if none answers, and ask it, all within
+    ``deadline`` (default: a whole one from now).
 
     Returns the answer, or ``None`` when the background host is turned off or could not be
-    started in time (the caller then runs the call itself).
+    started within :data:`HOOK_HOST_START_TIMEOUT` (the caller then runs the call itself).
 
     Raises:
         HostUnreachableError: the host is up but failed the request (as for any running host).
+        HookDeadlineError: ``deadline`` passed while waiting for the lock or the start.
     """
-    if not start_background_host(project_root, home):
+    if deadline is None:
+        deadline = HookDeadline()
+    if not start_background_host(project_root, home, deadline):
         return None
-    return ask_running_host(project_root, method, params)
+    return ask_running_host(project_root, method, params, deadline)
 
 
-def start_background_host(project_root: Path, home: Path | None = None) -> bool:
+def start_background_host(project_root: Path, home: Path | None = None, deadline: HookDeadline | None = None) -> bool:
     """Make sure a host answers on the project's control socket, starting the background host
     if none does; ``False`` when it is turned off or did not come up within
-    :data:`HOOK_HOST_START_TIMEOUT` (its reason is in its log)."""
+    :data:`HOOK_HOST_START_TIMEOUT` (its reason is in its log).
+
+    Raises:
+        HookDeadlineError: ``deadline`` passed first, while another command held the lock or
+            while the host was starting (it is then stopped).
+    """
     idle = hook_host_idle()
     if idle is None:
         return False
@@ -117,19 +130,32 @@ def start_background_host(project_root: Path, home: Path | None = None) -> bool:
     make_private_folder(folder)
     if not check_private_folder(folder):
         return False
-    deadline = time.monotonic() + HOOK_HOST_START_TIMEOUT
+    wait = HOOK_HOST_START_TIMEOUT
+    if deadline is not None:
+        wait = min(wait, deadline.left_for("the background host's start"))
+    until = time.monotonic() + wait
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        if not _lock(fd, deadline):
+        if not _lock(fd, until):
+            _check(deadline, "waiting for another hook command to start the background host")
             return False
-        if _answers(control_socket_path(project_root)):
+        if _answers(control_socket_path(project_root), until):
             return True  # another hook command started it while this one waited
-        return _spawn(project_root, home, idle, pid_path, deadline)
+        if _spawn(project_root, home, idle, pid_path, until):
+            return True
+        _check(deadline, "the background host's start")
+        return False
     finally:
         os.close(fd)  # releases the lock
 
 
-def _lock(fd: int, deadline: float) -> bool:
+def _check(deadline: HookDeadline | None, what: str) -> None:
+    """Raise :class:`HookDeadlineError` for ``what`` if it is ``deadline`` that ran out."""
+    if deadline is not None:
+        deadline.left_for(what)
+
+
+def _lock(fd: int, until: float) -> bool:
     import fcntl
 
     while True:
@@ -137,17 +163,17 @@ def _lock(fd: int, deadline: float) -> bool:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True
         except BlockingIOError:
-            # The holder is bounded by the same deadline; the kernel frees the lock if it dies.
-            if time.monotonic() > deadline:
+            # The holder is bounded by its own deadline; the kernel frees the lock if it dies.
+            if time.monotonic() > until:
                 return False
             time.sleep(_POLL)
 
 
-def _answers(path: Path) -> bool:
+def _answers(path: Path, until: float) -> bool:
     import socket
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(1.0)
+        sock.settimeout(max(0.001, min(1.0, until - time.monotonic())))
         try:
             sock.connect(os.fspath(path))
         except OSError:
@@ -155,7 +181,7 @@ def _answers(path: Path) -> bool:
     return True
 
 
-def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, deadline: float) -> bool:
+def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, until: float) -> bool:
     import select
     import subprocess
 
@@ -181,7 +207,7 @@ def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, d
         write_end = -1
         write_private(pid_path, f"{process.pid}\n".encode())
         ready = b""
-        remaining = deadline - time.monotonic()
+        remaining = until - time.monotonic()
         if remaining > 0 and select.select([read_end], [], [], remaining)[0]:
             ready = os.read(read_end, 1)  # end of file without the byte: it failed to start
         if ready != b"1":

@@ -5,7 +5,9 @@ it starts the project's extensions (as a one-shot command does: no session hooks
 nothing persisted, a short stop ladder), runs the one hook point, and stops them. Every such
 call pays a cold start of every extension; a host kept running (``extensions dev``, ``serve``,
 or an embedding application's ``ControlServer``) answers in milliseconds instead.
-It owns that start and stop, nothing of the request.
+The start and the hooks draw from the hook command's deadline (:mod:`.hook_deadline`); the
+stop comes after, bounded by its own short ladder. It owns that start and stop, nothing of
+the request.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, Final
 
 from ..host import ExtensionHost
 from .hook_calls import parse_hook_call, run_hook_call
+from .hook_deadline import HookDeadline, HookDeadlineError
 
 __all__ = ["HOOK_ONE_SHOT_STOP_GRACE", "run_once"]
 
@@ -24,23 +27,34 @@ HOOK_ONE_SHOT_STOP_GRACE: Final = 0.5
 extensions once the answer is in."""
 
 
-def run_once(project_root: Path, params: dict[str, Any], home: Path | None = None) -> dict[str, Any]:
+def run_once(
+    project_root: Path, params: dict[str, Any], home: Path | None = None, deadline: HookDeadline | None = None
+) -> dict[str, Any]:
     """Start the extensions of ``project_root`` (user extensions from ``home``), run the
-    ``host.hook`` request ``params``, stop them.
+    ``host.hook`` request ``params``, stop them. Starting them and running the hooks end at
+    ``deadline`` (the hook command's); stopping them follows, whatever happened.
 
     Raises:
         ExtensionHostError: the host could not start (the project is not a folder, ...).
+        HookDeadlineError: ``deadline`` passed before the hooks answered.
         RpcError: ``params`` are not a valid request.
     """
     call = parse_hook_call(params)
+    what = "starting the project's extensions for this call and running its hooks"
+    seconds = deadline.left_for(what) if deadline is not None else None
 
     async def run() -> dict[str, Any]:
         host = ExtensionHost(
             project_root, home, session_hooks=False, watch=False, persist=False, stop_grace=HOOK_ONE_SHOT_STOP_GRACE
         )
-        await host.start()
         try:
-            return await run_hook_call(host, call)
+            async with asyncio.timeout(seconds) as scope:
+                await host.start()
+                return await run_hook_call(host, call)
+        except TimeoutError:
+            if deadline is not None and scope.expired():
+                raise HookDeadlineError(what, deadline.seconds) from None
+            raise
         finally:
             await host.stop()
 

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from ..bridges.hook_adapter import MAX_HOOK_INPUT_BYTES, HookAgent, run_agent_hook
 from ..bridges.hook_client import METHOD_HOOK
+from ..bridges.hook_deadline import HookDeadline
 from ..paths import find_project_root
 
 __all__ = ["AGENT_NAMES", "add_hook_command", "agent", "run_hook"]
@@ -44,21 +45,23 @@ def run_hook(agent_name: str, event: str, root: Path | None = None, home: Path |
     With no host running for the project, the project's background host is started (user
     extensions from ``home``; :mod:`extension_host.bridges.hook_host_start`) and asked; if it
     is turned off, does not come up, or the runtime folder cannot be used, a host is started
-    for this call and stopped after it.
+    for this call and stopped after it. All of it within one deadline from the start
+    (:mod:`extension_host.bridges.hook_deadline`).
     """
+    deadline = HookDeadline()  # from the command's start: reading stdin counts too
     hook_agent = agent(agent_name)
     stdin = sys.stdin.buffer.read(MAX_HOOK_INPUT_BYTES + 1) if sys.stdin is not None else b""
 
-    def background(project_root: Path, params: dict[str, Any]) -> dict[str, Any] | None:
+    def background(project_root: Path, params: dict[str, Any], deadline: HookDeadline) -> dict[str, Any] | None:
         from ..bridges.hook_host_start import ask_background_host
 
-        answer: dict[str, Any] | None = ask_background_host(project_root, METHOD_HOOK, params, home)
+        answer: dict[str, Any] | None = ask_background_host(project_root, METHOD_HOOK, params, home, deadline)
         return answer
 
-    def one_shot(project_root: Path, params: dict[str, Any]) -> dict[str, Any]:
+    def one_shot(project_root: Path, params: dict[str, Any], deadline: HookDeadline) -> dict[str, Any]:
         from ..bridges.hook_one_shot import run_once  # the background host is off, did not come up, or cannot be
 
-        return run_once(project_root, params, home)
+        return run_once(project_root, params, home, deadline)
 
     # The root is resolved inside: a root that cannot be used is an answer (a guard blocks), not a crash.
     reply = run_agent_hook(
@@ -68,6 +71,7 @@ def run_hook(agent_name: str, event: str, root: Path | None = None, home: Path |
         Path(root) if root is not None else None,
         one_shot=one_shot,
         background=background,
+        deadline=deadline,
     )
     if reply.stdout:
         sys.stdout.write(reply.stdout)

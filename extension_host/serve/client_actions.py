@@ -34,7 +34,8 @@ from .errors import ServeError
 from .providers import set_model
 
 if TYPE_CHECKING:
-    from .server import Client, ProtocolServer
+    from .clients import Client
+    from .server import ProtocolServer
     from .sessions import ServedSession
 
 __all__ = ["dispatch"]

@@ -32,7 +32,8 @@ from .errors import PERMISSION_DENIED, ServeError
 from .resources import Resources
 
 if TYPE_CHECKING:
-    from .server import Client, CommandHandler, ProtocolServer
+    from .clients import Client
+    from .server import CommandHandler, ProtocolServer
 
 __all__ = ["RESOURCE_COMMANDS", "ContentCommands"]
 

@@ -14,7 +14,9 @@ command a client may send is in one table, :attr:`ProtocolServer.commands` (meth
   ``serverSeq`` order; ``notify/sessionAdded`` / ``notify/sessionRemoved`` go to every client.
 - What a client sees in answer to ``initialize``, ``reconnect`` and ``subscribe`` and what it
   sees live never overlap or leave a gap: live envelopes wait until the answer is written.
-- A client whose queue grows past the transport's bound is dropped; the others go on.
+- A client whose queue grows past the transport's bound, or that cannot be sent a notification
+  (larger or deeper than its connection carries), is dropped; the others go on, and get it.
+  An action is never too deep for a client: what lies deeper is marked before it is numbered.
 - ``dispatchAction`` (a notification; as a request it is answered ``null`` or an error) runs
   a client's action (:mod:`extension_host.serve.client_actions`).
 
@@ -25,7 +27,6 @@ sockets (:mod:`extension_host.serve.transports`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
@@ -37,10 +38,12 @@ from urllib.parse import unquote, urlparse
 from sdk_extension.tasks import BackgroundTasks
 from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOverflow
 from sdk_extension.wire.framing import FramingError
+from sdk_extension.wire.nesting import MAX_DEPTH, nests_deeper
 from sdk_extension.wire.protocol import INVALID_PARAMS, INVALID_REQUEST
 
 from ..environment import scrub, sdk_environment
 from ..errors import ExtensionHostError
+from ..events import cut_strings
 from ..launch.forkserver import ForkServer, fork_server_supported
 from ..launch.logs import rotate_log
 from ..paths import logs_dir, user_home
@@ -49,6 +52,7 @@ from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
 from .client_actions import dispatch
+from .clients import Client
 from .content_commands import ContentCommands
 from .errors import (
     SESSION_ALREADY_EXISTS,
@@ -61,9 +65,9 @@ from .sessions import MAX_FETCH_TURNS, HostOptions, ServedSession, fetch_turns, 
 
 __all__ = [
     "DEFAULT_FETCH_TURNS",
+    "MAX_ACTION_DEPTH",
     "MAX_SESSIONS",
     "PROTOCOL_VERSIONS",
-    "Client",
     "CommandHandler",
     "ProtocolServer",
     "ServerOptions",
@@ -75,6 +79,10 @@ MAX_SESSIONS: Final = 32
 """Sessions one server hosts at once; each has its own extension processes."""
 DEFAULT_FETCH_TURNS: Final = 50
 """Turns a ``fetchTurns`` without ``limit`` returns."""
+MAX_ACTION_DEPTH: Final = MAX_DEPTH - 4
+"""How deeply an action may nest: it travels inside an envelope inside a message (and, in a
+``reconnect`` replay, inside a list inside a result), and a client reads
+:data:`~sdk_extension.wire.nesting.MAX_DEPTH` levels in all."""
 
 CommandHandler = Callable[["Client", Any], Awaitable[Any]]
 """A command: the client that sent it and its params → the result (or a :class:`ServeError`)."""
@@ -91,40 +99,6 @@ class ServerOptions:
     hosts: HostOptions = field(default_factory=HostOptions)
     default_directory: Path | None = None
     """A session's working directory when ``createSession`` gives none."""
-
-
-@dataclass(eq=False)
-class Client:
-    """One connected client: its connection, id and subscriptions."""
-
-    connection: Connection
-    client_id: str | None = None
-    subscriptions: set[str] = field(default_factory=set)
-    held: list[tuple[str, Any]] | None = None
-    """Notifications waiting for an answer to be written first (see :meth:`hold`)."""
-
-    def send(self, method: str, params: Any) -> None:
-        """Send a notification now, or after the answer being written (see :meth:`hold`)."""
-        if self.held is not None:
-            self.held.append((method, params))
-            return
-        self.connection.notify(method, params)
-
-    def hold(self) -> None:
-        """Keep notifications back until the answer the current command is about to send
-        has been written: the connection writes it at the loop's next turn, so they follow
-        two turns later."""
-        if self.held is not None:
-            return
-        self.held = []
-        loop = asyncio.get_running_loop()
-        loop.call_soon(loop.call_soon, self._release)
-
-    def _release(self) -> None:
-        held, self.held = self.held or [], None
-        for method, params in held:
-            with contextlib.suppress(ConnectionClosed):
-                self.connection.notify(method, params)
 
 
 class ProtocolServer:
@@ -200,7 +174,11 @@ class ProtocolServer:
     # -- publishing ----------------------------------------------------------------------
 
     def publish(self, session: ServedSession, action: dict[str, Any], origin: dict[str, Any] | None) -> None:
-        """Number ``action`` of ``session``, fold it into its state, send it to its subscribers."""
+        """Number ``action`` of ``session``, fold it into its state, send it to its subscribers.
+        What lies deeper in it than a client reads (:data:`MAX_ACTION_DEPTH`) is marked first, as
+        the session's log marks it, so that every subscriber can read the action."""
+        if nests_deeper(action, MAX_ACTION_DEPTH):
+            action = cut_strings(action, sys.maxsize, MAX_ACTION_DEPTH)  # strings stay whole
         envelope = self.log.append(action, origin)
         session.apply(action)
         for client in [client for client in self.clients if session.uri in client.subscriptions]:
@@ -213,10 +191,8 @@ class ProtocolServer:
     def _send(self, client: Client, method: str, params: Any) -> None:
         try:
             client.send(method, params)
-        except QueueOverflow:
-            # It stopped reading: it is dropped (the connection said why), the others go on.
-            self.clients.discard(client)
         except ConnectionClosed:
+            # Gone, stopped reading, or unable to take this: it alone is dropped, the others go on.
             self.clients.discard(client)
 
     # -- commands ------------------------------------------------------------------------

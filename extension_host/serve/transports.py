@@ -35,6 +35,7 @@ from urllib.parse import parse_qs, quote, urlparse
 
 from sdk_extension.wire.connection import Connection
 from sdk_extension.wire.framing import encode_message
+from sdk_extension.wire.nesting import MAX_DEPTH
 from sdk_extension.wire.pipes import PipeReader, open_pipe_writer
 from sdk_extension.wire.protocol import TOO_MANY_CONNECTIONS
 
@@ -77,11 +78,14 @@ Ready = Callable[[str], None]
 
 
 def client_connection(reader: Any, writer: Any) -> Connection:
+    """A client's connection: nothing larger or deeper goes to it than a client of the protocol
+    reads (a result that would be is answered with an error saying so)."""
     return Connection(
         reader,
         writer,
         max_message_bytes=MAX_SERVE_MESSAGE_BYTES,
         max_outbound_bytes=MAX_SERVE_OUTBOUND_BYTES,
+        max_outbound_depth=MAX_DEPTH,
         max_queued_bytes=MAX_CLIENT_QUEUED_BYTES,
     )
 

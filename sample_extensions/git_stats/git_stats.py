@@ -17,11 +17,15 @@ from typing import Any, Final
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "GIT_ENVIRONMENT",
+    "NEUTRALISED_SETTINGS",
     "FileChange",
     "GitStatsError",
     "NumStat",
     "StatusReport",
     "collect_git_stats",
+    "git_argv",
+    "git_environment",
     "parse_numstat",
     "parse_status",
 ]
@@ -42,7 +46,53 @@ _STATUS_WORDS: Final = {
 # Unquoted paths in UTF-8 whatever the user's config says; -z already disables quoting for
 # the machine formats, quotepath=off keeps any path git echoes in an error message readable.
 _GIT_CONFIG: Final = ("-c", "core.quotepath=off", "-c", "color.ui=never")
-_NUMSTAT: Final = ("diff", "--numstat", "-z", "--no-ext-diff", "--no-color")
+
+# A repository's own configuration (its .git/config and whatever that includes) is written by
+# whoever made the repository, and some of its settings name programs git starts by itself:
+# core.fsmonitor runs on status and diff, hooks when the index is written, a pager, an external
+# diff, a textconv or a filter's clean program when a file is compared, a credential helper or
+# an ssh command when a partial clone fetches a missing object. A copy of this extension in the
+# user's home runs in every project, untrusted ones included, so every git call switches them
+# off: these settings on the command line (which outranks every configuration file, and which
+# git hands on to the git processes it starts), --no-pager and --no-optional-locks, diff's
+# --no-ext-diff and --no-textconv, the clean and process programs of every filter the
+# repository itself defines emptied, submodules not entered (each has a configuration of its
+# own), and no GIT_* variable inherited (one could name another repository, a configuration or
+# a program). The host runs its own git calls the same way: NEUTRALISED_SETTINGS and
+# GIT_ENVIRONMENT in extension_host/git.py (this file cannot import the host; a test checks
+# that nothing there is missing here).
+NEUTRALISED_SETTINGS: Final = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("safe.bareRepository", "explicit"),
+    ("core.pager", "cat"),
+    ("diff.external", ""),
+    ("protocol.allow", "never"),
+    ("credential.helper", ""),
+    ("core.askPass", ""),
+    ("core.editor", ":"),
+    ("sequence.editor", ":"),
+    ("gpg.program", "false"),
+)
+"""Settings every git command gets with ``-c``, over whatever the repository says."""
+GIT_ENVIRONMENT: Final = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "",
+    "SSH_ASKPASS": "",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_EDITOR": ":",
+    "GIT_NO_LAZY_FETCH": "1",
+    "GIT_PROTOCOL_FROM_USER": "0",
+}
+"""Variables every git command gets, once every inherited ``GIT_*`` variable is dropped."""
+_GIT_OPTIONS: Final = ("--no-pager", "--no-optional-locks")
+_SUBMODULES: Final = "--ignore-submodules=dirty"
+"""Submodules count by their commit only: git does not go into them to look for changes."""
+_NUMSTAT: Final = ("diff", "--numstat", "-z", "--no-ext-diff", "--no-textconv", "--no-color", _SUBMODULES)
+_FILTER_PROGRAMS: Final = ("clean", "smudge", "process")
+_OWN_SCOPES: Final = frozenset({"local", "worktree"})
+"""Where a repository's own configuration lives (the user's global and the system's are theirs)."""
 
 
 class GitStatsError(Exception):
@@ -165,7 +215,10 @@ def collect_git_stats(
     if not root:
         raise GitStatsError(f"{repo} is not inside a git work tree")
     top = Path(root)
-    status = parse_status(runner.run(top, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal"))
+    runner.neutralise_filters(top)
+    status = parse_status(
+        runner.run(top, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal", _SUBMODULES)
+    )
     conflicted = {change.path for change in status.files if change.kind == "conflicted"}
     # Conflicted paths show up in numstat as several half-meaningful rows; their line counts
     # are left out rather than reported wrong.
@@ -208,27 +261,62 @@ def collect_git_stats(
 # -- running git ---------------------------------------------------------------------------
 
 
+def git_argv(*args: str, filters: Sequence[str] = ()) -> list[str]:
+    """The argv of ``git args...`` with everything a repository could make git run switched off
+    (see :data:`NEUTRALISED_SETTINGS`); ``filters`` are the ``-c`` arguments that empty the
+    repository's own filter programs."""
+    argv = ["git", *_GIT_OPTIONS, *_GIT_CONFIG]
+    for name, value in NEUTRALISED_SETTINGS:
+        argv += ["-c", f"{name}={value}"]
+    return [*argv, *filters, *args]
+
+
+def git_environment() -> dict[str, str]:
+    """This process's environment without a ``GIT_*`` variable, with :data:`GIT_ENVIRONMENT`."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
+    env.update(GIT_ENVIRONMENT)
+    env["LC_ALL"] = "C"
+    return env
+
+
 class _GitRunner:
     """Runs git commands against one deadline, turning every failure into a GitStatsError."""
 
     def __init__(self, timeout: float) -> None:
         self._timeout = timeout
         self._deadline = time.monotonic() + timeout
+        self._filters: list[str] = []
 
-    def run(self, cwd: Path, *args: str) -> str:
+    def neutralise_filters(self, top: Path) -> None:
+        """Empty, for the commands that follow, the programs of every filter the repository at
+        ``top`` defines itself (``.gitattributes`` picks a filter by name, and status and diff
+        run its clean program on the files they compare); the user's own filters (git-lfs's, in
+        the global configuration) stay."""
+        listed = self.run(top, "config", "--show-scope", "--name-only", "-z", "--get-regexp", r"^filter\.", ok=(0, 1))
+        records = listed.split("\0")
+        # filter.<name>.<program>: the name is everything between the first dot and the last.
+        keys = [key for scope, key in zip(records[::2], records[1::2], strict=False) if scope in _OWN_SCOPES]
+        names = {key[key.index(".") + 1 : key.rindex(".")] for key in keys if key.count(".") >= 2}
+        for name in sorted(names):
+            if "=" in name:  # -c would cut the setting's name there
+                raise GitStatsError(
+                    f"the repository's configuration defines a filter named {name!r}, whose programs "
+                    "cannot be switched off; git_stats does not run git there"
+                )
+            for program in _FILTER_PROGRAMS:
+                self._filters += ["-c", f"filter.{name}.{program}="]
+            self._filters += ["-c", f"filter.{name}.required=false"]
+
+    def run(self, cwd: Path, *args: str, ok: tuple[int, ...] = (0,)) -> str:
         remaining = self._deadline - time.monotonic()
         if remaining <= 0:
             raise GitStatsError(f"git took longer than {self._timeout:g} s; the repository may be very large")
-        env = dict(os.environ)
-        # Reading status must not take index.lock: the agent may be running git meanwhile.
-        env["GIT_OPTIONAL_LOCKS"] = "0"
-        env["GIT_TERMINAL_PROMPT"] = "0"
-        env["LC_ALL"] = "C"
         try:
             completed = subprocess.run(
-                ["git", *_GIT_CONFIG, *args],
+                git_argv(*args, filters=self._filters),
                 cwd=cwd,
-                env=env,
+                env=git_environment(),
+                stdin=subprocess.DEVNULL,
                 capture_output=True,
                 timeout=remaining,
                 check=False,
@@ -245,7 +333,7 @@ class _GitRunner:
             ) from None
         except OSError as exc:
             raise GitStatsError(f"could not run git: {exc}") from None
-        if completed.returncode != 0:
+        if completed.returncode not in ok:
             raise GitStatsError(_explain_failure(cwd, args, completed.stderr))
         return completed.stdout.decode("utf-8", errors="surrogateescape")
 

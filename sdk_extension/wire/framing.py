@@ -9,23 +9,31 @@ of a header block (:data:`MAX_HEADER_BYTES`), of a body (:data:`MAX_MESSAGE_BYTE
 reader's own limit) and how deeply a body may nest (:data:`MAX_DEPTH`, :mod:`.nesting`'s). A
 header block is refused as soon as it cannot be a frame's, never waited on: one over the limit,
 one with ``Content-Length`` twice (either length would be a guess, and the wrong one waits for
-bytes that never come), or one with a line that ends in a bare ``\\n``. Whatever is wrong with
+bytes that never come), one with a line that ends in a bare ``\\n``, or one whose
+``Content-Length`` is anything but plain decimal digits (no sign, no ``_``, no leading zero,
+however ``int()`` would read it). Whatever is wrong with
 the bytes, the reader raises :class:`FramingError` and nothing else. On the way out, a frame
 whose body would exceed the limit, or nest deeper than asked, is refused
 (:class:`MessageTooLarge`, :class:`MessageTooDeep`) before a byte is written, and text that
 UTF-8 cannot carry (lone surrogates, as ``os.listdir`` returns for a file name that is not
 UTF-8) is sent with U+FFFD in their place rather than failing the send.
+
+Only :func:`read_message` needs an event loop, and it imports asyncio when first called: a
+blocking reader (a hook command on its socket) frames with :func:`encode_message` and
+:class:`FrameDecoder` and the same rules, and pays for no event loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .nesting import MAX_DEPTH, TooDeep, check_depth
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "MAX_DEPTH",
@@ -49,6 +57,9 @@ MAX_HEADER_BYTES: Final = 64 * 1024
 _HEADER_END: Final = b"\r\n\r\n"
 _CANONICAL_HEADER: Final = b"Content-Length: "
 """How every header this project writes begins; such a header is read without splitting lines."""
+_SPACE: Final = b" \t"
+"""What may surround a header's value (HTTP's optional whitespace)."""
+_ZERO: Final = ord("0")
 
 # Built once: ``json.dumps`` with options builds a new encoder for every message.
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -128,9 +139,9 @@ def describe_size(size: int) -> str:
 def _content_length(header_block: bytes, max_header_bytes: int) -> int:
     if header_block.startswith(_CANONICAL_HEADER):
         digits = header_block[len(_CANONICAL_HEADER) :]
-        # Only ASCII digits (no other header line, no sign, no spaces), and few enough that
-        # int() cannot refuse them: anything else takes the general way and its errors.
-        if len(digits) <= 18 and digits.isdigit():
+        # Only ASCII digits (no other header line, no sign, no spaces), no leading zero, and
+        # few enough that int() cannot refuse them: anything else takes the general way.
+        if len(digits) <= 18 and digits.isdigit() and (digits[0] != _ZERO or len(digits) == 1):
             return int(digits)
     if len(header_block) > max_header_bytes:
         raise FramingError(f"header block is too long: {len(header_block)} bytes, over the limit of {max_header_bytes}")
@@ -147,18 +158,28 @@ def _content_length(header_block: bytes, max_header_bytes: int) -> int:
             if length is not None:
                 raise FramingError(
                     f"Content-Length appears twice in one header block ({_preview(first)} and "
-                    f"{_preview(value.strip())}); a frame has exactly one"
+                    f"{_preview(value.strip(_SPACE))}); a frame has exactly one"
                 )
-            first = value.strip()
-            try:
-                length = int(value.strip())
-            except ValueError:
-                raise FramingError(f"Content-Length is not a number: {_preview(value.strip())}") from None
-            if length < 0:
-                raise FramingError(f"Content-Length is negative: {length}")
+            first = value.strip(_SPACE)
+            length = _length(first)
     if length is None:
         raise FramingError(f"header block has no Content-Length: {_preview(header_block)}")
     return length
+
+
+def _length(value: bytes) -> int:
+    """The byte count a ``Content-Length`` value (spaces and tabs around it removed) gives: ASCII
+    decimal digits and nothing else. No sign, no ``_``, no other space and no leading zero, all of
+    which ``int()`` would take: a number has one spelling, so no two readers of the same bytes
+    can disagree on where the frame ends (some read ``010`` as eight)."""
+    if not value.isdigit():  # bytes: ASCII digits only
+        raise FramingError(f"Content-Length is not a number: {_preview(value)}")
+    if value[0] == _ZERO and len(value) > 1:
+        raise FramingError(f"Content-Length has a leading zero: {_preview(value)}")
+    try:
+        return int(value)
+    except ValueError:  # more digits than int() converts
+        raise FramingError(f"Content-Length is not a number: {_preview(value)}") from None
 
 
 def _check_line_ends(header: bytes, partial: bool = False) -> None:
@@ -184,6 +205,8 @@ async def read_message(
             than ``max_depth`` levels, the announced length exceeds ``max_bytes``, or the
             stream ends inside a frame.
     """
+    import asyncio  # here, not at the top: a blocking reader (a hook command) shares the rest without it
+
     try:
         header = await reader.readuntil(_HEADER_END)
     except asyncio.IncompleteReadError as exc:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import itertools
 from pathlib import Path
 
 import pytest
 
+import extension_host.paths
 from extension_host.errors import ExtensionHostError, ProjectRootError
 from extension_host.paths import (
     HOME_ENV,
@@ -134,3 +137,23 @@ def test_logs_are_kept_per_project_in_a_folder_named_for_people_and_by_a_hash(tm
     assert project_key(tmp_path / "link") == first
     assert project_key(tmp_path / "odd name é").startswith("odd_name__-")
     assert project_logs_dir(tmp_path / "home", tmp_path / "a" / "shop") == tmp_path / "home" / "logs" / first
+
+
+def documented_names(path: Path) -> dict[str, str]:
+    """The docstring beneath each module-level assignment of the Python file at ``path``, by
+    the name assigned (as documentation tools attach them)."""
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    docs: dict[str, str] = {}
+    for statement, after in itertools.pairwise(body):
+        target = statement.target if isinstance(statement, ast.AnnAssign) else None
+        if isinstance(target, ast.Name) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
+            docs[target.id] = str(after.value.value)
+    return docs
+
+
+def test_each_folder_variable_is_documented_by_the_docstring_beneath_it() -> None:
+    """The variable that moves the control sockets says so, and the one that moves downloads says that."""
+    assert extension_host.paths.__file__ is not None
+    docs = documented_names(Path(extension_host.paths.__file__))
+    assert "control sockets" in docs["RUNTIME_ENV"]
+    assert "downloaded" in docs["CACHE_ENV"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import stat
 import threading
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from extension_host import ExtensionHost, TrustFileError, UnknownToolError
 from extension_host.control import ControlServer
 from extension_host.frontends.cli import main
-from extension_host.trust import TRUST_ENV, TrustStore, decide_project_trust
+from extension_host.trust import TRUST_ENV, TrustDecision, TrustStore, decide_project_trust
 from helpers import Project, run, running_dev, wait_for_event
 
 MARKER_EXTENSION = """
@@ -125,6 +126,31 @@ def test_a_record_other_users_can_write_is_not_believed(tmp_path: Path) -> None:
     with pytest.raises(TrustFileError, match=r"can be written by other users.*chmod 600"):
         store.project_trusted(project)
     assert decide_project_trust(project, store, environ={}).trusted is False
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_fifo_or_a_folder_in_place_of_the_record_is_refused_at_once_naming_it(tmp_path: Path, kind: str) -> None:
+    """Neither is a record: reading a fifo would wait for a writer (every command, hook calls
+    included, would hang), reading a folder fails. Both are refused as damaged files are."""
+    store = TrustStore(tmp_path)
+    if kind == "fifo":
+        os.mkfifo(store.path, 0o600)
+    else:
+        store.path.mkdir()
+    decisions: list[TrustDecision] = []
+    reader = threading.Thread(
+        target=lambda: decisions.append(decide_project_trust(tmp_path, store, environ={})), daemon=True
+    )
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # waiting for a writer: give it one so the thread ends, then fail
+        os.close(os.open(store.path, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(10)
+        pytest.fail("reading the record waited for a writer")
+    assert len(decisions) == 1, "reading the record raised instead of refusing it"
+    assert decisions[0].trusted is False
+    assert decisions[0].problem is not None
+    assert decisions[0].problem.startswith(f"{store.path} is not a regular file; remove it and decide again")
 
 
 def test_letting_failed_guards_through_is_part_of_one_trust_decision(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from helpers import SAMPLES, load_module, sample_extension_module
+from extension_host import git as host_git
+from helpers import SAMPLES, load_module, recording_program, sample_extension_module
 from sdk_extension import ToolResult
 
 EXTENSION_DIR = SAMPLES / "git_stats"
@@ -22,7 +23,10 @@ git_stats = load_module("sample_git_stats_logic", SAMPLES / "git_stats" / "git_s
 
 @pytest.fixture(autouse=True)
 def isolated_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep the user's git config out, and never find a repository above tmp_path."""
+    """Keep the user's git config out (the sample drops GIT_* variables, so through HOME too),
+    and never find a repository above tmp_path."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
@@ -238,6 +242,63 @@ def test_a_subfolder_reports_on_the_whole_repository(repo: Path) -> None:
     git(repo, "add", ".")
     report = git_stats.collect_git_stats(repo / "sub")
     assert [entry["path"] for entry in report["files"]] == ["sub/deep.txt"]
+
+
+# -- a repository's configuration runs nothing -----------------------------------------------
+
+
+def test_the_samples_git_switches_off_everything_the_hosts_own_git_calls_do() -> None:
+    """The sample cannot import the host, so it keeps its own list: it may hold more, never less."""
+    settings = dict(git_stats.NEUTRALISED_SETTINGS)
+    for setting in host_git.NEUTRALISED_SETTINGS:
+        assert settings.get(setting.name) == setting.value, setting.name
+    assert host_git.GIT_ENVIRONMENT.items() <= git_stats.GIT_ENVIRONMENT.items()
+    argv = git_stats.git_argv("status")
+    assert set(host_git.GIT_OPTIONS) <= set(argv[: argv.index("status")])
+
+
+def test_a_repositorys_own_configuration_and_inherited_git_variables_run_no_program(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository whose configuration (and a file it includes) points every setting that names
+    a program at one that leaves a marker, with a filter and a diff driver .gitattributes assigns
+    to every file, and GIT_* variables that name programs and another repository: the report is
+    the repository's own, and the program never runs, though status and diff compare a changed
+    file's content."""
+    marker = tmp_path / "ran"
+    program = recording_program(tmp_path / "evil", marker, "cat")
+    included = repo / ".git" / "included.config"
+    included.write_text(f"[core]\n\tfsmonitor = {program}\n\tpager = {program}\n", encoding="utf-8")
+    git(repo, "config", "include.path", str(included))
+    for setting in host_git.NEUTRALISED_SETTINGS:
+        git(repo, "config", "--add", setting.name, str(program))
+    for name in ("filter.evil.clean", "filter.evil.smudge", "filter.evil.process", "diff.evil.textconv"):
+        git(repo, "config", name, str(program))
+    git(repo, "config", "diff.evil.command", str(program))
+    git(repo, "config", "filter.evil.required", "true")
+    write(repo / ".gitattributes", "* filter=evil diff=evil\n")
+    write(repo / "a.txt", "one\nTWO\nthree\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", f"'core.fsmonitor'='{program}'")
+    for variable in ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR", "GIT_ASKPASS"):
+        monkeypatch.setenv(variable, str(program))
+
+    report = git_stats.collect_git_stats(repo)
+
+    assert not marker.exists(), marker.read_text()
+    assert report["repo_root"] == str(repo)
+    assert report["counts"] == {"staged": 0, "unstaged": 1, "untracked": 1, "conflicted": 0}
+    assert file_entry(report, "a.txt")["unstaged"] == {"status": "modified", "added": 1, "removed": 1}
+
+
+def test_a_filter_whose_programs_cannot_be_switched_off_stops_the_report(repo: Path) -> None:
+    """A filter name with ``=`` in it cannot be given with -c: git is not run with it in place."""
+    git(repo, "config", "filter.a=b.clean", "cat")
+    with pytest.raises(git_stats.GitStatsError, match="a filter named 'a=b'"):
+        git_stats.collect_git_stats(repo)
 
 
 # -- failures --------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from agent_hooks import output, run_with_answer
 
 from extension_host.bridges.claude_hooks import CLAUDE
 from extension_host.bridges.hook_adapter import EXIT_BLOCK, HookReply, run_agent_hook
+from extension_host.bridges.hook_deadline import HookDeadline
 from helpers import Project
 
 COMMON = {
@@ -153,7 +154,7 @@ def test_a_payload_over_the_limit_blocks(project: Project, monkeypatch: pytest.M
 
 
 def test_a_host_that_fails_makes_pre_tool_use_block(project: Project) -> None:
-    def broken(_root: Path, _params: dict[str, Any]) -> dict[str, Any]:
+    def broken(_root: Path, _params: dict[str, Any], _deadline: HookDeadline) -> dict[str, Any]:
         raise RuntimeError("the extensions could not start")
 
     reply = run_agent_hook(CLAUDE, "PreToolUse", PRE, project.root, one_shot=broken)
@@ -162,7 +163,7 @@ def test_a_host_that_fails_makes_pre_tool_use_block(project: Project) -> None:
 
 
 def test_a_host_that_fails_is_only_a_warning_for_an_observer(project: Project) -> None:
-    def broken(_root: Path, _params: dict[str, Any]) -> dict[str, Any]:
+    def broken(_root: Path, _params: dict[str, Any], _deadline: HookDeadline) -> dict[str, Any]:
         raise RuntimeError("the extensions could not start")
 
     stdin = payload("SessionStart", source="startup")
@@ -179,7 +180,7 @@ def test_an_unknown_event_is_a_warning_listing_the_events(project: Project) -> N
 
 def test_a_project_root_that_cannot_be_used_makes_pre_tool_use_block(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
-    reply = run_agent_hook(CLAUDE, "PreToolUse", PRE, missing, one_shot=lambda _root, _params: {})
+    reply = run_agent_hook(CLAUDE, "PreToolUse", PRE, missing, one_shot=lambda _root, _params, _deadline: {})
     assert reply.exit_code == EXIT_BLOCK
     assert str(missing) in reply.stderr
 

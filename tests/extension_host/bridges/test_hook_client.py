@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 
 import pytest
 
 from extension_host import ExtensionHost, ExtensionHostError, hookimpl
 from extension_host.bridges.hook_client import (
-    HOOK_REQUEST_TIMEOUT,
-    HOOK_TIMEOUT_ENV,
     METHOD_HOOK,
+    HostTimeoutError,
     HostUnreachableError,
     ask_running_host,
-    hook_request_timeout,
 )
 from extension_host.control import ControlServer, connect_to_host
+from extension_host.paths import control_socket_path
 from helpers import Project, run
 
 
@@ -60,32 +62,86 @@ def test_the_control_socket_refuses_a_malformed_hook_request(project: Project) -
     run(scenario())
 
 
-def test_a_hook_command_imports_neither_the_host_nor_the_event_loop() -> None:
+def test_a_hook_command_imports_neither_the_host_nor_the_event_loop_nor_the_sdks_author_api() -> None:
+    """Of the SDK, only the wire's framing and nesting rules: the same rules as every peer's,
+    without join_session, pydantic or an event loop."""
     code = (
         "import sys, extension_host.frontends.hook_command as h; h.agent('claude'); h.agent('gemini');"
         "import json; print(json.dumps(sorted(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, timeout=60)
     modules = set(json.loads(done.stdout))
-    assert not modules & {"asyncio", "pydantic", "pluggy", "extension_host.host", "sdk_extension", "dataclasses"}
+    assert not modules & {"asyncio", "pydantic", "pluggy", "extension_host.host", "dataclasses"}
+    sdk = {name for name in modules if name.split(".")[0] == "sdk_extension"}
+    assert sdk == {
+        "sdk_extension",
+        "sdk_extension._lazy",
+        "sdk_extension.wire",
+        "sdk_extension.wire.framing",
+        "sdk_extension.wire.nesting",
+    }
+
+
+ANSWER = b'{"jsonrpc":"2.0","id":1,"result":{"decision":"deny"}}'
+
+
+@contextlib.asynccontextmanager
+async def host_answering(project: Project, answer: bytes) -> AsyncIterator[None]:
+    """A host on the project's control socket that reads the request, writes ``answer`` and keeps
+    the connection open (as a peer that sent all it will send)."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def answer_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(answer)
+        await writer.drain()
+        held.append(writer)
+
+    server = await asyncio.start_unix_server(answer_once, os.fspath(control_socket_path(project.root)))
+    async with server:
+        yield
+    for writer in held:
+        writer.close()
 
 
 @pytest.mark.parametrize(
-    ("value", "timeout"),
+    ("answer", "error"),
     [
-        ("", HOOK_REQUEST_TIMEOUT),
-        ("5", 5.0),
-        ("0.5", 0.5),
-        ("0", HOOK_REQUEST_TIMEOUT),
-        ("soon", HOOK_REQUEST_TIMEOUT),
-        ("nan", HOOK_REQUEST_TIMEOUT),
-        ("600", HOOK_REQUEST_TIMEOUT),
+        (b"Content-Length: 2\r\nContent-Length: 100000\r\n\r\n{}", "Content-Length appears twice"),
+        (b"Content-Length: %d\n\n%s" % (len(ANSWER), ANSWER), "a line break other than \\r\\n"),
+        (b"Content-Length: 2\r\nX-Padding: " + b"a" * 70_000 + b"\r\n\r\n{}", "header block is too long"),
+        (b"Content-Length: 0%d\r\n\r\n%s" % (len(ANSWER), ANSWER), "Content-Length has a leading zero"),
     ],
+    ids=["twice", "bare-lf", "over-64-KiB", "leading-zero"],
 )
-def test_the_timeout_can_be_lowered_from_the_environment_but_not_raised_past_the_agents_limit(
-    value: str, timeout: float, monkeypatch: pytest.MonkeyPatch
+def test_an_answer_the_framing_refuses_is_refused_at_once_by_the_hook_client(
+    project: Project, answer: bytes, error: str
 ) -> None:
-    """Past the agents' own 60 s the hook command would be killed, which both agents read as
-    "carry on": a longer wait is ignored, as is anything that is not a positive number."""
-    monkeypatch.setenv(HOOK_TIMEOUT_ENV, value)
-    assert hook_request_timeout() == timeout
+    """The host's answer meets the framing every peer meets: a header block no frame can follow
+    is refused as soon as it is read, while the host keeps the connection open, never waited on."""
+
+    async def scenario() -> None:
+        async with host_answering(project, answer):
+            with pytest.raises(HostUnreachableError) as caught:
+                await asyncio.to_thread(ask_running_host, project.root, METHOD_HOOK, {"hook": "sessionEnd"}, 30)
+            assert not isinstance(caught.value, HostTimeoutError)
+            assert str(caught.value).startswith("the host sent bytes that are not a message: ")
+            assert error in str(caught.value)
+
+    run(scenario())
+
+
+def test_a_header_block_the_framing_takes_is_taken_by_the_hook_client_too(project: Project) -> None:
+    """Other header lines, up to the framing's 64 KiB, are read past as every peer reads them."""
+    padded = b"Content-Type: application/json\r\nX-Padding: %s\r\nContent-Length: %d\r\n\r\n%s" % (
+        b"a" * 10_000,
+        len(ANSWER),
+        ANSWER,
+    )
+
+    async def scenario() -> None:
+        async with host_answering(project, padded):
+            answer = await asyncio.to_thread(ask_running_host, project.root, METHOD_HOOK, {"hook": "sessionEnd"}, 30)
+            assert answer == {"decision": "deny"}
+
+    run(scenario())

@@ -9,13 +9,14 @@ import signal
 import socket
 import stat
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from extension_host.bridges.hook_client import HOOK_TIMEOUT_ENV
+from extension_host.bridges.hook_deadline import HOOK_TIMEOUT_ENV
 from extension_host.bridges.hook_host_start import (
     DEFAULT_HOOK_HOST_IDLE,
     HOOK_HOST_IDLE_ENV,
@@ -24,7 +25,8 @@ from extension_host.bridges.hook_host_start import (
     hook_host_idle,
 )
 from extension_host.paths import control_socket_path, project_logs_dir
-from helpers import Project, hook_command, process_exists, run, wait_for_exit
+from extension_host.trust import TRUST_ENV
+from helpers import SLOW_TO_JOIN, Project, hook_command, process_exists, run, wait_for_exit, write_trust_record
 
 GUARD = """
 import os
@@ -184,12 +186,52 @@ def test_a_background_host_that_hangs_is_stopped_and_the_next_call_starts_a_new_
         code, answer, err = run(hook(project))
     assert (code, answer) == (2, None)
     assert err.count("\n") == 1, err
-    assert f"pid {hung}" in err and "did not answer host.hook within 5 s" in err and "stopped it" in err
+    assert f"pid {hung}" in err and "stopped it" in err
+    assert "did not answer host.hook within the 5 s a hook command has" in err
     assert wait_for_exit(hung, 15)
 
     assert_denied(run(hook(project)))
     replacement = background_host_pid(project.root)
     assert replacement is not None and replacement != hung
+
+
+def test_a_background_host_slow_to_start_costs_the_call_one_deadline_and_the_guard_blocks_saying_so(
+    project: Project, background: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unbounded, the call would wait for the background host's start (20 s), then for a host of
+    its own to start the extension (30 s to join) and run the hooks: past the agents' 60 s, where
+    a killed guard lets the call through. Every wait draws from one deadline instead (lowered to
+    5 s here): the guard event blocks when it is up, in one line naming the wait it ran out in."""
+    project.add_extension("slow", SLOW_TO_JOIN)
+    monkeypatch.setenv(HOOK_TIMEOUT_ENV, "5")
+    started = time.monotonic()
+    code, answer, err = run(hook(project))
+    took = time.monotonic() - started
+    assert (code, answer) == (2, None)
+    assert err.count("\n") == 1, err
+    assert "the background host's start took longer than the 5 s a hook command has" in err
+    assert took < 20, f"the call took {took:.1f} s, as long as the background host's own start timeout"
+
+
+def test_a_trust_record_put_right_by_hand_is_followed_by_the_running_background_host_at_the_next_call(
+    project: Project, background: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background host started while the record was open to other users' writes, so it holds
+    the project's extensions back and guard events are blocked saying why. Once the user checks
+    the record and runs chmod 600, the next call finds it trusted and readable: the host starts
+    the extensions at once and the guard judges that very call (no restart, no trust command)."""
+    monkeypatch.delenv(TRUST_ENV)
+    record = write_trust_record(project)
+    record.chmod(0o666)
+    code, answer, err = run(hook(project))
+    assert (code, answer) == (2, None), err
+    assert f"{record} can be written by other users" in err and f"chmod 600 {record}" in err
+    host = background_host_pid(project.root)
+    assert host is not None
+
+    record.chmod(0o600)
+    assert_denied(run(hook(project)))
+    assert background_host_pid(project.root) == host
 
 
 @pytest.mark.parametrize(

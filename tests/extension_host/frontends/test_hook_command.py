@@ -9,16 +9,28 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from extension_host.bridges.hook_deadline import HOOK_TIMEOUT_ENV
 from extension_host.bridges.hook_host_start import HOOK_HOST_IDLE_ENV
 from extension_host.launch.interpreter import python_command
 from extension_host.paths import RUNTIME_ENV, control_socket_path
-from helpers import OtherUser, Project, hook_command, run, running_dev
+from extension_host.trust import TRUST_ENV
+from helpers import (
+    SLOW_TO_JOIN,
+    OtherUser,
+    Project,
+    hook_command,
+    run,
+    running_dev,
+    wait_for_exit,
+    write_trust_record,
+)
 
 GUARD = """
 import os
@@ -148,6 +160,37 @@ def test_bad_json_on_stdin_blocks_a_guard_with_one_line(project: Project) -> Non
     run(scenario())
 
 
+def nested_payload(event: str, field: str, depth: int) -> bytes:
+    """A payload of ``event`` whose ``field`` is arrays nested so that the whole nests ``depth`` levels."""
+    arrays = "[" * (depth - 1) + "]" * (depth - 1)
+    return f'{{"hook_event_name": "{event}", "tool_name": "Bash", "{field}": {arrays}, "tool_response": "ok"}}'.encode()
+
+
+@pytest.mark.parametrize("depth", [101, 100_000])
+def test_a_payload_nested_too_deeply_blocks_a_guard_and_warns_otherwise_in_one_line_naming_the_nesting(
+    project: Project, depth: int
+) -> None:
+    """Just past the wire's limit, or far past the JSON decoder's recursion: a guard event is
+    blocked and an observer's warns, in one line that says the payload nests too deeply and
+    shows no RecursionError."""
+    project.add_extension("guard", GUARD)
+    fault = "payload on stdin is nested deeper than 100 levels\n"
+
+    async def scenario() -> None:
+        code, answer, err = await hook_command(
+            project, "claude", "PreToolUse", nested_payload("PreToolUse", "tool_input", depth)
+        )
+        assert (code, answer) == (2, None)
+        assert err == f"blocked by the project's extensions (failing closed): the Claude Code PreToolUse {fault}"
+        code, answer, err = await hook_command(
+            project, "gemini", "AfterTool", nested_payload("AfterTool", "tool_input", depth)
+        )
+        assert (code, answer) == (1, None)
+        assert err == f"extensions hook gemini AfterTool: the Gemini CLI AfterTool {fault}"
+
+    run(scenario())
+
+
 def test_a_root_that_cannot_be_used_blocks_a_guard(project: Project, tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
 
@@ -162,6 +205,101 @@ def test_a_root_that_cannot_be_used_blocks_a_guard(project: Project, tmp_path: P
         assert str(missing) in err.decode()
 
     run(scenario())
+
+
+# -- one deadline ------------------------------------------------------------------------------
+
+
+def test_a_host_started_for_the_call_that_is_slow_costs_one_deadline_and_its_extensions_are_stopped(
+    project: Project, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """With the background host off, the call's own host would wait 30 s for the extension to
+    join and 30 s for each hook: past the agents' 60 s. It draws from the command's deadline
+    instead (lowered to 5 s here): a guard event blocks, another warns, each in one line naming
+    what took too long, and the extension started for the call is stopped."""
+    pids = setup(project, tmp_path, monkeypatch)
+    project.add_extension("slow", SLOW_TO_JOIN)
+    monkeypatch.setenv(HOOK_TIMEOUT_ENV, "5")
+    too_long = "starting the project's extensions for this call and running its hooks took longer than the 5 s"
+    start = json.dumps({"hook_event_name": "SessionStart", "source": "startup"}).encode()
+
+    for event, stdin, exit_code in (("PreToolUse", json.dumps(CLAUDE_PRE).encode(), 2), ("SessionStart", start, 1)):
+        began = time.monotonic()
+        code, answer, err = run(hook_command(project, "claude", event, stdin))
+        took = time.monotonic() - began
+        assert (code, answer) == (exit_code, None), err
+        assert err.count("\n") == 1 and too_long in err, err
+        assert took < 20, f"{event} took {took:.1f} s, as long as waiting for the extension to join"
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert len(started) == 2
+    for pid in started:
+        assert wait_for_exit(pid), f"the extension started for a call (pid {pid}) was left running"
+
+
+# -- a trust record that cannot be read --------------------------------------------------------
+
+
+def damage(record: Path, how: str) -> str:
+    """Make ``record`` unusable ``how``; the fix its refusal names."""
+    if how == "damaged":
+        record.write_text('{"version": 1, "projects": {', encoding="utf-8")
+        return "fix it or remove it"
+    if how == "open to others' writes":
+        record.chmod(0o666)
+        return f"chmod 600 {record}"
+    record.unlink()
+    record.mkdir()  # a folder where the file should be
+    return "remove it and decide again"
+
+
+START = json.dumps({"hook_event_name": "SessionStart", "source": "startup"}).encode()
+
+
+@pytest.mark.parametrize("how", ["damaged", "open to others' writes", "a folder"])
+def test_a_trust_record_that_cannot_be_read_blocks_guard_events_naming_it_and_warns_at_others(
+    project: Project, tmp_path: Path, monkeypatch: Any, how: str
+) -> None:
+    """Trust that cannot be determined is not a decision: the project's guard cannot run, so a
+    guard event is blocked in one line naming the record, what is wrong and the fix, and any
+    other event goes on with a warning. A project with no decision at all is untrusted and not
+    blocked, as before."""
+    setup(project, tmp_path, monkeypatch)
+    monkeypatch.delenv(TRUST_ENV)
+    record = write_trust_record(project)
+    fix = damage(record, how)
+    stdin = json.dumps(CLAUDE_PRE).encode()
+
+    code, answer, err = run(hook_command(project, "claude", "PreToolUse", stdin))
+    assert (code, answer) == (2, None), err
+    assert err.count("\n") == 1, err
+    assert "this project's extensions cannot run, as the trust record cannot be read" in err
+    assert str(record) in err and fix in err
+
+    code, answer, err = run(hook_command(project, "claude", "SessionStart", START))
+    assert (code, answer) == (0, None), err
+    assert err.count("\n") == 1 and "warning" in err and str(record) in err, err
+
+    if record.is_dir():
+        record.rmdir()
+    else:
+        record.unlink()
+    assert run(hook_command(project, "claude", "PreToolUse", stdin)) == (0, None, "")
+
+
+def test_a_trust_record_another_user_owns_blocks_guard_events_naming_it(
+    project: Project, tmp_path: Path, monkeypatch: Any, another_user: OtherUser
+) -> None:
+    """A record another user owns is refused (they could have written it), so the project's
+    guard does not run: a guard event is blocked, naming the record, its owner and the fix."""
+    setup(project, tmp_path, monkeypatch)
+    monkeypatch.delenv(TRUST_ENV)
+    record = write_trust_record(project)
+    os.chown(record, another_user.uid, another_user.gid)
+
+    code, answer, err = run(hook_command(project, "claude", "PreToolUse", json.dumps(CLAUDE_PRE).encode()))
+    assert (code, answer) == (2, None), err
+    assert err.count("\n") == 1, err
+    assert f"{record} belongs to uid {another_user.uid}, not you; remove it and decide again" in err
 
 
 # -- a runtime folder another user took first -----------------------------------------------

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from serve_client import ServeClient, connect_in_process, in_process_server, write_script
+from serve_client import FakeSession, ServeClient, connect_in_process, in_process_server, write_script
 
 from extension_host.serve.errors import (
     PERMISSION_DENIED,
@@ -19,10 +19,11 @@ from extension_host.serve.errors import (
     SESSION_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from extension_host.serve.server import ProtocolServer
+from extension_host.serve.server import MAX_ACTION_DEPTH, ProtocolServer, ServerOptions
+from extension_host.serve.sessions import HostOptions
 from extension_host.trust import TRUST_ENV
 from helpers import Project, recording_program, run
-from sdk_extension.wire.connection import RpcError
+from sdk_extension.wire.connection import Connection, RpcError
 from sdk_extension.wire.protocol import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
 COUNTER = """
@@ -669,5 +670,90 @@ def test_a_long_tool_result_is_offered_whole_by_reference_and_resource_read_retu
             [turn] = turns["turns"]
             [call] = [part["toolCall"] for part in turn["responseParts"] if part["kind"] == "toolCall"]
             assert call["content"][1]["uri"] == reference["uri"]
+
+    run(scenario())
+
+
+def titled(title: str, **extra: Any) -> dict[str, Any]:
+    """A made-up action of the fake session."""
+    return {"type": "session/titleChanged", "session": FakeSession.uri, "title": title, **extra}
+
+
+def test_a_notification_one_client_cannot_be_sent_drops_that_client_alone_and_the_others_get_it(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One client's connection cannot carry an action (here it takes 4 KiB at most): that client
+    is dropped, saying why on the server's stderr, and nothing else happens: the other client gets
+    that action and the next, in order, and the server publishes on."""
+
+    async def scenario() -> None:
+        server = ProtocolServer(ServerOptions(hosts=HostOptions(project.home, fork_server=False)))
+        small = await connect_in_process(
+            server, "small", server_side=lambda reader, writer: Connection(reader, writer, max_outbound_bytes=4096)
+        )
+        other = await connect_in_process(server, "other")
+        try:
+            for client in (small, other):
+                await client.initialize()
+            for served in server.clients:
+                served.subscriptions.add(FakeSession.uri)
+            large = "x" * 8192
+            server.publish(FakeSession(), titled(large), None)  # type: ignore[arg-type]
+            server.publish(FakeSession(), titled("short"), None)  # type: ignore[arg-type]
+            await other.wait_for(lambda: len(other.envelopes) == 2)
+            assert [envelope["action"]["title"] for envelope in other.envelopes] == [large, "short"]
+            await small.wait_closed()
+            assert small.envelopes == []
+            assert [served.client_id for served in server.clients] == ["other"]
+        finally:
+            await small.close()
+            await other.close()
+            await server.close()
+
+    run(scenario())
+    [line] = [line for line in capsys.readouterr().err.splitlines() if "dropped client" in line]
+    assert line.startswith("extensions serve: dropped client small: the action notification could not be sent: ")
+    assert "over the limit of 4096 bytes per message" in line
+
+
+async def two_actions(client: ServeClient) -> list[dict[str, Any]]:
+    """The first two actions ``client`` gets (bounded)."""
+    await client.wait_for(lambda: len(client.envelopes) >= 2)
+    return [envelope["action"] for envelope in client.envelopes[:2]]
+
+
+def test_an_action_nested_deeper_than_a_client_reads_reaches_every_client_with_only_the_depth_marked(
+    project: Project,
+) -> None:
+    """A client reads 100 levels in all, and an action travels inside an envelope inside a message:
+    what lies deeper is marked before the action is numbered, so both clients read it and the next,
+    instead of losing their connection to a message they must refuse."""
+    deep: Any = "bottom"
+    for _ in range(150):
+        deep = [deep]
+
+    async def scenario() -> None:
+        server = ProtocolServer(ServerOptions(hosts=HostOptions(project.home, fork_server=False)))
+        clients = [await connect_in_process(server, name) for name in ("one", "two")]
+        try:
+            for client in clients:
+                await client.initialize()
+            for served in server.clients:
+                served.subscriptions.add(FakeSession.uri)
+            server.publish(FakeSession(), titled("deep", extra=deep), None)  # type: ignore[arg-type]
+            server.publish(FakeSession(), titled("next"), None)  # type: ignore[arg-type]
+            for client in clients:
+                first, second = await two_actions(client)
+                assert (first["title"], second["title"]) == ("deep", "next")
+                levels, value = 0, first["extra"]
+                while isinstance(value, list):
+                    levels, value = levels + 1, value[0]
+                assert value == "…[truncated: nested too deep]"
+                assert levels == MAX_ACTION_DEPTH - 1  # the action itself is the first level
+                assert not client.closed
+        finally:
+            for client in clients:
+                await client.close()
+            await server.close()
 
     run(scenario())

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serve_client import ServeClient, connect_in_process, write_script
+from serve_client import FakeSession, ServeClient, connect_in_process, write_script
 
 from extension_host.serve.errors import UNSUPPORTED_PROTOCOL_VERSION
 from extension_host.serve.server import ProtocolServer, ServerOptions
@@ -291,13 +291,6 @@ def test_without_websockets_installed_listen_says_what_to_install(project: Proje
     assert code == 1 and "pip install 'extension-host[serve]'" in stderr
 
 
-class _FakeSession:
-    uri = "copilot:/fake"
-
-    def apply(self, action: dict[str, Any]) -> None:
-        pass
-
-
 def test_a_client_that_stops_reading_is_dropped_and_the_others_keep_receiving(project: Project) -> None:
     async def scenario() -> None:
         server = ProtocolServer(ServerOptions(hosts=HostOptions(project.home, fork_server=False)))
@@ -312,16 +305,16 @@ def test_a_client_that_stops_reading_is_dropped_and_the_others_keep_receiving(pr
         await asyncio.sleep(0)
         [slow_client] = [c for c in server.clients if c.connection is slow]
         slow_client.client_id = "slow"
-        slow_client.subscriptions.add(_FakeSession.uri)
+        slow_client.subscriptions.add(FakeSession.uri)
         for client in server.clients:
-            client.subscriptions.add(_FakeSession.uri)
+            client.subscriptions.add(FakeSession.uri)
         payload = "x" * 4096
         for number in range(400):
             server.publish(
-                _FakeSession(),  # type: ignore[arg-type]
+                FakeSession(),  # type: ignore[arg-type]
                 {
                     "type": "session/titleChanged",
-                    "session": _FakeSession.uri,
+                    "session": FakeSession.uri,
                     "title": f"{number} {payload}",
                 },
                 None,

@@ -1,0 +1,69 @@
+"""One client of ``extensions serve``: its connection, its id and subscriptions, and the
+notifications held back until an answer is written.
+
+Sending to a client is this module's; what is sent, and to whom, is the server's
+(:mod:`extension_host.serve.server`). A notification that cannot go to a client costs that
+client its connection (:meth:`Client.send`), never another client's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from sdk_extension.wire.connection import Connection, ConnectionClosed
+
+__all__ = ["Client"]
+
+
+@dataclass(eq=False)
+class Client:
+    """One connected client: its connection, id and subscriptions."""
+
+    connection: Connection
+    client_id: str | None = None
+    subscriptions: set[str] = field(default_factory=set)
+    held: list[tuple[str, Any]] | None = None
+    """Notifications waiting for an answer to be written first (see :meth:`hold`)."""
+
+    def send(self, method: str, params: Any) -> None:
+        """Send a notification now, or after the answer being written (see :meth:`hold`).
+
+        Raises:
+            ConnectionClosed: the connection has ended, or ends now: the client stopped reading,
+                or the notification is larger or deeper than its connection carries (the client
+                is dropped, saying why on the server's stderr: its state would stay behind).
+        """
+        if self.held is not None:
+            self.held.append((method, params))
+            return
+        self._notify(method, params)
+
+    def _notify(self, method: str, params: Any) -> None:
+        try:
+            self.connection.notify(method, params)
+        except ValueError as exc:  # MessageTooLarge, MessageTooDeep
+            reason = f"the {method} notification could not be sent: {exc}"
+            print(f"extensions serve: dropped client {self.client_id}: {reason}", file=sys.stderr, flush=True)
+            self.connection.close(reason)
+            raise ConnectionClosed(reason) from None
+
+    def hold(self) -> None:
+        """Keep notifications back until the answer the current command is about to send
+        has been written: the connection writes it at the loop's next turn, so they follow
+        two turns later."""
+        if self.held is not None:
+            return
+        self.held = []
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_soon, self._release)
+
+    def _release(self) -> None:
+        held, self.held = self.held or [], None
+        for method, params in held:
+            try:
+                self._notify(method, params)
+            except ConnectionClosed:
+                return  # the rest cannot follow what is missing
