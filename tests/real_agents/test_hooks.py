@@ -1,0 +1,371 @@
+"""Claude Code and Gemini CLI, the real programs, guarded and informed by the project's extensions
+through ``extensions hook install`` (each test once per agent).
+
+Each test writes the extensions it needs, installs the hooks as a user would, and runs the agent
+headless against a scripted model; what reached the model (every request body) and the agent's
+own output are the evidence. A test marked ``xfail`` for one agent shows a divergence of the
+bridge from what the README promises, with the behaviour seen today as its reason.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from helpers import wait_for_exit
+from real_agents.agents import Agent, assert_finished, for_agents, printing
+from real_agents.extensions import DENY_ENV, DENY_REASON, REDACTED, REDACTOR, record_to
+from real_agents.models import Say, Turn
+from real_agents.runner import EXTENSIONS_BIN, SECRET, Workspace
+
+pytestmark = pytest.mark.real_agent
+
+
+def show_env(agent: Agent) -> list[Turn]:
+    """The model asks to read ``.env``, then ends its turn."""
+    return [agent.shell("cat .env"), Say("done")]
+
+
+@for_agents()
+def test_installing_the_hooks_twice_changes_nothing_and_each_hook_runs_once_per_call(
+    agent: Agent, workspace: Workspace
+) -> None:
+    calls = workspace.root / "calls.txt"
+    workspace.add_extension(
+        "counter",
+        record_to(calls)
+        + """
+from sdk_extension import join_session
+
+def pre(input, invocation):
+    record(f"pre {input.tool_name}")
+
+def post(input, invocation):
+    record(f"post {input.tool_name}")
+
+join_session(hooks={"on_pre_tool_use": pre, "on_post_tool_use": post})
+""",
+    )
+    first = agent.install_hooks(workspace)
+    settings = workspace.project / f".{agent.name}" / "settings.json"
+    written = settings.read_text()
+    second = agent.install_hooks(workspace)
+    assert "added hooks" in first and "nothing changed" in second, (first, second)
+    assert settings.read_text() == written
+
+    command, output = printing("once")
+    with agent.model([agent.shell(command), Say("done")]) as model:
+        run = agent.run(workspace, model, "run the command", *agent.shell_allowed)
+    assert_finished(run, model)
+    assert output in model.bodies(), model.log()
+    assert calls.read_text().splitlines() == [f"pre {agent.shell_tool}", f"post {agent.shell_tool}"]
+
+
+@for_agents()
+def test_a_denied_call_does_not_run_and_only_the_reason_reaches_the_model(agent: Agent, workspace: Workspace) -> None:
+    workspace.add_extension("guard", DENY_ENV)
+    agent.install_hooks(workspace)
+    with agent.model(show_env(agent)) as model:
+        run = agent.run(workspace, model, "show me the .env file", *agent.shell_allowed)
+    assert_finished(run, model)
+    assert SECRET not in model.bodies(), model.log()
+    assert any(DENY_REASON in result for result in model.tool_results()), model.log()
+
+
+@for_agents()
+def test_a_hook_that_allows_a_call_lets_it_run_where_the_agent_would_not_have(
+    agent: Agent, workspace: Workspace
+) -> None:
+    # Where the agent offers its shell headless but refuses a command that writes (it cannot
+    # ask), no option lets the shell run: only the hook's allow can. Gemini CLI offers no shell
+    # at all without --yolo, so there the allow must simply not get in the way.
+    command, output = printing("allowed")
+    workspace.add_extension(
+        "allower",
+        f"""
+from sdk_extension import join_session
+
+def allow(input, invocation):
+    if input.tool_args.get("command") == {command + " | tee allowed.txt"!r}:
+        return {{"permission_decision": "allow", "permission_decision_reason": "the allower knows this one"}}
+    return None
+
+join_session(hooks={{"on_pre_tool_use": allow}})
+""",
+    )
+    agent.install_hooks(workspace)
+    options = () if agent.offers_unallowed_shell else agent.shell_allowed
+    with agent.model([agent.shell(command + " | tee allowed.txt"), Say("done")]) as model:
+        run = agent.run(workspace, model, "run the command", *options)
+    assert_finished(run, model)
+    assert output in model.bodies(), model.log()
+    assert (workspace.project / "allowed.txt").read_text() == output
+
+
+@for_agents(
+    claude="a rewrite with no decision is answered as permissionDecision 'ask', which headless Claude Code "
+    "refuses even with --allowedTools: the model gets 'Hook PreToolUse:Bash asked for confirmation' and "
+    "nothing runs"
+)
+def test_a_rewritten_call_runs_with_the_new_arguments(agent: Agent, workspace: Workspace) -> None:
+    original, _ = printing("original")
+    rewritten, output = printing("rewritten")
+    workspace.add_extension(
+        "rewriter",
+        f"""
+from sdk_extension import join_session
+
+def rewrite(input, invocation):
+    if input.tool_args.get("command") == {original!r}:
+        return {{"modified_args": {{**input.tool_args, "command": {rewritten!r}}}}}
+    return None
+
+join_session(hooks={{"on_pre_tool_use": rewrite}})
+""",
+    )
+    agent.install_hooks(workspace)
+    with agent.model([agent.shell(original), Say("done")]) as model:
+        run = agent.run(workspace, model, "run the command", *agent.shell_allowed)
+    assert_finished(run, model)
+    assert output in model.bodies(), model.log()
+    assert "ran-original" not in model.bodies(), model.log()
+
+
+@for_agents()
+def test_a_hook_that_asks_stops_a_headless_call_and_the_model_learns_why(agent: Agent, workspace: Workspace) -> None:
+    command, output = printing("asked")
+    workspace.add_extension(
+        "asker",
+        """
+from sdk_extension import join_session
+
+def ask(input, invocation):
+    return {"permission_decision": "ask", "permission_decision_reason": "the asker wants a human to look"}
+
+join_session(hooks={"on_pre_tool_use": ask})
+""",
+    )
+    agent.install_hooks(workspace)
+    with agent.model([agent.shell(command), Say("done")]) as model:
+        run = agent.run(workspace, model, "run the command", *agent.shell_allowed)
+    assert_finished(run, model)
+    assert output not in model.bodies(), model.log()
+    assert any("the asker wants a human to look" in result for result in model.tool_results()), model.log()
+
+
+@for_agents()
+def test_a_guard_that_raises_denies_the_call(agent: Agent, workspace: Workspace) -> None:
+    workspace.add_extension(
+        "crasher",
+        """
+from sdk_extension import join_session
+
+def guard(input, invocation):
+    raise RuntimeError("the crasher broke on purpose")
+
+join_session(hooks={"on_pre_tool_use": guard})
+""",
+    )
+    agent.install_hooks(workspace)
+    with agent.model(show_env(agent)) as model:
+        run = agent.run(workspace, model, "show me the .env file", *agent.shell_allowed)
+    assert_finished(run, model)
+    assert SECRET not in model.bodies(), model.log()
+    assert "the crasher broke on purpose" in model.bodies(), model.log()
+
+
+def hung_host_scenario(agent: Agent, workspace: Workspace) -> None:
+    """The background host stops answering (SIGSTOP) once the session's first hooks ran; the
+    guard's call must still be denied, and the model must not see the secret."""
+    workspace.add_extension("guard", DENY_ENV)
+    agent.install_hooks(workspace)
+    stopped: list[int] = []
+
+    def hang() -> None:
+        stopped.append(workspace.hook_host_pid())
+        os.kill(stopped[0], signal.SIGSTOP)
+
+    def resume() -> None:
+        os.kill(stopped[0], signal.SIGCONT)
+
+    script: list[Turn] = [agent.shell("cat .env").with_before(hang), Say("done", before=resume)]
+    with agent.model(script) as model:
+        run = agent.run(workspace, model, "show me the .env file", *agent.shell_allowed)
+    assert_finished(run, model)
+    assert SECRET not in model.bodies(), model.log()
+    assert any("did not answer" in result for result in model.tool_results()), model.log()
+
+
+def test_a_hung_background_host_fails_the_guard_closed_in_both_agents(
+    claude_code: Agent, gemini_cli: Agent, tmp_path: Path
+) -> None:
+    # The hook command waits 50 s for a host that does not answer: both agents run at once.
+    workspaces = [Workspace.create(tmp_path / agent.name) for agent in (claude_code, gemini_cli)]
+    try:
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            runs = {
+                agent.name: pool.submit(hung_host_scenario, agent, workspace)
+                for agent, workspace in zip((claude_code, gemini_cli), workspaces, strict=True)
+            }
+        failures = {name: future.exception() for name, future in runs.items() if future.exception() is not None}
+        assert not failures, "\n\n".join(f"{name}: {failure}" for name, failure in failures.items())
+    finally:
+        for workspace in workspaces:
+            workspace.remove()
+
+
+@for_agents()
+def test_a_killed_background_host_is_replaced_and_the_guard_still_denies(agent: Agent, workspace: Workspace) -> None:
+    workspace.add_extension("guard", DENY_ENV)
+    agent.install_hooks(workspace)
+    hosts: list[int] = []
+
+    def kill() -> None:  # the session's first hooks ran: the background host is up
+        hosts.append(workspace.hook_host_pid())
+        os.kill(hosts[0], signal.SIGKILL)
+        assert wait_for_exit(hosts[0], timeout=10)
+
+    def note_the_new_host() -> None:
+        hosts.append(workspace.hook_host_pid())
+
+    script: list[Turn] = [agent.shell("cat .env").with_before(kill), Say("done", before=note_the_new_host)]
+    with agent.model(script) as model:
+        run = agent.run(workspace, model, "show me the .env file", *agent.shell_allowed)
+    assert_finished(run, model)
+    assert SECRET not in model.bodies(), model.log()
+    assert any(DENY_REASON in result for result in model.tool_results()), model.log()
+    assert hosts[1] != hosts[0]
+
+
+@for_agents(
+    claude="a guard extension that cannot start is skipped: the hook command exits 0 with no output, "
+    "Claude Code runs `cat .env` and the secret reaches the model",
+    gemini="a guard extension that cannot start is skipped: the hook command exits 0 with no output, "
+    "Gemini CLI runs `cat .env` and the secret reaches the model",
+)
+def test_a_guard_extension_with_a_syntax_error_fails_closed(agent: Agent, workspace: Workspace) -> None:
+    workspace.add_extension("guard", DENY_ENV.replace("def guard(input, invocation):", "def guard(input, invocation)"))
+    agent.install_hooks(workspace)
+    with agent.model(show_env(agent)) as model:
+        run = agent.run(workspace, model, "show me the .env file", *agent.shell_allowed)
+    assert_finished(run, model)
+    assert SECRET not in model.bodies(), model.log()
+    assert any("guard" in result for result in model.tool_results()), model.log()
+
+
+@for_agents()
+def test_context_a_post_tool_hook_adds_reaches_the_model(agent: Agent, workspace: Workspace) -> None:
+    workspace.add_extension(
+        "noter",
+        """
+from sdk_extension import join_session
+
+def note(input, invocation):
+    return {"additional_context": f"noter: {input.tool_name} ran, context-marker-7731"}
+
+join_session(hooks={"on_post_tool_use": note})
+""",
+    )
+    agent.install_hooks(workspace)
+    command, output = printing("noted")
+    with agent.model([agent.shell(command), Say("done")]) as model:
+        run = agent.run(workspace, model, "run the command", *agent.shell_allowed)
+    assert_finished(run, model)
+    assert output in model.bodies(), model.log()
+    assert f"noter: {agent.shell_tool} ran, context-marker-7731" in model.bodies(), model.log()
+
+
+@for_agents(
+    claude="modified_result of a built-in tool is sent as PostToolUse {decision: block, reason}: Claude Code "
+    "keeps the tool's real output and adds the reason, so the secret reaches the model",
+    gemini="modified_result is sent as hookSpecificOutput.tool_output, which Gemini CLI 0.61 never reads: "
+    "the real output, secret included, reaches the model",
+)
+def test_a_post_tool_hook_replaces_a_built_in_tools_result_before_the_model_sees_it(
+    agent: Agent, workspace: Workspace
+) -> None:
+    workspace.add_extension("redactor", REDACTOR)
+    agent.install_hooks(workspace)
+    with agent.model(show_env(agent)) as model:
+        run = agent.run(workspace, model, "show me the .env file", *agent.shell_allowed)
+    assert_finished(run, model)
+    assert any(REDACTED in result for result in model.tool_results()), model.log()
+    assert SECRET not in model.bodies(), model.log()
+
+
+@for_agents()
+def test_a_rejected_prompt_never_reaches_the_model(agent: Agent, workspace: Workspace) -> None:
+    workspace.add_extension(
+        "gatekeeper",
+        """
+from sdk_extension import join_session
+
+def check(input, invocation):
+    if "forbidden-plan" in input.prompt:
+        raise ValueError("the gatekeeper refuses forbidden plans")
+    return None
+
+join_session(hooks={"on_user_prompt_submitted": check})
+""",
+    )
+    agent.install_hooks(workspace)
+    with agent.model([Say("I should never have been asked")]) as model:
+        run = agent.run(workspace, model, "carry out the forbidden-plan now")
+    assert "forbidden-plan" not in model.bodies(), model.log()
+    assert "the gatekeeper refuses forbidden plans" in run.stdout + run.stderr, run.describe()
+    assert not run.timed_out and not run.leftovers, run.describe()
+
+
+@for_agents()
+def test_session_start_context_reaches_the_model_and_the_session_end_hook_runs(
+    agent: Agent, workspace: Workspace
+) -> None:
+    ends = workspace.root / "ends.txt"
+    workspace.add_extension(
+        "sessions",
+        record_to(ends)
+        + """
+from sdk_extension import join_session
+
+def start(input, invocation):
+    return {"additional_context": f"session-start-marker ({input.source})"}
+
+def end(input, invocation):
+    record(f"end {input.reason}")
+    return {"session_summary": "session-summary-marker"}
+
+join_session(hooks={"on_session_start": start, "on_session_end": end})
+""",
+    )
+    agent.install_hooks(workspace)
+    with agent.model([Say("hello")]) as model:
+        run = agent.run(workspace, model, "say hello")
+    assert_finished(run, model)
+    assert "session-start-marker (startup)" in model.bodies(), model.log()
+    assert ends.read_text().startswith("end "), run.describe()
+
+
+@for_agents(
+    claude="hook install writes the bare command `extensions hook claude ...`: without extensions on the "
+    "agent's PATH the hook fails as a non-blocking error and `cat .env` runs",
+    gemini="hook install writes the bare command `extensions hook gemini ...`: without extensions on the "
+    "agent's PATH every hook exits 127 and Gemini CLI blocks the whole prompt ('Agent execution blocked: "
+    "bash: line 1: extensions: command not found'): the guard never runs and no request reaches the model",
+)
+def test_the_installed_guard_holds_when_extensions_is_not_on_the_agents_path(
+    agent: Agent, workspace: Workspace
+) -> None:
+    workspace.add_extension("guard", DENY_ENV)
+    agent.install_hooks(workspace)
+    path = [entry for entry in workspace.env()["PATH"].split(os.pathsep) if entry != str(EXTENSIONS_BIN)]
+    with agent.model(show_env(agent)) as model:
+        run = agent.run(
+            workspace, model, "show me the .env file", *agent.shell_allowed, env={"PATH": os.pathsep.join(path)}
+        )
+    assert_finished(run, model)
+    assert SECRET not in model.bodies(), model.log()
+    assert any(DENY_REASON in result for result in model.tool_results()), model.log()
