@@ -135,7 +135,10 @@ join_session(hooks={{"on_pre_tool_use": rewrite}})
     assert "ran-original" not in model.bodies(), model.log()
 
 
-@for_agents()
+@for_agents(
+    gemini="the reason says 'Gemini CLI hooks cannot ask, so ask counts as deny', but Gemini CLI 0.61 does "
+    "handle decision 'ask' (headless, it then waits for an answer that never comes)"
+)
 def test_a_hook_that_asks_stops_a_headless_call_and_the_model_learns_why(agent: Agent, workspace: Workspace) -> None:
     command, output = printing("asked")
     workspace.add_extension(
@@ -155,6 +158,7 @@ join_session(hooks={"on_pre_tool_use": ask})
     assert_finished(run, model)
     assert output not in model.bodies(), model.log()
     assert any("the asker wants a human to look" in result for result in model.tool_results()), model.log()
+    assert not any("cannot ask" in result for result in model.tool_results()), model.log()
 
 
 @for_agents()
@@ -369,3 +373,60 @@ def test_the_installed_guard_holds_when_extensions_is_not_on_the_agents_path(
     assert_finished(run, model)
     assert SECRET not in model.bodies(), model.log()
     assert any(DENY_REASON in result for result in model.tool_results()), model.log()
+
+
+def test_gemini_cli_runs_no_project_hook_when_started_with_skip_trust(gemini_cli: Agent, workspace: Workspace) -> None:
+    # Why hook install must say so: headless Gemini CLI in an untrusted folder stops and suggests
+    # --skip-trust, which then runs the prompt without any of the project's hooks.
+    calls = workspace.root / "calls.txt"
+    workspace.add_extension(
+        "counter",
+        record_to(calls)
+        + """
+from sdk_extension import join_session
+
+def pre(input, invocation):
+    record(f"pre {input.tool_name}")
+
+join_session(hooks={"on_pre_tool_use": pre})
+""",
+    )
+    gemini_cli.install_hooks(workspace)
+    command, output = printing("unguarded")
+    with gemini_cli.model([gemini_cli.shell(command), Say("done")]) as model:
+        run = gemini_cli.run(
+            workspace, model, "run the command", "--yolo", "--skip-trust", env={"GEMINI_CLI_TRUST_WORKSPACE": "false"}
+        )
+    assert_finished(run, model)
+    assert output in model.bodies(), model.log()
+    assert not calls.exists(), calls.read_text()
+
+
+def test_user_scope_hooks_guard_gemini_cli_even_when_started_with_skip_trust(
+    gemini_cli: Agent, workspace: Workspace
+) -> None:
+    workspace.add_extension("guard", DENY_ENV)
+    gemini_cli.install_hooks(workspace, "--user")
+    with gemini_cli.model(show_env(gemini_cli)) as model:
+        run = gemini_cli.run(
+            workspace,
+            model,
+            "show me the .env file",
+            "--yolo",
+            "--skip-trust",
+            env={"GEMINI_CLI_TRUST_WORKSPACE": "false"},
+        )
+    assert_finished(run, model)
+    assert SECRET not in model.bodies(), model.log()
+    assert any(DENY_REASON in result for result in model.tool_results()), model.log()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hook install gemini prints only '<file>: added hooks for BeforeTool, ...': nothing says that Gemini "
+    "CLI loads project hooks only in a trusted folder, and that --skip-trust runs none of them",
+)
+def test_installing_gemini_project_hooks_says_how_headless_runs_keep_them(workspace: Workspace) -> None:
+    workspace.extensions("trust")
+    said = workspace.extensions("hook", "install", "gemini")
+    assert "GEMINI_CLI_TRUST_WORKSPACE" in said.stdout + said.stderr and "--user" in said.stdout + said.stderr, said
