@@ -45,8 +45,9 @@ __all__ = [
 
 CACHE_ENV: Final = "EXTENSION_HOST_TESTS_CACHE"
 """Overrides the folder the programs are installed under."""
-INSTALL_TIMEOUT: Final = 300.0
-"""Seconds one npm install (or the wait for another process's install) may take."""
+INSTALL_TIMEOUT: Final = 100.0
+"""Seconds one npm install (or the wait for another process's install) may take: under the
+suite's 120 s per test, so a slow install fails with npm's words rather than a bare timeout."""
 _MARKER: Final = "installed.json"
 
 

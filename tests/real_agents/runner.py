@@ -6,9 +6,10 @@ process left behind.
 control sockets. :meth:`Workspace.run` runs one agent through :mod:`reaper` (a child subreaper)
 and returns an :class:`AgentRun`: exit code, output, and every process still there after the
 agent exited (then killed). The environment is built from nothing (:meth:`Workspace.env`):
-no variable of the test process reaches the agent unless listed there, proxies are empty, and
-``NO_PROXY`` covers loopback. The ``extensions`` command on the agent's ``PATH`` is this
-virtual environment's.
+no variable of the test process reaches the agent unless listed there, every proxy variable
+points at a loopback port nothing listens on and ``NO_PROXY`` covers loopback, so an HTTP
+request for anywhere but 127.0.0.1 fails at once. The ``extensions`` command on the agent's
+``PATH`` is this virtual environment's.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ EXTENSIONS_BIN: Final = Path(sys.executable).parent
 REAPER: Final = Path(__file__).with_name("reaper.py")
 _PROXY_NAMES: Final = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 _LOOPBACK: Final = "127.0.0.1,localhost,::1"
+_NOWHERE: Final = "http://127.0.0.1:9"
+"""The proxy every HTTP client is pointed at (the discard port: nothing listens): a request that
+is not for loopback fails at once instead of leaving the machine."""
 
 
 @dataclass
@@ -123,7 +127,7 @@ class Workspace:
             "EXTENSION_HOST_RUNTIME_DIR": str(self.runtime),
             "NO_PROXY": _LOOPBACK,
             "no_proxy": _LOOPBACK,
-            **dict.fromkeys(_PROXY_NAMES, ""),
+            **dict.fromkeys(_PROXY_NAMES, _NOWHERE),
         }
         env.update(self.extra_env)
         env.update(extra)
