@@ -55,6 +55,10 @@ class Agent:
 
     name: ClassVar[str]
     program: ClassVar[Program]
+    model_api: ClassVar[type[ScriptedModel]]
+    """The stand-in of the model API it calls."""
+    mcp_name: ClassVar[str]
+    """The name it gives an MCP server's tool, with ``{server}`` and ``{tool}``."""
     shell_tool: ClassVar[str]
     shell_allowed: ClassVar[tuple[str, ...]] = ()
     """Options that let the shell tool run without asking (headless runs cannot ask)."""
@@ -66,7 +70,8 @@ class Agent:
     """Where its npm package is installed."""
 
     def model(self, script: Sequence[Turn]) -> ScriptedModel:
-        raise NotImplementedError
+        """A model server for this agent answering from ``script`` (not started)."""
+        return self.model_api(script)
 
     def shell(self, command: str) -> Call:
         """The model's call of the agent's shell tool."""
@@ -74,7 +79,7 @@ class Agent:
 
     def mcp_tool(self, server: str, tool: str) -> str:
         """The name the model sees for MCP server ``server``'s tool ``tool``."""
-        raise NotImplementedError
+        return self.mcp_name.format(server=server, tool=tool)
 
     def env(self, workspace: Workspace, model: ScriptedModel) -> dict[str, str]:
         raise NotImplementedError
@@ -136,15 +141,11 @@ class ClaudeCode(Agent):
 
     name = "claude"
     program = CLAUDE_CODE
+    model_api = AnthropicModel
+    mcp_name = "mcp__{server}__{tool}"
     shell_tool = "Bash"
     shell_allowed = ("--allowedTools", "Bash")
     offers_unallowed_shell = True
-
-    def model(self, script: Sequence[Turn]) -> ScriptedModel:
-        return AnthropicModel(script)
-
-    def mcp_tool(self, server: str, tool: str) -> str:
-        return f"mcp__{server}__{tool}"
 
     def env(self, workspace: Workspace, model: ScriptedModel) -> dict[str, str]:
         return workspace.env(
@@ -181,14 +182,10 @@ class GeminiCli(Agent):
 
     name = "gemini"
     program = GEMINI_CLI
+    model_api = GeminiModel
+    mcp_name = "mcp_{server}_{tool}"
     shell_tool = "run_shell_command"
     shell_allowed = ("--yolo",)
-
-    def model(self, script: Sequence[Turn]) -> ScriptedModel:
-        return GeminiModel(script)
-
-    def mcp_tool(self, server: str, tool: str) -> str:
-        return f"mcp_{server}_{tool}"
 
     def env(self, workspace: Workspace, model: ScriptedModel) -> dict[str, str]:
         return workspace.env(
@@ -227,16 +224,12 @@ class CopilotCli(Agent):
 
     name = "copilot"
     program = COPILOT_CLI
+    model_api = ChatCompletionsModel
+    mcp_name = "{server}-{tool}"
     shell_tool = "bash"
-
-    def model(self, script: Sequence[Turn]) -> ScriptedModel:
-        return ChatCompletionsModel(script)
 
     def shell(self, command: str) -> Call:
         return Call(self.shell_tool, {"command": command, "description": "run a command"})
-
-    def mcp_tool(self, server: str, tool: str) -> str:
-        return f"{server}-{tool}"
 
     def env(self, workspace: Workspace, model: ScriptedModel) -> dict[str, str]:
         return workspace.env(

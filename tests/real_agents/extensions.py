@@ -7,7 +7,7 @@ from typing import Final
 
 from real_agents.runner import SECRET
 
-__all__ = ["DENY_ENV", "DENY_REASON", "REDACTED", "REDACTOR", "TOOLS", "record_to"]
+__all__ = ["DENY_ENV", "DENY_REASON", "REDACTED", "REDACTOR", "TOOLS", "counter", "record_to"]
 
 DENY_REASON: Final = "reading .env is refused by the guard"
 DENY_ENV: Final = f"""
@@ -60,3 +60,21 @@ def record(line):
     with open({str(path)!r}, "a") as file:
         file.write(line + "\\n")
 """
+
+
+def counter(path: Path) -> str:
+    """An extension whose tool hooks append ``pre TOOL`` and ``post TOOL`` to ``path`` on each call."""
+    return (
+        record_to(path)
+        + """
+from sdk_extension import join_session
+
+def pre(input, invocation):
+    record(f"pre {input.tool_name}")
+
+def post(input, invocation):
+    record(f"post {input.tool_name}")
+
+join_session(hooks={"on_pre_tool_use": pre, "on_post_tool_use": post})
+"""
+    )

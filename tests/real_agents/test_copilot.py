@@ -101,3 +101,30 @@ def test_no_process_of_the_extension_is_left_when_copilot_cli_is_killed(
     assert run.exit_code == -signal.SIGKILL, run.describe()
     assert any(result.startswith("probe pid ") for result in model.tool_results()), model.log()
     assert not run.leftovers, f"left after Copilot CLI was killed: {run.leftovers}"
+
+
+@pytest.mark.parametrize(
+    "missing",
+    ["COPILOT_CLI_ENABLED_FEATURE_FLAGS", "GITHUB_COPILOT_PROMPT_MODE_EXTENSIONS"],
+    ids=["flag", "prompt-mode"],
+)
+def test_copilot_cli_runs_no_extension_in_a_prompt_run_without_both_switches(
+    copilot_cli: Agent, workspace: Workspace, missing: str
+) -> None:
+    export(workspace, "probe", SESSION_TOOL)
+    with copilot_cli.model([Say("done")]) as model:
+        run = copilot_cli.run(workspace, model, "which session is this", stop_hook_host=False, env={missing: ""})
+    assert_finished(run, model)
+    assert model.tool_names() and "probe_session" not in model.tool_names(), model.tool_names()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the README's GitHub Copilot CLI section does not say that Copilot CLI runs extensions only with "
+    "COPILOT_CLI_ENABLED_FEATURE_FLAGS=EXTENSIONS (or --experimental) and, with -p, "
+    "GITHUB_COPILOT_PROMPT_MODE_EXTENSIONS=true",
+)
+def test_the_readme_says_which_switches_copilot_cli_needs_to_run_an_exported_extension() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.partition("### GitHub Copilot CLI")[2].partition("\n## ")[0]
+    assert "EXTENSIONS" in section and "GITHUB_COPILOT_PROMPT_MODE_EXTENSIONS" in section

@@ -18,7 +18,7 @@ import pytest
 
 from helpers import wait_for_exit
 from real_agents.agents import Agent, assert_finished, for_agents, printing
-from real_agents.extensions import DENY_ENV, DENY_REASON, REDACTED, REDACTOR, record_to
+from real_agents.extensions import DENY_ENV, DENY_REASON, REDACTED, REDACTOR, counter, record_to
 from real_agents.models import Say, Turn
 from real_agents.runner import EXTENSIONS_BIN, SECRET, Workspace
 
@@ -35,21 +35,7 @@ def test_installing_the_hooks_twice_changes_nothing_and_each_hook_runs_once_per_
     agent: Agent, workspace: Workspace
 ) -> None:
     calls = workspace.root / "calls.txt"
-    workspace.add_extension(
-        "counter",
-        record_to(calls)
-        + """
-from sdk_extension import join_session
-
-def pre(input, invocation):
-    record(f"pre {input.tool_name}")
-
-def post(input, invocation):
-    record(f"post {input.tool_name}")
-
-join_session(hooks={"on_pre_tool_use": pre, "on_post_tool_use": post})
-""",
-    )
+    workspace.add_extension("counter", counter(calls))
     first = agent.install_hooks(workspace)
     settings = workspace.project / f".{agent.name}" / "settings.json"
     written = settings.read_text()
@@ -379,18 +365,7 @@ def test_gemini_cli_runs_no_project_hook_when_started_with_skip_trust(gemini_cli
     # Why hook install must say so: headless Gemini CLI in an untrusted folder stops and suggests
     # --skip-trust, which then runs the prompt without any of the project's hooks.
     calls = workspace.root / "calls.txt"
-    workspace.add_extension(
-        "counter",
-        record_to(calls)
-        + """
-from sdk_extension import join_session
-
-def pre(input, invocation):
-    record(f"pre {input.tool_name}")
-
-join_session(hooks={"on_pre_tool_use": pre})
-""",
-    )
+    workspace.add_extension("counter", counter(calls))
     gemini_cli.install_hooks(workspace)
     command, output = printing("unguarded")
     with gemini_cli.model([gemini_cli.shell(command), Say("done")]) as model:
