@@ -9,16 +9,22 @@ from pathlib import Path
 import pytest
 
 from real_agents.agents import AGENTS, Agent
-from real_agents.programs import CLAUDE_CODE, COPILOT_CLI, GEMINI_CLI, MCP_INSPECTOR, Program, install, missing_tools
+from real_agents.programs import (
+    CLAUDE_CODE,
+    COPILOT_CLI,
+    GEMINI_CLI,
+    MCP_INSPECTOR,
+    Program,
+    install,
+    skip_without_node,
+)
 from real_agents.runner import Workspace
 
 
 def installed(program: Program) -> Path:
     """The prefix ``program`` is installed in (installed now if needed); the tier is skipped,
     in one line, only where node or npm is missing. A failed install fails the test."""
-    reason = missing_tools()
-    if reason is not None:
-        pytest.skip(reason)
+    skip_without_node()
     return install(program)
 
 

@@ -9,8 +9,8 @@ used. npm runs with ``--omit=optional --ignore-scripts`` (no install script runs
 whose program is a native binary in a per-platform optional package (Claude Code, Copilot CLI)
 gets that one package named explicitly instead.
 
-Without ``node`` or ``npm`` on the PATH the tier is skipped (:func:`missing_tools`); a failed
-install is an error that quotes npm, never a skip.
+Without ``node`` or ``npm`` on the PATH the tier is skipped, in one line
+(:func:`skip_without_node`); a failed install is an error that quotes npm, never a skip.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Final
 
 import platformdirs
+import pytest
 
 __all__ = [
     "CACHE_ENV",
@@ -41,6 +42,7 @@ __all__ = [
     "cache_root",
     "install",
     "missing_tools",
+    "skip_without_node",
 ]
 
 CACHE_ENV: Final = "EXTENSION_HOST_TESTS_CACHE"
@@ -140,6 +142,14 @@ def missing_tools() -> str | None:
     if missing:
         return f"the real-agent tests need {' and '.join(missing)} on the PATH"
     return None
+
+
+def skip_without_node() -> None:
+    """Skip the calling test module where node or npm is missing. Every module that calls this
+    is skipped from this one line, so the summary says it once."""
+    reason = missing_tools()
+    if reason is not None:
+        pytest.skip(reason, allow_module_level=True)
 
 
 def cache_root() -> Path:

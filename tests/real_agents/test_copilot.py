@@ -14,9 +14,11 @@ import pytest
 from real_agents.agents import Agent, assert_finished
 from real_agents.extensions import DENY_ENV, DENY_REASON
 from real_agents.models import Call, Say, Turn
+from real_agents.programs import skip_without_node
 from real_agents.runner import SECRET, Workspace
 
 pytestmark = pytest.mark.real_agent
+skip_without_node()
 
 SDK_SESSION = Path(__file__).with_name("copilot_sdk_session.mjs")
 

@@ -20,9 +20,11 @@ from helpers import wait_for_exit
 from real_agents.agents import Agent, assert_finished, for_agents, printing
 from real_agents.extensions import DENY_ENV, DENY_REASON, REDACTED, REDACTOR, counter, record_to
 from real_agents.models import Say, Turn
+from real_agents.programs import skip_without_node
 from real_agents.runner import EXTENSIONS_BIN, SECRET, Workspace
 
 pytestmark = pytest.mark.real_agent
+skip_without_node()
 
 
 def show_env(agent: Agent) -> list[Turn]:

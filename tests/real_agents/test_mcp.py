@@ -18,9 +18,11 @@ import pytest
 from real_agents.agents import Agent, assert_finished, for_agents, mcp_server_entry
 from real_agents.extensions import REDACTED, REDACTOR, TOOLS
 from real_agents.models import Call, Say
+from real_agents.programs import skip_without_node
 from real_agents.runner import SECRET, Workspace
 
 pytestmark = pytest.mark.real_agent
+skip_without_node()
 
 
 def tools_project(workspace: Workspace) -> Path:
