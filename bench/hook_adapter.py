@@ -1,7 +1,7 @@
 """What one Claude Code hook call costs: ``extensions hook claude PreToolUse``, wall time per call.
 
 Three sides, interleaved call by call (A B C, C B A, ...) so that drift of a shared machine
-hits all of them: the bare interpreter (``python -c pass``: the floor no command can beat), the
+hits all of them: the bare interpreter (``python -P -c pass``: the floor no command can beat), the
 interpreter importing what the hook command imports (no call), the
 hook command with a host running for the project (an in-process :class:`ExtensionHost` with its
 :class:`ControlServer`, one extension whose ``on_pre_tool_use`` denies ``rm -rf``), and the
@@ -30,6 +30,7 @@ from pathlib import Path
 
 from extension_host import ExtensionHost
 from extension_host.control import ControlServer
+from extension_host.launch.interpreter import python_command
 
 __all__ = ["GUARD", "PAYLOAD", "main", "measure"]
 
@@ -84,8 +85,8 @@ async def measure(root: Path, calls: int, cold_calls: int) -> dict[str, list[flo
     background_env = {**env, "EXTENSION_HOST_HOOK_IDLE": "600"}
     os.environ["EXTENSION_HOST_RUNTIME_DIR"] = str(runtime)
     command = [str(Path(sys.executable).parent / "extensions"), "hook", "claude", "PreToolUse"]
-    floor = [sys.executable, "-c", "pass"]
-    imports = [sys.executable, "-c", "import extension_host.frontends.hook_command"]
+    floor = [*python_command("-c", "pass")]
+    imports = [*python_command("-c", "import extension_host.frontends.hook_command")]
     stop = [str(Path(sys.executable).parent / "extensions"), "hook", "stop"]
     times: dict[str, list[float]] = {"floor": [], "imports": [], "warm": [], "cold": [], "first": []}
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import os
-import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
+
+from extension_host.launch.interpreter import python_command
 
 from .procs import children_of, command_line, kill_group, memory_mib
 from .stats import in_flight, timed_calls
@@ -101,10 +102,10 @@ class McpServer:
         from mcp import ClientSession, StdioServerParameters, stdio_client
 
         if self._module_args is None:
-            args = [str(self.script), self._marker]
+            command, *args = python_command(str(self.script), self._marker)
         else:  # the marker as an interpreter option, which a command's own parser never sees
-            args = [f"-X{self._marker}", *self._module_args]
-        params = StdioServerParameters(command=sys.executable, args=args, env=self._env)
+            command, *args = python_command(f"-X{self._marker}", *self._module_args)
+        params = StdioServerParameters(command=command, args=args, env=self._env)
         try:
             # The server logs a line per request to stderr; the host sends extensions' stderr to
             # a file, so neither side pays a terminal.

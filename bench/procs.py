@@ -12,10 +12,10 @@ import asyncio
 import contextlib
 import os
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from extension_host.launch.interpreter import python_command
 from sdk_extension.wire.pipes import PipeReader
 
 STOP_WAIT = 5.0
@@ -25,12 +25,13 @@ STOP_WAIT = 5.0
 async def spawn_python(
     *args: str, stdout: int = asyncio.subprocess.PIPE, stderr: int | None = asyncio.subprocess.DEVNULL
 ) -> asyncio.subprocess.Process:
-    """Start ``<this python> ARGS`` with piped stdin (and stdout, unless given), in a new process group."""
-    # sys.executable, not "python3": on this machine kind PATH's python3 is a shell shim that
-    # alone costs ~50 ms per spawn.
+    """Start ``<this python> -P ARGS`` with piped stdin (and stdout, unless given), in a new process
+    group; like every Python process the project starts, it imports nothing from the working
+    folder (:mod:`extension_host.launch.interpreter`)."""
+    # This interpreter (sys.executable), not "python3": on this machine kind PATH's python3 is a
+    # shell shim that alone costs ~50 ms per spawn.
     return await asyncio.create_subprocess_exec(
-        sys.executable,
-        *args,
+        *python_command(*args),
         stdin=asyncio.subprocess.PIPE,
         stdout=stdout,
         stderr=stderr,

@@ -19,13 +19,13 @@ import asyncio
 import json
 import os
 import socket
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall
+from extension_host.launch.interpreter import python_command
 from extension_host.serve.server import ProtocolServer, ServerOptions
 from extension_host.serve.sessions import HostOptions
 from extension_host.serve.transports import client_connection, serve_socket
@@ -67,7 +67,7 @@ async def served_turns(project: Path, home: Path, turns: int) -> list[float]:
     script = home / "bench-serve-script.json"
     script.write_text(json.dumps([TURN] * turns), encoding="utf-8")
     env = {**os.environ, "EXTENSION_HOST_TRUST_PROJECT": "1"}
-    command = [sys.executable, "-m", "extension_host", "--root", str(project), "--home", str(home), "serve"]
+    command = python_command("-m", "extension_host", "--root", str(project), "--home", str(home), "serve")
     process = await asyncio.create_subprocess_exec(
         *command,
         "--agent",
@@ -169,13 +169,7 @@ async def fan_out(project: Path, home: Path, clients: int, events: int) -> list[
             session = server.sessions[URI]
             source = [str(Path(__file__).resolve().parents[1])]
             process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-c",
-                _FAN_OUT_CLIENT,
-                str(path),
-                str(clients),
-                json.dumps(source),
-                str(events),
+                *python_command("-c", _FAN_OUT_CLIENT, str(path), str(clients), json.dumps(source), str(events)),
                 stdout=asyncio.subprocess.PIPE,
                 limit=64 * 1024 * 1024,
             )

@@ -5,8 +5,9 @@ extension's ``session.tools.handlePendingToolCall`` to it by request id, and set
 ``timeout`` after the tool timeout or a ``failure`` when the extension goes away (:meth:`end_all`).
 A call withdrawn by its caller (the turn was cancelled) is announced to the extension as
 ``external_tool.completed``, and its late answer is refused saying it was cancelled.
-Arguments larger than the extension accepts fail that call only. It knows the connection and
-the shape of these two messages; not the extension's process, its status, or hooks.
+Arguments larger, or nested deeper, than the extension accepts fail that call only. It knows
+the connection and the shape of these two messages; not the extension's process, its status,
+or hooks.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Final
 
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import Connection, RpcError
-from sdk_extension.wire.framing import MessageTooLarge
+from sdk_extension.wire.framing import MessageTooDeep, MessageTooLarge
 from sdk_extension.wire.protocol import ResultType
 from sdk_extension.wire.results import ToolResult, result_from_wire
 
@@ -71,6 +72,11 @@ class PendingCalls:
             return _failure(
                 f"tool {tool_name!r} of {self._owner} was not called: its arguments are too large ({exc}); "
                 "pass less, e.g. the path of a file"
+            )
+        except MessageTooDeep as exc:
+            return _failure(
+                f"tool {tool_name!r} of {self._owner} was not called: its arguments nest too deeply ({exc}); "
+                "pass them with less nesting"
             )
         except Exception as exc:  # the pipe broke under us: the owner's exit watcher will say why
             return _failure(f"tool {tool_name!r} could not be sent to {self._owner}: {exc}")

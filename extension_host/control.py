@@ -13,7 +13,10 @@ method           params             result
 ``host.inspect`` ``{name}``         what ``extensions inspect --json`` prints
 ``host.reload``  ``{name?}``        ``{outcomes: [ReloadOutcome.to_json()]}``
 ``host.refresh`` none               ``{outcomes}``: extensions now allowed start, ones no
-                                    longer allowed stop (after a trust decision)
+                                    longer allowed stop, and whatever holds a variable
+                                    no longer granted stops (after a trust or grant
+                                    decision; the host's peers in the project apply
+                                    it too)
 ``host.hook``    ``{hook, ...}``    one hook point run for another agent's hook command
                                     (:mod:`extension_host.bridges.hook_calls`)
 ===============  =================  ===============================================
@@ -49,7 +52,7 @@ import contextlib
 import dataclasses
 import os
 import stat
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -64,7 +67,7 @@ from .errors import ExtensionHostError, UnknownExtensionError
 from .host import ExtensionHost
 from .launch.logs import current_run_tail
 from .outcomes import ReloadOutcome
-from .paths import control_socket_path, find_project_root
+from .paths import control_socket_path, control_socket_paths, find_project_root
 from .private_socket import bind_private, check_listener, check_private_folder, make_private_folder, same_user
 
 __all__ = [
@@ -80,6 +83,7 @@ __all__ = [
     "ControlClient",
     "ControlServer",
     "StaleHandler",
+    "connect_to_every_host",
     "connect_to_host",
     "describe_extension",
     "describe_extensions",
@@ -154,9 +158,15 @@ class ControlServer:
     :data:`MAX_CLIENTS` at once.
     """
 
-    def __init__(self, host: ExtensionHost, path: Path | None = None) -> None:
+    def __init__(
+        self, host: ExtensionHost, path: Path | None = None, *, peers: Callable[[], Iterable[ExtensionHost]] = tuple
+    ) -> None:
+        """``peers()`` are other hosts of this process that no socket reaches (the other sessions
+        of ``extensions serve``): a recorded decision (``host.refresh``) applies to those of the
+        same project too."""
         self.host: Final = host
         self.path: Final = path if path is not None else control_socket_path(host.project_root)
+        self._peers = peers
         self._server: asyncio.Server | None = None
         self._identity: tuple[int, int] | None = None
         self._clients: dict[asyncio.Task[Any], Connection] = {}
@@ -283,7 +293,22 @@ class ControlServer:
         return await run_hook_call(self.host, parse_hook_call(params))
 
     async def _refresh(self, _params: Any) -> dict[str, Any]:
-        return await self._outcomes_of(self.host.apply_changes(set()))
+        return await self._outcomes_of(self._apply_everywhere())
+
+    async def _apply_everywhere(self) -> list[ReloadOutcome]:
+        """The recorded decisions applied by the host and its peers; the host's outcomes (each
+        peer announces its own to its session)."""
+        root = self.host.project_root
+        peers = [peer for peer in self._peers() if peer is not self.host and peer.project_root == root]
+        results = await asyncio.gather(
+            self.host.apply_changes(set()), *(peer.apply_changes(set()) for peer in peers), return_exceptions=True
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result  # once every host is done: one failing leaves none of the others half done
+        outcomes = results[0]
+        assert not isinstance(outcomes, BaseException)
+        return outcomes
 
     async def _outcomes_of(self, change: Coroutine[Any, Any, list[ReloadOutcome]]) -> dict[str, Any]:
         # The change runs as a task of the server, not of this request: a client that goes
@@ -373,6 +398,23 @@ async def connect_to_host(
             does not answer as a host, or the host refused the connection (too many clients).
     """
     return await _connect(control_socket_path(find_project_root(project_root)), on_stale=on_stale)
+
+
+async def connect_to_every_host(on_error: Callable[[Path, ExtensionHostError], object]) -> list[ControlClient]:
+    """A connection to the host of every project that has one running (every control socket of
+    the runtime folder): what a decision that holds in every project (a user extension's grant)
+    is told to. Stale sockets are removed; one that cannot be used (see :func:`connect_to_host`)
+    is passed to ``on_error`` and skipped."""
+
+    async def connect(path: Path) -> ControlClient | None:
+        try:
+            return await _connect(path, on_stale=None)
+        except ExtensionHostError as exc:
+            on_error(path, exc)
+            return None
+
+    found = await asyncio.gather(*(connect(path) for path in control_socket_paths()))
+    return [client for client in found if client is not None]
 
 
 # -- internals -----------------------------------------------------------------------------

@@ -10,6 +10,8 @@
     ├── ScaffoldError                  a new extension cannot be created there (.path)
     ├── ProjectRootError               the project root named is not a folder (.path)
     ├── TrustFileError                 the trust record cannot be read or written (.path)
+    ├── RuntimeFolderError             the control sockets' folder is not the user's alone (.folder, .owner)
+    ├── TokenError                     a server's token cannot be used (.source)
     └── SessionError                   a persisted session cannot be used (.session_id)
         ├── UnknownSessionError        no session of that id, or not this project's
         ├── SessionIdError             the id is not a session id (a path, say)
@@ -28,10 +30,12 @@ __all__ = [
     "ExtensionHostError",
     "ExtensionLoadError",
     "ProjectRootError",
+    "RuntimeFolderError",
     "ScaffoldError",
     "SessionError",
     "SessionIdError",
     "SessionLockedError",
+    "TokenError",
     "ToolCollisionError",
     "TrustFileError",
     "UnknownExtensionError",
@@ -98,6 +102,26 @@ class TrustFileError(ExtensionHostError):
     def __init__(self, path: Path, message: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class RuntimeFolderError(ExtensionHostError):
+    """The folder that holds control sockets (``folder``, when known) cannot be used: another
+    user (uid ``owner``, when that is the fault) or anyone could put a socket of theirs there,
+    or it cannot be made. Nothing that needs the socket uses it; the message says what to do."""
+
+    def __init__(self, message: str, folder: Path | None = None, owner: int | None = None) -> None:
+        super().__init__(message)
+        self.folder = folder
+        self.owner = owner
+
+
+class TokenError(ExtensionHostError):
+    """The token a server was given cannot be used; ``source`` says where it came from (a token
+    file's path, ``--token`` or ``$EXTENSION_HOST_TOKEN``). The message never holds the token."""
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(message)
+        self.source = source
 
 
 class ProjectRootError(ExtensionHostError):

@@ -289,24 +289,25 @@ def _estimate(value: Any, depth: int) -> int:
     return total
 
 
-def cut_strings(value: Any, keep: int) -> Any:
+def cut_strings(value: Any, keep: int, max_depth: int = _MAX_DEPTH) -> Any:
     """A copy of ``value`` with every string longer than ``keep`` characters cut to ``keep`` and
-    ended with :data:`TRUNCATION_MARKER` (what the history keeps of a large event)."""
-    return _cut(value, keep, 0)
+    ended with :data:`TRUNCATION_MARKER` (what the history keeps of a large event), and every
+    array or object nested more than ``max_depth`` levels inside it replaced by a marker."""
+    return _cut(value, keep, 0, max_depth)
 
 
-def _cut(value: Any, keep: int, depth: int) -> Any:
+def _cut(value: Any, keep: int, depth: int, max_depth: int = _MAX_DEPTH) -> Any:
     """A copy of ``value`` with every string longer than ``keep`` characters cut to ``keep`` and
     marked; what is too deep to walk is replaced by a marker."""
     if isinstance(value, str):
         if len(value) <= keep:
             return value
         return value[:keep] + TRUNCATION_MARKER.format(len(value) - keep)
-    if isinstance(value, (dict, list, tuple)) and depth >= _MAX_DEPTH:
+    if isinstance(value, (dict, list, tuple)) and depth >= max_depth:
         return "…[truncated: nested too deep]"
     if isinstance(value, dict):
         # Keys stay whole: two keys cut alike would merge.
-        return {key: _cut(item, keep, depth + 1) for key, item in value.items()}
+        return {key: _cut(item, keep, depth + 1, max_depth) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_cut(item, keep, depth + 1) for item in value]
+        return [_cut(item, keep, depth + 1, max_depth) for item in value]
     return value

@@ -11,7 +11,7 @@ nothing and knows no process.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from sdk_extension.hooks import HOOK_NAMES, hook_point
@@ -33,6 +33,7 @@ __all__ = [
     "declared_hooks",
     "declared_matchers",
     "declared_tools",
+    "grant_command",
     "granted_environment",
 ]
 
@@ -140,10 +141,15 @@ def granted_environment(
     grant = resolve_request(requested, host_environment, granted)
     if grant.missing:
         names = ", ".join(grant.missing)
-        who = spec.name if spec.source == "project" else spec.id
         reason = (
             f"requests environment variable{'s' if len(grant.missing) > 1 else ''} {names}, not granted; "
-            f"to grant: extensions grant {who} {' '.join(grant.missing)}"
+            f"to grant: {grant_command(spec, grant.missing)}"
         )
         raise JoinRefused(reason, p.ENVIRONMENT_NOT_GRANTED, {"variables": list(grant.missing)}, grant)
     return grant
+
+
+def grant_command(spec: ExtensionSpec, names: Iterable[str]) -> str:
+    """The command line that grants ``names`` to the extension of ``spec``."""
+    who = spec.name if spec.source == "project" else spec.id
+    return f"extensions grant {who} {' '.join(names)}"

@@ -35,6 +35,7 @@ from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventList
 from .hooks.foreign_tools import ToolCheck, ToolReview, check_tool_call, review_tool_result
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .hooks.session_hooks import SessionHooks
+from .hooks.unjudged import warning_message
 from .info import ExtensionInfo, ToolInfo
 from .launch.forkserver import ForkServer
 from .launch.process import STOP_GRACE_SECONDS
@@ -366,6 +367,14 @@ class ExtensionHost:
         return next((info for info in matches if info.status != "shadowed"), matches[0])
 
     @property
+    def not_running(self) -> list[ExtensionInfo]:
+        """The extensions that should be running and are not (not joined yet, ``failed``,
+        ``quarantined``), in load order: their hooks judge nothing. While there are any, each
+        guarded call (:meth:`call_tool`, :meth:`submit_prompt`, :meth:`check_tool_call`) emits
+        a ``session.warning`` per extension."""
+        return self._supervisor.not_running()
+
+    @property
     def tools(self) -> dict[str, ToolInfo]:
         """Every tool offered right now, by name."""
         return {
@@ -401,6 +410,7 @@ class ExtensionHost:
         Raises:
             UnknownToolError: no extension or built-in offers ``name``.
         """
+        self._warn_unjudged(f"this call of {name}")
         return await self._runtime.dispatcher.call_tool(name, arguments, tool_call_id=tool_call_id)
 
     async def run_command(self, name: str, args: str = "", *, timeout: float | None = None) -> CommandResult:
@@ -420,6 +430,7 @@ class ExtensionHost:
 
     async def submit_prompt(self, prompt: str) -> PromptResult:
         """Run the prompt hooks on a user prompt; returns it rewritten, or rejected with a reason."""
+        self._warn_unjudged("this prompt")
         return await self._hook_points.submit_prompt(prompt)
 
     async def start_session(self, source: str = "new", initial_prompt: str | None = None) -> SessionStartResult:
@@ -442,6 +453,7 @@ class ExtensionHost:
     async def check_tool_call(self, name: str, arguments: Any = None) -> ToolCheck:
         """Run only the pre-tool hooks on a call another agent is about to make with its own
         tool ``name``; returns their verdict (an ``ask`` is passed on, not resolved)."""
+        self._warn_unjudged(f"this call of {name}")
         return await check_tool_call(self._hooks, name, arguments)
 
     async def review_tool_result(self, name: str, arguments: Any, result: ToolResult) -> ToolReview:
@@ -576,6 +588,13 @@ class ExtensionHost:
         return list(self._hooks.recent.get(owner, ()))
 
     # -- internals ----------------------------------------------------------------------
+
+    def _warn_unjudged(self, subject: str) -> None:
+        for info in self._supervisor.not_running():
+            message = warning_message(info, subject)
+            self.events.emit(
+                "session.warning", {"warningType": "extension", "message": message, "extensionId": info.id}
+            )
 
     def _commands_changed(self, entries: list[CommandEntry]) -> None:
         commands = [{"name": entry.name, "description": entry.description} for entry in entries]

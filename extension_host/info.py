@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Final, Literal, cast
 
-__all__ = ["ExtensionInfo", "ExtensionStatus", "ToolInfo"]
+__all__ = ["NOT_RUNNING", "ExtensionInfo", "ExtensionStatus", "ToolInfo"]
 
 ExtensionStatus = Literal[
     "starting", "running", "failed", "quarantined", "disabled", "shadowed", "untrusted", "detached"
@@ -20,6 +20,10 @@ ExtensionStatus = Literal[
 long-running host stopped restarting it until its files change or it is reloaded by name.
 ``detached``: it left the session (``session.detach``, the JS SDK's ``disconnect()``); its
 tools, commands and hooks are withdrawn, its process may run on until it ends."""
+
+NOT_RUNNING: Final[frozenset[ExtensionStatus]] = frozenset({"starting", "failed", "quarantined"})
+"""The statuses of an extension that should be running and is not (not joined yet, or failed):
+its hooks judge nothing. Shadowed, untrusted and detached ones are not meant to run."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,9 @@ interested in (:mod:`~extension_host.interests`), calls its tools, hooks and com
 turns every way it can go wrong (crash, protocol error, collision, a variable nobody granted,
 no join in time) into status ``failed`` with a one-line reason. Whatever happens to it, its
 pending calls end at once and its tools leave the registry (:mod:`~extension_host.withdrawal`).
-Before its stdin is closed, the requests it already sent are answered.
+Before its stdin is closed, the requests it already sent are answered. A grant taken back from
+it while it holds the value (:meth:`ExtensionInstance.revoke`) stops it at once and leaves it
+``failed``, saying which grant it needs.
 
 It knows nothing of other extensions beyond the shared registry and event log it is given:
 who wins a tool-name collision with a running extension is its arbiter's call, and what
@@ -28,7 +30,7 @@ from sdk_extension.matchers import Matcher
 from sdk_extension.tasks import BackgroundTasks
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOverflow, RpcError
-from sdk_extension.wire.framing import FramingError
+from sdk_extension.wire.framing import MAX_DEPTH, FramingError
 from sdk_extension.wire.results import ToolResult
 
 from .calls import PendingCalls
@@ -45,6 +47,7 @@ from .handshake import (
     declared_hooks,
     declared_matchers,
     declared_tools,
+    grant_command,
     granted_environment,
 )
 from .inbound import ExtensionRequests, inbound_handlers
@@ -132,6 +135,9 @@ class ExtensionInstance:
         self._stopping = False
         self.retired = False
         """Set when a newer version took over: it is draining and its end is no news."""
+        self.revoked: tuple[str, ...] = ()
+        """The variables taken back from it while it held them: it was stopped for that, and
+        nothing restarts it until it is granted them again (or reloaded)."""
 
     @property
     def id(self) -> str:
@@ -207,6 +213,7 @@ class ExtensionInstance:
                 tool_answer=self._calls.answer,
                 command_answer=self._command_runs.answer,
             ),
+            max_outbound_depth=MAX_DEPTH,  # deeper, and the extension would drop the connection
             max_queued_bytes=context.max_queued_bytes,
         )
         self._tasks.spawn(self._serve(self._connection))
@@ -248,6 +255,24 @@ class ExtensionInstance:
         if self._connection is not None:
             self._connection.close("the extension was stopped")
         await self._tasks.cancel(self._context.stop_grace)
+
+    async def revoke(self, names: tuple[str, ...]) -> None:
+        """Stop it at once, because the user took back the grants of ``names``, whose values it
+        holds: its calls end, the whole stop ladder ends its process group (whatever it is
+        doing, joined or draining), and it stays ``failed`` with ``needs grant: NAME``. Not a
+        crash: nothing restarts it."""
+        self.revoked = names
+        self._stopping = True  # its end is not a crash, and a start under way gives up
+        reason = (
+            f"needs grant: {', '.join(names)} (the grant was revoked, so it was stopped); "
+            f"to grant it again: {grant_command(self.spec, names)}"
+        )
+        if self.status in ("failed", "quarantined"):
+            self.status, self.error = "failed", reason
+        else:
+            self._fail(reason)
+        self.environment = self.environment.taken_back(names)
+        await self.stop()
 
     def kill(self) -> None:
         """Kill the process group at once (used when the host itself is going down hard)."""

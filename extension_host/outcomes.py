@@ -116,8 +116,9 @@ class ErrorDecision:
 class ReloadOutcome:
     """What a start, reload or stop did to one extension.
 
-    ``action`` is ``started``, ``reloaded``, ``restarted`` (after a crash), ``stopped``,
-    ``failed`` (it is not running),
+    ``action`` is ``started``, ``reloaded``, ``restarted`` (after a crash), ``stopped`` (with
+    status ``failed`` when it held a variable whose grant was revoked), ``failed`` (it is not
+    running),
     ``kept`` (the new version failed and the old one keeps serving; ``error`` says why), or
     ``untrusted`` (it appeared in a project not trusted, so it does not run; ``error`` says how
     to trust it).

@@ -20,7 +20,7 @@ from typing import Final
 
 import platformdirs
 
-from .errors import ProjectRootError
+from .errors import ProjectRootError, RuntimeFolderError
 
 __all__ = [
     "APP_NAME",
@@ -30,6 +30,7 @@ __all__ = [
     "RUNTIME_ENV",
     "cache_dir",
     "control_socket_path",
+    "control_socket_paths",
     "extensions_dir",
     "find_project_root",
     "logs_dir",
@@ -49,7 +50,14 @@ CACHE_ENV: Final = "EXTENSION_HOST_CACHE_DIR"
 """Set this to keep downloaded things (the Copilot SDK for JavaScript extensions) elsewhere."""
 """Set this to put control sockets somewhere else than the platform's user runtime folder."""
 
+_SOCKET_DIGITS: Final = 16
+_SOCKET_SUFFIX: Final = ".sock"
+_SOCKET_NAME: Final = re.compile(f"[0-9a-f]{{{_SOCKET_DIGITS}}}{re.escape(_SOCKET_SUFFIX)}")
+"""The name of a control socket (and of nothing else in the runtime folder)."""
+
 _UNSAFE_IN_NAME: Final = re.compile(r"[^A-Za-z0-9._-]")
+_REFUSED_FOLDER: Final = re.compile(r"runtime directory (/.*?) (?:is|has|cannot) ")
+"""Where platformdirs' refusal of a runtime folder names it."""
 """What a project's folder name may not bring into a log folder's name."""
 
 # platformdirs warns when XDG_RUNTIME_DIR is unset and falls back to a private folder of its
@@ -129,14 +137,42 @@ def cache_dir() -> Path:
 
 def runtime_dir() -> Path:
     """Where control sockets live: ``$EXTENSION_HOST_RUNTIME_DIR`` if set, else the platform's
-    user runtime folder for ``extension-host`` (e.g. ``/run/user/1000/extension-host``)."""
+    user runtime folder for ``extension-host`` (e.g. ``/run/user/1000/extension-host``).
+
+    Raises:
+        RuntimeFolderError: platformdirs refused the folder it would fall back to (without
+            ``XDG_RUNTIME_DIR``, ``runtime-<uid>`` in the temporary folder, a name another user
+            can take first).
+    """
     configured = os.environ.get(RUNTIME_ENV)
     if configured:
         return Path(configured).expanduser().resolve()
     with warnings.catch_warnings():
         if _RUNTIME_DIR_WARNING is not None:
             warnings.simplefilter("ignore", _RUNTIME_DIR_WARNING)
-        return Path(platformdirs.user_runtime_dir(APP_NAME, appauthor=False))
+        try:
+            return Path(platformdirs.user_runtime_dir(APP_NAME, appauthor=False))
+        except OSError as exc:
+            raise _refused(exc) from None
+
+
+def _refused(exc: OSError) -> RuntimeFolderError:
+    why = str(exc).split("; set XDG_RUNTIME_DIR")[0]
+    found = _REFUSED_FOLDER.search(why)
+    folder = Path(found.group(1)) if found else None
+    owner = None
+    if folder is not None:
+        try:
+            owner = os.lstat(folder).st_uid
+        except OSError:
+            pass
+    remove = f", or have {folder} removed" if folder is not None else ""
+    return RuntimeFolderError(
+        f"the runtime folder for control sockets cannot be used ({why}); set {RUNTIME_ENV} or XDG_RUNTIME_DIR "
+        f"to a folder of your own{remove}",
+        folder,
+        owner,
+    )
 
 
 def control_socket_path(project_root: Path) -> Path:
@@ -146,4 +182,14 @@ def control_socket_path(project_root: Path) -> Path:
     about 107 bytes.
     """
     digest = hashlib.sha256(os.fsencode(Path(project_root).resolve())).hexdigest()
-    return runtime_dir() / f"{digest[:16]}.sock"
+    return runtime_dir() / f"{digest[:_SOCKET_DIGITS]}{_SOCKET_SUFFIX}"
+
+
+def control_socket_paths() -> list[Path]:
+    """The control sockets in the runtime folder, of whichever projects (none if it is missing
+    or unreadable); whether a host still answers on each is the caller's question."""
+    try:
+        names = os.listdir(runtime_dir())
+    except OSError:
+        return []
+    return sorted(runtime_dir() / name for name in names if _SOCKET_NAME.fullmatch(name))

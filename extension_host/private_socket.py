@@ -8,7 +8,8 @@ who is at the other end.
 - a socket is bound under a temporary name, made 0600 and listening, and only then linked into
   place, so a client never meets it half made and a live socket is never replaced.
 - :func:`peer_uid` asks the kernel who is at the other end, so a server can drop a client of
-  another user and a client can refuse a listener of another user.
+  another user and a client can refuse a listener of another user; :func:`peer_pid`, which
+  process it is (so a client can say which host stopped answering).
 
 This module knows sockets, files and users; not the messages that travel on the socket.
 """
@@ -24,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from .errors import ExtensionHostError
+from .errors import ExtensionHostError, RuntimeFolderError
 from .paths import RUNTIME_ENV
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ __all__ = [
     "check_listener",
     "check_private_folder",
     "make_private_folder",
+    "peer_pid",
     "peer_uid",
     "same_user",
 ]
@@ -81,6 +83,19 @@ def peer_uid(sock: socket.socket) -> int | None:
     return None
 
 
+def peer_pid(sock: socket.socket) -> int | None:
+    """The process id at the other end of the Unix socket ``sock`` as the kernel recorded it
+    (see :func:`peer_uid`); ``None`` where the kernel does not say (anywhere but Linux).
+
+    Raises:
+        OSError: the kernel would not tell.
+    """
+    if _SO_PEERCRED is None:
+        return None
+    pid, _uid, _gid = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, _SO_PEERCRED, _UCRED.size))
+    return int(pid)
+
+
 def same_user(writer: asyncio.StreamWriter) -> bool:
     """Whether the client at the other end of ``writer`` runs as the user running this server;
     a client the kernel cannot name is not."""
@@ -123,7 +138,7 @@ def check_private_folder(folder: Path) -> bool:
     to fix.
 
     Raises:
-        ExtensionHostError: what is wrong, and what to do.
+        RuntimeFolderError: what is wrong, and what to do.
     """
     try:
         info = os.lstat(folder)
@@ -133,33 +148,41 @@ def check_private_folder(folder: Path) -> bool:
     elsewhere = f"set {RUNTIME_ENV} to a folder of your own"
     what = f"the control socket folder {folder}"
     if stat.S_ISLNK(info.st_mode):
-        raise ExtensionHostError(f"{what} is a symbolic link, not a folder; remove it, or {elsewhere}")
+        raise RuntimeFolderError(
+            f"{what} is a symbolic link, not a folder; remove it, or {elsewhere}", folder, info.st_uid
+        )
     if not stat.S_ISDIR(info.st_mode):
-        raise ExtensionHostError(f"{what} is not a folder; remove it, or {elsewhere}")
+        raise RuntimeFolderError(f"{what} is not a folder; remove it, or {elsewhere}", folder, info.st_uid)
     if info.st_uid != me:
-        raise ExtensionHostError(
+        raise RuntimeFolderError(
             f"{what} belongs to uid {info.st_uid}, not you (uid {me}), so its owner could answer in place "
-            f"of your host; remove it, or {elsewhere}"
+            f"of your host; remove it, or {elsewhere}",
+            folder,
+            info.st_uid,
         )
     mode = stat.S_IMODE(info.st_mode)
     if mode & _GROUP_OR_OTHER_BITS:
-        raise ExtensionHostError(
+        raise RuntimeFolderError(
             f"{what} has mode {mode:04o}, not 0700, so other users can reach what is in it; "
-            f"run `chmod 700 {folder}` if it is yours, remove it, or {elsewhere}"
+            f"run `chmod 700 {folder}` if it is yours, remove it, or {elsewhere}",
+            folder,
         )
     parent = folder.parent
     above = os.stat(parent)
     if above.st_uid not in (me, _ROOT_UID):
-        raise ExtensionHostError(
+        raise RuntimeFolderError(
             f"{what} is in {parent}, which belongs to uid {above.st_uid} (neither you nor root), so its owner "
-            f"could put a folder of theirs in place of {folder.name}; {elsewhere}"
+            f"could put a folder of theirs in place of {folder.name}; {elsewhere}",
+            parent,
+            above.st_uid,
         )
     parent_mode = stat.S_IMODE(above.st_mode)
     if parent_mode & _GROUP_OR_OTHER_WRITE and not parent_mode & stat.S_ISVTX:
-        raise ExtensionHostError(
+        raise RuntimeFolderError(
             f"{what} is in {parent}, which others may write to (mode {parent_mode:04o}, no sticky bit), so they "
             f"could put a folder of theirs in place of {folder.name}; run `chmod go-w {parent}` if it is yours, "
-            f"or {elsewhere}"
+            f"or {elsewhere}",
+            parent,
         )
     return True
 
@@ -167,12 +190,23 @@ def check_private_folder(folder: Path) -> bool:
 def make_private_folder(folder: Path) -> None:
     """Create ``folder`` (and any missing parent, such as ``/tmp/runtime-1000``) readable by its
     owner only. An existing folder is left as it is, never chmod-ed: it is the user's to fix if
-    :func:`check_private_folder` refuses it."""
+    :func:`check_private_folder` refuses it.
+
+    Raises:
+        RuntimeFolderError: a folder cannot be made (a parent of someone else's, say).
+    """
     missing = [path for path in (folder, *folder.parents) if not path.exists()]
     for path in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            path.mkdir(mode=0o700)
-            path.chmod(0o700)  # mkdir's mode is filtered by the umask
+        try:
+            with contextlib.suppress(FileExistsError):
+                path.mkdir(mode=0o700)
+                path.chmod(0o700)  # mkdir's mode is filtered by the umask
+        except OSError as exc:
+            raise RuntimeFolderError(
+                f"cannot create the control socket folder {path}: {exc.strerror or exc}; "
+                f"set {RUNTIME_ENV} to a folder of your own",
+                path,
+            ) from None
 
 
 def bind_private(path: Path, project_root: Path) -> socket.socket:

@@ -14,6 +14,7 @@ permissions policy and the trust decision are the host's; they reach here as cal
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -36,6 +37,7 @@ from .launch.logs import rotate_log
 from .outcomes import ReloadOutcome
 from .paths import cache_dir, project_logs_dir
 from .permissions import PermissionBroker
+from .private_files import private_folder, tighten_files_in
 from .registry import BUILTIN_OWNER, ToolRegistry
 from .reload import ExtensionWatcher
 from .session_rpc import SessionRpcSources
@@ -92,6 +94,7 @@ class ExtensionRuntime:
         host_environment = dict(os.environ if environment is None else environment)
         base_environment = scrub(host_environment)
         logs = project_logs_dir(user_home, project_root)
+        self._user_home = user_home
         # A ForkServer given is shared (e.g. by the sessions of `extensions serve`): its owner stops it.
         self._owns_fork_server = not isinstance(fork_server, ForkServer)
         self.fork_server = (
@@ -172,6 +175,10 @@ class ExtensionRuntime:
 
     async def start(self) -> None:
         """Forward session events to the extensions, start every extension, start watching."""
+        # What extensions print lands here: the home, every folder down to the logs and the logs
+        # are the user's alone. A folder that cannot be made fails each start, saying so, not the host.
+        with contextlib.suppress(OSError):
+            tighten_files_in(private_folder(self.context.logs_dir, within=self._user_home))
         self._events.subscribe(self._forward_to_extensions)
         await self.supervisor.start_all()
         if self.watcher is not None:

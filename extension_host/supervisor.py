@@ -26,7 +26,10 @@ crashes after joining is restarted after a backoff, a few times in a window, the
 the budget pause its watching until it is reloaded by name.
 
 Project extensions run only while their project is trusted: trust is asked again at every
-discovery, so a decision recorded while the host runs takes effect at its next change. Changes
+discovery, so a decision recorded while the host runs takes effect at its next change. Grants
+are looked at again at every change too: an instance, current or draining, that holds the value
+of a variable no longer granted to it is stopped at once and left ``failed`` with ``needs grant:
+NAME`` (:mod:`extension_host.revocation`), before anything else of the change is done. Changes
 are applied one batch at a time, extensions in load order.
 The supervisor knows instances, discovery and the registries; not files being watched, and not
 the CLI.
@@ -46,10 +49,11 @@ from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget, SlidingCount
 from .context import SessionContext
 from .discovery import Discovered, ExtensionSpec, discover
-from .info import ExtensionInfo
+from .info import NOT_RUNNING, ExtensionInfo
 from .instance import Arbiter, CrashHandler, ExtensionInstance
 from .outcomes import ReloadOutcome
 from .registry import ToolEntry
+from .revocation import stop_revoked
 
 __all__ = ["InstanceFactory", "Supervisor"]
 
@@ -97,6 +101,8 @@ class Supervisor:
         self._current: dict[str, ExtensionInstance] = {}
         self._reload_errors: dict[str, str] = {}
         self._retiring = BackgroundTasks("the supervisor (retiring instances)")
+        self._draining: set[ExtensionInstance] = set()
+        """Instances taken out of service and not yet stopped (they may hold granted values)."""
         self._lock = asyncio.Lock()
         self._batch: dict[str, ExtensionInstance] | None = None
         """The instances of the start under way, whose collisions follow load order."""
@@ -140,6 +146,19 @@ class Supervisor:
                     )
                 )
         return infos
+
+    def not_running(self) -> list[ExtensionInfo]:
+        """The extensions that should be running and are not (:data:`~extension_host.info.NOT_RUNNING`),
+        in load order. Cheap while every one runs: no snapshot is made unless one does not."""
+        if all(self._runs(found) for found in self._found):
+            return []
+        return [info for info in self.infos() if info.status in NOT_RUNNING]
+
+    def _runs(self, found: Discovered) -> bool:
+        if found.untrusted or found.shadowed_by:
+            return True  # not meant to run
+        instance = self._current.get(found.spec.id)
+        return instance is not None and instance.status not in NOT_RUNNING
 
     def untrusted(self) -> list[str]:
         """The ids of the extensions that did not run because their project is not trusted."""
@@ -218,11 +237,13 @@ class Supervisor:
 
     async def _apply(self, changed: set[str] | None) -> list[ReloadOutcome]:
         async with self._lock:
+            if self._closing.is_set():
+                return []  # a host that is stopping starts nothing again
             tools_before = self._tool_owners()
             untrusted_before = set(self.untrusted())
+            outcomes = await self._stop_revoked()
             self._found = self._discover()
             wanted = {f.spec.id: (index, f) for index, f in enumerate(self._found) if f.startable}
-            outcomes: list[ReloadOutcome] = []
             for extension_id, instance in list(self._current.items()):
                 if extension_id not in wanted:
                     del self._current[extension_id]
@@ -379,8 +400,8 @@ class Supervisor:
             pass
         async with self._lock:
             self._scheduled.discard(old)
-            if self._closing.is_set() or self._current.get(old.id) is not old:
-                return  # stopped, reloaded or removed meanwhile
+            if self._closing.is_set() or self._current.get(old.id) is not old or old.revoked:
+                return  # stopped, reloaded or removed meanwhile, or a grant it needs was revoked
             tools_before = self._tool_owners()
             new = self._instance(old.spec, old.order)
             self._current[old.id] = new
@@ -425,12 +446,26 @@ class Supervisor:
         self._context.registry.unregister(instance.id, holder=instance)
         self._context.hooks.unregister(instance.id, holder=instance)
         generation = self._activity.advance()
+        self._draining.add(instance)
 
         async def drain_then_stop() -> None:
-            await self._activity.wait_idle(generation, self._drain_timeout)
-            await instance.stop()
+            try:
+                await self._activity.wait_idle(generation, self._drain_timeout)
+                await instance.stop()
+            finally:
+                self._draining.discard(instance)
 
         self._retiring.spawn(drain_then_stop())
+
+    async def _stop_revoked(self) -> list[ReloadOutcome]:
+        """Stop every instance, current or draining, that holds a value no longer granted; an
+        outcome for each current one (it stays, ``failed``, saying which grant it needs)."""
+        stopped = await stop_revoked([*self._current.values(), *self._draining], self._context.grants)
+        return [
+            ReloadOutcome(instance.id, "stopped", instance.status, instance.error)
+            for instance in stopped
+            if self._current.get(instance.id) is instance
+        ]
 
     def _newly_untrusted(self, known: set[str]) -> list[ReloadOutcome]:
         """An outcome for each extension not run for want of trust that ``known`` lacks, so a

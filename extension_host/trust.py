@@ -32,6 +32,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import TrustFileError
+from .private_files import open_private, private_folder, write_private
 
 __all__ = [
     "TRUST_ENV",
@@ -57,6 +58,9 @@ class _Project(BaseModel):
 
     trusted: bool = False
     decided_at: str | None = None
+    allow_failed_guards: bool = False
+    """Let the agents' calls through while one of the extensions cannot run (the hook command
+    blocks them otherwise); part of the trust decision, so trusting again without it ends it."""
     grants: dict[str, list[str]] = Field(default_factory=dict)
     """Extension name → the variables granted to that project extension."""
 
@@ -113,8 +117,12 @@ class TrustStore:
         record = self._read().projects.get(project_key(root))
         return record is not None and record.trusted
 
-    def set_project_trusted(self, root: Path, trusted: bool) -> None:
+    def set_project_trusted(self, root: Path, trusted: bool, *, allow_failed_guards: bool = False) -> None:
         """Record trust in (or its withdrawal from) the project at ``root``; grants stay.
+
+        ``allow_failed_guards``: the agents' calls in this project go through (with a warning)
+        while one of its extensions cannot run, instead of being blocked; only with trust, and
+        until the next decision.
 
         Raises:
             TrustFileError: the file is damaged, not ours, or cannot be written.
@@ -122,7 +130,19 @@ class TrustStore:
         with self._update() as document:
             record = document.projects.setdefault(project_key(root), _Project())
             record.trusted = trusted
+            record.allow_failed_guards = trusted and allow_failed_guards
             record.decided_at = datetime.now(UTC).isoformat(timespec="seconds")
+
+    def failed_guards_allowed(self, root: Path) -> bool:
+        """Whether the user lets the agents' calls in the project at ``root`` through while one
+        of its extensions cannot run (``extensions trust --allow-failed-guards``); off unless
+        asked for. A repository cannot ask for it: the record is the user's.
+
+        Raises:
+            TrustFileError: the file is damaged or writable by someone else.
+        """
+        record = self._read().projects.get(project_key(root))
+        return record is not None and record.trusted and record.allow_failed_guards
 
     def trusted_projects(self) -> list[str]:
         """The real paths of every trusted project."""
@@ -210,9 +230,8 @@ class TrustStore:
 
     @contextlib.contextmanager
     def _update(self) -> Iterator[_Document]:
-        self.home.mkdir(parents=True, exist_ok=True)
         try:
-            lock = os.open(self.home / _LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            lock = open_private(private_folder(self.home) / _LOCK_FILE, os.O_RDWR)
         except OSError as exc:
             raise TrustFileError(self.path, f"cannot write {self.path}: {exc.strerror or exc}") from None
         try:
@@ -224,18 +243,10 @@ class TrustStore:
             os.close(lock)  # releases the lock
 
     def _write(self, document: _Document) -> None:
-        temporary = self.path.with_name(f".{TRUST_FILE}.{os.getpid()}.tmp")
         data = json.dumps(document.model_dump(), indent=2, sort_keys=True).encode() + b"\n"
         try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, self.path)
+            write_private(self.path, data)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
             raise TrustFileError(self.path, f"cannot write {self.path}: {exc.strerror or exc}") from None
 
 

@@ -28,7 +28,10 @@ def run_extension(path: str, parent_pid: int | None) -> None:
     claim_protocol_stdio()
     watch_host(parent_pid)
     sys.argv = [path]
-    sys.path[0] = os.path.dirname(path)
+    if sys.flags.safe_path:  # -P, as the host starts it: the path holds no working folder
+        sys.path.insert(0, os.path.dirname(path))
+    else:  # where ``-m`` put the working folder
+        sys.path[0] = os.path.dirname(path)
     runpy.run_path(path, run_name="__main__")
 
 

@@ -27,6 +27,7 @@ from .session import Session, _Client
 from .tools import Tool
 from .wire import protocol as p
 from .wire.connection import Connection
+from .wire.nesting import MAX_DEPTH
 from .wire.pipes import PipeReader, open_pipe_writer
 
 __all__ = [
@@ -67,7 +68,10 @@ class _Joining:
 
     async def client(self) -> _Client:
         """The client over the protocol streams (on the running loop), not yet joined."""
-        connection = Connection(PipeReader(self.read_fd), await open_pipe_writer(self.write_fd))
+        # Nothing deeper than the host reads: a result nested deeper fails its call, not the connection.
+        connection = Connection(
+            PipeReader(self.read_fd), await open_pipe_writer(self.write_fd), max_outbound_depth=MAX_DEPTH
+        )
         return _Client(
             self.session_id, self.tools, self.hooks, connection, self.requested, self.matchers, self.commands
         )

@@ -52,6 +52,17 @@ def another_user() -> OtherUser:
     return user
 
 
+@pytest.fixture
+def reachable_tmp() -> Iterator[Path]:
+    """A temporary folder every user of the machine may enter (mode 0755), unlike pytest's own
+    (private to this user, which would hide from another user what a test of modes must show):
+    what is put in it is kept from other users by its own modes alone."""
+    folder = Path(tempfile.mkdtemp(prefix="eh-open-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def reap_extension_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Record every extension process (and fork server) the host starts and SIGKILL its group

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import json
 import os
 import pwd
 import re
@@ -13,11 +14,13 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
+
+from extension_host.launch.interpreter import python_command
 
 T = TypeVar("T")
 
@@ -97,8 +100,9 @@ class Project:
     home: Path
 
     def command(self, *args: str) -> list[str]:
-        """The ``extensions`` command line for this project and home, followed by ``args``."""
-        return [sys.executable, "-m", "extension_host", "--root", str(self.root), "--home", str(self.home), *args]
+        """The ``extensions`` command line for this project and home, followed by ``args``: this
+        interpreter running the installed package, as every process the project starts does."""
+        return [*python_command("-m", "extension_host", "--root", str(self.root), "--home", str(self.home), *args)]
 
     def add_extension(self, name: str, code: str, *, source: str = "project") -> Path:
         """Write ``code`` (dedented) as the extension.py of a new extension; return its folder."""
@@ -109,6 +113,51 @@ class Project:
         return folder
 
 
+EXTENSIONS_SCRIPT: Final = Path(sys.executable).parent / "extensions"
+"""The ``extensions`` console script of this interpreter: what an agent's hook settings run."""
+
+SHADOWED_MODULES: Final = ("extension_host", "sdk_extension", "pydantic", "sitecustomize")
+"""What a hostile folder plants where Python might look first: this project's two packages, a
+dependency of both, and the module ``site`` imports at every start."""
+
+_SHADOW = """
+import os, sys
+with open({evidence!r}, "a", encoding="utf-8") as evidence:
+    evidence.write(f"{name} imported by pid {{os.getpid()}} ({{' '.join(sys.argv)}})\\n")
+raise SystemExit("a shadow {name} was imported from " + __file__)
+"""
+
+
+@dataclass(frozen=True)
+class Shadows:
+    """Shadows of :data:`SHADOWED_MODULES` planted in ``folder``; one that is imported writes a
+    line to ``evidence`` and ends its process (see :func:`plant_shadows`)."""
+
+    folder: Path
+    evidence: Path
+
+    def imported(self) -> list[str]:
+        """One line per shadow some process imported (which one, its pid and argv); ``[]`` when
+        none was."""
+        try:
+            return self.evidence.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+
+
+def plant_shadows(folder: Path, evidence: Path) -> Shadows:
+    """Plant in ``folder`` a package or module for each of :data:`SHADOWED_MODULES` that, once
+    imported, appends a line to ``evidence`` (outside ``folder``) and exits."""
+    for name in SHADOWED_MODULES:
+        code = _SHADOW.format(name=name, evidence=str(evidence))
+        if name == "sitecustomize":
+            (folder / f"{name}.py").write_text(code, encoding="utf-8")
+        else:
+            (folder / name).mkdir(parents=True, exist_ok=True)
+            (folder / name / "__init__.py").write_text(code, encoding="utf-8")
+    return Shadows(folder, evidence)
+
+
 def run(coroutine: Coroutine[Any, Any, T], timeout: float = 60) -> T:
     """Run a coroutine on a fresh loop, bounded so a hang fails the test instead of the suite."""
 
@@ -117,6 +166,47 @@ def run(coroutine: Coroutine[Any, Any, T], timeout: float = 60) -> T:
             return await coroutine
 
     return asyncio.run(bounded())
+
+
+async def hook_command(
+    project: Project,
+    agent: str,
+    event: str,
+    stdin: bytes,
+    *,
+    short: bool = True,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 90,
+) -> tuple[int, Any, str]:
+    """Run ``extensions hook AGENT EVENT`` in the project as an agent would; its exit code, parsed
+    stdout (``None`` when empty) and stderr. Bounded: past ``timeout`` it is killed and the test fails.
+
+    ``short``: the exact command line the agents' settings hold (the launcher's fast path), run in
+    the project folder; otherwise with ``--root``/``--home`` first (the full command line parser).
+    ``env``: its whole environment (default: this process's).
+    """
+    argv = (
+        [*python_command("-m", "extension_host", "hook", agent, event)]
+        if short
+        else project.command("hook", agent, event)
+    )
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=project.root,
+        env=dict(env) if env is not None else None,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        async with asyncio.timeout(timeout):
+            out, err = await process.communicate(stdin)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode is not None
+    return process.returncode, json.loads(out) if out.strip() else None, err.decode()
 
 
 def wait_for_exit(pid: int, timeout: float = 15) -> bool:
@@ -143,6 +233,20 @@ def process_exists(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def git(*args: str) -> None:
+    """Run the real git with ``args`` (bounded), failing the test if it fails."""
+    subprocess.run(["git", *args], check=True, capture_output=True, timeout=30)
+
+
+def recording_program(path: Path, marker: Path, body: str = "") -> Path:
+    """An executable shell script at ``path`` that appends its name and arguments to ``marker``
+    each time it runs, then runs ``body``: a program a test can tell was started."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\necho "$0 $*" >> "{marker}"\n{body}\n', encoding="utf-8")
+    path.chmod(0o755)
+    return path
 
 
 async def wait_for_event(host: Any, predicate: Any, timeout: float = 10) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """The README says what the code does: each fixed limit its table of limits names exists, with
-the default the table gives."""
+the default the table gives, and every setting git is given over a repository's own is named."""
 
 from __future__ import annotations
 
 import importlib
 import re
 
+from extension_host.git import NEUTRALISED_SETTINGS
 from helpers import REPO_ROOT
 
 _UNITS = {"": 1, "s": 1, "ms": 0.001, "levels": 1, "KB": 1024, "KiB": 1024, "MiB": 1024 * 1024}
@@ -35,3 +36,10 @@ def test_every_fixed_limit_in_the_readme_is_the_constant_it_names() -> None:
         assert value == expected, f"README says {default} for {module}.{name}, the code has {value}"
         checked += 1
     assert checked >= 10
+
+
+def test_the_readme_names_every_setting_git_is_given_over_a_repositorys_own() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Other doors") : readme.index("### What this does not protect against")]
+    for setting in NEUTRALISED_SETTINGS:
+        assert f"`{setting.name}={setting.value}`" in section, setting.name

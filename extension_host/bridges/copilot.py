@@ -30,6 +30,7 @@ from typing import Final, Literal
 
 from ..discovery import COPILOT_LAUNCHER_MARKER, ENTRY_FILE, ENTRY_FILES, ExtensionSpec, is_copilot_launcher
 from ..errors import ExtensionHostError
+from ..launch.interpreter import python_args
 
 __all__ = [
     "LAUNCHER_FILE",
@@ -53,6 +54,7 @@ ExportAction = Literal["created", "updated", "unchanged", "replaced"]
 file was there), ``replaced`` (a hand-written ``extension.mjs``, overwritten with ``--force``)."""
 
 _PYTHON_PLACEHOLDER: Final = "__RECORDED_PYTHON__"
+_ARGS_PLACEHOLDER: Final = "__LAUNCHER_ARGS__"
 
 # Plain JavaScript, no imports beyond Node's own: it must run under Copilot's Node as it is.
 _TEMPLATE: Final = (
@@ -69,6 +71,7 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const RECORDED_PYTHON = __RECORDED_PYTHON__;
+const LAUNCHER_ARGS = __LAUNCHER_ARGS__; // isolated: nothing is imported from the folder Copilot runs it in
 const python = process.env.EXTENSION_HOST_PYTHON || RECORDED_PYTHON;
 const folder = dirname(fileURLToPath(import.meta.url));
 const entry = join(folder, "extension.py");
@@ -91,7 +94,7 @@ delete env.NODE_CHANNEL_SERIALIZATION_MODE;
 
 // Its own process group, as this host starts extensions: a stop reaches what it started too, and
 // the Python launcher ends that group by itself once this process is gone (SIGKILL included).
-const child = spawn(python, ["-P", "-m", "sdk_extension", entry], { stdio: "inherit", env, detached: true });
+const child = spawn(python, [...LAUNCHER_ARGS, entry], { stdio: "inherit", env, detached: true });
 child.on("error", (error) => {
   fail(
     `cannot run Python ${python} (${error.code ?? error.message}); set EXTENSION_HOST_PYTHON ` +
@@ -155,8 +158,9 @@ class CopilotExport:
 
 def launcher_text(python: str) -> str:
     """The launcher's whole text, recording ``python`` (an absolute path) as the interpreter."""
-    # A JSON string is a valid JavaScript string literal (ASCII only, every quote escaped).
-    return _TEMPLATE.replace(_PYTHON_PLACEHOLDER, json.dumps(python))
+    # JSON is valid JavaScript here (ASCII only, every quote escaped).
+    launcher_args = json.dumps(python_args("-m", "sdk_extension"))
+    return _TEMPLATE.replace(_PYTHON_PLACEHOLDER, json.dumps(python)).replace(_ARGS_PLACEHOLDER, launcher_args)
 
 
 def export_copilot(spec: ExtensionSpec, python: str, *, force: bool = False) -> CopilotExport:

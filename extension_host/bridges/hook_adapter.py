@@ -10,9 +10,15 @@ imported only then), and turns the answer into what the agent reads: a :class:`H
 
 Guards fail closed. For a guard event (a tool about to run, a prompt about to be sent) anything
 that keeps the extensions from judging (payload too big or not JSON, a field of the wrong type,
-a host that cannot be reached or fails) is a block: exit code 2 with the reason on stderr, which
-both agents read as "do not do it", whatever they make of stdout. Other events say what went
-wrong on stderr and exit 1, which both agents show as a warning and go on.
+a host that cannot be reached, fails or stopped answering, an extension in scope that is not
+running, which the host's answer names under ``unjudged``) is a block: exit code 2 with the
+reason on stderr in one line, which both agents read as "do not do it", whatever they make of
+stdout. Other events say what went wrong on stderr and exit 1, which both agents show as a
+warning and go on. Two things only warn, in one stderr line beside the answer: a runtime
+folder that cannot be used (another user took it first) leaves the call to a host of its own,
+and the user may have let this project's calls through while an extension cannot run
+(``allowed`` in ``unjudged``). A host that did not answer in time is replaced or left alone and
+not waited for again (:mod:`.hook_health`).
 
 This module stays light to import (no event loop, no pydantic, no host): it is paid on every
 tool call. It ignores what the agents' fields mean; the tables hold that.
@@ -25,8 +31,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from ..errors import RuntimeFolderError
 from ..paths import find_project_root
-from .hook_client import METHOD_HOOK, ask_running_host
+from .hook_client import METHOD_HOOK, HostTimeoutError, HostUnreachableError, ask_running_host
+from .hook_health import check_health, replace_hung_host
 
 __all__ = [
     "EXIT_BLOCK",
@@ -105,14 +113,17 @@ def run_agent_hook(
     project_root: Path | None,
     *,
     one_shot: Callable[[Path, dict[str, Any]], dict[str, Any]] | None = None,
+    background: Callable[[Path, dict[str, Any]], dict[str, Any] | None] | None = None,
 ) -> HookReply:
     """Answer one hook call of ``agent`` for ``event`` with payload ``stdin``; never raises.
 
     The project is the one containing ``project_root`` (``None``: the working directory, where
     the agents run their hooks).
 
-    ``one_shot(root, params)`` runs the request when no host runs for the project (default:
-    a host started for this call, :func:`.hook_one_shot.run_once`).
+    With no host on the project's control socket, ``background(root, params)`` may start one
+    and ask it (``None``: it did not); else ``one_shot(root, params)`` runs the request in a
+    host of its own (default :func:`.hook_one_shot.run_once`). A runtime folder that cannot be
+    used leaves the call to ``one_shot`` with a warning line.
     """
     row = agent.events.get(event)
     if row is None:
@@ -127,24 +138,50 @@ def run_agent_hook(
         return _failed(agent, row, f"the {agent.display_name} {event} payload on stdin {exc}")
     except Exception as exc:  # a payload no row foresaw must not crash a guard open
         return _failed(agent, row, f"the {agent.display_name} {event} payload could not be read: {exc!r}")
+    note = ""
     try:
         project_root = find_project_root(project_root)
-        answer = ask_running_host(project_root, METHOD_HOOK, params)
-        if answer is None:
-            if one_shot is None:
-                from .hook_one_shot import run_once
-
-                one_shot = run_once
-            answer = one_shot(project_root, params)
+        answer, note = _ask(project_root, params, one_shot, background)
     except Exception as exc:  # every failure is an answer: a guard must deny, not crash through
         where = f"of {project_root} " if project_root is not None else ""
         return _failed(agent, row, f"the extensions {where}could not be asked: {exc}")
     if not isinstance(answer, dict):
-        return _failed(agent, row, f"the host answered {METHOD_HOOK} with {answer!r}, not an object")
+        return _failed(agent, row, f"the host answered {METHOD_HOOK} with {answer!r}, not an object", note)
+    unjudged = answer.get("unjudged") if row.guard else None
+    if unjudged is not None:
+        if not isinstance(unjudged, dict) or not isinstance(unjudged.get("message"), str) or not unjudged["message"]:
+            return _failed(agent, row, f"the host's answer to {METHOD_HOOK} has an unreadable 'unjudged'", note)
+        if unjudged.get("allowed") is not True:
+            return _failed(agent, row, unjudged["message"], note)
+        note = "; ".join(filter(None, (unjudged["message"], note)))
     try:
-        return row.reply(payload, answer)
+        reply = row.reply(payload, answer)
     except Exception as exc:  # an answer of an unexpected shape is no answer: a guard must still deny
-        return _failed(agent, row, f"the host's answer to {METHOD_HOOK} could not be read: {exc!r}")
+        return _failed(agent, row, f"the host's answer to {METHOD_HOOK} could not be read: {exc!r}", note)
+    return _noted(agent, row, reply, note)
+
+
+def _ask(
+    root: Path,
+    params: dict[str, Any],
+    one_shot: Callable[[Path, dict[str, Any]], dict[str, Any]] | None,
+    background: Callable[[Path, dict[str, Any]], dict[str, Any] | None] | None,
+) -> tuple[Any, str]:
+    """The answer to ``params``, and what to warn about how it was got ("" when nothing)."""
+    if one_shot is None:
+        from .hook_one_shot import run_once
+
+        one_shot = run_once
+    try:
+        check_health(root)  # a host that stopped answering is not waited for again
+        answer = ask_running_host(root, METHOD_HOOK, params)
+        if answer is None and background is not None:
+            answer = background(root, params)
+    except RuntimeFolderError as exc:
+        return one_shot(root, params), f"{exc}; answered by a host started for this call"
+    except HostTimeoutError as exc:
+        raise HostUnreachableError(replace_hung_host(root, exc)) from None
+    return (answer if answer is not None else one_shot(root, params)), ""
 
 
 def _payload(stdin: bytes) -> dict[str, Any]:
@@ -159,10 +196,26 @@ def _payload(stdin: bytes) -> dict[str, Any]:
     return payload
 
 
-def _failed(agent: HookAgent, row: AgentEvent, why: str) -> HookReply:
+def _failed(agent: HookAgent, row: AgentEvent, why: str, note: str = "") -> HookReply:
+    from ..visible import safe_cell  # one line, nothing a terminal acts on; compiled only when needed
+
+    why = "; ".join(filter(None, (why, note)))
     if row.guard:
-        return HookReply(stderr=f"blocked by the project's extensions (failing closed): {why}\n", exit_code=EXIT_BLOCK)
-    return HookReply(stderr=f"extensions hook {agent.name} {row.event}: {why}\n", exit_code=EXIT_WARNING)
+        return HookReply(
+            stderr=f"blocked by the project's extensions (failing closed): {safe_cell(why)}\n", exit_code=EXIT_BLOCK
+        )
+    return HookReply(stderr=f"extensions hook {agent.name} {row.event}: {safe_cell(why)}\n", exit_code=EXIT_WARNING)
+
+
+def _noted(agent: HookAgent, row: AgentEvent, reply: HookReply, note: str) -> HookReply:
+    """``reply`` with ``note`` as a warning: on its stderr line if it has one, else as its own line."""
+    if not note:
+        return reply
+    from ..visible import safe_cell
+
+    if reply.stderr:
+        return reply._replace(stderr=f"{reply.stderr.rstrip()}; also: {safe_cell(note)}\n")
+    return reply._replace(stderr=f"extensions hook {agent.name} {row.event}: warning: {safe_cell(note)}\n")
 
 
 def field(payload: Mapping[str, Any], name: str, kind: type, *, required: bool = True) -> Any:

@@ -10,7 +10,10 @@ run on an :class:`~extension_host.ExtensionHost`; it ignores any agent's own for
 ``hook`` is the wire name of a hook point (``preToolUse``, ``postToolUse``,
 ``userPromptSubmitted``, ``sessionStart``, ``sessionEnd``). The answer has only the keys that
 apply: ``decision`` (``allow``/``ask``/``deny``), ``reason``, ``decidedBy``, ``modifiedArgs``,
-``modifiedPrompt``, ``modifiedResult`` (text), ``additionalContext``, ``sessionSummary``.
+``modifiedPrompt``, ``modifiedResult`` (text), ``additionalContext``, ``sessionSummary``, and for
+the two guard hook points ``unjudged`` (``{message, extensions, allowed}``) when extensions that
+should be running are not, so they judged nothing (:mod:`extension_host.hooks.unjudged`):
+``allowed`` when the user let this project's calls through meanwhile.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from sdk_extension.wire.connection import RpcError
 from sdk_extension.wire.protocol import INVALID_PARAMS
 from sdk_extension.wire.results import ToolResult
 
+from ..errors import TrustFileError
+from ..hooks.unjudged import unjudged_answer
 from ..host import ExtensionHost
 from .hook_client import METHOD_HOOK
 
@@ -105,6 +110,7 @@ async def run_hook_call(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
             decidedBy=check.decided_by,
             modifiedArgs=check.arguments,
             additionalContext=check.additional_context,
+            unjudged=_unjudged(host),
         )
     if hook == "postToolUse":
         given = call["toolResult"]
@@ -123,12 +129,26 @@ async def run_hook_call(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
             decidedBy=outcome.rejected_by,
             modifiedPrompt=outcome.prompt if outcome.prompt != prompt else None,
             additionalContext=outcome.additional_context,
+            unjudged=_unjudged(host),
         )
     if hook == "sessionStart":
         started = await host.start_session(call.get("source", "startup"))
         return _compact(additionalContext=started.additional_context)
     ended = await host.end_session(call.get("reason", "complete"))
     return _compact(sessionSummary=ended.session_summary)
+
+
+def _unjudged(host: ExtensionHost) -> dict[str, Any] | None:
+    """What the extensions that are not running did not judge, once the hooks have run; the
+    user's trust record says whether the call may go through all the same (unreadable: no)."""
+    missing = host.not_running
+    if not missing:
+        return None
+    try:
+        allowed = host.trust_store.failed_guards_allowed(host.project_root)
+    except TrustFileError:
+        allowed = False
+    return unjudged_answer(missing, allowed)
 
 
 def _compact(**fields: Any) -> dict[str, Any]:

@@ -8,12 +8,16 @@ alone, and the listener must run as the user). It frames JSON-RPC as the extensi
 does (``Content-Length`` header, UTF-8 JSON); the framing is written out here because the
 shared framing module comes with the SDK package's imports.
 
-It owns one request and its answer; what the request means is :mod:`.hook_calls`'s.
+It owns one request and its answer, and how long it waits for it (:func:`hook_request_timeout`:
+50 s, or less through ``$EXTENSION_HOST_HOOK_TIMEOUT``), telling a host that did not answer in
+time (:class:`HostTimeoutError`, with the listener's pid) from one that failed; what the request
+means is :mod:`.hook_calls`'s, and what follows a timeout is :mod:`.hook_health`'s.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import stat
@@ -23,14 +27,17 @@ from typing import Any, Final
 
 from ..errors import ExtensionHostError
 from ..paths import control_socket_path
-from ..private_socket import check_private_folder, peer_uid
+from ..private_socket import check_private_folder, peer_pid, peer_uid
 
 __all__ = [
     "HOOK_REQUEST_TIMEOUT",
+    "HOOK_TIMEOUT_ENV",
     "MAX_HOOK_ANSWER_BYTES",
     "METHOD_HOOK",
+    "HostTimeoutError",
     "HostUnreachableError",
     "ask_running_host",
+    "hook_request_timeout",
 ]
 
 METHOD_HOOK: Final = "host.hook"
@@ -39,6 +46,8 @@ METHOD_HOOK: Final = "host.hook"
 HOOK_REQUEST_TIMEOUT: Final = 50.0
 """Seconds a hook command waits for the running host's answer: under the 60 s both agents give
 a hook command by default, so a guard still denies in time rather than being killed."""
+HOOK_TIMEOUT_ENV: Final = "EXTENSION_HOST_HOOK_TIMEOUT"
+"""Seconds to wait instead of :data:`HOOK_REQUEST_TIMEOUT`; only a shorter wait is taken."""
 MAX_HOOK_ANSWER_BYTES: Final = 16 * 1024 * 1024
 """Largest answer read from the host (the control socket's own message limit)."""
 _MAX_HEADER_BYTES: Final = 1024
@@ -48,15 +57,43 @@ class HostUnreachableError(ExtensionHostError):
     """A host seems to run for the project (its socket is there) but did not answer usefully."""
 
 
-def ask_running_host(project_root: Path, method: str, params: Any, timeout: float = HOOK_REQUEST_TIMEOUT) -> Any:
+class HostTimeoutError(HostUnreachableError):
+    """The host listening on the project's socket (process ``pid``, where the kernel says) did
+    not answer ``method`` within ``timeout`` seconds, or did not even take the connection."""
+
+    def __init__(self, method: str, timeout: float, pid: int | None) -> None:
+        who = f" (pid {pid})" if pid is not None else ""
+        super().__init__(f"the host{who} did not answer {method} within {timeout:g} s")
+        self.method = method
+        self.timeout = timeout
+        self.pid = pid
+
+
+def hook_request_timeout() -> float:
+    """The wait for a host's answer: ``$EXTENSION_HOST_HOOK_TIMEOUT`` seconds when that is a
+    positive number below :data:`HOOK_REQUEST_TIMEOUT`, else that. Never longer: past the
+    agents' own limit the command would be killed, which both read as "carry on"."""
+    try:
+        timeout = float(os.environ.get(HOOK_TIMEOUT_ENV, ""))
+    except ValueError:
+        return HOOK_REQUEST_TIMEOUT
+    return timeout if math.isfinite(timeout) and 0 < timeout < HOOK_REQUEST_TIMEOUT else HOOK_REQUEST_TIMEOUT
+
+
+def ask_running_host(project_root: Path, method: str, params: Any, timeout: float | None = None) -> Any:
     """Send one request to the host running for ``project_root``; returns its result, or
     ``None`` when no host runs for the project (no socket, or nobody listens on it).
+    ``timeout``: seconds to wait (default :func:`hook_request_timeout`).
 
     Raises:
-        HostUnreachableError: the socket is there but the host refused, failed, answered with
-            an error, or did not answer within ``timeout`` seconds.
-        ExtensionHostError: the runtime folder or the listener is not the user's own.
+        HostTimeoutError: the host did not take the connection or answer within ``timeout``.
+        HostUnreachableError: the socket is there but the host refused, failed or answered
+            with an error.
+        RuntimeFolderError: the runtime folder is not the user's own.
+        ExtensionHostError: the listener is not the user's own.
     """
+    if timeout is None:
+        timeout = hook_request_timeout()
     path = control_socket_path(project_root)
     if not check_private_folder(path.parent):
         return None
@@ -73,15 +110,17 @@ def ask_running_host(project_root: Path, method: str, params: Any, timeout: floa
             sock.connect(os.fspath(path))
         except (FileNotFoundError, ConnectionRefusedError):
             return None  # a socket left behind by a host that is gone
+        except TimeoutError:
+            raise HostTimeoutError(method, timeout, None) from None  # it does not even accept
         except OSError as exc:
             raise HostUnreachableError(f"cannot connect to the host's control socket {path}: {exc}") from exc
-        _check_listener(path, sock)
+        pid = _check_listener(path, sock)
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
         try:
             sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
             answer = _read_message(sock, deadline)
         except TimeoutError:
-            raise HostUnreachableError(f"the host did not answer {method} within {timeout:g} s") from None
+            raise HostTimeoutError(method, timeout, pid) from None
         except OSError as exc:
             raise HostUnreachableError(f"the host's control connection broke during {method}: {exc}") from exc
     if not isinstance(answer, dict):
@@ -93,15 +132,18 @@ def ask_running_host(project_root: Path, method: str, params: Any, timeout: floa
     return answer.get("result")
 
 
-def _check_listener(path: Path, sock: socket.socket) -> None:
+def _check_listener(path: Path, sock: socket.socket) -> int | None:
+    """Refuse a listener of another user; the listener's pid, where the kernel says."""
     try:
         uid = peer_uid(sock)
+        pid = peer_pid(sock)
     except OSError as exc:
         raise ExtensionHostError(f"cannot tell who listens on the control socket {path}: {exc}") from exc
     if uid is not None and uid != os.geteuid():
         raise ExtensionHostError(
             f"the control socket {path} is served by a process of uid {uid}, not by you; remove {path}"
         )
+    return pid
 
 
 def _read_message(sock: socket.socket, deadline: float) -> Any:

@@ -12,7 +12,9 @@ Hook commands that race for the first call take a lock (``flock`` on a file besi
 socket, in the private runtime folder): one starts the host, the others find it answering.
 The pid of the host it started is written beside the lock, for :func:`stop_background_host`
 (``extensions hook stop``), which stops only the host that is both named there and answering
-the project's socket with that pid (never an ``extensions dev`` or a recycled pid).
+the project's socket with that pid (never an ``extensions dev`` or a recycled pid), and for
+:func:`stop_hung_background_host`, which ends it when it takes connections but stopped
+answering (:mod:`.hook_health`), again only when the kernel names it as the socket's listener.
 
 It owns the start, the lock, the pid file and the stop; imports stay light (no event loop, no
 host), as everything a hook command imports is paid per call.
@@ -24,12 +26,13 @@ import contextlib
 import math
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any, Final
 
+from ..launch.interpreter import python_command
 from ..paths import control_socket_path, project_logs_dir, user_home
+from ..private_files import write_private
 from ..private_socket import check_private_folder, make_private_folder
 from .hook_client import ask_running_host
 
@@ -39,11 +42,13 @@ __all__ = [
     "HOOK_HOST_LOG_NAME",
     "HOOK_HOST_START_TIMEOUT",
     "HOOK_HOST_STOP_TIMEOUT",
+    "HUNG_HOST_STOP_GRACE",
     "ask_background_host",
     "background_host_pid",
     "hook_host_idle",
     "start_background_host",
     "stop_background_host",
+    "stop_hung_background_host",
 ]
 
 HOOK_HOST_IDLE_ENV: Final = "EXTENSION_HOST_HOOK_IDLE"
@@ -57,6 +62,9 @@ starting) to answer; past it the call runs in a host of its own. With the call's
 this stays under the 60 s both agents give a hook command."""
 HOOK_HOST_STOP_TIMEOUT: Final = 15.0
 """Seconds ``extensions hook stop`` waits for the background host to exit."""
+HUNG_HOST_STOP_GRACE: Final = 2.0
+"""Seconds a background host that stopped answering gets to exit after SIGTERM, then again
+after SIGKILL: the hook command that found it waits for that within the agents' limit."""
 HOOK_HOST_LOG_NAME: Final = "hook-host.log"
 """The background host's own output, in the project's logs folder."""
 _POLL: Final = 0.05
@@ -153,7 +161,8 @@ def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, d
 
     logs = project_logs_dir(user_home(home), project_root)
     logs.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "extension_host.bridges.hook_host", os.fspath(project_root), "--idle", repr(idle)]
+    # Isolated (-P): it runs in the project's folder, whose own extension_host/ it must not import.
+    argv = [*python_command("-m", "extension_host.bridges.hook_host", os.fspath(project_root), "--idle", repr(idle))]
     if home is not None:
         argv += ["--home", os.fspath(home)]
     read_end, write_end = os.pipe()
@@ -170,7 +179,7 @@ def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, d
             )
         os.close(write_end)
         write_end = -1
-        pid_path.write_text(f"{process.pid}\n")
+        write_private(pid_path, f"{process.pid}\n".encode())
         ready = b""
         remaining = deadline - time.monotonic()
         if remaining > 0 and select.select([read_end], [], [], remaining)[0]:
@@ -227,3 +236,39 @@ def stop_background_host(project_root: Path) -> int | None:
     with contextlib.suppress(FileNotFoundError):
         _files(project_root)[1].unlink()
     return pid
+
+
+def stop_hung_background_host(project_root: Path, pid: int | None) -> bool:
+    """End the project's background host if it is process ``pid``, the listener that stopped
+    answering: SIGTERM (with SIGCONT, so a stopped one can act on it), then SIGKILL to its
+    process group; True once it has exited. Any other process (an ``extensions dev``, a server,
+    an application's host, or a ``pid`` the pid file does not name) is left alone: False."""
+    pid_path = _files(project_root)[1]
+    try:
+        recorded = int(pid_path.read_text().strip())
+    except (OSError, ValueError):
+        return False
+    if pid is None or pid != recorded:
+        return False
+    import select
+
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        pidfd = -1
+    try:
+        if pidfd >= 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGCONT)
+            if not select.select([pidfd], [], [], HUNG_HOST_STOP_GRACE)[0]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)  # its own session: it leads its process group
+                if not select.select([pidfd], [], [], HUNG_HOST_STOP_GRACE)[0]:
+                    return False
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
+    with contextlib.suppress(FileNotFoundError):
+        pid_path.unlink()
+    return True

@@ -16,7 +16,8 @@
   entries (from the level the client set with ``logging/setLevel``).
 
 It serves over stdio (:meth:`McpBridge.serve_stdio`, one client) or streamable HTTP on a
-loopback socket (:meth:`McpBridge.serve_http`, every client that initialized gets the
+loopback socket (:meth:`McpBridge.serve_http`: every request must carry the token as
+``Authorization: Bearer``, or is answered 401; every client that initialized gets the
 notifications). Notifications go out from one task in the order the host made them, at most
 :data:`MAX_QUEUED_NOTIFICATIONS` waiting; past that, log entries are dropped and counted (the
 list changes never are). Clients of the spec's 2026-07-28 revision, which has no handshake
@@ -45,6 +46,7 @@ from mcp.server.stdio import stdio_server
 from ..context import SendHandler
 from ..errors import UnknownToolError
 from ..host import ExtensionHost
+from ..tokens import bearer_token, token_matches
 from .mcp_shapes import (
     COMMAND_ARGUMENT,
     LogEntry,
@@ -131,16 +133,18 @@ class McpBridge:
         )
         await self._serving(self.server.run(read, write, options))
 
-    async def serve_http(self, sock: socket.socket) -> None:
-        """Serve MCP clients over streamable HTTP at ``/mcp`` on ``sock`` (bound and listening,
-        on loopback) until cancelled; then the server shuts down gracefully.
+    async def serve_http(self, sock: socket.socket, token: str) -> None:
+        """Serve MCP clients that send ``token`` over streamable HTTP at ``/mcp`` on ``sock``
+        (bound and listening, on loopback) until cancelled; then the server shuts down gracefully.
 
-        The SDK's app checks the ``Host`` and ``Origin`` headers of loopback servers, so a web
-        page cannot reach it through DNS rebinding. Every client that initialized gets the
-        notifications (the last :data:`MAX_HTTP_CLIENTS` of them).
+        Every request must carry ``Authorization: Bearer <token>`` (compared in constant time),
+        or is answered 401 with ``WWW-Authenticate: Bearer``: other users of the machine reach
+        a loopback port too. The SDK's app checks the ``Host`` and ``Origin`` headers of
+        loopback servers, so a web page cannot reach it through DNS rebinding. Every client
+        that initialized gets the notifications (the last :data:`MAX_HTTP_CLIENTS` of them).
         """
         host = sock.getsockname()[0]
-        app = self.server.streamable_http_app(host=host)  # loopback: Host and Origin are checked
+        app = _BearerGate(self.server.streamable_http_app(host=host), token)  # loopback: Host and Origin checked
         config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=HTTP_SHUTDOWN_SECONDS)
         server = _QuietServer(config)
         task = asyncio.ensure_future(server.serve(sockets=[sock]))
@@ -279,6 +283,32 @@ class McpBridge:
         for session in tuple(self._sessions):
             # Best effort: a client that went away (HTTP) drops it, and the others still get it.
             await session.send_notification(item)
+
+
+class _BearerGate:
+    """An ASGI app in front of another that lets through only HTTP requests with one
+    ``Authorization: Bearer <token>`` header; the others are answered 401."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self._app = app
+        self._token = token
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = [value for name, value in scope["headers"] if name == b"authorization"]
+            offered = bearer_token(given[0].decode("latin-1")) if len(given) == 1 else None
+            if not token_matches(offered, self._token):
+                await send({"type": "http.response.start", "status": 401, "headers": _UNAUTHORIZED_HEADERS})
+                await send({"type": "http.response.body", "body": _UNAUTHORIZED_BODY})
+                return
+        await self._app(scope, receive, send)
+
+
+_UNAUTHORIZED_HEADERS: Final = [
+    (b"www-authenticate", b'Bearer realm="extensions"'),
+    (b"content-type", b"text/plain; charset=utf-8"),
+]
+_UNAUTHORIZED_BODY: Final = b"this server needs its token: send 'Authorization: Bearer <token>'\n"
 
 
 class _QuietServer(uvicorn.Server):

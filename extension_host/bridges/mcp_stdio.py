@@ -8,43 +8,43 @@ private descriptors while it serves and points fd 0 at the null device and fd 1 
 nothing else in the process (a stray ``print``, a child that inherits them) can read the
 client's messages or write onto the protocol stream; both are put back on exit. When stdin or
 stdout is not a pipe, socket or terminal (a file), it yields ``None`` and the caller falls back
-on the SDK's threads. It knows descriptors and asyncio; not MCP messages.
+on the SDK's threads.
+
+It refuses one kind of line itself: one nested deeper than
+:data:`~sdk_extension.wire.nesting.MAX_DEPTH` levels, which the SDK would drop without a word
+(its parser gives up on deep nesting) while the client waits for an answer forever. Such a line
+is answered here with ``PARSE_ERROR``, with the request's id when it comes before anything
+nested (``{"jsonrpc": "2.0", "id": 7, "method": ...}``), else ``null``, and never reaches the
+SDK; the next line is read as usual. It knows descriptors, asyncio and the JSON-RPC envelope;
+not MCP messages.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import re
 import stat
 import sys
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
-__all__ = ["MAX_LINE_BYTES", "LineReader", "LineWriter", "claimed_stdio"]
+from sdk_extension.wire.nesting import MAX_DEPTH, TooDeep, loads
+from sdk_extension.wire.protocol import PARSE_ERROR
+
+__all__ = ["MAX_LINE_BYTES", "LineReader", "LineWriter", "claimed_stdio", "too_deep_answer"]
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 """The longest message line read from the client; a longer one ends the session (as the host's
 own 64 MiB message limit does for extensions)."""
-
-
-class LineReader:
-    """``async for line in reader``: the client's lines, as text, until end of input."""
-
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self._reader = reader
-
-    def __aiter__(self) -> LineReader:
-        return self
-
-    async def __anext__(self) -> str:
-        try:
-            line = await self._reader.readline()
-        except ValueError:  # over MAX_LINE_BYTES: no way to find the next message's start
-            raise StopAsyncIteration from None
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+_ID_SEARCH_BYTES: Final = 4096
+"""How far into a refused line its id is looked for."""
+_STRING: Final = rb'"(?:[^"\\]|\\.)*"'
+_PLAIN_MEMBER: Final = rb"\s*" + _STRING + rb"\s*:\s*(?:" + _STRING + rb"|[-+.\w]+)\s*,"
+"""A member whose value is a string, a number or a literal, and the comma after it."""
+_LEADING_ID: Final = re.compile(rb"\s*\{(?:" + _PLAIN_MEMBER + rb')*?\s*"id"\s*:\s*(-?\d+|' + _STRING + rb")\s*[,}]")
 
 
 class LineWriter:
@@ -58,6 +58,62 @@ class LineWriter:
 
     async def flush(self) -> None:
         await self._writer.drain()  # waits only while the client is not reading
+
+
+class LineReader:
+    """``async for line in reader``: the client's lines, as text, until end of input; a line
+    nested too deeply is answered on ``writer`` instead (:func:`too_deep_answer`)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: LineWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+
+    def __aiter__(self) -> LineReader:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            try:
+                line = await self._reader.readline()
+            except ValueError:  # over MAX_LINE_BYTES: no way to find the next message's start
+                raise StopAsyncIteration from None
+            if not line:
+                raise StopAsyncIteration
+            answer = too_deep_answer(line)
+            if answer is None:
+                return line.decode("utf-8", errors="replace")
+            # Whole lines, like the SDK's: the two writers' lines never interleave.
+            await self._writer.write(answer)
+            await self._writer.flush()
+
+
+def too_deep_answer(line: bytes) -> str | None:
+    """The error line that answers ``line`` when it nests deeper than
+    :data:`~sdk_extension.wire.nesting.MAX_DEPTH` levels; ``None`` for any other line."""
+    if line.count(b"{") + line.count(b"[") <= MAX_DEPTH:
+        return None  # every level opens with a bracket: most lines are settled here
+    try:
+        loads(line)
+    except TooDeep as exc:
+        message = f"the message is {exc} (arrays and objects); it was not read"
+    except ValueError:
+        return None  # not JSON: the SDK's to refuse
+    else:
+        return None
+    error = {"code": PARSE_ERROR, "message": message}
+    return json.dumps({"jsonrpc": "2.0", "id": _leading_id(line), "error": error}) + "\n"
+
+
+def _leading_id(line: bytes) -> int | str | None:
+    """The id of a request whose ``"id"`` comes before anything nested, read without parsing it."""
+    found = _LEADING_ID.match(line, 0, _ID_SEARCH_BYTES)
+    if found is None:
+        return None
+    try:
+        value = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, (int, str)) else None
 
 
 def _flush_stdout() -> None:
@@ -98,8 +154,8 @@ async def claimed_stdio() -> AsyncIterator[tuple[LineReader, LineWriter] | None]
             asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
         )
         transports.append(write_transport)
-        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
-        yield LineReader(reader), LineWriter(writer)
+        lines_out = LineWriter(asyncio.StreamWriter(write_transport, protocol, None, loop))
+        yield LineReader(reader, lines_out), lines_out
     finally:
         for transport in transports:
             transport.close()

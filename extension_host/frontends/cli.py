@@ -1,5 +1,8 @@
 """The ``extensions`` command: parse, call the host or the scaffolder, print. No logic of its own.
 
+A command's options may come before, between or after its names (``extensions grant --revoke
+NAME VAR``, ``extensions grant NAME VAR --revoke``): see :class:`_CommandParser`.
+
 Exit codes: 0 success; 1 the operation failed (an extension failed to load, a tool call did
 not succeed); 2 bad usage (unknown option, bad name, bad JSON, a ``--root`` that is not a
 folder); 141 stdout was closed before everything was printed (``extensions list | head -1``:
@@ -31,6 +34,7 @@ from ..control import (
 )
 from ..errors import ExtensionHostError, ProjectRootError, ScaffoldError, SessionIdError
 from ..hooks.runner import HookRecord
+from ..hooks.unjudged import ALLOW_FAILED_GUARDS_OPTION
 from ..host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
 from ..info import ExtensionInfo, ToolInfo
 from ..outcomes import ReloadOutcome
@@ -85,6 +89,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+class _CommandParser(argparse.ArgumentParser):
+    """A command's parser: its options may come anywhere among its names (argparse's intermixed
+    parsing); a command made of sub-commands (``sessions``, ``hook``) parses as usual."""
+
+    _intermixing = False
+
+    def parse_known_args(  # type: ignore[override]  # one method for typeshed's overloads
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        nested = any(action.nargs in (argparse.PARSER, argparse.REMAINDER) for action in self._get_positional_actions())
+        if self._intermixing or nested:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True  # the intermixed parse calls this method for each of its passes
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="extensions", description="Discover, run and call extensions of an AI coding agent."
@@ -102,7 +125,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help=f"how long each extension has to join (default: {DEFAULT_READINESS_TIMEOUT:g})",
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
 
     def command(name: str, run: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
@@ -152,11 +175,19 @@ def _parser() -> argparse.ArgumentParser:
 
     sub = command("trust", trust, "trust this project, so that its own extensions run (they do not until you do)")
     sub.add_argument("--revoke", action="store_true", help="withdraw the trust: its extensions stop running")
+    sub.add_argument(
+        ALLOW_FAILED_GUARDS_OPTION,
+        action="store_true",
+        help="let Claude Code and Gemini CLI calls through (with a warning) while one of the extensions "
+        "cannot run; without it they are blocked (this decision only: trusting again without it ends it)",
+    )
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     sub = command("grant", grant, "let an extension have sensitive environment variables it asks for")
     sub.add_argument("name", help="extension name or id (project:NAME, user:NAME)")
-    sub.add_argument("variables", nargs="*", metavar="VAR", help="variable names (none: show what it is granted)")
+    sub.add_argument(
+        "variables", nargs="*", default=[], metavar="VAR", help="variable names (none: show what it is granted)"
+    )
     sub.add_argument("--revoke", action="store_true", help="take these variables back")
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
 

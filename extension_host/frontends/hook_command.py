@@ -43,23 +43,32 @@ def run_hook(agent_name: str, event: str, root: Path | None = None, home: Path |
 
     With no host running for the project, the project's background host is started (user
     extensions from ``home``; :mod:`extension_host.bridges.hook_host_start`) and asked; if it
-    is turned off or does not come up, a host is started for this call and stopped after it.
+    is turned off, does not come up, or the runtime folder cannot be used, a host is started
+    for this call and stopped after it.
     """
     hook_agent = agent(agent_name)
     stdin = sys.stdin.buffer.read(MAX_HOOK_INPUT_BYTES + 1) if sys.stdin is not None else b""
 
-    def one_shot(project_root: Path, params: dict[str, Any]) -> dict[str, Any]:
+    def background(project_root: Path, params: dict[str, Any]) -> dict[str, Any] | None:
         from ..bridges.hook_host_start import ask_background_host
 
         answer: dict[str, Any] | None = ask_background_host(project_root, METHOD_HOOK, params, home)
-        if answer is not None:
-            return answer
-        from ..bridges.hook_one_shot import run_once  # the background host is off or did not come up
+        return answer
+
+    def one_shot(project_root: Path, params: dict[str, Any]) -> dict[str, Any]:
+        from ..bridges.hook_one_shot import run_once  # the background host is off, did not come up, or cannot be
 
         return run_once(project_root, params, home)
 
     # The root is resolved inside: a root that cannot be used is an answer (a guard blocks), not a crash.
-    reply = run_agent_hook(hook_agent, event, stdin, Path(root) if root is not None else None, one_shot=one_shot)
+    reply = run_agent_hook(
+        hook_agent,
+        event,
+        stdin,
+        Path(root) if root is not None else None,
+        one_shot=one_shot,
+        background=background,
+    )
     if reply.stdout:
         sys.stdout.write(reply.stdout)
         sys.stdout.flush()
@@ -134,8 +143,10 @@ def _install(args: Any) -> int:
     from .output import EXIT_OK, print_json, say
 
     hook_agent = agent(args.target)
-    path = settings_path(hook_agent, find_project_root(args.root), user=args.user)
-    change = plan_install(hook_agent, path)  # an unusable file raises ExtensionHostError: exit 1, one line
+    root = find_project_root(args.root)
+    path = settings_path(hook_agent, root, user=args.user)
+    # An unusable file, or a place that may not be written, raises ExtensionHostError: exit 1, one line.
+    change = plan_install(hook_agent, path, None if args.user else root)
     if change.changed and not args.dry_run:
         change.write()
     if args.json:

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final
 
-from ..control import ControlClient, connect_to_host
+from ..control import ControlClient, connect_to_every_host, connect_to_host
 from ..errors import ExtensionHostError, UnknownExtensionError, UnknownToolError
 from ..host import ExtensionHost
 from ..info import ExtensionInfo
@@ -102,24 +102,38 @@ async def ask_host_or_load(
         await client.close()
 
 
-async def tell_running_host(args: argparse.Namespace, method: str, params: Any) -> list[ReloadOutcome] | None:
-    """Ask the host running for the project, if any, to apply a decision just recorded; its
-    outcomes (``None``: no host runs, or it could not be told, which is said on stderr)."""
+async def tell_running_host(
+    args: argparse.Namespace, method: str, params: Any, *, every_project: bool = False
+) -> list[ReloadOutcome] | None:
+    """Ask the host running for the project, if any, to apply a decision just recorded (with
+    ``every_project``, the host of every project that has one: a user extension's grants hold
+    in every project); their outcomes (``None``: no host runs, or none could be told, which is
+    said on stderr)."""
+
+    def unreachable(exc: ExtensionHostError) -> None:
+        say(render.error_line(f"the decision is recorded, but a running host cannot be told: {exc}"), err=True)
+
     try:
-        client = await connect_to_host(args.root)
+        if every_project:
+            clients = await connect_to_every_host(lambda _path, exc: unreachable(exc))
+        else:
+            clients = [client for client in [await connect_to_host(args.root)] if client is not None]
     except ExtensionHostError as exc:
-        say(render.error_line(f"the decision is recorded, but the running host cannot be told: {exc}"), err=True)
+        unreachable(exc)
         return None
-    if client is None:
-        return None
-    try:
-        answer = await client.request(method, params, timeout=None)
-    except ExtensionHostError as exc:
-        say(render.error_line(f"the decision is recorded, but the running host did not apply it: {exc}"), err=True)
-        return None
-    finally:
-        await client.close()
-    return [ReloadOutcome.from_json(item) for item in answer["outcomes"]]
+
+    async def tell(client: ControlClient) -> list[ReloadOutcome] | None:
+        try:
+            answer = await client.request(method, params, timeout=None)
+        except ExtensionHostError as exc:
+            say(render.error_line(f"the decision is recorded, but the running host did not apply it: {exc}"), err=True)
+            return None
+        finally:
+            await client.close()
+        return [ReloadOutcome.from_json(item) for item in answer["outcomes"]]
+
+    answers = [answer for answer in await asyncio.gather(*(tell(client) for client in clients)) if answer is not None]
+    return [outcome for answer in answers for outcome in answer] if answers else None
 
 
 def load_outcome(info: ExtensionInfo) -> ReloadOutcome:

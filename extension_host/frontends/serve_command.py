@@ -2,8 +2,9 @@
 
 ``--stdio`` (the default) serves one client on stdin/stdout and ends with it; ``--socket``
 serves the project's Unix socket and ``--listen HOST:PORT`` a WebSocket, both until SIGINT or
-SIGTERM. Where it listens (and the WebSocket's token, made for this start unless ``--token``
-gives one) is printed once, on stdout, as the only line there. ``--agent NAME[:ARGUMENT]`` is
+SIGTERM. Where it listens (and the WebSocket's token: from ``--token-file``, ``--token`` or
+``$EXTENSION_HOST_TOKEN``, else made for this start) is printed once, on stdout, as the only line
+there; ``--token`` costs a warning, as other users can read it with ``ps``. ``--agent NAME[:ARGUMENT]`` is
 the default agent provider of new sessions (``scripted:FILE``). Errors are one line on stderr,
 exit 1; bad usage exits 2. This module parses and prints; the server is
 :mod:`extension_host.serve`.
@@ -15,18 +16,18 @@ import argparse
 import asyncio
 import contextlib
 import os
-import secrets
 import signal
 import sys
 from typing import Any
 
-from ..errors import ExtensionHostError
+from ..errors import ExtensionHostError, TokenError
 from ..paths import find_project_root
 from ..serve.providers import PROVIDERS
 from ..serve.server import ProtocolServer, ServerOptions
 from ..serve.sessions import HostOptions
 from ..serve.transports import check_bind, serve_socket, serve_socket_path, serve_stdio, serve_websocket
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from .token_options import add_token_options, token_from, token_given
 
 __all__ = ["add_serve_command"]
 
@@ -47,7 +48,7 @@ def add_serve_command(commands: Any) -> None:
         help=f"the agent provider of new sessions and its argument, e.g. scripted:FILE (have: {', '.join(PROVIDERS)})",
     )
     parser.add_argument("--allow-remote", action="store_true", help="with --listen: accept a non-loopback address")
-    parser.add_argument("--token", help="with --listen: the token clients must give (default: a new one per start)")
+    add_token_options(parser, "--listen", token_option=True)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -66,6 +67,9 @@ def _serve(args: argparse.Namespace) -> int:
         hosts=HostOptions(args.home, args.readiness_timeout),
         default_directory=root,
     )
+    if token_given(args) and args.listen is None:
+        print("extensions serve: --token and --token-file go with --listen", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if args.listen is not None:
             host, _, port_text = str(args.listen).rpartition(":")
@@ -76,12 +80,16 @@ def _serve(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
-            check_bind(host, allow_remote=args.allow_remote, token=args.token)
-            token = args.token or secrets.token_urlsafe(24)
+            try:
+                token = token_from(args, "serve")
+            except TokenError as exc:
+                print(f"extensions serve: {exc}", file=sys.stderr)
+                return EXIT_USAGE
+            check_bind(host, allow_remote=args.allow_remote, token=token)
             return asyncio.run(
                 _listening(
                     options,
-                    lambda server, ready, stop: serve_websocket(server, host, int(port_text), token, ready, stop),
+                    lambda server, ready, stop: serve_websocket(server, host, int(port_text), token.value, ready, stop),
                 )
             )
         if args.socket:

@@ -12,6 +12,7 @@ of any size streams.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from typing import Any, Final
 
 from ..errors import SessionError, SessionIdError
@@ -64,6 +65,8 @@ def _failed(exc: SessionError) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     summaries = _store(args).summaries()
+    for summary in summaries:
+        _warn(summary.id, summary.problems)
     if args.json:
         print_json([summary.to_json() for summary in summaries])
     elif not summaries:
@@ -100,9 +103,14 @@ def _show(args: argparse.Namespace) -> int:
             say(render.json_line(event))
         else:
             say(event_line(event))
-    for problem in reader.problems:
-        say(f"session {args.id}: events.jsonl: {problem}", err=True)
+    _warn(args.id, reader.problems)
     return EXIT_OK
+
+
+def _warn(session_id: str, problems: Iterable[str]) -> None:
+    """Tell stderr which lines of a session's log were skipped, one line each."""
+    for problem in problems:
+        say(f"session {session_id}: events.jsonl: {problem}", err=True)
 
 
 def _remove(args: argparse.Namespace) -> int:

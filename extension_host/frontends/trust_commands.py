@@ -2,13 +2,16 @@
 
 Trust in a project and grants of sensitive variables are :mod:`extension_host.trust`'s records;
 these commands change them, show what the project's extensions are, and pass the decision on to
-the host running for the project (which starts, stops or restarts what the decision concerns).
+the host running for the project (which starts, stops or restarts what the decision concerns):
+a grant reloads the extension, so it asks again and gets the value; a revocation makes the host
+look at every grant again, which stops whatever holds a value taken back.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,7 @@ from ..control import METHOD_REFRESH, METHOD_RELOAD
 from ..discovery import ExtensionSpec, discover
 from ..environment import VARIABLE_NAME, is_sensitive
 from ..errors import UnknownExtensionError
+from ..hooks.unjudged import ALLOW_FAILED_GUARDS_OPTION
 from ..paths import find_project_root, user_home
 from ..trust import TrustStore
 from . import render
@@ -26,11 +30,15 @@ __all__ = ["grant", "spec_json", "trust"]
 
 
 def trust(args: argparse.Namespace) -> int:
-    """``extensions trust [--revoke]``."""
+    """``extensions trust [--revoke | --allow-failed-guards]``."""
+    allow = bool(args.allow_failed_guards)
+    if allow and args.revoke:
+        say(render.error_line(f"{ALLOW_FAILED_GUARDS_OPTION} goes with trust, not with --revoke"), err=True)
+        return EXIT_USAGE
     root = find_project_root(args.root)
     home = user_home(args.home)
     store = TrustStore(home)
-    store.set_project_trusted(root, not args.revoke)
+    store.set_project_trusted(root, not args.revoke, allow_failed_guards=allow)
     specs = [found.spec for found in discover(root, home) if found.spec.source == "project"]
     outcomes = asyncio.run(tell_running_host(args, METHOD_REFRESH, None))
     if args.json:
@@ -38,13 +46,14 @@ def trust(args: argparse.Namespace) -> int:
             {
                 "project": str(root),
                 "trusted": not args.revoke,
+                "allow_failed_guards": allow,
                 "record": str(store.path),
                 "extensions": [spec_json(spec) for spec in specs],
                 "host_outcomes": None if outcomes is None else [outcome.to_json() for outcome in outcomes],
             }
         )
     else:
-        say(render.trust_change(root, not args.revoke, specs, store.path))
+        say(render.trust_change(root, not args.revoke, specs, store.path, allow_failed_guards=allow))
         if outcomes:
             say("the running host applied it:\n" + render.reload_outcomes(outcomes))
     return EXIT_OK if outcomes is None or all(outcome.ok for outcome in outcomes) else EXIT_FAILED
@@ -69,10 +78,16 @@ def grant(args: argparse.Namespace) -> int:
     notes = [
         f"{name} is not withheld from extensions: they have it without a grant"
         for name in args.variables
-        if not args.revoke and not is_sensitive(name)
+        if not args.revoke and not is_sensitive(name, os.environ.get(name))
     ]
-    # A running host restarts the extension, so that it asks again and gets what it is granted now.
-    outcomes = asyncio.run(tell_running_host(args, METHOD_RELOAD, {"name": spec.id})) if args.variables else None
+    outcomes = None
+    if args.revoke and args.variables:
+        # The running host stops at once whatever holds a value no longer granted; a user
+        # extension's grants hold in every project, so every running host is told.
+        outcomes = asyncio.run(tell_running_host(args, METHOD_REFRESH, None, every_project=spec.source == "user"))
+    elif args.variables:
+        # It restarts the extension, so that it asks again and gets what it is granted now.
+        outcomes = asyncio.run(tell_running_host(args, METHOD_RELOAD, {"name": spec.id}))
     if args.json:
         print_json(
             {

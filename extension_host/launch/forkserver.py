@@ -25,14 +25,15 @@ import json
 import os
 import socket
 import struct
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from sdk_extension.wire.pipes import PipeReader
 
+from .interpreter import python_command
 from .lifeline import lifeline_fd
+from .logs import open_log
 from .process_groups import STOP_GRACE_SECONDS, stop_group
 
 __all__ = ["EXIT_CODE_UNKNOWN", "ForkServer", "ForkServerUnavailable", "ForkedChild", "fork_server_supported"]
@@ -239,16 +240,10 @@ class ForkServer:
     async def _start(self) -> int:
         host_end, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         read_fd, write_fd = os.pipe()
-        self._log_path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with open(self._log_path, "ab") as log:
+            with open_log(self._log_path) as log:
                 self._process = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-P",
-                    "-m",
-                    "sdk_extension._forkserver",
-                    str(server_end.fileno()),
-                    str(write_fd),
+                    *python_command("-m", "sdk_extension._forkserver", str(server_end.fileno()), str(write_fd)),
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=asyncio.subprocess.DEVNULL,
                     stderr=log,

@@ -8,6 +8,8 @@ on, keeping :data:`LOG_BACKUPS` old files. Between starts a log grows by what on
 
 Each run begins with a start line written by :mod:`extension_host.launch.process`
 (``=== <time> starting <id>: <command>``); :func:`current_run_tail` reads from the last one.
+A log holds what extensions print, secrets included: :func:`open_log` keeps it for its user
+only (mode 0600, in a 0700 folder; see :mod:`extension_host.private_files`).
 This module knows files, not processes or extensions.
 """
 
@@ -16,9 +18,11 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
-__all__ = ["LOG_BACKUPS", "LOG_MAX_BYTES", "current_run_tail", "rotate_log"]
+from ..private_files import open_private, private_folder
+
+__all__ = ["LOG_BACKUPS", "LOG_MAX_BYTES", "current_run_tail", "open_log", "rotate_log"]
 
 LOG_MAX_BYTES: Final = 4 * 1024 * 1024
 """A log this big (or bigger) is rotated when its extension next starts."""
@@ -50,6 +54,17 @@ def rotate_log(path: Path, max_bytes: int = LOG_MAX_BYTES, backups: int = LOG_BA
     except OSError:
         return False
     return True
+
+
+def open_log(path: Path) -> BinaryIO:
+    """``path`` opened for appending, readable by its user only: its folder is made private
+    (0700) if need be, the file created 0600 or made so.
+
+    Raises:
+        OSError: it cannot be opened (``ELOOP`` for a symbolic link).
+    """
+    private_folder(path.parent)
+    return os.fdopen(open_private(path, os.O_WRONLY | os.O_APPEND), "ab")
 
 
 def current_run_tail(path: Path, max_lines: int = 20) -> list[str]:

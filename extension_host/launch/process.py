@@ -17,7 +17,6 @@ import errno
 import os
 import re
 import signal
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,8 +26,9 @@ from typing import Final
 from sdk_extension.wire.pipes import PipeReader, open_pipe_writer
 
 from .forkserver import EXIT_CODE_UNKNOWN, ForkedChild, ForkServer, ForkServerUnavailable
+from .interpreter import python_command
 from .lifeline import LIFELINE_ENV, lifeline_fd
-from .logs import rotate_log
+from .logs import open_log, rotate_log
 from .process_groups import STOP_GRACE_SECONDS, GroupLeader, signal_group, stop_group
 
 __all__ = [
@@ -68,9 +68,9 @@ class LaunchSpec:
 
 
 def python_argv(entry: Path) -> tuple[str, ...]:
-    """The command line that runs a Python extension file under the SDK launcher."""
-    # -P keeps the project root off sys.path while the launcher imports sdk_extension.
-    return (sys.executable, "-P", "-m", "sdk_extension", str(entry))
+    """The command line that runs a Python extension file under the SDK launcher (isolated
+    from the project it runs in: :mod:`.interpreter`)."""
+    return python_command("-m", "sdk_extension", str(entry))
 
 
 class ExtensionProcess:
@@ -87,11 +87,17 @@ class ExtensionProcess:
         self.stdout: Final = stdout
         self.forked: Final = isinstance(process, ForkedChild)
         """Whether a fork server started it (rather than a new interpreter)."""
+        self._stopped_with: int | None = None
 
     @property
     def pid(self) -> int:
         """The process id (also its process group id)."""
         return self._process.pid
+
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` has ended its group: nothing of it runs any more."""
+        return self._stopped_with is not None
 
     @property
     def returncode(self) -> int | None:
@@ -106,10 +112,14 @@ class ExtensionProcess:
         """Stop the process and everything in its group; return its exit code.
 
         Close stdin, wait ``grace`` seconds, SIGTERM the group, wait ``grace`` more, SIGKILL
-        (:func:`~extension_host.launch.process_groups.stop_group`).
+        (:func:`~extension_host.launch.process_groups.stop_group`). Once that has ended, stopping
+        it again signals nothing: its group id may be another process's by then.
         """
+        if self._stopped_with is not None:
+            return self._stopped_with
         code = await stop_group(self._process, grace, self._close_stdin)
         self._stdout.close()
+        self._stopped_with = code
         return code
 
     def _close_stdin(self) -> None:
@@ -183,9 +193,8 @@ async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> Exte
     Raises:
         OSError: the interpreter or the working directory cannot be used.
     """
-    spec.log_path.parent.mkdir(parents=True, exist_ok=True)
     rotate_log(spec.log_path)  # the child appends directly: only a start can rotate safely
-    with open(spec.log_path, "ab") as log:
+    with open_log(spec.log_path) as log:
         started = datetime.now(UTC).isoformat(timespec="seconds")
         log.write(f"=== {started} starting {spec.extension_id}: {' '.join(spec.argv)}\n".encode())
         log.flush()

@@ -9,7 +9,9 @@ commands (by name; the description rides in the attachment's ``_meta``); a word 
 ``simple`` one (``displayKind`` ``command``) for a command.
 
 Files come from git (``git ls-files``: tracked and untracked, ignored ones left out) when
-``root`` is in a git repository, else from a walk that skips :data:`SKIPPED_FOLDERS`; hidden
+``root`` is in a git repository of a trusted project, run through :mod:`extension_host.git`
+so that nothing the repository's configuration names is executed; in an untrusted project, and
+outside git, from a walk that skips :data:`SKIPPED_FOLDERS` (git is never started there). Hidden
 folders (a name starting with ``.``) are skipped either way. The listing stops at
 :data:`MAX_LISTED_FILES` files or :data:`COMPLETION_TIME_BUDGET` seconds, and at most
 :data:`MAX_COMPLETION_ITEMS` items are returned: names that start with the typed text first,
@@ -19,7 +21,6 @@ then names that hold it, then paths that hold it. Anything else typed completes 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import time
 from collections.abc import Mapping
@@ -29,6 +30,7 @@ from typing import Any, Final
 from sdk_extension.wire.protocol import INVALID_PARAMS
 
 from ..commands import CommandInfo
+from ..git import run_git
 from .content_params import CompletionsParams, checked
 from .errors import ServeError
 
@@ -54,8 +56,11 @@ USER_MESSAGE: Final = "userMessage"
 """The one ``kind`` this server completes; other kinds get no items."""
 
 
-async def complete(params: Mapping[str, Any], *, commands: Mapping[str, CommandInfo], root: Path) -> dict[str, Any]:
-    """Answer ``completions`` (see the module): ``{"items": [CompletionItem, ...]}``.
+async def complete(
+    params: Mapping[str, Any], *, commands: Mapping[str, CommandInfo], root: Path, trusted: bool
+) -> dict[str, Any]:
+    """Answer ``completions`` (see the module): ``{"items": [CompletionItem, ...]}``. ``trusted``
+    says whether the project ``root`` lies in is trusted: only then is git asked for its files.
 
     Raises:
         ServeError: ``InvalidParams``: a missing or mistyped field, or ``offset`` past the text.
@@ -78,7 +83,7 @@ async def complete(params: Mapping[str, Any], *, commands: Mapping[str, CommandI
     if word.startswith("/") and not text[:start].strip():
         return {"items": _command_items(word[1:], commands, range_start, offset)}
     if word.startswith("@"):
-        files = await _project_files(root)
+        files = await _project_files(root, trusted)
         return {"items": _file_items(word[1:], files, root, range_start, offset)}
     return {"items": []}
 
@@ -147,51 +152,31 @@ def _file_items(typed: str, files: list[str], root: Path, start: int, end: int) 
     ]
 
 
-async def _project_files(root: Path) -> list[str]:
+async def _project_files(root: Path, trusted: bool) -> list[str]:
     """The project's files under ``root``, relative, ``/``-separated (see the module)."""
     deadline = time.monotonic() + COMPLETION_TIME_BUDGET
-    listed = await _git_files(root, deadline)
+    listed = await _git_files(root, deadline) if trusted else None
     if listed is None:
         listed = await asyncio.to_thread(_walk, root, deadline)
     return [path for path in listed if not any(part.startswith(".") for part in path.split("/")[:-1])]
 
 
 async def _git_files(root: Path, deadline: float) -> list[str] | None:
-    """``git ls-files`` under ``root``; ``None`` when it is not a git repository (or no git)."""
-    try:
-        process = await asyncio.create_subprocess_exec(
-            "git",
-            "-C",
-            str(root),
-            "ls-files",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-            "-z",
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-    except OSError:
-        return None
-    assert process.stdout is not None
-    files: list[str] = []
-    pending = b""
-    try:
-        async with asyncio.timeout_at(asyncio.get_running_loop().time() + max(0.0, deadline - time.monotonic())):
-            while len(files) < MAX_LISTED_FILES and (chunk := await process.stdout.read(65536)):
-                *whole, pending = (pending + chunk).split(b"\0")
-                files.extend(name.decode("utf-8", "replace") for name in whole)
-    except TimeoutError:
-        pass  # what was listed by then will do
-    finally:
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-        await process.wait()
-    if process.returncode not in (0, -9) and not files:
-        return None  # not a repository: walk instead
-    return list(dict.fromkeys(files[:MAX_LISTED_FILES]))
+    """``git ls-files`` under ``root`` (through :func:`~extension_host.git.run_git`); ``None``
+    when git is missing or refuses (not a repository, another user's, a bare one inside)."""
+    output = await run_git(
+        root,
+        "ls-files",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        "-z",
+        timeout=deadline - time.monotonic(),
+        limit=MAX_LISTED_FILES,
+    )
+    if output is None or output.failed:
+        return None  # not a repository git will use: walk instead
+    return list(dict.fromkeys(output.records))
 
 
 def _walk(root: Path, deadline: float) -> list[str]:

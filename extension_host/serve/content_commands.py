@@ -6,7 +6,8 @@
 :class:`~extension_host.serve.resources.Resources` (one per session, over the server's one
 :class:`~extension_host.serve.contents.ContentStore`). Which session a command is for:
 
-- ``completions``: its ``session``; the session's slash commands and working directory.
+- ``completions``: its ``session``; the session's slash commands and working directory, and
+  whether its project is trusted (git lists the files of a trusted one only).
 - a content URI (``<session URI>/content/...``): the session it is under.
 - a ``file:`` URI (``uri``, or ``source`` for a copy or a move): the session whose working
   directory holds it (the deepest one), else the server's default directory; the session's
@@ -64,7 +65,7 @@ class ContentCommands:
 
     def session_added(self, uri: str, working_directory: Path) -> None:
         """Serve the files of a new session."""
-        self._resources[uri] = Resources(working_directory, self.contents)
+        self._resources[uri] = self._resources_in(working_directory)
 
     def session_removed(self, uri: str) -> None:
         """Forget a disposed session's files and content."""
@@ -76,7 +77,8 @@ class ContentCommands:
         if not isinstance(uri, str):
             raise ServeError(INVALID_PARAMS, "completions: session: give the URI of the session being typed in")
         session = self._server.session(uri)
-        return await complete(params, commands=session.host.commands, root=session.working_directory)
+        trusted = session.host.trust.trusted  # an untrusted project's files are walked, never asked of git
+        return await complete(params, commands=session.host.commands, root=session.working_directory, trusted=trusted)
 
     def _resource_command(self, command: str, method: str) -> Callable[[Client, Any], Any]:
         async def run(client: Client, params: Any) -> Any:
@@ -90,10 +92,18 @@ class ContentCommands:
 
         return run
 
+    def _resources_in(self, root: Path) -> Resources:
+        """The resource commands in ``root``, which leave every session's working directory be."""
+        return Resources(root, self.contents, self._working_directories)
+
+    def _working_directories(self) -> list[Path]:
+        default = self._server.options.default_directory
+        return [r.root for r in self._resources.values()] + ([Path(os.path.realpath(default))] if default else [])
+
     def _for(self, uri: str, command: str) -> Resources:
         if is_content_uri(uri):
             session_uri = uri.rpartition(CONTENT_SEGMENT)[0]
-            return self._resources.get(session_uri) or Resources(Path(os.sep), self.contents)
+            return self._resources.get(session_uri) or self._resources_in(Path(os.sep))
         parts = urlsplit(uri)
         if parts.scheme == "file":
             real = Path(os.path.realpath(unquote(parts.path) or os.sep))
@@ -102,7 +112,7 @@ class ContentCommands:
                 return max(holders, key=lambda r: len(r.root.parts))
         default = self._server.options.default_directory
         if default is not None:
-            return Resources(default, self.contents)
+            return self._resources_in(default)
         raise ServeError(
             PERMISSION_DENIED,
             f"{command} {uri}: permission denied: no session of this server has it in its working directory",

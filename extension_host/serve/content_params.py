@@ -2,7 +2,8 @@
 
 ``completions`` and the ``resource*`` family, as seed 004 shapes them (camelCase, the session's
 URI in ``session``; fields the newer protocol added, such as ``resourceWrite``'s ``mode``, are
-let through and not acted on). :func:`checked` validates with pydantic, strictly (no ``"1"``
+let through and not acted on; ``resourceCopy`` and ``resourceMove`` also take
+``resourceDelete``'s ``recursive``). :func:`checked` validates with pydantic, strictly (no ``"1"``
 for ``1``), and turns a failure into one ``InvalidParams`` (-32602) :class:`ServeError` naming the
 method and the field. This module knows shapes, not files.
 """
@@ -73,11 +74,13 @@ class ResourceListParams(TypedDict):
 
 @with_config(_STRICT)
 class ResourceCopyParams(TypedDict):
-    """``resourceCopy`` and ``resourceMove``."""
+    """``resourceCopy`` and ``resourceMove``; ``recursive`` (as ``resourceDelete``'s) lets a
+    folder with something in it at the destination be replaced."""
 
     source: Uri
     destination: Uri
     failIfExists: NotRequired[bool]
+    recursive: NotRequired[bool]
 
 
 @with_config(_STRICT)

@@ -5,12 +5,17 @@ The first session a server runs in a project opens that project's control socket
 ``list``, ``inspect`` and ``reload`` in that project talk to the served session's extensions
 instead of starting their own. Only one host answers a project's socket: when another already
 does (``extensions dev``, the background host of hook commands, an earlier session of this
-server), the session runs without it. The socket closes with the session that opened it.
+server), the session runs without it. The socket closes with the session that opened it. A
+decision recorded meanwhile (``extensions trust``, ``extensions grant --revoke``) reaches every
+session of the server in the project through the one that holds the socket: the others are its
+peers.
 
 It owns that claim and its release; the answers are :mod:`extension_host.control`'s.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable
 
 from ..control import ControlServer
 from ..errors import ExtensionHostError
@@ -19,10 +24,13 @@ from ..host import ExtensionHost
 __all__ = ["claim_control_socket"]
 
 
-async def claim_control_socket(host: ExtensionHost) -> ControlServer | None:
-    """Open the control socket of ``host``'s project for it; ``None`` when another host already
-    answers there or the socket cannot be made (the session works without it)."""
-    control = ControlServer(host)
+async def claim_control_socket(
+    host: ExtensionHost, peers: Callable[[], Iterable[ExtensionHost]]
+) -> ControlServer | None:
+    """Open the control socket of ``host``'s project for it, ``peers()`` hearing of recorded
+    decisions too; ``None`` when another host already answers there or the socket cannot be
+    made (the session works without it)."""
+    control = ControlServer(host, peers=peers)
     try:
         await control.start()
     except (ExtensionHostError, OSError):

@@ -1,7 +1,7 @@
 """The client protocol's error codes, and the errors that carry them.
 
 The codes are the agent host protocol's: the JSON-RPC 2.0 ones (``-32700`` … ``-32603``) and
-its own in ``-32001`` … ``-32009``. A handler raises :class:`ServeError` (an
+its own in ``-32001`` … ``-32010``. A handler raises :class:`ServeError` (an
 :class:`~sdk_extension.wire.connection.RpcError`, so the connection answers it as one error,
 in the one place that maps exceptions to wire errors) with one of these codes and a message
 that names the session, URI or parameter at fault. This module knows codes, not transports.
@@ -14,6 +14,7 @@ from typing import Final
 from sdk_extension.wire.connection import RpcError
 
 __all__ = [
+    "ALREADY_EXISTS",
     "AUTH_REQUIRED",
     "CONTENT_NOT_FOUND",
     "NOT_FOUND",
@@ -44,6 +45,8 @@ NOT_FOUND: Final = -32008
 """The file, folder or URI does not exist."""
 PERMISSION_DENIED: Final = -32009
 """Outside what the client may touch (e.g. outside the session's working directory)."""
+ALREADY_EXISTS: Final = -32010
+"""The target exists and the command may not overwrite it (the protocol's newer ``AlreadyExists``)."""
 
 
 class ServeError(RpcError):

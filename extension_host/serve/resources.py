@@ -10,6 +10,12 @@ would need (``{"request": {"uri", "read"|"write"}}``), and that request is denie
 server grants nothing beyond the working directory. ``resourceRead`` of a content URI (see
 :mod:`extension_host.serve.contents`) is served from the :class:`ContentStore`.
 
+What a command deletes, replaces or moves is the entry the URI names: a symlink at its end is
+that entry, never what it leads to. No session's working directory (this one's, or another
+session's of the server), nor a folder holding one, is ever deleted, replaced or moved:
+``PermissionDenied``. How ``resourceCopy`` and ``resourceMove`` replace what is at the
+destination (a folder only when empty or with ``recursive``; atomically) is :mod:`.moves`'.
+
 A missing file is ``NotFound`` (-32008), an existing one where ``createOnly``/``failIfExists``
 forbids it ``AlreadyExists`` (-32010, the protocol's newer code). Sizes are bounded
 (:data:`MAX_READ_BYTES`, :data:`MAX_WRITE_BYTES`, :data:`MAX_LIST_ENTRIES`,
@@ -27,7 +33,7 @@ import mimetypes
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 from urllib.parse import unquote, urlsplit
@@ -44,10 +50,10 @@ from .content_params import (
     checked,
 )
 from .contents import ContentStore, is_content_uri
-from .errors import NOT_FOUND, PERMISSION_DENIED, ServeError
+from .errors import ALREADY_EXISTS, NOT_FOUND, PERMISSION_DENIED, ServeError
+from .moves import is_folder, transfer
 
 __all__ = [
-    "ALREADY_EXISTS",
     "MAX_COPY_BYTES",
     "MAX_LIST_ENTRIES",
     "MAX_READ_BYTES",
@@ -55,8 +61,6 @@ __all__ = [
     "Resources",
 ]
 
-ALREADY_EXISTS: Final = -32010
-"""The target exists and the command may not overwrite it (the protocol's ``AlreadyExists``)."""
 MAX_READ_BYTES: Final = 8 * 1024 * 1024
 """The largest file ``resourceRead`` returns (its base64 stays under a message's limit)."""
 MAX_WRITE_BYTES: Final = 8 * 1024 * 1024
@@ -89,11 +93,16 @@ class Resources:
     Args:
         root: the session's working directory; nothing outside it is touched.
         contents: where content by reference is kept.
+        working_directories: the working directories of every session of the server; none of
+            them, nor a folder holding one, is ever deleted, replaced or moved (``root`` never is).
     """
 
-    def __init__(self, root: Path, contents: ContentStore) -> None:
+    def __init__(
+        self, root: Path, contents: ContentStore, working_directories: Callable[[], Iterable[Path]] = tuple
+    ) -> None:
         self.root: Final = Path(os.path.realpath(root))
         self.contents: Final = contents
+        self._working_directories = working_directories
 
     async def read(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``resourceRead`` → ``{data, encoding, contentType}``."""
@@ -121,29 +130,28 @@ class Resources:
         return {"entries": await _off_loop(lambda: _list_folder(path, p["uri"]))}
 
     async def copy(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """``resourceCopy`` → ``{}``; a file or a folder (symlinks in it copied as links)."""
+        """``resourceCopy`` → ``{}``; a file or a folder (symlinks in it copied as links); what
+        it may replace, and how, is :mod:`.moves`'."""
         p = checked("resourceCopy", ResourceCopyParams, params)
         source = self._inside(p["source"], "read")
-        destination = self._inside(p["destination"], "write")
-        await _off_loop(lambda: _copy(source, destination, p, move=False))
+        destination = self._entry(p["destination"], "replaced")
+        await _off_loop(lambda: _transfer(source, destination, p, move=False))
         return {}
 
     async def move(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """``resourceMove`` → ``{}``."""
+        """``resourceMove`` → ``{}``; a symlink moves as a link; what it may replace, and how,
+        is :mod:`.moves`'."""
         p = checked("resourceMove", ResourceCopyParams, params)
-        source = self._inside(p["source"], "write")
-        destination = self._inside(p["destination"], "write")
-        if source == self.root:
-            raise _denied(p["source"], "write", f"the working directory {self.root} itself cannot be moved")
-        await _off_loop(lambda: _copy(source, destination, p, move=True))
+        source = self._entry(p["source"], "moved")
+        destination = self._entry(p["destination"], "replaced")
+        await _off_loop(lambda: _transfer(source, destination, p, move=True))
         return {}
 
     async def delete(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """``resourceDelete`` → ``{}``; a folder that is not empty needs ``recursive``."""
+        """``resourceDelete`` → ``{}``; a folder that is not empty needs ``recursive``; a
+        symlink is deleted itself, not what it leads to."""
         p = checked("resourceDelete", ResourceDeleteParams, params)
-        path = self._inside(p["uri"], "write")
-        if path == self.root:
-            raise _denied(p["uri"], "write", f"the working directory {self.root} itself cannot be deleted")
+        path = self._entry(p["uri"], "deleted")
         await _off_loop(lambda: _delete(path, p.get("recursive", False), p["uri"]))
         return {}
 
@@ -173,6 +181,30 @@ class Resources:
         if real != self.root and self.root not in real.parents:
             raise _denied(uri, access, f"it lies outside the session's working directory {self.root}")
         return real
+
+    def _entry(self, uri: str, change: str) -> Path:
+        """The entry ``uri`` names, to be ``change``d (deleted, replaced, moved): as
+        :meth:`_inside` judges it, but a symlink at its end is the entry itself, not where it
+        leads.
+
+        Raises:
+            ServeError: as :meth:`_inside`; ``PermissionDenied`` for a session's working
+                directory or a folder that holds one.
+        """
+        real = self._inside(uri, "write")
+        raw = unquote(urlsplit(uri).path)
+        name = os.path.basename(raw)
+        entry = real
+        if name not in ("", ".", ".."):
+            lexical = Path(os.path.realpath(os.path.dirname(raw))) / name
+            if lexical == self.root or self.root in lexical.parents:
+                entry = lexical
+        for directory in {self.root, *self._working_directories()}:
+            if entry == directory or entry in directory.parents:
+                held = "" if entry == directory else "a folder holding "
+                why = f"it is {held}the working directory {directory} of a session, which is never {change}"
+                raise _denied(uri, "write", why)
+        return entry
 
 
 def _denied(uri: str, access: Access, why: str) -> ServeError:
@@ -316,36 +348,24 @@ def _folder_bytes(path: Path, uri: str) -> int:
     return total
 
 
-def _copy(source: Path, destination: Path, p: ResourceCopyParams, *, move: bool) -> None:
-    if not source.exists():
+def _transfer(source: Path, destination: Path, p: ResourceCopyParams, *, move: bool) -> None:
+    if not os.path.lexists(source):
         raise _missing(p["source"])
     if destination == source or source in destination.parents:
         raise ServeError(INVALID_PARAMS, f"{p['destination']}: lies in {p['source']}; pick a place outside it")
     if not destination.parent.is_dir():
         raise _missing(p["destination"], f"its folder {destination.parent} does not exist")
-    if destination.exists() or destination.is_symlink():
-        if p.get("failIfExists"):
-            raise ServeError(ALREADY_EXISTS, f"{p['destination']}: already exists and failIfExists was set")
-        _remove(destination)
-    if move:
-        shutil.move(source, destination)
-    elif source.is_dir():
+    if not move and is_folder(source):
         _folder_bytes(source, p["source"])
-        shutil.copytree(source, destination, symlinks=True)
-    else:
-        shutil.copy2(source, destination)
+    transfer(source, destination, p, move=move)
 
 
 def _delete(path: Path, recursive: bool, uri: str) -> None:
-    if not path.exists() and not path.is_symlink():
+    if not os.path.lexists(path):
         raise _missing(uri)
-    if path.is_dir() and not path.is_symlink() and any(path.iterdir()) and not recursive:
+    if is_folder(path) and any(path.iterdir()) and not recursive:
         raise ServeError(INVALID_PARAMS, f"{uri}: the folder is not empty; pass recursive: true to delete it all")
-    _remove(path)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
+    if is_folder(path):
         shutil.rmtree(path)
     else:
         path.unlink()

@@ -44,6 +44,7 @@ from ..errors import ExtensionHostError
 from ..launch.forkserver import ForkServer, fork_server_supported
 from ..launch.logs import rotate_log
 from ..paths import logs_dir, user_home
+from ..private_files import private_folder
 from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
@@ -306,6 +307,7 @@ class ProtocolServer:
                     self.publish,
                     resume=forked,
                     contents=self.content.contents,
+                    peers=lambda: [served.host for served in self.sessions.values()],
                 )
             except ExtensionHostError as exc:
                 raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None
@@ -396,7 +398,7 @@ class ProtocolServer:
 def _shared_fork_server(home: Path | None) -> ForkServer | None:
     if not fork_server_supported() or os.environ.get("EXTENSION_HOST_FORK_SERVER") == "0":
         return None
-    log = logs_dir(user_home(home)) / "serve-fork-server.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
+    home = user_home(home)
+    log = private_folder(logs_dir(home), within=home) / "serve-fork-server.log"
     rotate_log(log)  # the server appends to it for its whole life
     return ForkServer(sdk_environment(scrub(dict(os.environ))), log)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -79,7 +79,11 @@ class ServedSession:
         *,
         resume: str | None = None,
         contents: ContentStore | None = None,
+        peers: Callable[[], Iterable[ExtensionHost]] = tuple,
     ) -> None:
+        """``peers()``: the hosts of the server's other sessions; those in this session's
+        project hear of a decision recorded while they run through its control socket, if it
+        holds one."""
         self.uri: Final = uri
         self.working_directory: Final = working_directory
         self.provider: Final = provider
@@ -103,6 +107,7 @@ class ServedSession:
         self._resumed = resume is not None
         self._unsubscribe: Callable[[], Any] | None = None
         self._control: ControlServer | None = None
+        self._peers = peers
 
     @property
     def session_id(self) -> str:
@@ -116,7 +121,8 @@ class ServedSession:
         if self._resumed:
             self.state = {**self.state, "turns": fetch_turns(self, None, MAX_SNAPSHOT_TURNS)["turns"]}
         self._unsubscribe = self.host.on_event(self._on_event)
-        self._control = await claim_control_socket(self.host)  # hook commands in the project reach this session
+        # Hook commands in the project reach this session; a recorded decision, every session.
+        self._control = await claim_control_socket(self.host, self._peers)
 
     async def stop(self) -> None:
         """Stop the host (its extensions, its session's log)."""

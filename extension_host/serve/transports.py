@@ -14,9 +14,10 @@ socket and the WebSocket, the number of clients (:data:`MAX_CLIENTS`: one more i
   socket, with its rules (:mod:`extension_host.private_socket`): a private folder, a 0600
   socket, clients of other users dropped at once. Same framing.
 - **WebSocket** (:func:`serve_websocket`): one JSON-RPC message per text message. Loopback
-  only unless ``allow_remote``; a token (per start, unless given) is required as ``?token=``
-  or ``Authorization: Bearer``. Needs the ``websockets`` package (``pip install
-  'extension-host[serve]'``), imported only here and only then.
+  only unless ``allow_remote`` (with a token of the user's choosing); the token
+  (:mod:`extension_host.tokens`) is required as ``?token=`` or ``Authorization: Bearer``.
+  Needs the ``websockets`` package (``pip install 'extension-host[serve]'``), imported only
+  here and only then.
 
 This module knows bytes, sockets and framing; the protocol is the server's.
 """
@@ -25,13 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import ipaddress
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, quote, urlparse
 
 from sdk_extension.wire.connection import Connection
 from sdk_extension.wire.framing import encode_message
@@ -41,6 +41,7 @@ from sdk_extension.wire.protocol import TOO_MANY_CONNECTIONS
 from ..errors import ExtensionHostError
 from ..paths import control_socket_path
 from ..private_socket import bind_private, check_private_folder, make_private_folder, same_user
+from ..tokens import TOKEN_ENV, ServerToken, bearer_token, token_matches
 from .server import ProtocolServer
 
 __all__ = [
@@ -165,8 +166,9 @@ class WebSocketUnavailable(ExtensionHostError):
     """The ``websockets`` package is not installed."""
 
 
-def check_bind(host: str, *, allow_remote: bool, token: str | None) -> None:
-    """Refuse a bind address that is not loopback unless remote clients are allowed with a token.
+def check_bind(host: str, *, allow_remote: bool, token: ServerToken) -> None:
+    """Refuse a bind address that is not loopback unless remote clients are allowed with a token
+    of the user's choosing (not one made for this start).
 
     Raises:
         ExtensionHostError: what is wrong and what to do.
@@ -176,11 +178,12 @@ def check_bind(host: str, *, allow_remote: bool, token: str | None) -> None:
     if not allow_remote:
         raise ExtensionHostError(
             f"--listen {host}: only loopback addresses (127.0.0.1, ::1) are served; "
-            "add --allow-remote --token TOKEN to accept other machines"
+            f"add --allow-remote and a token (--token-file FILE or ${TOKEN_ENV}) to accept other machines"
         )
-    if not token:
+    if token.source == "start":
         raise ExtensionHostError(
-            f"--listen {host} with --allow-remote needs --token TOKEN: remote clients must authenticate"
+            f"--listen {host} with --allow-remote needs a token of your choosing, --token-file FILE or "
+            f"${TOKEN_ENV}: remote clients must authenticate"
         )
 
 
@@ -213,11 +216,10 @@ async def serve_websocket(
     clients: set[Any] = set()
 
     def authenticate(connection: Any, request: Any) -> Any:
-        offered = parse_qs(urlparse(request.path).query).get("token", [""])[0]
-        header = request.headers.get("Authorization", "")
-        if header.startswith("Bearer "):
-            offered = header[len("Bearer ") :]
-        if not hmac.compare_digest(offered.encode(), token.encode()):
+        offered = bearer_token(request.headers.get("Authorization"))
+        if offered is None:
+            offered = next(iter(parse_qs(urlparse(request.path).query).get("token", ())), None)
+        if not token_matches(offered, token):
             return Response(401, "Unauthorized", Headers(), b"a valid token is required (?token=...)\n")
         if len(clients) >= MAX_CLIENTS:
             return Response(503, "Service Unavailable", Headers(), b"too many clients\n")
@@ -245,7 +247,7 @@ async def serve_websocket(
     try:
         bound = next(iter(listener.sockets)).getsockname()
         shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-        ready(f"ws://{shown}:{bound[1]}/?token={token}")
+        ready(f"ws://{shown}:{bound[1]}/?token={quote(token, safe='')}")
         await stop.wait()
     finally:
         listener.close()

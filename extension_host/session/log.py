@@ -28,8 +28,9 @@ the system had not written to disk yet.
 
 Reading (:class:`LogReader`) streams line by line and never holds more than one line: a line
 that is not a whole event (the torn last line of a crashed host, a line longer than
-:data:`MAX_LINE_BYTES`, anything that is not JSON) is skipped and described in
-:attr:`LogReader.problems`. :func:`scan_log` finds the last event and the count without parsing
+:data:`MAX_LINE_BYTES`, one nested deeper than :data:`~sdk_extension.wire.nesting.MAX_DEPTH`
+levels, anything that is not JSON) is skipped and described in :attr:`LogReader.problems`; no
+line, whatever it holds, makes a reader raise. :func:`scan_log` finds the last event and the count without parsing
 every line, and the end of the last whole line, so a resumed session cuts a torn tail before
 appending.
 
@@ -49,9 +50,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from sdk_extension.wire.nesting import MAX_DEPTH, TooDeep, check_depth, loads
 from sdk_extension.wire.protocol import Event
 
 from ..events import cut_strings
+from ..private_files import open_private
 
 __all__ = [
     "ENCODE_AT_ONCE_BYTES",
@@ -65,7 +68,10 @@ __all__ = [
     "LogScan",
     "SessionLog",
     "encode_event",
+    "line_problem",
+    "overlong_line",
     "parse_line",
+    "read_line",
     "scan_log",
     "skip_line",
 ]
@@ -90,6 +96,7 @@ file is skipped on read."""
 
 _CHUNK: Final = 1024 * 1024
 """Bytes read at a time when scanning a log."""
+_NOT_AN_EVENT: Final = "is not an event"
 
 
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=str)
@@ -97,12 +104,19 @@ _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=str)
 
 
 def encode_event(event: Event) -> str:
-    """One log line for ``event`` (ASCII, ending in ``\\n``), at most :data:`MAX_LINE_BYTES` long."""
+    """One log line for ``event`` (ASCII, ending in ``\\n``), at most :data:`MAX_LINE_BYTES` long
+    and nested at most :data:`~sdk_extension.wire.nesting.MAX_DEPTH` levels: what a reader reads."""
     try:
         line = _ENCODER.encode(event) + "\n"
     except (ValueError, TypeError, RecursionError) as exc:
         # Data no JSON can hold (a cycle, say): the envelope stays, so the chain survives.
         return _ENCODER.encode({**event, "data": {"unencodable": str(exc)[:200]}}) + "\n"
+    try:
+        check_depth(event, line)
+    except TooDeep:
+        # Only what lies too deep is marked; the data is the envelope's second level.
+        event = {**event, "data": cut_strings(event["data"], MAX_LINE_BYTES, MAX_DEPTH - 1)}
+        line = _ENCODER.encode(event) + "\n"
     if len(line) <= MAX_LINE_BYTES:
         return line
     cut: dict[str, Any] = {**event, "data": cut_strings(event["data"], MAX_LINE_BYTES // 16)}
@@ -124,7 +138,7 @@ class SessionLog:
 
     def __init__(self, path: Path) -> None:
         self.path: Final = path
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._fd: int | None = open_private(path, os.O_WRONLY | os.O_APPEND)
         self._pending: list[Event | str] = []
         self._pending_bytes = 0
         self._scheduled = False
@@ -237,6 +251,9 @@ class LogScan:
     """Where the last whole line ends: a torn tail starts here (``end < size``)."""
     last_event: Event | None
     """The last whole line's event, ``None`` when the log is empty or that line is damaged."""
+    last_problem: str | None = None
+    """What is wrong with the last whole line when it is damaged, as :attr:`LogReader.problems`
+    says it."""
 
     @property
     def torn(self) -> bool:
@@ -265,11 +282,15 @@ def scan_log(path: Path) -> LogScan:
                 previous_end = offset + before + 1 if before >= 0 else last_end
                 last_end = offset + last + 1
             offset += len(chunk)
-        last_event = None
-        if lines and last_end - previous_end <= MAX_LINE_BYTES:
-            handle.seek(previous_end)
-            last_event = parse_line(handle.read(last_end - previous_end))
-        return LogScan(lines, offset, last_end, last_event)
+        if not lines:
+            return LogScan(lines, offset, last_end, None)
+        if last_end - previous_end > MAX_LINE_BYTES:
+            return LogScan(lines, offset, last_end, None, overlong_line(lines))
+        handle.seek(previous_end)
+        event = read_line(handle.read(last_end - previous_end))
+        if isinstance(event, str):
+            return LogScan(lines, offset, last_end, None, line_problem(lines, event))
+        return LogScan(lines, offset, last_end, event)
 
 
 class LogReader:
@@ -312,14 +333,14 @@ class LogReader:
                 if not line.endswith(b"\n"):
                     if len(line) > MAX_LINE_BYTES:
                         position += skip_line(handle)
-                        self.problems.append(f"line {number} is longer than {MAX_LINE_BYTES} bytes; skipped")
+                        self.problems.append(overlong_line(number))
                         continue
                     if end is None or position >= end:
-                        self.problems.append(f"line {number} is cut short (the host stopped while writing it); skipped")
+                        self.problems.append(line_problem(number, "is cut short (the host stopped while writing it)"))
                         return
-                event = parse_line(line)
-                if event is None:
-                    self.problems.append(f"line {number} is not an event; skipped")
+                event = read_line(line)
+                if isinstance(event, str):
+                    self.problems.append(line_problem(number, event))
                     continue
                 yield event
 
@@ -335,11 +356,20 @@ def skip_line(handle: Any) -> int:
 
 
 def parse_line(line: bytes) -> Event | None:
-    """The event on one line of a log, or ``None`` when it is not one (bad JSON, a missing field)."""
+    """The event on one line of a log, or ``None`` when it is not one (bad JSON, nested too
+    deep, a missing field)."""
+    event = read_line(line)
+    return None if isinstance(event, str) else event
+
+
+def read_line(line: bytes) -> Event | str:
+    """The event on one line of a log, or what is wrong with the line (``is not an event``)."""
     try:
-        value = json.loads(line)
+        value = loads(line)
+    except TooDeep as exc:
+        return f"is {exc}"
     except ValueError:
-        return None
+        return _NOT_AN_EVENT
     if (
         not isinstance(value, dict)
         or not isinstance(value.get("id"), str)
@@ -347,6 +377,16 @@ def parse_line(line: bytes) -> Event | None:
         or not isinstance(value.get("timestamp"), str)
         or not isinstance(value.get("data"), dict)
     ):
-        return None
+        return _NOT_AN_EVENT
     event: Event = value  # type: ignore[assignment]
     return event
+
+
+def line_problem(number: int, what: str) -> str:
+    """One of :attr:`LogReader.problems`: ``line 12 is not an event; skipped``."""
+    return f"line {number} {what}; skipped"
+
+
+def overlong_line(number: int) -> str:
+    """The problem of line ``number`` when it is longer than :data:`MAX_LINE_BYTES`."""
+    return line_problem(number, f"is longer than {MAX_LINE_BYTES} bytes")

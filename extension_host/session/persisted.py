@@ -125,13 +125,15 @@ class PersistedSession:
             },
         )
         if scan.torn:
-            problems.insert(0, f"its last line was cut short ({scan.size - scan.end} bytes, a crash while writing)")
+            problems.insert(
+                0, f"its last line was cut short ({scan.size - scan.end} bytes, a crash while writing); skipped"
+            )
         for problem in problems:
             self._events.emit(
                 "session.warning",
                 {
                     "warningType": _WARNING_TYPE,
-                    "message": f"session {self.id}: events.jsonl: {problem}; skipped, the rest was resumed",
+                    "message": f"session {self.id}: events.jsonl: {problem}, the rest was resumed",
                 },
             )
 

@@ -12,6 +12,10 @@ Each session is a folder named by its id::
 (see :mod:`extension_host.session.fork`); its record names the source (``forkedFrom``,
 ``forkedAtTurn``).
 
+Sessions are the user's alone: ``sessions/``, each session's folder and ``files/`` are 0700,
+``session.json``, ``events.jsonl`` and ``lock`` 0600 (see :mod:`extension_host.private_files`);
+resuming a session an older version made tightens it.
+
 One host per session: :meth:`SessionStore.create` and :meth:`SessionStore.open` take the lock
 and a second host gets :class:`~extension_host.errors.SessionLockedError` naming the holder's
 pid. The operating system drops the lock when the holder dies, ``kill -9`` included, so a crash
@@ -36,11 +40,27 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
+from sdk_extension.wire.nesting import loads
+
 from ..errors import SessionError, SessionIdError, SessionLockedError, UnknownSessionError
 from ..events import iso_now, make_event
 from ..paths import sessions_dir
+from ..private_files import PRIVATE_FOLDER_MODE, open_private, private_folder, tighten_file, write_private
 from .fork import TurnNotForkable, forked_events, turn_end
-from .log import EVENT_FORMAT_VERSION, MAX_LINE_BYTES, PRODUCER, LogReader, LogScan, SessionLog, encode_event, scan_log
+from .log import (
+    EVENT_FORMAT_VERSION,
+    MAX_LINE_BYTES,
+    PRODUCER,
+    LogReader,
+    LogScan,
+    SessionLog,
+    encode_event,
+    line_problem,
+    overlong_line,
+    read_line,
+    scan_log,
+    skip_line,
+)
 
 __all__ = [
     "EVENTS_FILE",
@@ -99,6 +119,9 @@ class SessionSummary:
     """Persisted events (whole lines) in it."""
     in_use: bool
     """Whether a host holds it now."""
+    problems: tuple[str, ...] = ()
+    """Lines of its log the summary needed and could not read, as
+    :attr:`~extension_host.session.log.LogReader.problems` says them (skipped: the rest counts)."""
 
     def to_json(self) -> dict[str, Any]:
         """The summary as ``--json`` prints it."""
@@ -140,6 +163,7 @@ class SessionStore:
     """The sessions under one home folder."""
 
     def __init__(self, home: Path) -> None:
+        self.home: Final = home
         self.root: Final = sessions_dir(home)
 
     def folder(self, session_id: str) -> Path:
@@ -158,11 +182,11 @@ class SessionStore:
         """
         session_id = session_id if session_id is not None else new_session_id()
         folder = self.folder(session_id)
-        (folder / WORKSPACE_DIR).mkdir(parents=True, mode=0o700)
+        private_folder(self.root, within=self.home)
+        folder.mkdir(mode=PRIVATE_FOLDER_MODE)
+        private_folder(folder / WORKSPACE_DIR)
         record = {**(origin or {}), "sessionId": session_id, "projectRoot": str(project_root), "created": iso_now()}
-        temporary = folder / f".{_METADATA_FILE}.tmp"
-        temporary.write_text(json.dumps(record), encoding="utf-8")
-        temporary.replace(folder / _METADATA_FILE)
+        write_private(folder / _METADATA_FILE, json.dumps(record).encode())
         lock_fd = self._lock(session_id, folder)
         return OpenSession(session_id, folder, lock_fd, LogScan(0, 0, 0, None), record["created"])
 
@@ -177,7 +201,8 @@ class SessionStore:
         folder = self.check(session_id, project_root)
         lock_fd = self._lock(session_id, folder)
         try:
-            (folder / WORKSPACE_DIR).mkdir(exist_ok=True, mode=0o700)
+            private_folder(folder / WORKSPACE_DIR, within=self.home)
+            tighten_file(folder / _METADATA_FILE)  # an older version wrote it with the umask's mode
             events_path = folder / EVENTS_FILE
             scan = scan_log(events_path)
             if scan.torn:
@@ -309,18 +334,22 @@ class SessionStore:
         events_path = folder / EVENTS_FILE
         scan = scan_log(events_path)
         last = scan.last_event["timestamp"] if scan.last_event is not None else None
+        turns, problems = _count_user_messages(events_path)
+        if scan.last_problem is not None and scan.last_problem not in problems:
+            problems.append(scan.last_problem)
         return SessionSummary(
             id=folder.name,
             project=record.get("projectRoot"),
             started=record.get("created"),
             last_event=last,
-            turns=_count_user_messages(events_path),
+            turns=turns,
             events=scan.lines,
             in_use=_held(folder),
+            problems=tuple(problems),
         )
 
     def _lock(self, session_id: str, folder: Path) -> int:
-        fd = os.open(folder / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = open_private(folder / _LOCK_FILE, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -363,8 +392,8 @@ def _read_record(folder: Path) -> dict[str, str]:
     """``session.json``'s string fields; empty when it is missing or not believable."""
     try:
         with (folder / _METADATA_FILE).open("rb") as handle:
-            value = json.loads(handle.read(_METADATA_BYTES + 1)[:_METADATA_BYTES])
-    except (OSError, ValueError):
+            value = loads(handle.read(_METADATA_BYTES + 1)[:_METADATA_BYTES])
+    except (OSError, ValueError):  # nested too deep included
         return {}
     if not isinstance(value, dict):
         return {}
@@ -392,29 +421,29 @@ def _held(folder: Path) -> bool:
     return False
 
 
-def _count_user_messages(path: Path) -> int:
-    """User messages in a log, streamed; lines are parsed only when they may be one."""
+def _count_user_messages(path: Path) -> tuple[int, list[str]]:
+    """User messages in a log, streamed, and the problems of the lines that may be one but
+    cannot be read; lines are parsed only when they may be one."""
     count = 0
+    problems: list[str] = []
     marker = b'"type":"user.message"'
-    for event in _candidates(path, marker):
-        if event["type"] == "user.message":
-            count += 1
-    return count
-
-
-def _candidates(path: Path, marker: bytes) -> Iterator[Any]:
     try:
         handle = path.open("rb")
     except FileNotFoundError:
-        return
+        return count, problems
     with handle:
+        number = 0
         while line := handle.readline(MAX_LINE_BYTES + 1):
+            number += 1
             if not line.endswith(b"\n"):
-                while (rest := handle.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
-                    pass  # the rest of an overlong line
-                continue
+                if len(line) > MAX_LINE_BYTES:
+                    skip_line(handle)
+                    problems.append(overlong_line(number))
+                continue  # else a torn last line: resuming cuts it
             if marker in line:
-                with contextlib.suppress(ValueError):
-                    value = json.loads(line)
-                    if isinstance(value, dict) and isinstance(value.get("type"), str):
-                        yield value
+                event = read_line(line)
+                if isinstance(event, str):
+                    problems.append(line_problem(number, event))
+                elif event["type"] == "user.message":
+                    count += 1
+    return count, problems

@@ -8,7 +8,8 @@ request it is handed gets an answer: a result it cannot send (too large for the 
 is answered with an error that says why.
 
 It also bounds what goes out: no message larger than the peer accepts is written
-(:class:`~sdk_extension.wire.framing.MessageTooLarge`, the connection stays usable), and, when asked,
+(:class:`~sdk_extension.wire.framing.MessageTooLarge`, the connection stays usable), nor, when
+asked, one nested deeper (:class:`~sdk_extension.wire.framing.MessageTooDeep`), and, when asked,
 no more than ``max_queued_bytes`` wait for a peer that does not read: past that the connection
 ends with :class:`QueueOverflow`. It treats methods as strings and params as plain JSON values:
 it knows nothing of sessions, tools or hooks, and nothing of processes (the caller hands it a
@@ -133,7 +134,9 @@ class Connection:
     :class:`ConnectionClosed` carrying the reason. ``max_message_bytes`` and ``max_depth``
     bound what one inbound message may be (see :mod:`sdk_extension.wire.framing`);
     ``max_outbound_bytes`` what one outbound message may be (by default what a peer of this
-    protocol accepts, :data:`~sdk_extension.wire.framing.MAX_MESSAGE_BYTES`). ``max_queued_bytes``
+    protocol accepts, :data:`~sdk_extension.wire.framing.MAX_MESSAGE_BYTES`) and
+    ``max_outbound_depth`` how deeply (``None``: not checked; a peer of this protocol accepts
+    :data:`~sdk_extension.wire.framing.MAX_DEPTH` levels). ``max_queued_bytes``
     bounds the bytes written but not yet taken by the peer (as the writer's transport counts
     them); ``None`` leaves them unbounded.
     """
@@ -149,6 +152,7 @@ class Connection:
         max_message_bytes: int = MAX_MESSAGE_BYTES,
         max_depth: int = MAX_DEPTH,
         max_outbound_bytes: int = MAX_MESSAGE_BYTES,
+        max_outbound_depth: int | None = None,
         max_queued_bytes: int | None = None,
     ) -> None:
         self._reader = reader
@@ -163,6 +167,7 @@ class Connection:
         self._max_bytes = max_message_bytes
         self._max_depth = max_depth
         self._max_outbound = max_outbound_bytes
+        self._max_outbound_depth = max_outbound_depth
         self._max_queued = max_queued_bytes
         transport = getattr(writer, "transport", None)
         self._queued: Callable[[], int] | None = getattr(transport, "get_write_buffer_size", None)
@@ -208,7 +213,8 @@ class Connection:
 
         Raises:
             ConnectionClosed: the connection has ended.
-            MessageTooLarge: the request is larger than the peer accepts; nothing was sent.
+            MessageTooLarge, MessageTooDeep: the request is larger, or nests deeper, than the peer
+                accepts; nothing was sent.
         """
         request_id, future = self._send_request(method, params)
         # A caller may cancel the future: then nobody waits for the answer any more.
@@ -224,7 +230,8 @@ class Connection:
 
         Raises:
             ConnectionClosed: the connection has ended.
-            MessageTooLarge: the request is larger than the peer accepts; nothing was sent.
+            MessageTooLarge, MessageTooDeep: the request is larger, or nests deeper, than the peer
+                accepts; nothing was sent.
         """
         request_id = self._write_request(method, params)
         self._pending[request_id] = on_error
@@ -249,7 +256,8 @@ class Connection:
         Raises:
             RpcError: the peer answered with an error.
             ConnectionClosed: the connection ended before the answer.
-            MessageTooLarge: the request is larger than the peer accepts; nothing was sent.
+            MessageTooLarge, MessageTooDeep: the request is larger, or nests deeper, than the peer
+                accepts; nothing was sent.
             TimeoutError: no answer within ``timeout`` seconds; the peer is told to cancel
                 (``$/cancelRequest``) and a late answer is ignored.
         """
@@ -275,7 +283,8 @@ class Connection:
 
         Raises:
             ConnectionClosed: the connection has ended (or ends now: see :class:`QueueOverflow`).
-            MessageTooLarge: the notification is larger than the peer accepts; nothing was sent.
+            MessageTooLarge, MessageTooDeep: the notification is larger, or nests deeper, than the
+                peer accepts; nothing was sent.
         """
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
@@ -287,7 +296,7 @@ class Connection:
             raise ConnectionClosed(self._close_reason, self._peer_error)
         if self._writer.is_closing():
             raise ConnectionClosed("the stream to the peer is closed")
-        frame = encode_message(message, self._max_outbound)
+        frame = encode_message(message, self._max_outbound, self._max_outbound_depth)
         if self._max_queued is not None and self._queued is not None:
             # Checked before the write, so one frame (up to the message limit) always goes
             # out: the queue holds at most the limit plus that frame.

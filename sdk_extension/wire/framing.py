@@ -6,11 +6,15 @@ more: it does not know request ids, methods, tools or hooks.
 
 It also owns the limits that keep a peer's bytes from costing more than they should: the size
 of a header block (:data:`MAX_HEADER_BYTES`), of a body (:data:`MAX_MESSAGE_BYTES`, or the
-reader's own limit) and how deeply a body may nest (:data:`MAX_DEPTH`). Whatever is wrong with
+reader's own limit) and how deeply a body may nest (:data:`MAX_DEPTH`, :mod:`.nesting`'s). A
+header block is refused as soon as it cannot be a frame's, never waited on: one over the limit,
+one with ``Content-Length`` twice (either length would be a guess, and the wrong one waits for
+bytes that never come), or one with a line that ends in a bare ``\\n``. Whatever is wrong with
 the bytes, the reader raises :class:`FramingError` and nothing else. On the way out, a frame
-whose body would exceed the limit is refused (:class:`MessageTooLarge`) before a byte is
-written, and text that UTF-8 cannot carry (lone surrogates, as ``os.listdir`` returns for a file
-name that is not UTF-8) is sent with U+FFFD in their place rather than failing the send.
+whose body would exceed the limit, or nest deeper than asked, is refused
+(:class:`MessageTooLarge`, :class:`MessageTooDeep`) before a byte is written, and text that
+UTF-8 cannot carry (lone surrogates, as ``os.listdir`` returns for a file name that is not
+UTF-8) is sent with U+FFFD in their place rather than failing the send.
 """
 
 from __future__ import annotations
@@ -21,12 +25,15 @@ from collections.abc import Callable
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Final
 
+from .nesting import MAX_DEPTH, TooDeep, check_depth
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_HEADER_BYTES",
     "MAX_MESSAGE_BYTES",
     "FrameDecoder",
     "FramingError",
+    "MessageTooDeep",
     "MessageTooLarge",
     "describe_size",
     "encode_message",
@@ -38,12 +45,6 @@ MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 
 MAX_HEADER_BYTES: Final = 64 * 1024
 """Longest header block accepted: no real header comes close; garbage without a blank line does."""
-
-MAX_DEPTH: Final = 100
-"""Deepest nesting of arrays and objects accepted in a body (``{}`` is one level, ``{"a": []}``
-two). No message of the protocol comes close; a hostile one could otherwise exhaust the JSON
-decoder's recursion. Keep a limit well under Python's recursion limit: the decoder recurses
-once per level, and a body deeper than it can go is refused whatever the limit says."""
 
 _HEADER_END: Final = b"\r\n\r\n"
 _CANONICAL_HEADER: Final = b"Content-Length: "
@@ -77,7 +78,15 @@ class MessageTooLarge(ValueError):
         self.limit: Final = limit
 
 
-def encode_message(message: dict[str, Any], max_bytes: int | None = None) -> bytes:
+class MessageTooDeep(ValueError):
+    """A message to send nests deeper than the peer accepts; nothing was written."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the message nests arrays and objects deeper than the {limit} levels the peer accepts")
+        self.limit: Final = limit
+
+
+def encode_message(message: dict[str, Any], max_bytes: int | None = None, max_depth: int | None = None) -> bytes:
     """Return one complete frame for ``message``.
 
     Lone surrogates in its strings (and keys) are written as U+FFFD: UTF-8 cannot carry them,
@@ -85,6 +94,8 @@ def encode_message(message: dict[str, Any], max_bytes: int | None = None) -> byt
 
     Raises:
         MessageTooLarge: the body would exceed ``max_bytes``.
+        MessageTooDeep: it nests deeper than ``max_depth`` levels, which a peer with that limit
+            would answer by closing the connection.
         TypeError, ValueError: ``message`` holds a value JSON cannot represent.
     """
     try:
@@ -99,6 +110,11 @@ def encode_message(message: dict[str, Any], max_bytes: int | None = None) -> byt
         body = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
     if max_bytes is not None and len(body) > max_bytes:
         raise MessageTooLarge(len(body), max_bytes)
+    if max_depth is not None:
+        try:
+            check_depth(message, body, max_depth)
+        except TooDeep:
+            raise MessageTooDeep(max_depth) from None
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
@@ -109,14 +125,18 @@ def describe_size(size: int) -> str:
     return f"{size} bytes"
 
 
-def _content_length(header_block: bytes) -> int:
+def _content_length(header_block: bytes, max_header_bytes: int) -> int:
     if header_block.startswith(_CANONICAL_HEADER):
         digits = header_block[len(_CANONICAL_HEADER) :]
         # Only ASCII digits (no other header line, no sign, no spaces), and few enough that
         # int() cannot refuse them: anything else takes the general way and its errors.
         if len(digits) <= 18 and digits.isdigit():
             return int(digits)
+    if len(header_block) > max_header_bytes:
+        raise FramingError(f"header block is too long: {len(header_block)} bytes, over the limit of {max_header_bytes}")
+    _check_line_ends(header_block)
     length: int | None = None
+    first = b""
     for raw_line in header_block.split(b"\r\n"):
         if not raw_line:
             continue
@@ -124,6 +144,12 @@ def _content_length(header_block: bytes) -> int:
         if not sep:
             raise FramingError(f"malformed header line {_preview(raw_line)}: expected 'Name: value'")
         if name.strip().lower() == b"content-length":
+            if length is not None:
+                raise FramingError(
+                    f"Content-Length appears twice in one header block ({_preview(first)} and "
+                    f"{_preview(value.strip())}); a frame has exactly one"
+                )
+            first = value.strip()
             try:
                 length = int(value.strip())
             except ValueError:
@@ -133,6 +159,19 @@ def _content_length(header_block: bytes) -> int:
     if length is None:
         raise FramingError(f"header block has no Content-Length: {_preview(header_block)}")
     return length
+
+
+def _check_line_ends(header: bytes, partial: bool = False) -> None:
+    """Refuse header bytes with a line break other than ``\\r\\n`` (a bare ``\\n`` or ``\\r``):
+    ``\\r\\n\\r\\n`` may never come, and the reader would wait for it. A ``partial`` header
+    may end in the ``\\r`` of a ``\\r\\n`` whose ``\\n`` is still on its way."""
+    if partial and header.endswith(b"\r"):
+        header = header[:-1]
+    crlf = header.count(b"\r\n")
+    if header.count(b"\n") != crlf or header.count(b"\r") != crlf:
+        raise FramingError(
+            f"header block has a line break other than \\r\\n: {_preview(header)}; header lines end in \\r\\n"
+        )
 
 
 async def read_message(
@@ -152,8 +191,8 @@ async def read_message(
             return None
         raise FramingError(f"stream ended inside a header: {_preview(exc.partial)}") from None
     except asyncio.LimitOverrunError:
-        raise FramingError("header block is too long (no empty line after the headers)") from None
-    length = _content_length(header[: -len(_HEADER_END)])
+        raise FramingError("header block is too long: no empty line within the stream reader's limit") from None
+    length = _content_length(header[: -len(_HEADER_END)], MAX_HEADER_BYTES)
     if length > max_bytes:
         raise FramingError(f"message of {length} bytes exceeds the limit of {max_bytes} bytes")
     try:
@@ -214,9 +253,12 @@ class FrameDecoder:
                 end = data.find(_HEADER_END, position)
                 if end < 0:
                     if size - position > self._max_header_bytes:
-                        raise FramingError("header block is too long (no empty line after the headers)")
+                        raise FramingError(
+                            f"header block is too long: no empty line within {self._max_header_bytes} bytes"
+                        )
+                    _check_line_ends(data[position:], partial=True)
                     break
-                length = _content_length(data[position:end])
+                length = _content_length(data[position:end], self._max_header_bytes)
                 if length > self._max_bytes:
                     raise FramingError(f"message of {length} bytes exceeds the limit of {self._max_bytes} bytes")
                 position = end + len(_HEADER_END)
@@ -257,7 +299,7 @@ def _decode(body: bytes, max_depth: int) -> dict[str, Any]:
             message = json.loads(body)
     except RecursionError:
         # The decoder recurses once per level: it gave up hundreds of levels down.
-        raise FramingError(f"body is nested deeper than {max_depth} levels") from None
+        raise FramingError(f"body is {TooDeep(max_depth)}") from None
     except StopIteration:  # the scan found no value where one must start
         raise FramingError("body is not valid JSON: expecting value") from None
     except ValueError as exc:
@@ -265,32 +307,11 @@ def _decode(body: bytes, max_depth: int) -> dict[str, Any]:
         raise FramingError(f"body is not valid JSON: {exc}") from None
     if not isinstance(message, dict):
         raise FramingError(f"body is JSON but not an object: {_preview(body)}")
-    # Every level opens with a bracket: a body with few of them (any message on the hot path)
-    # cannot nest too deeply, and two counts cost next to nothing. Brackets inside strings
-    # count too, so a body with many still gets the precise walk.
-    if body.count(b"{") + body.count(b"[") > max_depth and _nests_deeper(message, max_depth):
-        raise FramingError(f"body is nested deeper than {max_depth} levels")
+    try:
+        check_depth(message, body, max_depth)
+    except TooDeep as exc:
+        raise FramingError(f"body is {exc}") from None
     return message
-
-
-def _nests_deeper(message: dict[str, Any], max_depth: int) -> bool:
-    """Whether ``message`` has arrays and objects nested more than ``max_depth`` levels.
-
-    Level by level with a list, not a recursion: the point is to stay away from the recursion
-    limit. (Cheaper than a stack of (node, depth) pairs: nothing is built per container.)
-    """
-    level: list[Any] = [message]
-    for _ in range(max_depth):
-        below: list[Any] = []
-        add = below.append
-        for node in level:
-            for child in node.values() if type(node) is dict else node:
-                if type(child) is dict or type(child) is list:
-                    add(child)
-        if not below:
-            return False
-        level = below
-    return True
 
 
 def _preview(data: bytes, limit: int = 60) -> str:

@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from hypothesis import given, settings
@@ -17,6 +18,7 @@ from extension_host import ExtensionHost
 from extension_host.control import ControlServer
 from extension_host.environment import (
     SENSITIVE_PATTERNS,
+    carries_credentials,
     is_sensitive,
     protect_host_environment,
     resolve_request,
@@ -43,7 +45,35 @@ SECRETS = {
     "SENTRY_DSN": "https://key@sentry.example/1",
     "DATABASE_URL": "postgres://user:pw@db/app",
     "github_token": "lowercase too",
+    "MYSQL_PWD": "hunter2",
+    "REDIS_PWD": "hunter2",
+    "SSHPASS": "hunter2",
+    "LDAP_PASSWD": "hunter2",
+    "KEYCLOAK_PASSWORT": "hunter2",
+    "BW_SESSION": "bitwarden-session",
+    "OP_SESSION_my": "1password-session",
+    "DOCKER_AUTH_CONFIG": '{"auths": {}}',
+    "GCP_SA_JSON": '{"type": "service_account"}',
+    "SLACK_WEBHOOK_URL": "https://hooks.slack.example/services/T0/B0/x",
+    "DISCORD_WEBHOOK": "https://discord.example/api/webhooks/1/x",
+    "TEST_DATABASE_URL": "postgres://localhost/test",
 }
+"""Variables withheld for their name alone, whatever their value."""
+CREDENTIAL_URLS = {
+    "REDIS_URL": "redis://user:pass@cache:6379/0",
+    "REDIS_ADDRESS": "redis://:only-a-password@cache:6379",
+    "UV_INDEX_URL": "https://user:pw@pypi.example/simple",
+    "PIP_EXTRA_INDEX_URL": "https://pypi.org/simple https://deploy:pw@pypi.example/simple",
+    "HTTPS_PROXY_WITH_LOGIN": "http://user:pass@proxy:3128",
+    "ALL_PROXY": "socks5://user:pass@proxy:1080",
+    "GIT_REMOTE": "https://ghp_abc123@github.com/org/repo.git",
+    "CLONE_URL": "https://x-access-token:ghs_abc@github.com/org/repo",
+    "REQUIREMENT": "git+https://TOKEN@github.com/org/pkg.git#egg=pkg",
+    "AMQP_URL": "amqps://guest:p@ss@queue:5671/vhost",
+    "JDBC_URL": "jdbc:postgresql://db:5432/app?user=app&password=secret",
+    "FEED": "https://feeds.example/items?page=2&access_token=abc",
+}
+"""Variables withheld for their value alone: a URL with credentials in it, whatever the name."""
 ORDINARY = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
     "HOME": "/home/me",
@@ -56,6 +86,15 @@ ORDINARY = {
     "EXTENSION_HOST_HOME": "/home/me/.config/extension-host",
     "TOKENIZERS_PARALLELISM": "false",
     "KEYBOARD_LAYOUT": "us",
+    "PWD": "/home/me/project",
+    "OLDPWD": "/home/me",
+    "SSH_ASKPASS": "/usr/bin/ssh-askpass",
+    "PIP_INDEX_URL": "https://pypi.org/simple",
+    "CACHE_URL": "redis://cache:6379/0",
+    "UPSTREAM_REMOTE": "ssh://git@github.com/org/repo.git",
+    "PGURL": "postgres://app@db/app",
+    "SEARCH_URL": "https://search.example/?q=a:b@c&page=2",
+    "EMAIL": "me@example.org",
 }
 
 REPORTER = """
@@ -80,13 +119,20 @@ def test_names_that_look_like_credentials_are_sensitive(name: str) -> None:
     assert is_sensitive(name)
 
 
+@pytest.mark.parametrize("name", sorted(CREDENTIAL_URLS))
+def test_a_url_with_credentials_in_it_is_sensitive_whatever_its_name(name: str) -> None:
+    assert not is_sensitive(name)
+    assert carries_credentials(CREDENTIAL_URLS[name])
+    assert is_sensitive(name, CREDENTIAL_URLS[name])
+
+
 @pytest.mark.parametrize("name", sorted(ORDINARY))
 def test_path_home_locale_proxies_and_the_hosts_own_variables_are_kept(name: str) -> None:
-    assert not is_sensitive(name)
+    assert not is_sensitive(name, ORDINARY[name])
 
 
 def test_scrub_removes_exactly_the_sensitive_variables() -> None:
-    assert scrub({**SECRETS, **ORDINARY}) == ORDINARY
+    assert scrub({**SECRETS, **CREDENTIAL_URLS, **ORDINARY}) == ORDINARY
 
 
 def test_the_readme_documents_every_pattern() -> None:
@@ -131,7 +177,8 @@ def test_an_extension_sees_none_of_its_hosts_secrets(
 ) -> None:
     """Neither os.environ nor the process's initial environment block (/proc/self/environ,
     which a forked process inherits from the fork server) holds a sensitive variable."""
-    for name, value in SECRETS.items():
+    withheld = {**SECRETS, **CREDENTIAL_URLS}
+    for name, value in withheld.items():
         monkeypatch.setenv(name, value)
     project.add_extension("spy", REPORTER.format(request=""))
 
@@ -139,7 +186,7 @@ def test_an_extension_sees_none_of_its_hosts_secrets(
         async with _host(project, fork_server=fork_server) as host:
             report = await _report(host)
             seen = set(report["environ"]) | set(report["initial"])
-            assert not seen & set(SECRETS), seen & set(SECRETS)
+            assert not seen & set(withheld), seen & set(withheld)
             assert report["environ"]["PATH"] == os.environ["PATH"]
             assert report["environ"]["SESSION_ID"] == host.session_id
 
@@ -363,22 +410,111 @@ def test_dev_on_a_terminal_asks_to_grant_a_missing_variable(
     )
 
 
-NAMES = st.sampled_from(sorted({*SECRETS, *ORDINARY, "NPM_TOKEN", "UNSET_TOKEN", "PLAIN"}))
+NAMES = st.sampled_from(sorted({*SECRETS, *CREDENTIAL_URLS, *ORDINARY, "NPM_TOKEN", "UNSET_TOKEN", "PLAIN"}))
+VALUES = st.text(max_size=5) | st.sampled_from(sorted({*CREDENTIAL_URLS.values(), *ORDINARY.values()}))
 
 
 @settings(max_examples=300, deadline=None, database=None)
 @given(
     requested=st.lists(NAMES, max_size=12),
-    host=st.dictionaries(NAMES, st.text(max_size=5), max_size=12),
+    host=st.dictionaries(NAMES, VALUES, max_size=12),
     granted=st.frozensets(NAMES, max_size=12),
+    revoked=st.frozensets(NAMES, max_size=12),
 )
 def test_a_request_never_yields_an_ungranted_secret(
-    requested: list[str], host: dict[str, str], granted: frozenset[str]
+    requested: list[str], host: dict[str, str], granted: frozenset[str], revoked: frozenset[str]
 ) -> None:
     """Whatever is asked: values come from the host, a sensitive one only if granted, and the
-    missing names are exactly the sensitive, set, ungranted ones asked for."""
+    missing names are exactly the sensitive, set, ungranted ones asked for; what a revocation
+    takes back is exactly what it held through a grant."""
     grant = resolve_request(requested, host, granted)
+    sensitive = {name for name in host if is_sensitive(name, host[name])}
     assert all(host[name] == value for name, value in grant.values.items())
-    assert all(name in granted for name in grant.values if is_sensitive(name))
-    assert set(grant.missing) == {n for n in requested if n in host and is_sensitive(n) and n not in granted}
+    assert all(name in granted for name in grant.values if name in sensitive)
+    assert set(grant.missing) == {n for n in requested if n in sensitive and n not in granted}
     assert set(grant.values) | set(grant.missing) == {n for n in requested if n in host}
+    assert set(grant.withheld) == set(grant.values) & sensitive
+    taken = grant.revoked(granted - revoked)
+    assert set(taken) == set(grant.withheld) & revoked
+    after = grant.taken_back(taken)
+    assert set(after.values) == set(grant.values) - set(taken)
+    assert set(after.missing) == set(grant.missing) | set(taken)
+    assert after.revoked(granted - revoked) == ()
+
+
+# -- URLs with credentials in them -------------------------------------------------------------
+
+SCHEMES = st.sampled_from(["http", "https", "HTTPS", "redis", "rediss", "postgres", "mysql", "amqp", "ftp", "ssh"])
+PLAIN_NAMES = st.from_regex(r"[A-Z][A-Z0-9]{0,6}(_[A-Z0-9]{1,6}){0,2}", fullmatch=True).filter(
+    lambda name: not is_sensitive(name)
+)
+HOSTS = st.from_regex(r"[a-z][a-z0-9-]{0,12}(\.[a-z]{2,5}){0,2}(:[0-9]{1,5})?", fullmatch=True)
+PATHS = st.from_regex(r"(/[A-Za-z0-9._~-]{0,8}){0,3}", fullmatch=True)
+QUERIES = st.lists(
+    st.tuples(
+        st.sampled_from(["q", "page", "lang", "ref", "v", "sslmode"]), st.from_regex(r"[a-z0-9:@]{0,8}", fullmatch=True)
+    ),
+    max_size=3,
+).map(lambda pairs: ("?" + "&".join(f"{key}={value}" for key, value in pairs)) if pairs else "")
+USERINFO = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12)
+SURROUNDING = st.sampled_from(["", "--index ", "first=https://pypi.org/simple ", "x "])
+
+
+def _percent(text: str, safe: str) -> str:
+    return quote(text, safe=safe)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    name=PLAIN_NAMES,
+    scheme=SCHEMES,
+    user=st.text(max_size=8).map(lambda text: _percent(text, "@:")),
+    password=USERINFO.map(lambda text: _percent(text, "@:")),
+    host=HOSTS,
+    path=PATHS,
+    query=QUERIES,
+    before=SURROUNDING,
+)
+def test_a_url_with_a_password_is_withheld_whatever_its_name_and_needs_a_grant(
+    name: str, scheme: str, user: str, password: str, host: str, path: str, query: str, before: str
+) -> None:
+    """Any scheme, any user (even none), any password (``@`` and ``:`` in it too), anywhere in
+    the value: the variable is withheld, and a request for it needs a grant."""
+    value = f"{before}{scheme}://{user}:{password}@{host}{path}{query}"
+    assert is_sensitive(name, value)
+    assert scrub({name: value, "PATH": "/bin"}) == {"PATH": "/bin"}
+    assert resolve_request([name], {name: value}, ()).missing == (name,)
+    given = resolve_request([name], {name: value}, {name})
+    assert (given.values, given.withheld) == ({name: value}, (name,))
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(
+    scheme=st.sampled_from(["http", "https", "git+https", "HTTP"]),
+    token=USERINFO.map(lambda text: _percent(text, "@")),
+    host=HOSTS,
+    path=PATHS,
+)
+def test_an_http_url_with_a_user_name_alone_is_withheld_as_a_token(
+    scheme: str, token: str, host: str, path: str
+) -> None:
+    assert carries_credentials(f"{scheme}://{token}@{host}{path}")
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    scheme=SCHEMES,
+    login=st.sampled_from(["", "git@", "app@", "anonymous@"]),
+    host=HOSTS,
+    path=PATHS,
+    query=QUERIES,
+    before=SURROUNDING,
+)
+def test_a_url_without_credentials_is_kept(
+    scheme: str, login: str, host: str, path: str, query: str, before: str
+) -> None:
+    """No userinfo, or a login name alone where it is not a token (ssh, a database, ...), and no
+    query parameter named like a credential: the variable stays."""
+    if scheme.lower() in ("http", "https"):
+        login = ""
+    assert not carries_credentials(f"{before}{scheme}://{login}{host}{path}{query}")

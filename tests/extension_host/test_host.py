@@ -249,6 +249,26 @@ def test_an_extension_that_raises_at_import_fails_with_the_exception_line(projec
     run(scenario())
 
 
+def test_while_an_extension_cannot_run_each_tool_call_and_prompt_warns_naming_it(project: Project) -> None:
+    """Its hooks judge nothing meanwhile: every guarded call of the host's own session says so
+    (the call itself goes on; the hook command, which answers another agent, blocks instead)."""
+    project.add_extension("broken", "raise RuntimeError('missing API key for broken')\n")
+    project.add_extension("calc", CALC)
+
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            assert (await host.call_tool("add", {"a": 1, "b": 2})).success
+            assert (await host.call_tool("add", {"a": 3, "b": 4})).success
+            assert not (await host.submit_prompt("hello")).rejected
+            warnings = [event["data"] for event in host.events.history() if event["type"] == "session.warning"]
+            assert [warning["extensionId"] for warning in warnings] == ["project:broken"] * 3
+            assert "RuntimeError: missing API key for broken" in warnings[0]["message"]
+            assert "did not judge this call of add" in warnings[0]["message"]
+            assert "did not judge this prompt" in warnings[2]["message"]
+
+    run(scenario())
+
+
 def test_an_extension_that_exits_early_fails_with_its_exit_code(project: Project) -> None:
     """sys.exit(3) before joining gives 'exited with code 3'."""
     project.add_extension("quitter", "import sys\nsys.exit(3)\n")

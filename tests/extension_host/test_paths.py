@@ -11,6 +11,7 @@ from extension_host.paths import (
     HOME_ENV,
     RUNTIME_ENV,
     control_socket_path,
+    control_socket_paths,
     find_project_root,
     logs_dir,
     project_key,
@@ -87,6 +88,22 @@ def test_the_control_socket_is_named_by_a_short_hash_of_the_resolved_root(
     assert control_socket_path(tmp_path / "a" / "sub" / "..") == path
     assert control_socket_path(tmp_path / "link") == path
     assert control_socket_path(tmp_path / "b") != path
+
+
+def test_the_control_sockets_of_every_project_are_found_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a decision for every project is told to: each project's socket, not a serve socket
+    or another file beside them; no runtime folder, no sockets."""
+    monkeypatch.setenv(RUNTIME_ENV, str(tmp_path / "run"))
+    assert control_socket_paths() == []
+    (tmp_path / "run").mkdir()
+    sockets = sorted(control_socket_path(tmp_path / name) for name in ("a", "b"))
+    for path in sockets:
+        path.touch()
+    (tmp_path / "run" / f"serve-{sockets[0].name}").touch()
+    (tmp_path / "run" / "hook-host.pid").touch()
+    assert control_socket_paths() == sockets
 
 
 @pytest.mark.parametrize("kind", ["missing", "file"])

@@ -127,6 +127,26 @@ def test_a_record_other_users_can_write_is_not_believed(tmp_path: Path) -> None:
     assert decide_project_trust(project, store, environ={}).trusted is False
 
 
+def test_letting_failed_guards_through_is_part_of_one_trust_decision(tmp_path: Path) -> None:
+    """Off unless the user asks with their trust; trusting again without it, or revoking, ends
+    it; another project never has it."""
+    project, other = tmp_path / "project", tmp_path / "other"
+    project.mkdir()
+    other.mkdir()
+    store = TrustStore(tmp_path / "home")
+    assert not store.failed_guards_allowed(project)
+    store.set_project_trusted(project, True)
+    assert not store.failed_guards_allowed(project)
+    store.set_project_trusted(project, True, allow_failed_guards=True)
+    assert store.failed_guards_allowed(project) and store.project_trusted(project)
+    assert not store.failed_guards_allowed(other)
+    store.set_project_trusted(project, True)
+    assert not store.failed_guards_allowed(project)
+    store.set_project_trusted(project, True, allow_failed_guards=True)
+    store.set_project_trusted(project, False)
+    assert not store.failed_guards_allowed(project)
+
+
 def test_concurrent_grants_lose_nothing(tmp_path: Path) -> None:
     """Twenty writers at once, each granting its own variable: all twenty are recorded."""
     project = tmp_path / "project"

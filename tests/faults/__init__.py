@@ -8,6 +8,9 @@ the host, each with real processes, each asserting the outcome and that nothing 
 | a guard hook answers with a non-object or malformed output | ``test_hooks::test_a_guard_hook_answering_a_non_object_or_malformed_output_denies_and_an_observer_warns`` |
 | deeply nested JSON from an extension | ``test_wire::test_deeply_nested_json_from_an_extension_fails_it_at_once_and_its_pending_call_with_it`` |
 | deeply nested JSON on the control socket | ``test_wire::test_deeply_nested_json_on_the_control_socket_gets_a_parse_error_and_the_host_serves_on`` |
+| a header no frame can follow from an extension (``Content-Length`` twice, a bare ``\\n``) | ``test_wire::test_a_header_no_frame_can_follow_fails_the_extension_at_once_and_its_pending_call_with_it`` |
+| a header no frame can follow on the control socket (``Content-Length`` twice, a 200 KB line) | ``test_wire::test_a_header_no_frame_can_follow_on_the_control_socket_gets_a_parse_error_and_the_host_serves_on`` |
+| tool arguments or a result nested deeper than the other side reads | ``test_wire::test_arguments_or_a_result_nested_deeper_than_the_other_side_reads_fail_that_call_and_no_extension_stops`` |
 | a tool returns text with a lone surrogate | ``test_wire::test_a_tool_returning_a_file_name_that_is_not_utf8_is_answered_with_a_replacement_character`` |
 | ``extensions call`` prints a lone surrogate | ``test_wire::test_extensions_call_prints_a_lone_surrogate_from_a_raw_client_without_crashing``, ``test_front::test_extensions_call_prints_text_with_lone_surrogates_without_crashing`` |
 | 8 tool results of 20 MiB | ``test_front::test_eight_tool_results_of_20_mib_are_kept_cut_and_the_host_does_not_hold_them`` |
@@ -30,7 +33,8 @@ the host, each with real processes, each asserting the outcome and that nothing 
 | a JavaScript extension cannot find an npm package | ``test_processes::test_a_javascript_extension_that_cannot_find_a_package_fails_with_that_line``, ``test_the_failure_line_of_a_node_report_is_the_line_that_names_the_error``, ``test_the_failure_line_of_a_python_traceback_is_still_its_exception_line`` |
 
 Property-based tests of the same promises live beside the code they test:
-``tests/sdk_extension/test_framing.py`` (any bytes in any chunks: messages or ``FramingError``,
-never more than the frame limit held) and ``tests/extension_host/test_hook_runner.py`` (no JSON
+``tests/sdk_extension/wire/test_framing.py`` (any bytes in any chunks: messages or ``FramingError``,
+never more than the frame limit held; hostile headers and nesting refused by their last byte,
+never waited on) and ``tests/extension_host/test_hook_runner.py`` (no JSON
 answer lets a guard pass unless it is a valid allow).
 """

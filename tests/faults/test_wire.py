@@ -16,13 +16,14 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from extension_host import ExtensionHost
 from extension_host.paths import control_socket_path
 from helpers import Project, run, running_dev, wait_for_exit
-from sdk_extension.wire.framing import MAX_DEPTH, MAX_MESSAGE_BYTES, encode_message, read_message
+from sdk_extension.wire.framing import MAX_DEPTH, MAX_HEADER_BYTES, MAX_MESSAGE_BYTES, encode_message, read_message
 from sdk_extension.wire.protocol import PARSE_ERROR
 
 pytestmark = pytest.mark.subprocess
@@ -133,6 +134,22 @@ def one_line(text: str | None) -> str:
     return text
 
 
+ECHO = """
+join("echo")
+while True:
+    answer(next_call(), "echoed")
+"""
+"""The body of a raw extension whose tool ``echo`` answers ``echoed``."""
+
+
+def breaking_mid_call_beside_an_echo(project: Project, name: str, tool: str, breaking: str) -> None:
+    """A raw extension ``name`` whose tool ``tool``, once called, runs ``breaking`` (one line
+    that sends what the host cannot read) and keeps its pipe open; and an extension ``echo``
+    whose tool ``echo`` answers ``echoed``."""
+    raw_extension(project, name, f"join({tool!r})\nnext_call()\n{breaking}\ntime.sleep(600)\n")
+    raw_extension(project, "echo", ECHO)
+
+
 # -- deeply nested JSON ------------------------------------------------------------------------
 
 NESTED = b"[" * 100_000 + b"]" * 100_000
@@ -143,24 +160,8 @@ def test_deeply_nested_json_from_an_extension_fails_it_at_once_and_its_pending_c
 ) -> None:
     """100,000 nested arrays while a call is pending: the extension fails with a one-line
     protocol error and the call fails at once, not at the tool timeout; the others serve on."""
-    raw_extension(
-        project,
-        "nester",
-        f"""
-        join("nest")
-        next_call()
-        send_body(b'{{"jsonrpc":"2.0","method":"x","params":' + {NESTED!r} + b'}}')
-        time.sleep(600)
-        """,
-    )
-    raw_extension(
-        project,
-        "echo",
-        """
-        join("echo")
-        while True:
-            answer(next_call(), "echoed")
-        """,
+    breaking_mid_call_beside_an_echo(
+        project, "nester", "nest", f"""send_body(b'{{"jsonrpc":"2.0","method":"x","params":' + {NESTED!r} + b'}}')"""
     )
 
     async def scenario() -> float:
@@ -189,15 +190,7 @@ def test_deeply_nested_json_on_the_control_socket_gets_a_parse_error_and_the_hos
 ) -> None:
     """A client of a running ``extensions dev`` sends 100,000 nested arrays: it is told why and
     dropped; the next client is answered and ``extensions list`` still reaches the host."""
-    raw_extension(
-        project,
-        "echo",
-        """
-        join("echo")
-        while True:
-            answer(next_call(), "echoed")
-        """,
-    )
+    raw_extension(project, "echo", ECHO)
 
     async def scenario() -> None:
         async with running_dev(project) as dev:
@@ -239,6 +232,81 @@ def test_deeply_nested_json_on_the_control_socket_gets_a_parse_error_and_the_hos
             async with asyncio.timeout(20):
                 assert await dev.process.wait() == 0
             assert wait_for_exit(echo["pid"], timeout=15)
+
+    run(scenario())
+
+
+# -- header blocks no frame can follow ------------------------------------------------------------
+
+CONTENT_LENGTH_TWICE = b"Content-Length: 2\r\nContent-Length: 100000\r\n\r\n{}"
+TWICE_REASON = "Content-Length appears twice in one header block ('2' and '100000'); a frame has exactly one"
+
+
+@pytest.mark.parametrize(
+    ("header", "reason"),
+    [
+        (CONTENT_LENGTH_TWICE, TWICE_REASON),
+        (b"Content-Length: 2\n\n", "header block has a line break other than \\r\\n: 'Content-Length: 2\\n\\n'"),
+    ],
+    ids=["content-length-twice", "lf-without-cr"],
+)
+def test_a_header_no_frame_can_follow_fails_the_extension_at_once_and_its_pending_call_with_it(
+    project: Project, reap_extension_processes: list[int], header: bytes, reason: str
+) -> None:
+    """An extension sends a header that no body can complete (two lengths, or lines that never
+    end in \\r\\n) and keeps its pipe open: the host does not wait for the rest; the extension
+    fails with a one-line protocol error naming the fault, its pending call fails at once, the
+    other extension serves on."""
+    breaking_mid_call_beside_an_echo(project, "liar", "lie", f"os.write(OUT, {header!r})")
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, tool_timeout=120, stop_grace=2) as host:
+            result = await host.call_tool("lie")
+            info = host.extension("liar")
+            assert info.status == "failed" and one_line(info.error).startswith(f"protocol error: {reason}")
+            assert result.result_type == "failure"
+            assert result.text_result_for_llm == (
+                f"tool 'lie' could not finish: extension project:liar failed: {info.error}"
+            )
+            assert (await host.call_tool("echo")).text_result_for_llm == "echoed"
+
+    run(scenario(), timeout=90)
+    assert_all_exited(reap_extension_processes)
+
+
+def test_a_header_no_frame_can_follow_on_the_control_socket_gets_a_parse_error_and_the_host_serves_on(
+    project: Project,
+) -> None:
+    """Clients of a running ``extensions dev`` send Content-Length twice, then a 200 KB header
+    line, each keeping its connection open: each is told why at once (PARSE_ERROR, id null) and
+    dropped; the next client is answered."""
+
+    async def tell(path: Path, data: bytes, answers: int) -> list[dict[str, Any] | None]:
+        """Send ``data`` on a new connection, keep it open, read ``answers`` messages (bounded)."""
+        reader, writer = await asyncio.open_unix_connection(str(path))
+        try:
+            writer.write(data)
+            async with asyncio.timeout(10):
+                return [await read_message(reader) for _ in range(answers)]
+        finally:
+            writer.close()
+
+    async def scenario() -> None:
+        async with running_dev(project) as dev:
+            path = control_socket_path(project.root)
+            padded = b"Content-Length: 2\r\nX-Padding: " + b"a" * 200_000 + b"\r\n\r\n{}"
+            for data, reason in (
+                (CONTENT_LENGTH_TWICE, TWICE_REASON),
+                (padded, f"header block is too long: {len(padded) - 6} bytes, over the limit of {MAX_HEADER_BYTES}"),
+            ):
+                said, then = await tell(path, data, 2)
+                assert said == {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": reason}}
+                assert then is None  # it hung up
+            [status] = await tell(path, encode_message({"jsonrpc": "2.0", "id": 1, "method": "host.status"}), 1)
+            assert status is not None and status["result"]["pid"] == dev.process.pid
+            await dev.send("quit")
+            async with asyncio.timeout(20):
+                assert await dev.process.wait() == 0
 
     run(scenario())
 
@@ -352,6 +420,61 @@ def test_arguments_over_the_message_limit_fail_that_call_and_leave_the_extension
             assert host.extension("sizer").status == "running"
             assert (await host.call_tool("size", {"text": "x" * (16 * MIB)})).text_result_for_llm == str(16 * MIB)
             assert (await host.call_tool("size", {"text": "abc"})).text_result_for_llm == "3"
+
+    run(scenario(), timeout=120)
+    assert_all_exited(reap_extension_processes)
+
+
+def test_arguments_or_a_result_nested_deeper_than_the_other_side_reads_fail_that_call_and_no_extension_stops(
+    project: Project, reap_extension_processes: list[int]
+) -> None:
+    """Arguments nested 97 deep (a client's or a model's) would make the extension drop its
+    connection, and telemetry nested 150 deep would make the host drop it: each is refused by
+    its sender before it is sent, that call fails saying so, and the extension answers the next
+    call from the same process."""
+    project.add_extension(
+        "nester",
+        """
+        from sdk_extension import ToolResult, join_session, tool
+
+        @tool(description="Say how deep the value is, with telemetry as deep as asked")
+        def depth(value: object, telemetry: int = 0) -> ToolResult:
+            levels = 0
+            while isinstance(value, list) and value:
+                value, levels = value[0], levels + 1
+            deep: object = []
+            for _ in range(telemetry):
+                deep = [deep]
+            return ToolResult(str(levels), tool_telemetry={"deep": deep} if telemetry else None)
+
+        join_session(tools=[depth])
+        """,
+    )
+
+    def nested_list(depth: int) -> Any:
+        value: Any = [1]
+        for _ in range(depth - 1):
+            value = [value]
+        return value
+
+    async def scenario() -> None:
+        async with ExtensionHost(project.root, project.home, tool_timeout=120, stop_grace=2) as host:
+            pid = host.extension("nester").pid
+            refused = await host.call_tool("depth", {"value": nested_list(97)})
+            assert refused.result_type == "failure"
+            assert one_line(refused.text_result_for_llm) == (
+                "tool 'depth' of project:nester was not called: its arguments nest too deeply (the message nests "
+                f"arrays and objects deeper than the {MAX_DEPTH} levels the peer accepts); pass them with less nesting"
+            )
+            failed = await host.call_tool("depth", {"value": [1], "telemetry": 150})
+            assert failed.result_type == "failure"
+            assert one_line(failed.text_result_for_llm) == (
+                "the result of tool 'depth' could not be sent: the message nests arrays and objects deeper than "
+                f"the {MAX_DEPTH} levels the peer accepts"
+            )
+            assert (await host.call_tool("depth", {"value": nested_list(90)})).text_result_for_llm == "90"
+            info = host.extension("nester")
+            assert (info.status, info.pid) == ("running", pid)
 
     run(scenario(), timeout=120)
     assert_all_exited(reap_extension_processes)

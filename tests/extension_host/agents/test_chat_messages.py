@@ -72,6 +72,16 @@ def test_arguments_that_were_not_json_go_back_to_the_model_as_written() -> None:
     assert parse_arguments(None) == {}
 
 
+def test_arguments_nested_too_deeply_or_with_a_number_too_long_go_back_as_text_instead_of_raising() -> None:
+    """A model (told to by a file it read) can write anything: nothing it writes ends the turn."""
+    for text in [
+        '{"a":' + "[" * 5000 + "]" * 5000 + "}",
+        '{"a":' + "[" * 101 + "]" * 101 + "}",
+        '{"n":' + "9" * 5000 + "}",
+    ]:
+        assert parse_arguments(text) == text
+
+
 def test_tools_carry_their_json_schema_and_a_tool_without_one_takes_no_arguments() -> None:
     schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
     tools = chat_tools([OfferedTool("count", "Count lines", schema), OfferedTool("now", "The time")])

@@ -10,7 +10,14 @@ import sys
 import pytest
 
 from extension_host import ExtensionHost, ExtensionHostError, hookimpl
-from extension_host.bridges.hook_client import METHOD_HOOK, HostUnreachableError, ask_running_host
+from extension_host.bridges.hook_client import (
+    HOOK_REQUEST_TIMEOUT,
+    HOOK_TIMEOUT_ENV,
+    METHOD_HOOK,
+    HostUnreachableError,
+    ask_running_host,
+    hook_request_timeout,
+)
 from extension_host.control import ControlServer, connect_to_host
 from helpers import Project, run
 
@@ -61,3 +68,24 @@ def test_a_hook_command_imports_neither_the_host_nor_the_event_loop() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, timeout=60)
     modules = set(json.loads(done.stdout))
     assert not modules & {"asyncio", "pydantic", "pluggy", "extension_host.host", "sdk_extension", "dataclasses"}
+
+
+@pytest.mark.parametrize(
+    ("value", "timeout"),
+    [
+        ("", HOOK_REQUEST_TIMEOUT),
+        ("5", 5.0),
+        ("0.5", 0.5),
+        ("0", HOOK_REQUEST_TIMEOUT),
+        ("soon", HOOK_REQUEST_TIMEOUT),
+        ("nan", HOOK_REQUEST_TIMEOUT),
+        ("600", HOOK_REQUEST_TIMEOUT),
+    ],
+)
+def test_the_timeout_can_be_lowered_from_the_environment_but_not_raised_past_the_agents_limit(
+    value: str, timeout: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the agents' own 60 s the hook command would be killed, which both agents read as
+    "carry on": a longer wait is ignored, as is anything that is not a positive number."""
+    monkeypatch.setenv(HOOK_TIMEOUT_ENV, value)
+    assert hook_request_timeout() == timeout

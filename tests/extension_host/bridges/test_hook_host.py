@@ -7,14 +7,15 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from extension_host.bridges.hook_client import HOOK_TIMEOUT_ENV
 from extension_host.bridges.hook_host_start import (
     DEFAULT_HOOK_HOST_IDLE,
     HOOK_HOST_IDLE_ENV,
@@ -23,7 +24,7 @@ from extension_host.bridges.hook_host_start import (
     hook_host_idle,
 )
 from extension_host.paths import control_socket_path, project_logs_dir
-from helpers import Project, process_exists, run, wait_for_exit
+from helpers import Project, hook_command, process_exists, run, wait_for_exit
 
 GUARD = """
 import os
@@ -74,22 +75,7 @@ def background(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 async def hook(project: Project) -> tuple[int, Any, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "extension_host",
-        "hook",
-        "claude",
-        "PreToolUse",
-        cwd=project.root,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    async with asyncio.timeout(60):
-        out, err = await process.communicate(PRE_TOOL_USE)
-    assert process.returncode is not None
-    return process.returncode, json.loads(out) if out.strip() else None, err.decode()
+    return await hook_command(project, "claude", "PreToolUse", PRE_TOOL_USE)
 
 
 def assert_denied(result: tuple[int, Any, str]) -> None:
@@ -112,6 +98,13 @@ def test_the_first_call_starts_a_background_host_and_later_calls_reuse_it(projec
     assert background_host_pid(project.root) == host_pid
     log = project_logs_dir(project.home, project.root) / HOOK_HOST_LOG_NAME
     assert f"serving {project.root} (pid {host_pid}" in log.read_text()
+
+
+def test_the_background_hosts_pid_file_and_log_are_its_users_alone(project: Project, background: Path) -> None:
+    assert_denied(run(hook(project)))
+    logs = project_logs_dir(project.home, project.root)
+    modes = {path: stat.S_IMODE(path.stat().st_mode) for path in (pid_file(project), logs / HOOK_HOST_LOG_NAME, logs)}
+    assert modes == {pid_file(project): 0o600, logs / HOOK_HOST_LOG_NAME: 0o600, logs: 0o700}
 
 
 def test_the_background_host_exits_by_itself_when_idle_and_stops_its_extension(
@@ -173,6 +166,30 @@ def test_with_the_background_host_off_every_call_starts_its_own(
     assert_denied(run(hook(project)))
     assert len(set(background.read_text().split())) == 2
     assert not pid_file(project).exists()
+
+
+def test_a_background_host_that_hangs_is_stopped_and_the_next_call_starts_a_new_one(
+    project: Project, background: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host that stops answering (here: stopped with SIGSTOP, its socket still accepting) costs
+    the call that finds it one timeout: that call blocks, and since it is the background host
+    hook commands started, it is stopped, so the next call starts a healthy one."""
+    assert_denied(run(hook(project)))
+    hung = background_host_pid(project.root)
+    assert hung is not None
+    os.kill(hung, signal.SIGSTOP)
+
+    with monkeypatch.context() as patch:
+        patch.setenv(HOOK_TIMEOUT_ENV, "5")
+        code, answer, err = run(hook(project))
+    assert (code, answer) == (2, None)
+    assert err.count("\n") == 1, err
+    assert f"pid {hung}" in err and "did not answer host.hook within 5 s" in err and "stopped it" in err
+    assert wait_for_exit(hung, 15)
+
+    assert_denied(run(hook(project)))
+    replacement = background_host_pid(project.root)
+    assert replacement is not None and replacement != hung
 
 
 @pytest.mark.parametrize(

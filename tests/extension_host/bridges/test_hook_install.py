@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from extension_host.frontends.launcher import main
-from helpers import Project
+from helpers import OtherUser, Project
 
 EXISTING: dict[str, Any] = {
     "model": "opus",
@@ -121,6 +123,7 @@ def test_user_installs_into_the_users_settings(
     ("text", "says"),
     [
         ('{"hooks": {,}', "is not valid JSON"),
+        ('{"hooks": ' + "[" * 3000 + "]" * 3000 + "}", "is not valid JSON (nested deeper than 100 levels)"),
         ("[1, 2]", "is not a JSON object"),
         ('{"hooks": []}', '"hooks" is not an object'),
         ('{"hooks": {"PreToolUse": {"matcher": "*"}}}', '"hooks.PreToolUse" is not a list'),
@@ -138,3 +141,88 @@ def test_a_settings_file_that_cannot_be_merged_is_left_alone_with_one_line(
     assert says in err
     assert str(path) in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("agent", "folder"), [("claude", ".claude"), ("gemini", ".gemini")])
+def test_a_settings_folder_that_is_a_symlink_out_of_the_project_is_refused_naming_its_target(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str], agent: str, folder: str
+) -> None:
+    victim = tmp_path / "users-own-settings"
+    victim.mkdir()
+    (victim / "settings.json").write_text('{"model": "mine"}', encoding="utf-8")
+    (project.root / folder).symlink_to(victim)
+    for dry_run in (["--dry-run"], []):
+        assert install(project, agent, *dry_run) == 1
+        err = capsys.readouterr().err
+        assert f"{project.root / folder} is a symlink to {victim}, outside the project" in err
+        assert "mine" not in err and err.count("\n") == 1
+    assert sorted(p.name for p in victim.iterdir()) == ["settings.json"]
+    assert (victim / "settings.json").read_text(encoding="utf-8") == '{"model": "mine"}'
+
+
+def test_a_settings_file_that_is_a_symlink_out_of_the_project_is_refused_naming_its_target(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}", encoding="utf-8")
+    (project.root / ".claude").mkdir()
+    (project.root / ".claude" / "settings.json").symlink_to(outside)
+    assert install(project, "claude") == 1
+    assert f"{project.root / '.claude' / 'settings.json'} is a symlink to {outside}" in capsys.readouterr().err
+    assert outside.read_text(encoding="utf-8") == "{}"
+
+
+def test_a_symlinked_settings_file_is_written_where_it_leads_and_stays_a_link(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project.root / "config" / "claude").mkdir(parents=True)
+    (project.root / ".claude").symlink_to(project.root / "config" / "claude")  # inside the project: fine
+    assert install(project, "claude") == 0
+    assert (project.root / ".claude").is_symlink()
+    assert "SessionEnd" in settings(project.root / "config" / "claude" / "settings.json")["hooks"]
+    user = tmp_path / "user-home"
+    dotfiles = tmp_path / "dotfiles" / "claude.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"model": "opus"}', encoding="utf-8")
+    (user / ".claude").mkdir(parents=True)
+    (user / ".claude" / "settings.json").symlink_to(dotfiles)  # a dotfiles manager's link
+    monkeypatch.setenv("HOME", str(user))
+    assert install(project, "claude", "--user") == 0
+    assert (user / ".claude" / "settings.json").is_symlink()
+    written = settings(dotfiles)
+    assert written["model"] == "opus" and "SessionEnd" in written["hooks"]
+
+
+def test_a_settings_file_that_is_not_a_regular_file_is_refused_without_reading_it(project: Project) -> None:
+    (project.root / ".claude").mkdir()
+    fifo = project.root / ".claude" / "settings.json"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        project.command("hook", "install", "claude"), capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 1
+    assert (
+        done.stderr == f"error: {fifo} is not a regular file; nothing was installed: move it away, then install again\n"
+    )
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_a_settings_folder_another_user_owns_is_refused(
+    project: Project,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    another_user: OtherUser,
+    scope: str,
+) -> None:
+    base = project.root if scope == "project" else tmp_path / "user-home"
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    folder = base / ".claude"
+    folder.mkdir(parents=True)
+    os.chown(folder, another_user.uid, another_user.gid)
+    assert install(project, "claude", *(["--user"] if scope == "user" else [])) == 1
+    err = capsys.readouterr().err
+    assert err == f"error: {folder} belongs to uid {another_user.uid}, not you; nothing was installed: " + (
+        "check it, then take it over or remove it\n"
+    )
+    assert list(folder.iterdir()) == []

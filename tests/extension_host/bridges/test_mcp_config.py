@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from extension_host.bridges.mcp_config import MCP_CLIENTS, client_config
 from extension_host.frontends.cli import main
+from extension_host.tokens import TOKEN_ENV
 from helpers import Project
 
 
@@ -23,6 +25,7 @@ def printed(project: Project, client: str, capsys: pytest.CaptureFixture[str]) -
 def expected_command(project: Project) -> list[str]:
     return [
         sys.executable,
+        "-P",
         "-m",
         "extension_host",
         "--root",
@@ -77,7 +80,7 @@ def test_an_unknown_client_is_a_usage_error(project: Project, capsys: pytest.Cap
 
 def test_without_the_default_home_the_command_leaves_home_out(tmp_path: Path) -> None:
     server = client_config("cursor", tmp_path).snippet["mcpServers"]["extensions"]
-    assert server["args"] == ["-m", "extension_host", "--root", str(tmp_path), "mcp"]
+    assert server["args"] == ["-P", "-m", "extension_host", "--root", str(tmp_path), "mcp"]
 
 
 def test_without_the_mcp_extra_the_server_says_in_one_line_what_to_install(
@@ -88,3 +91,76 @@ def test_without_the_mcp_extra_the_server_says_in_one_line_what_to_install(
     out, err = capsys.readouterr()
     assert (code, out) == (1, "")
     assert err == "error: extensions mcp needs the MCP Python SDK: pip install 'extension-host[mcp]'\n"
+
+
+def printed_for_http(
+    project: Project, client: str, capsys: pytest.CaptureFixture[str], address: str = "127.0.0.1:8765"
+) -> tuple[int, dict[str, Any] | None, str]:
+    code = main(["--root", str(project.root), "mcp", "--print-config", client, "--http", address])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out else None, err
+
+
+URL = "http://127.0.0.1:8765/mcp"
+HTTP_SNIPPETS: dict[str, dict[str, Any]] = {
+    "claude": {
+        "mcpServers": {
+            "extensions": {
+                "type": "http",
+                "url": URL,
+                "headers": {"Authorization": "Bearer ${EXTENSION_HOST_TOKEN}"},
+            }
+        }
+    },
+    "gemini": {
+        "mcpServers": {"extensions": {"httpUrl": URL, "headers": {"Authorization": "Bearer ${EXTENSION_HOST_TOKEN}"}}}
+    },
+    "vscode": {
+        "inputs": [
+            {
+                "type": "promptString",
+                "id": "extension-host-token",
+                "description": "The token of extensions mcp --http ($EXTENSION_HOST_TOKEN of the server)",
+                "password": True,
+            }
+        ],
+        "servers": {
+            "extensions": {
+                "type": "http",
+                "url": URL,
+                "headers": {"Authorization": "Bearer ${input:extension-host-token}"},
+            }
+        },
+    },
+    "cursor": {
+        "mcpServers": {"extensions": {"url": URL, "headers": {"Authorization": "Bearer ${env:EXTENSION_HOST_TOKEN}"}}}
+    },
+}
+
+
+@pytest.mark.parametrize("client", MCP_CLIENTS)
+def test_with_http_the_snippet_names_the_url_and_the_header_but_never_the_token(
+    project: Project, client: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, "the-real-token-never-printed")
+    code, snippet, err = printed_for_http(project, client, capsys)
+    assert (code, snippet) == (0, HTTP_SNIPPETS[client])
+    assert "the-real-token-never-printed" not in err
+    assert err.splitlines()[1] == (
+        "the client sends the token from $EXTENSION_HOST_TOKEN (VS Code asks for it once): start the server "
+        "with that token in $EXTENSION_HOST_TOKEN or --token-file, not one made per start"
+    )
+
+
+def test_a_snippet_for_http_needs_a_fixed_loopback_port(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    code, snippet, err = printed_for_http(project, "claude", capsys, "127.0.0.1:0")
+    assert (code, snippet) == (2, None)
+    assert err == "error: --http 127.0.0.1:0: a client's config needs a fixed port, not 0 (new each start)\n"
+    code, snippet, err = printed_for_http(project, "claude", capsys, "0.0.0.0:8765")
+    assert (code, snippet) == (2, None)
+    assert "0.0.0.0 is not a loopback address" in err
+
+
+def test_a_token_file_goes_with_http_only(project: Project, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code = main(["--root", str(project.root), "mcp", "--token-file", str(tmp_path / "token")])
+    assert (code, capsys.readouterr().err) == (2, "error: --token-file goes with --http\n")

@@ -17,17 +17,20 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp.types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from extension_host.bridges.mcp_config import client_config
-from helpers import Project, run
+from extension_host.tokens import TOKEN_ENV
+from helpers import OtherUser, Project, run
 
 pytestmark = pytest.mark.subprocess
 
@@ -241,43 +244,170 @@ def test_the_host_itself_never_imports_the_mcp_sdk() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@dataclass
+class HttpServer:
+    """A running ``extensions mcp --http``: its URL, the header it said clients must send, and
+    (once stopped) its exit code and stdout."""
+
+    url: str
+    header: str | None
+    """``None`` if the server named none (it said so before where it listens)."""
+    returncode: int | None = None
+    stdout: bytes = b""
+
+
+@asynccontextmanager
+async def http_server(project: Project, *options: str, env: dict[str, str] | None = None) -> AsyncIterator[HttpServer]:
+    """``extensions mcp --http 127.0.0.1:0`` with ``options``, once it said where it listens;
+    stopped with SIGTERM (and reaped) on the way out."""
+    server = await asyncio.create_subprocess_exec(
+        *project.command("mcp", "--http", "127.0.0.1:0", *options),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+    )
+    assert server.stdout is not None and server.stderr is not None
+    try:
+        url = header = None
+        async with asyncio.timeout(STEP_TIMEOUT):
+            while url is None:
+                line = (await server.stderr.readline()).decode()
+                assert line, "the server exited before it said where it listens"
+                if found := re.search(r"over MCP \((http://127\.0\.0\.1:\d+/mcp)\)", line):
+                    url = found.group(1)
+                if found := re.fullmatch(r"clients must send the header 'Authorization: (.+)'\n", line):
+                    header = found.group(1)
+        running = HttpServer(url, header)
+        yield running
+    finally:
+        if server.returncode is None:
+            server.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(STEP_TIMEOUT):
+            out, _ = await server.communicate()
+    running.returncode, running.stdout = server.returncode, out
+
+
+@asynccontextmanager
+async def http_session(url: str, authorization: str) -> AsyncIterator[ClientSession]:
+    """The SDK's client over streamable HTTP, sending ``authorization``, initialized."""
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": authorization}, timeout=STEP_TIMEOUT) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        with anyio.fail_after(STEP_TIMEOUT):
+            await session.initialize()
+        yield session
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
+MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
 def test_over_http_on_loopback_a_client_calls_the_tools_until_the_server_is_stopped(project: Project) -> None:
     project.add_extension("tools", TOOLS)
     project.add_extension("guard", GUARD)
 
-    async def scenario() -> tuple[int, bytes]:
-        server = await asyncio.create_subprocess_exec(
-            *project.command("mcp", "--http", "127.0.0.1:0"),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        assert server.stdout is not None and server.stderr is not None
-        try:
-            url = None
-            async with asyncio.timeout(STEP_TIMEOUT):
-                while url is None:
-                    line = (await server.stderr.readline()).decode()
-                    assert line, "the server exited before it said where it listens"
-                    if found := re.search(r"over MCP \((http://127\.0\.0\.1:\d+/mcp)\)", line):
-                        url = found.group(1)
-            async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
-                with anyio.fail_after(STEP_TIMEOUT):
-                    await session.initialize()
-                    assert {tool.name for tool in (await session.list_tools()).tools} == {"tools_echo", "tools_fail"}
-                    echoed = await session.call_tool("tools_echo", {"text": "over http"})
-                    assert (echoed.is_error, texts(echoed)) == (False, ["OVER HTTP"])
-                    denied = await session.call_tool("tools_echo", {"text": "a secret"})
-                    assert denied.is_error and texts(denied)[0].startswith("denied by project:guard")
-        finally:
-            server.send_signal(signal.SIGTERM)
-            async with asyncio.timeout(STEP_TIMEOUT):
-                out = await server.stdout.read()
-                await server.wait()
-        assert server.returncode is not None
-        return server.returncode, out
+    async def scenario() -> HttpServer:
+        async with http_server(project) as server, http_session(server.url, server.header or "") as session:
+            with anyio.fail_after(STEP_TIMEOUT):
+                assert {tool.name for tool in (await session.list_tools()).tools} == {"tools_echo", "tools_fail"}
+                echoed = await session.call_tool("tools_echo", {"text": "over http"})
+                assert (echoed.is_error, texts(echoed)) == (False, ["OVER HTTP"])
+                denied = await session.call_tool("tools_echo", {"text": "a secret"})
+                assert denied.is_error and texts(denied)[0].startswith("denied by project:guard")
+        return server
 
-    assert run(scenario(), timeout=120) == (0, b"")
+    server = run(scenario(), timeout=120)
+    assert (server.returncode, server.stdout) == (0, b"")
+
+
+def test_over_http_a_request_without_the_servers_token_is_refused_401(project: Project) -> None:
+    project.add_extension("tools", TOOLS)
+
+    async def scenario() -> None:
+        async with http_server(project) as server, httpx2.AsyncClient(timeout=STEP_TIMEOUT) as http:
+
+            async def refused(given: dict[str, str]) -> None:
+                answer = await http.post(server.url, json=INITIALIZE, headers={**MCP_HEADERS, **given})
+                assert answer.status_code == 401, given
+                assert answer.headers["WWW-Authenticate"].startswith("Bearer")
+                assert "serverInfo" not in answer.text
+
+            await refused({})
+            await refused({"Authorization": "Bearer not-the-token"})
+            assert server.header is not None and re.fullmatch(r"Bearer [A-Za-z0-9_-]{43}", server.header)
+            await refused({"Authorization": server.header[:-1]})
+            taken = await http.post(
+                server.url, json=INITIALIZE, headers={**MCP_HEADERS, "Authorization": server.header}
+            )
+            assert taken.status_code == 200 and "serverInfo" in taken.text
+
+    run(scenario(), timeout=120)
+
+
+ATTACK = """
+set -u
+url=$1
+json='Content-Type: application/json'
+accept='Accept: application/json, text/event-stream'
+initialize='{"jsonrpc":"2.0","id":1,"method":"initialize","params":
+    {"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}'
+session=$(curl -s -D - -o /dev/null -H "$json" -H "$accept" --data "$initialize" "$url" \\
+    | tr -d '\\r' | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+for message in '{"jsonrpc":"2.0","method":"notifications/initialized"}' \\
+        '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'; do
+    curl -s -w '\\nHTTP %{http_code}\\n' -H "$json" -H "$accept" -H "Mcp-Session-Id: $session" \\
+        -H 'Mcp-Protocol-Version: 2025-06-18' --data "$message" "$url"
+done
+"""
+"""What another user of the machine would do: initialize, then list the tools, with curl."""
+
+
+def test_another_user_of_the_machine_cannot_list_the_tools_over_http(project: Project, another_user: OtherUser) -> None:
+    project.add_extension("tools", TOOLS)
+
+    async def scenario() -> subprocess.CompletedProcess[str]:
+        async with http_server(project) as server:
+            return await asyncio.to_thread(another_user.run, "sh", "-c", ATTACK, "attack", server.url)
+
+    attack = run(scenario(), timeout=120)
+    assert "tools_echo" not in attack.stdout
+    assert attack.stdout.count("HTTP 401") == 2, attack.stdout
+
+
+def test_over_http_the_token_can_come_from_a_file_or_the_environment(project: Project, tmp_path: Path) -> None:
+    project.add_extension("tools", TOOLS)
+    token = "mcp-token-0123456789abcdef0123456789abcdef"
+    path = tmp_path / "token"
+    path.write_text(token + "\n")
+    path.chmod(0o600)
+
+    async def scenario(options: tuple[str, ...], env: dict[str, str], where: str) -> None:
+        async with http_server(project, *options, env=env) as server:
+            assert server.header == f"Bearer <{where}>"  # the token itself is not printed
+            async with http_session(server.url, f"Bearer {token}") as session:
+                assert {tool.name for tool in (await session.list_tools()).tools} == {"tools_echo", "tools_fail"}
+
+    run(scenario(("--token-file", str(path)), {}, f"the token in {path}"), timeout=120)
+    run(scenario((), {TOKEN_ENV: token}, "$EXTENSION_HOST_TOKEN"), timeout=120)
+    path.chmod(0o644)
+    done = subprocess.run(
+        project.command("mcp", "--http", "127.0.0.1:0", "--token-file", str(path)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"error: the token file {path} has mode 0644, so other users may read it; run `chmod 600 {path}`\n",
+    )
 
 
 def test_http_listens_on_loopback_only(project: Project) -> None:

@@ -5,12 +5,20 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from extension_host.paths import control_socket_path
-from helpers import Project, run, running_dev
+import pytest
+
+from extension_host.bridges.hook_host_start import HOOK_HOST_IDLE_ENV
+from extension_host.launch.interpreter import python_command
+from extension_host.paths import RUNTIME_ENV, control_socket_path
+from helpers import OtherUser, Project, hook_command, run, running_dev
 
 GUARD = """
 import os
@@ -52,29 +60,6 @@ def setup(project: Project, tmp_path: Path, monkeypatch: Any) -> Path:
     return pids
 
 
-async def hook(project: Project, agent: str, event: str, stdin: bytes, *, short: bool = True) -> tuple[int, Any, str]:
-    """Run the hook command in the project as an agent would; exit code, parsed stdout, stderr.
-
-    ``short``: the exact command line the settings hold (the launcher's fast path), run in the
-    project folder; otherwise with ``--root``/``--home`` first (the full command line parser).
-    """
-    if short:
-        argv = [sys.executable, "-m", "extension_host", "hook", agent, event]
-    else:
-        argv = project.command("hook", agent, event)
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=project.root,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    async with asyncio.timeout(60):
-        out, err = await process.communicate(stdin)
-    assert process.returncode is not None
-    return process.returncode, json.loads(out) if out.strip() else None, err.decode()
-
-
 def deny_of(answer: Any) -> tuple[str, str]:
     specific = answer["hookSpecificOutput"]
     return specific["permissionDecision"], specific["permissionDecisionReason"]
@@ -88,13 +73,13 @@ def test_with_a_running_host_the_hook_is_answered_by_its_extension(
     async def scenario() -> None:
         async with running_dev(project):
             for short in (True, False):
-                code, answer, _ = await hook(
+                code, answer, _ = await hook_command(
                     project, "claude", "PreToolUse", json.dumps(CLAUDE_PRE).encode(), short=short
                 )
                 assert code == 0
                 assert deny_of(answer) == ("deny", "no rm -rf here")
             harmless = {**CLAUDE_PRE, "tool_input": {"command": "make"}}
-            assert await hook(project, "claude", "PreToolUse", json.dumps(harmless).encode()) == (0, None, "")
+            assert await hook_command(project, "claude", "PreToolUse", json.dumps(harmless).encode()) == (0, None, "")
 
     run(scenario())
     # One extension process answered every call: the running host's, not one started per call.
@@ -108,7 +93,7 @@ def test_with_a_running_host_a_guard_that_fails_denies(project: Project, tmp_pat
 
     async def scenario() -> None:
         async with running_dev(project):
-            code, answer, _ = await hook(project, "gemini", "BeforeTool", json.dumps(payload).encode())
+            code, answer, _ = await hook_command(project, "gemini", "BeforeTool", json.dumps(payload).encode())
             assert code == 0
             assert answer["decision"] == "deny"
             assert "the guard broke" in answer["reason"]
@@ -120,11 +105,11 @@ def test_without_a_host_one_is_started_for_the_call(project: Project, tmp_path: 
     pids = setup(project, tmp_path, monkeypatch)
 
     async def scenario() -> None:
-        code, answer, _ = await hook(project, "claude", "PreToolUse", json.dumps(CLAUDE_PRE).encode())
+        code, answer, _ = await hook_command(project, "claude", "PreToolUse", json.dumps(CLAUDE_PRE).encode())
         assert code == 0
         assert deny_of(answer) == ("deny", "no rm -rf here")
         prompt = {"hook_event_name": "BeforeAgent", "prompt": "build it", "session_id": "s"}
-        code, answer, _ = await hook(project, "gemini", "BeforeAgent", json.dumps(prompt).encode())
+        code, answer, _ = await hook_command(project, "gemini", "BeforeAgent", json.dumps(prompt).encode())
         assert (code, answer["hookSpecificOutput"]["additionalContext"]) == (0, "the build uses make")
 
     run(scenario())
@@ -142,12 +127,12 @@ def test_a_host_that_does_not_answer_makes_the_guard_block(project: Project, tmp
     async def scenario() -> None:
         server = await asyncio.start_unix_server(hang_up, os.fspath(path))
         async with server:
-            code, answer, err = await hook(project, "claude", "PreToolUse", json.dumps(CLAUDE_PRE).encode())
+            code, answer, err = await hook_command(project, "claude", "PreToolUse", json.dumps(CLAUDE_PRE).encode())
             assert (code, answer) == (2, None)
             assert "failing closed" in err
             assert "could not be asked: the host" in err
             start = {"hook_event_name": "SessionStart", "source": "startup"}
-            code, answer, err = await hook(project, "claude", "SessionStart", json.dumps(start).encode())
+            code, answer, err = await hook_command(project, "claude", "SessionStart", json.dumps(start).encode())
             assert (code, answer) == (1, None)  # an observer only warns
 
     run(scenario())
@@ -155,7 +140,7 @@ def test_a_host_that_does_not_answer_makes_the_guard_block(project: Project, tmp
 
 def test_bad_json_on_stdin_blocks_a_guard_with_one_line(project: Project) -> None:
     async def scenario() -> None:
-        code, answer, err = await hook(project, "gemini", "BeforeTool", b"{oops")
+        code, answer, err = await hook_command(project, "gemini", "BeforeTool", b"{oops")
         assert (code, answer) == (2, None)
         assert err.count("\n") == 1
         assert "Gemini CLI BeforeTool payload on stdin is not JSON" in err
@@ -177,3 +162,159 @@ def test_a_root_that_cannot_be_used_blocks_a_guard(project: Project, tmp_path: P
         assert str(missing) in err.decode()
 
     run(scenario())
+
+
+# -- a runtime folder another user took first -----------------------------------------------
+
+
+@pytest.fixture
+def shared_temp() -> Iterator[Path]:
+    """A temporary folder every user may add to (mode 1777, as /tmp is), removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="eh-tmp-"))
+    folder.chmod(0o1777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_runtime_folder_another_user_took_first_leaves_each_call_to_a_host_of_its_own(
+    project: Project, tmp_path: Path, monkeypatch: Any, another_user: OtherUser, shared_temp: Path
+) -> None:
+    """Without XDG_RUNTIME_DIR (ssh without logind, cron, containers) the runtime folder falls back
+    to runtime-<uid> in the temporary folder, a name anyone can take first. Another user's folder
+    there is refused, as it must be, yet the guard still judges every call: in a host started for
+    the call, with one warning line naming the folder, its owner and what to do. The folder is
+    left as it was."""
+    setup(project, tmp_path, monkeypatch)
+    env = {name: value for name, value in os.environ.items() if name not in (RUNTIME_ENV, "XDG_RUNTIME_DIR")}
+    env |= {"TMPDIR": str(shared_temp), HOOK_HOST_IDLE_ENV: "300"}
+    fallback = subprocess.run(
+        python_command("-c", "from extension_host.paths import runtime_dir; print(runtime_dir())"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.strip()
+    squatted = shared_temp / f"runtime-{os.geteuid()}"
+    if not fallback.startswith(f"{squatted}/"):
+        pytest.skip(f"this machine's runtime folder is {fallback}, not one in the temporary folder")
+    made = another_user.run("mkdir", "-m", "0755", str(squatted))
+    assert made.returncode == 0, made.stderr
+
+    for command, expected in (("rm -rf build", ("deny", "no rm -rf here")), ("make", None)):
+        payload = json.dumps({**CLAUDE_PRE, "tool_input": {"command": command}}).encode()
+        code, answer, err = run(hook_command(project, "claude", "PreToolUse", payload, env=env))
+        assert code == 0, err
+        assert (deny_of(answer) if answer is not None else None) == expected
+        assert err.count("\n") == 1, err
+        assert str(squatted) in err and f"uid {another_user.uid}" in err
+        assert RUNTIME_ENV in err and "answered by a host started for this call" in err
+    assert squatted.lstat().st_uid == another_user.uid
+    assert list(squatted.iterdir()) == []
+
+
+# -- extensions that cannot judge ------------------------------------------------------------
+
+BROKEN = "raise RuntimeError('no config for the guard')\n"
+
+CAT_DOT_ENV = {
+    "claude": ("PreToolUse", {**CLAUDE_PRE, "tool_input": {"command": "cat .env"}}),
+    "gemini": (
+        "BeforeTool",
+        {
+            "session_id": "s",
+            "hook_event_name": "BeforeTool",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": "cat .env"},
+        },
+    ),
+}
+
+
+def assert_blocked_naming(err: str, extension: str, error: str) -> None:
+    """One line that names the extension, its error, and both ways out."""
+    assert err.count("\n") == 1, err
+    assert f"{extension} is failed" in err and error in err
+    assert f"extensions inspect {extension.split(':')[1]}" in err
+    assert "extensions trust --allow-failed-guards" in err
+
+
+@pytest.mark.parametrize("agent", ["claude", "gemini"])
+def test_a_scaffolded_guard_with_a_syntax_error_blocks_the_call_it_would_have_denied(
+    project: Project, agent: str
+) -> None:
+    """Whole, the scaffolded guard denies `cat .env`; with a syntax error it cannot start, and
+    the call is blocked (exit 2) naming it, instead of going through unjudged."""
+    event, payload = CAT_DOT_ENV[agent]
+    stdin = json.dumps(payload).encode()
+    subprocess.run(project.command("scaffold", "guard"), capture_output=True, timeout=60, check=True)
+    source = project.root / ".github" / "extensions" / "guard" / "extension.py"
+
+    code, answer, err = run(hook_command(project, agent, event, stdin))
+    assert code == 0, err
+    assert ".env may hold secrets" in json.dumps(answer)
+
+    source.write_text(source.read_text() + "\ndef broken(:\n")
+    code, answer, err = run(hook_command(project, agent, event, stdin))
+    assert (code, answer) == (2, None)
+    assert_blocked_naming(err, "project:guard", "SyntaxError")
+
+
+def test_an_extension_that_cannot_start_blocks_prompts_too_and_other_events_carry_on(project: Project) -> None:
+    """A prompt is a guard event as a tool call is; the observers' events go on without it."""
+    project.add_extension("guard", BROKEN)
+    prompt = json.dumps({"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": "hi"}).encode()
+    post = json.dumps(
+        {**CLAUDE_PRE, "hook_event_name": "PostToolUse", "tool_input": {"command": "make"}, "tool_response": "ok"}
+    ).encode()
+    start = json.dumps({"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}).encode()
+
+    async def scenario() -> None:
+        code, answer, err = await hook_command(project, "claude", "UserPromptSubmit", prompt)
+        assert (code, answer) == (2, None)
+        assert_blocked_naming(err, "project:guard", "RuntimeError: no config for the guard")
+        assert await hook_command(project, "claude", "PostToolUse", post) == (0, None, "")
+        assert await hook_command(project, "claude", "SessionStart", start) == (0, None, "")
+
+    run(scenario())
+
+
+def test_a_running_host_with_an_extension_that_cannot_start_blocks_guard_events(
+    project: Project, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The host that answers over the control socket says so as the one-shot host does: a call
+    the running extensions let through is blocked all the same."""
+    setup(project, tmp_path, monkeypatch)
+    project.add_extension("helper", BROKEN)
+    harmless = json.dumps({**CLAUDE_PRE, "tool_input": {"command": "make"}}).encode()
+
+    async def scenario() -> None:
+        async with running_dev(project):
+            code, answer, err = await hook_command(project, "claude", "PreToolUse", harmless)
+            assert (code, answer) == (2, None)
+            assert_blocked_naming(err, "project:helper", "RuntimeError: no config for the guard")
+
+    run(scenario())
+
+
+def test_allowing_failed_guards_lets_calls_through_with_a_warning_until_the_project_is_trusted_again(
+    project: Project,
+) -> None:
+    """The relaxation is the user's, recorded with their trust in the project (a repository
+    cannot ship it); plain `extensions trust` ends it."""
+    project.add_extension("guard", BROKEN)
+    event, payload = CAT_DOT_ENV["claude"]
+    stdin = json.dumps(payload).encode()
+
+    def trust(*options: str) -> None:
+        subprocess.run(project.command("trust", *options), capture_output=True, timeout=60, check=True)
+
+    trust("--allow-failed-guards")
+    code, answer, err = run(hook_command(project, "claude", event, stdin))
+    assert (code, answer) == (0, None)
+    assert err.count("\n") == 1 and "warning" in err and "project:guard is failed" in err
+
+    trust()
+    code, answer, err = run(hook_command(project, "claude", event, stdin))
+    assert (code, answer) == (2, None)
+    assert_blocked_naming(err, "project:guard", "RuntimeError: no config for the guard")

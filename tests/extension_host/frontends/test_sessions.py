@@ -89,6 +89,88 @@ def test_show_reports_a_torn_last_line_on_stderr_and_prints_the_rest(
     )
 
 
+DEEP_LINE = (
+    b'{"id":"deep","timestamp":"2026-01-01T00:00:00.000+00:00","parentId":null,"type":"user.message","data":'
+    + b'{"a":' * 1000
+    + b"1"
+    + b"}" * 1001
+    + b"\n"
+)
+"""An event line nested 1,000 deep, which json.loads cannot read without running out of recursion."""
+
+
+def with_deep_lines(project: Project, session_id: str) -> list[int]:
+    """Put DEEP_LINE after the first line of the session's log and at its end; their line numbers."""
+    path = project.home / "sessions" / session_id / "events.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([lines[0], DEEP_LINE, *lines[1:], DEEP_LINE]))
+    return [2, len(lines) + 2]
+
+
+@pytest.mark.subprocess
+def test_a_log_line_nested_1000_deep_is_skipped_with_a_warning_and_every_session_is_still_listed_and_shown(
+    project: Project,
+) -> None:
+    """One session's log has lines too deep to read (one among its turns, one last): list and
+    show work for every session, counting what they can read, and say on stderr which session
+    and line they skipped; no traceback."""
+    good = persisted(project, ["one"])
+    bad = persisted(project, ["two", "three"])
+    numbers = with_deep_lines(project, bad)
+    warnings = [
+        f"session {bad}: events.jsonl: line {number} is nested deeper than 100 levels; skipped" for number in numbers
+    ]
+
+    def extensions(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(project.command("sessions", *args), capture_output=True, text=True, timeout=60)
+
+    listed = extensions("list", "--json")
+    assert listed.returncode == 0 and listed.stderr.splitlines() == warnings
+    turns = {summary["id"]: summary["turns"] for summary in json.loads(listed.stdout)}
+    assert turns == {good: 1, bad: 2}
+    listed = extensions("list")
+    assert listed.returncode == 0 and listed.stderr.splitlines() == warnings
+    assert {line.split()[0] for line in listed.stdout.splitlines()[1:]} == {good, bad}
+    shown = extensions("show", bad)
+    assert shown.returncode == 0 and shown.stderr.splitlines() == warnings
+    assert len(shown.stdout.splitlines()) == 6  # every event it could read
+    shown = extensions("show", good)
+    assert (shown.returncode, shown.stderr, len(shown.stdout.splitlines())) == (0, "", 4)
+
+
+@pytest.mark.subprocess
+def test_dev_resumes_a_session_whose_lines_are_nested_1000_deep_and_records_which_it_skipped(
+    project: Project,
+) -> None:
+    """The last line cannot be read either: dev resumes from the last event it can read, and the
+    session says which lines it skipped in session.warning events naming the session."""
+    session_id = persisted(project, ["one"])
+    numbers = with_deep_lines(project, session_id)
+    readable = [json.loads(line) for line in persisted_log(project, session_id) if not line.startswith(b'{"id":"deep"')]
+
+    async def resume() -> None:
+        async with running_dev(project, options=("--resume", session_id)) as dev:
+            await dev.send("quit")
+            async with asyncio.timeout(30):
+                assert await dev.process.wait() == 0
+
+    run(resume())
+    events = [json.loads(line) for line in persisted_log(project, session_id) if not line.startswith(b'{"id":"deep"')]
+    resumed = events[len(readable)]
+    assert resumed["type"] == "session.resume" and resumed["parentId"] == readable[-1]["id"]
+    warnings = events[len(readable) + 1 : len(readable) + 3]
+    assert [event["data"]["message"] for event in warnings] == [
+        f"session {session_id}: events.jsonl: line {number} is nested deeper than 100 levels; skipped, "
+        "the rest was resumed"
+        for number in numbers
+    ]
+    assert events[-1]["type"] == "session.shutdown"
+
+
+def persisted_log(project: Project, session_id: str) -> list[bytes]:
+    return (project.home / "sessions" / session_id / "events.jsonl").read_bytes().splitlines()
+
+
 def test_rm_deletes_a_session_and_is_refused_while_a_host_holds_it(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:

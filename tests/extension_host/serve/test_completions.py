@@ -3,7 +3,7 @@ bounded walk), with the protocol's CompletionItem ranges in UTF-16 code units.""
 
 from __future__ import annotations
 
-import subprocess
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ import pytest
 from extension_host.commands import CommandInfo
 from extension_host.serve.completions import complete
 from extension_host.serve.errors import ServeError
-from helpers import run
+from helpers import git, recording_program, run
 from sdk_extension.wire.protocol import INVALID_PARAMS
 
 COMMANDS = {
@@ -22,14 +22,18 @@ COMMANDS = {
 }
 
 
-def ask(root: Path, text: str, offset: int | None = None, **extra: Any) -> list[dict[str, Any]]:
+def ask(
+    root: Path, text: str, offset: int | None = None, *, trusted: bool = True, **extra: Any
+) -> list[dict[str, Any]]:
     params = {
         "kind": "userMessage",
         "session": "copilot:/s",
         "text": text,
         "offset": len(text) if offset is None else offset,
     }
-    items: list[dict[str, Any]] = run(complete({**params, **extra}, commands=COMMANDS, root=root))["items"]
+    items: list[dict[str, Any]] = run(complete({**params, **extra}, commands=COMMANDS, root=root, trusted=trusted))[
+        "items"
+    ]
     return items
 
 
@@ -88,11 +92,67 @@ def test_an_at_sign_completes_project_paths_best_match_first_skipping_hidden_and
 def test_in_a_git_repository_the_files_are_gits_and_ignored_ones_are_left_out(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / ".gitignore").write_text("*.log\nnode_modules/\nbuild/\n")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    git("init", "-q", str(root))
     found = [item["insertText"] for item in ask(root, "@")]
     assert "@src/app.py" in found and "@README.md" in found  # untracked but not ignored
     assert "@ignored.log" not in found
     assert not any("node_modules" in path or ".hidden" in path for path in found)
+
+
+def test_git_starts_no_program_the_repositorys_configuration_names(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    marker = tmp_path / "ran"
+    evil = recording_program(tmp_path / "evil", marker)
+    hooks = tmp_path / "hooks"
+    for hook in ("post-index-change", "post-checkout", "pre-auto-gc", "reference-transaction"):
+        recording_program(hooks / hook, marker)
+    git("init", "-q", str(root))
+    for name, value in [
+        ("core.fsmonitor", evil),
+        ("core.hooksPath", hooks),
+        ("core.pager", evil),
+        ("core.sshCommand", evil),
+        ("core.askPass", evil),
+        ("credential.helper", evil),
+        ("diff.external", evil),
+        ("core.editor", evil),
+        ("gpg.program", evil),
+    ]:
+        git("-C", str(root), "config", name, str(value))
+    found = [item["insertText"] for item in ask(root, "@")]
+    assert "@src/app.py" in found and "@ignored.log" in found  # git's list: nothing ignored here
+    assert not marker.exists()
+
+
+def test_a_bare_repository_inside_the_project_is_not_used(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    git("init", "-q", str(root))
+    marker = tmp_path / "ran"
+    inner = root / "vendor" / "lib"
+    git("init", "-q", "--bare", str(inner))
+    (inner / "notes.txt").write_text("x")
+    for name, value in [("core.bare", "false"), ("core.worktree", str(inner))]:
+        git("-C", str(inner), "config", name, value)
+    git("-C", str(inner), "config", "core.fsmonitor", str(recording_program(tmp_path / "evil", marker)))
+    found = [item["insertText"] for item in ask(inner, "@")]
+    assert "@notes.txt" in found and "@config" in found  # walked: git refused the bare repository
+    assert not marker.exists()
+
+
+def test_in_an_untrusted_project_the_files_are_walked_and_git_is_never_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(tmp_path)
+    (root / ".gitignore").write_text("*.log\n")
+    git("init", "-q", str(root))
+    marker = tmp_path / "ran"
+    recording_program(tmp_path / "bin" / "git", marker, "exit 128")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    found = [item["insertText"] for item in ask(root, "@", trusted=False)]
+    assert "@src/app.py" in found and "@ignored.log" in found  # the walk knows no .gitignore
+    assert not marker.exists()
+    assert "@src/app.py" in [item["insertText"] for item in ask(root, "@", trusted=True)]  # it refused: walked
+    assert marker.exists()  # the same PATH does reach this git when the project is trusted
 
 
 def test_offsets_count_utf16_code_units(tmp_path: Path) -> None:
@@ -120,10 +180,12 @@ def test_plain_words_and_other_kinds_complete_nothing(tmp_path: Path) -> None:
 )
 def test_bad_params_are_invalid_params_naming_the_field(tmp_path: Path, params: dict[str, Any], field: str) -> None:
     with pytest.raises(ServeError) as bad:
-        run(complete(params, commands=COMMANDS, root=tmp_path))
+        run(complete(params, commands=COMMANDS, root=tmp_path, trusted=True))
     assert bad.value.code == INVALID_PARAMS and bad.value.message.startswith(f"completions: {field}")
 
 
 def test_an_offset_past_the_text_is_refused_saying_how_long_it_is(tmp_path: Path) -> None:
     with pytest.raises(ServeError, match="offset 5 is past the end of the text \\(2 UTF-16 code units\\)"):
-        run(complete({"kind": "userMessage", "text": "😀", "offset": 5}, commands=COMMANDS, root=tmp_path))
+        run(
+            complete({"kind": "userMessage", "text": "😀", "offset": 5}, commands=COMMANDS, root=tmp_path, trusted=True)
+        )

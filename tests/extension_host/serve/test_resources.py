@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extension_host.serve.contents import ContentStore
-from extension_host.serve.errors import CONTENT_NOT_FOUND, NOT_FOUND, PERMISSION_DENIED, ServeError
-from extension_host.serve.resources import ALREADY_EXISTS, MAX_READ_BYTES, Resources
+from extension_host.serve.errors import ALREADY_EXISTS, CONTENT_NOT_FOUND, NOT_FOUND, PERMISSION_DENIED, ServeError
+from extension_host.serve.resources import MAX_READ_BYTES, Resources
 from helpers import run
 from sdk_extension.wire.protocol import INVALID_PARAMS
 
@@ -127,6 +127,61 @@ def test_copy_move_and_delete_within_the_working_directory(world: tuple[Resource
     assert error(resources, "move", source=uri(root / "gone"), destination=uri(root / "x")).code == NOT_FOUND
     assert error(resources, "delete", uri=uri(root), recursive=True).code == PERMISSION_DENIED
     assert (root / "src").is_dir()
+
+
+def test_moving_a_file_onto_the_working_directory_leaves_the_project_and_its_git_folder_intact(
+    world: tuple[Resources, Path],
+) -> None:
+    resources, root = world
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    for method, target in [
+        ("move", uri(root)),
+        ("move", f"{uri(root)}/"),
+        ("move", f"{uri(root / 'src')}/.."),
+        ("copy", uri(root)),
+    ]:
+        refused = error(resources, method, source=uri(root / "src" / "app.py"), destination=target, recursive=True)
+        assert refused.code == PERMISSION_DENIED, target
+        assert f"it is the working directory {root} of a session, which is never replaced" in refused.message
+        assert refused.data == {"request": {"uri": target, "write": True}}
+    assert (root / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
+    assert (root / "src" / "app.py").read_text() == "print('hi')\n" and (root / "logo.png").exists()
+
+
+def test_no_working_directory_of_the_servers_sessions_nor_a_folder_holding_one_is_replaced_moved_or_deleted(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "work"
+    other = root / "packages" / "other"  # another session's working directory
+    (other / ".git").mkdir(parents=True)
+    (root / "file.txt").write_text("x")
+    resources = Resources(root, ContentStore(), lambda: [root, other])
+    attempts: list[tuple[str, dict[str, Any]]] = [
+        ("move", {"source": uri(root / "file.txt"), "destination": uri(other), "recursive": True}),
+        ("copy", {"source": uri(root / "file.txt"), "destination": uri(root / "packages"), "recursive": True}),
+        ("move", {"source": uri(root / "packages"), "destination": uri(root / "elsewhere")}),
+        ("delete", {"uri": uri(root / "packages"), "recursive": True}),
+        ("delete", {"uri": uri(other), "recursive": True}),
+    ]
+    for method, params in attempts:
+        refused = error(resources, method, **params)
+        assert refused.code == PERMISSION_DENIED, (method, params)
+        assert f"the working directory {other} of a session" in refused.message
+    assert (other / ".git").is_dir() and (root / "file.txt").exists()
+
+
+def test_a_symlink_is_replaced_or_deleted_itself_never_what_it_leads_to(world: tuple[Resources, Path]) -> None:
+    resources, root = world
+    call(resources, "copy", source=uri(root / "logo.png"), destination=uri(root / "in"))
+    assert not (root / "in").is_symlink() and (root / "in").read_bytes() == (root / "logo.png").read_bytes()
+    assert (root / "src" / "app.py").exists()
+    (root / "again").symlink_to(root / "src")
+    call(resources, "delete", uri=uri(root / "again"), recursive=True)
+    assert not os.path.lexists(root / "again") and (root / "src" / "app.py").exists()
+    (root / "app-link").symlink_to(root / "src" / "app.py")
+    call(resources, "move", source=uri(root / "app-link"), destination=uri(root / "moved-link"))
+    assert (root / "moved-link").is_symlink() and (root / "src" / "app.py").exists()
 
 
 def test_anything_outside_is_permission_denied_with_the_request_that_would_be_needed(

@@ -4,6 +4,7 @@ with a tool call, hooks, a permission a client resolves, reconnecting, fetchTurn
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -19,7 +20,8 @@ from extension_host.serve.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from extension_host.serve.server import ProtocolServer
-from helpers import Project, run
+from extension_host.trust import TRUST_ENV
+from helpers import Project, recording_program, run
 from sdk_extension.wire.connection import RpcError
 from sdk_extension.wire.protocol import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
@@ -534,6 +536,52 @@ def test_completions_and_resource_commands_are_answered_for_the_sessions_working
             assert unknown.value.code == SESSION_NOT_FOUND
 
     run(scenario())
+
+
+def test_completions_in_a_session_of_an_untrusted_project_walk_its_files_and_never_start_git(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TRUST_ENV)
+    (project.root / "notes.txt").write_text("hello", encoding="utf-8")
+    marker = project.home / "git-ran"
+    recording_program(project.home / "bin" / "git", marker, "exit 0")
+    monkeypatch.setenv("PATH", f"{project.home / 'bin'}:{os.environ['PATH']}")
+
+    async def scenario() -> None:
+        async with served_session(project, []) as (_server, client):
+            at = await client.request(
+                "completions", {"kind": "userMessage", "session": "copilot:/one", "text": "@not", "offset": 4}
+            )
+            assert [item["insertText"] for item in at["items"]] == ["@notes.txt"]
+
+    run(scenario())
+    assert not marker.exists()
+
+
+def test_no_resource_command_replaces_the_working_directory_of_a_session_or_another_sessions(
+    project: Project,
+) -> None:
+    (project.root / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    (project.root / "notes.txt").write_text("hello", encoding="utf-8")
+    nested = project.root / "packages" / "app"
+    nested.mkdir(parents=True)
+    (nested / "main.py").write_text("print()", encoding="utf-8")
+
+    async def scenario() -> None:
+        async with served_session(project, []) as (_server, client):
+            await client.create_session("copilot:/nested", nested)
+            notes = (project.root / "notes.txt").as_uri()
+            for destination in (project.root.as_uri(), nested.as_uri(), (project.root / "packages").as_uri()):
+                with pytest.raises(RpcError) as refused:
+                    await client.request(
+                        "resourceMove", {"source": notes, "destination": destination, "recursive": True}
+                    )
+                assert refused.value.code == PERMISSION_DENIED, destination
+                assert "which is never replaced" in refused.value.message
+
+    run(scenario())
+    assert (project.root / ".git" / "HEAD").read_text(encoding="utf-8") == "ref: refs/heads/main\n"
+    assert (project.root / "notes.txt").exists() and (nested / "main.py").exists()
 
 
 def test_a_session_forked_at_a_turn_holds_the_turns_up_to_it_and_goes_on_by_itself(project: Project) -> None:

@@ -23,7 +23,7 @@ from extension_host.serve.sessions import HostOptions
 from extension_host.serve.transports import WebSocketWriter, client_connection
 from helpers import Project, run
 from sdk_extension.wire.connection import Connection, RpcError
-from sdk_extension.wire.framing import encode_message
+from sdk_extension.wire.framing import encode_message, read_message
 from sdk_extension.wire.protocol import PARSE_ERROR
 
 COUNTER = """
@@ -107,6 +107,50 @@ def test_over_stdio_a_broken_frame_is_answered_with_a_parse_error(project: Proje
         assert body["id"] is None and body["error"]["code"] == PARSE_ERROR
         async with asyncio.timeout(30):
             assert await process.wait() == 0  # its only client is gone: it stops
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            b"Content-Length: 2\r\nContent-Length: 100000\r\n\r\n{}",
+            "Content-Length appears twice in one header block ('2' and '100000'); a frame has exactly one",
+        ),
+        (
+            b"Content-Length: 2\n\n{}",
+            "header block has a line break other than \\r\\n: 'Content-Length: 2\\n\\n",
+        ),
+    ],
+    ids=["content-length-twice", "lf-without-cr"],
+)
+def test_over_stdio_a_header_that_cannot_start_a_frame_is_answered_at_once_and_the_server_ends(
+    project: Project, data: bytes, message: str
+) -> None:
+    """The client keeps stdin open after a header no frame can follow: the server does not wait
+    for bytes that never come; it answers PARSE_ERROR (id null) naming the fault, closes, and,
+    its only client gone, exits."""
+
+    async def scenario() -> None:
+        process = await start_serve(project, "--stdio")
+        assert process.stdout is not None and process.stdin is not None
+        try:
+            process.stdin.write(data)
+            await process.stdin.drain()
+            async with asyncio.timeout(30):
+                answer = await read_message(process.stdout)
+                end = await read_message(process.stdout)
+                assert await process.wait() == 0
+            assert answer is not None
+            error = answer.pop("error")
+            assert answer == {"jsonrpc": "2.0", "id": None}
+            assert error["code"] == PARSE_ERROR and error["message"].startswith(message)
+            assert end is None
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
 
     run(scenario())
 
@@ -207,7 +251,7 @@ def test_over_a_websocket_a_client_with_the_token_is_served_and_one_without_is_r
     ("args", "expected"),
     [
         (["--listen", "0.0.0.0:0"], "only loopback"),
-        (["--listen", "0.0.0.0:0", "--allow-remote"], "needs --token"),
+        (["--listen", "0.0.0.0:0", "--allow-remote"], "needs a token of your choosing"),
         (["--listen", "nonsense"], "HOST:PORT"),
         (["--agent", "nobody"], "no agent provider"),
     ],

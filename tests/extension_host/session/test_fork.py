@@ -175,6 +175,18 @@ def test_a_long_turn_is_forked_whole(tmp_path: Path) -> None:
     assert sum(1 for _ in LogReader(store.folder(fork_id) / "events.jsonl")) == len(lines) + 1
 
 
+def test_a_line_nested_1000_deep_in_the_source_is_left_out_of_the_fork(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "home")
+    opened = store.create(tmp_path)
+    lines = [event("user.message", {"messageId": "m1"}), event("assistant.turn_end", {"turnId": "1"})]
+    deep = '{"id":"d","timestamp":"t","type":"assistant.message","data":' + "[" * 1000 + "]" * 1000 + "}\n"
+    opened.events_path.write_text(encode_event(lines[0]) + deep + encode_event(lines[1]))
+    opened.close()
+    fork_id = store.fork(opened.id, "m1")
+    forked = list(LogReader(store.folder(fork_id) / "events.jsonl"))
+    assert [e["id"] for e in forked[1:]] == [e["id"] for e in lines]
+
+
 def test_a_live_session_is_forked_at_a_turn_that_just_ended_once_its_host_has_flushed(project: Project) -> None:
     async def scenario() -> None:
         async with host(project, script()) as source:

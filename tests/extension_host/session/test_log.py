@@ -6,12 +6,24 @@ import asyncio
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import extension_host.session.log as log_module
 from extension_host.events import make_event
-from extension_host.session.log import FLUSH_EVENTS, LogReader, SessionLog, encode_event, scan_log
+from extension_host.session.log import (
+    FLUSH_EVENTS,
+    LogReader,
+    SessionLog,
+    encode_event,
+    line_problem,
+    read_line,
+    scan_log,
+)
+from sdk_extension.wire.nesting import MAX_DEPTH
 from sdk_extension.wire.protocol import Event
 
 
@@ -125,6 +137,85 @@ def test_an_overlong_line_is_skipped_without_being_held_in_memory(
     reader = LogReader(path)
     assert [item["id"] for item in reader] == [first["id"], last["id"]]
     assert reader.problems == ["line 2 is longer than 1024 bytes; skipped"]
+
+
+DEEP = b'{"id":"deep","timestamp":"t","type":"user.message","data":' + b"[" * 1000 + b"]" * 1000 + b"}\n"
+"""A line nested 1,000 deep: json.loads runs out of recursion on it."""
+
+
+def test_a_line_nested_1000_deep_is_skipped_with_a_problem_and_the_rest_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    first, last = event(1), event(2)
+    path.write_bytes(encoded(first) + DEEP + encoded(last) + DEEP)
+    reader = LogReader(path)
+    assert [item["id"] for item in reader] == [first["id"], last["id"]]
+    assert reader.problems == [
+        "line 2 is nested deeper than 100 levels; skipped",
+        "line 4 is nested deeper than 100 levels; skipped",
+    ]
+    scan = scan_log(path)
+    assert (scan.lines, scan.last_event, scan.torn) == (4, None, False)
+    assert scan.last_problem == "line 4 is nested deeper than 100 levels; skipped"
+
+
+def test_an_event_nested_deeper_than_a_reader_reads_is_written_with_only_the_deep_part_marked(tmp_path: Path) -> None:
+    """Data nested 150 deep (a tool's arguments, say) would make a line every reader skips: the
+    line holds the event, its data kept down to the 100th level of the line and marked below."""
+    path = tmp_path / "events.jsonl"
+    deep: Any = "bottom"
+    for _ in range(150):
+        deep = [deep]
+    writer = SessionLog(path)
+    written = make_event("tool.execution_start", {"toolName": "echo", "arguments": {"value": deep}})
+    writer.append(written)
+    writer.append(event(2))
+    writer.close()
+    reader = LogReader(path)
+    first, second = list(reader)
+    assert reader.problems == []
+    assert (first["id"], first["type"], second["data"]["n"]) == (written["id"], "tool.execution_start", 2)
+    kept: Any = first["data"]["arguments"]["value"]
+    levels = 4  # the line, data, arguments, value
+    while isinstance(kept, list):
+        kept, levels = kept[0], levels + 1
+    assert (kept, levels - 1) == ("…[truncated: nested too deep]", MAX_DEPTH)
+
+
+_LINES = st.one_of(
+    st.binary(max_size=60).map(lambda data: data.replace(b"\n", b"") + b"\n"),
+    st.builds(lambda n: encoded(event(n)), st.integers(0, 1000)),
+    st.builds(
+        lambda depth, opener: b'{"id":"x","timestamp":"t","type":"t","data":{"a":' + opener * depth + b"}}\n",
+        st.integers(0, 3000),
+        st.sampled_from([b"[", b'{"a":']),
+    ),
+    st.builds(
+        lambda depth: b'{"id":"x","timestamp":"t","type":"t","data":{"a":' + b"[" * depth + b"]" * depth + b"}}\n",
+        st.integers(95, 1200),
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(content=st.lists(_LINES, max_size=8), torn=st.binary(max_size=20))
+def test_whatever_the_lines_hold_reading_yields_events_and_one_problem_per_other_line_and_never_raises(
+    tmp_path_factory: pytest.TempPathFactory, content: list[bytes], torn: bytes
+) -> None:
+    path = tmp_path_factory.mktemp("log") / "events.jsonl"
+    path.write_bytes(b"".join(content) + torn.replace(b"\n", b""))
+    events = [read_line(line) for line in content]
+    reader = LogReader(path)
+    assert list(reader) == [item for item in events if not isinstance(item, str)]
+    problems = [line_problem(n, item) for n, item in enumerate(events, 1) if isinstance(item, str)]
+    assert reader.problems[: len(problems)] == problems
+    assert len(reader.problems) == len(problems) + (1 if torn.replace(b"\n", b"") else 0)
+    for item in events:
+        assert not isinstance(item, str) or item in ("is not an event", "is nested deeper than 100 levels")
+    scan = scan_log(path)
+    assert scan.lines == len(content)
+    if content:
+        last = events[-1]
+        assert scan.last_event == (None if isinstance(last, str) else last)
 
 
 def test_a_reader_with_an_end_stops_there(tmp_path: Path) -> None:

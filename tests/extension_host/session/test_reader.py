@@ -130,14 +130,22 @@ def test_a_page_stops_at_its_byte_budget_and_a_larger_event_comes_alone(tmp_path
     assert [len(page["events"]) for page in backward] == [1, 1, 2, 2, 1]
 
 
-def test_damaged_lines_are_skipped_in_either_direction(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        b'{"not an event\n',
+        b'{"id":"d","timestamp":"t","type":"session.info","data":' + b"[" * 1000 + b"]" * 1000 + b"}\n",
+    ],
+    ids=["not-json", "nested-1000-deep"],
+)
+def test_damaged_lines_are_skipped_in_either_direction(tmp_path: Path, damaged: bytes) -> None:
     events, session, reader = begin(tmp_path)
     info(events, 1)
     session.flush()
     path = session.events_path
     assert path is not None
     with path.open("ab") as handle:
-        handle.write(b'{"not an event\n')
+        handle.write(damaged)
     info(events, 2)
     assert messages(read(reader)) == ["note 1", "note 2"]
     assert messages(read(reader, direction="backward")) == ["note 1", "note 2"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,45 @@ def test_the_list_counts_user_messages_as_turns_and_shows_which_sessions_are_in_
         busy.close()
 
 
+def test_lines_nested_1000_deep_cost_the_list_only_those_lines_and_it_says_which(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    """A deep line among the user messages (the list reads those) and a deep last line (it reads
+    that too): both are skipped and named; the other session's summary is untouched."""
+    deep = b'{"id":"d","timestamp":"t","type":"user.message","data":' + b"[" * 1000 + b"]" * 1000 + b"}\n"
+    damaged = store.create(tmp_path)
+    damaged.log.append(make_event("user.message", {"content": "one"}))
+    damaged.log.flush()
+    with damaged.events_path.open("ab") as handle:
+        handle.write(deep)
+    damaged.log.append(make_event("user.message", {"content": "two"}))
+    damaged.log.flush()
+    with damaged.events_path.open("ab") as handle:
+        handle.write(deep)
+    damaged.close()
+    whole = store.create(tmp_path)
+    whole.log.append(make_event("user.message", {"content": "three"}))
+    whole.close()
+    summaries = {summary.id: summary for summary in store.summaries()}
+    assert summaries[damaged.id].turns == 2 and summaries[damaged.id].events == 4
+    assert summaries[damaged.id].problems == (
+        "line 2 is nested deeper than 100 levels; skipped",
+        "line 4 is nested deeper than 100 levels; skipped",
+    )
+    assert summaries[whole.id].turns == 1 and summaries[whole.id].problems == ()
+    assert summaries[whole.id].last_event is not None
+
+
+def test_a_session_record_nested_too_deep_is_not_believed_and_the_list_goes_on(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    opened = store.create(tmp_path)
+    opened.close()
+    (opened.folder / "session.json").write_bytes(b'{"projectRoot":' + b"[" * 30_000 + b"]" * 30_000 + b"}")
+    [summary] = store.summaries()
+    assert (summary.id, summary.project, summary.started) == (opened.id, None, None)
+
+
 def test_removal_deletes_the_folder_and_is_refused_while_a_host_holds_it(store: SessionStore, tmp_path: Path) -> None:
     opened = store.create(tmp_path)
     with pytest.raises(SessionLockedError):
@@ -110,3 +150,37 @@ def test_removal_deletes_the_folder_and_is_refused_while_a_host_holds_it(store: 
     assert not opened.folder.exists()
     with pytest.raises(UnknownSessionError):
         store.remove(opened.id)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_a_new_session_is_its_users_alone_whatever_the_umask(store: SessionStore, tmp_path: Path) -> None:
+    old_umask = os.umask(0)
+    try:
+        opened = store.create(tmp_path / "project")
+    finally:
+        os.umask(old_umask)
+    try:
+        folder = opened.folder
+        assert [mode(path) for path in (tmp_path / "home", store.root, folder, opened.workspace)] == [0o700] * 4
+        assert [mode(folder / name) for name in ("session.json", "events.jsonl", "lock")] == [0o600] * 3
+    finally:
+        opened.close()
+
+
+def test_resuming_a_session_an_older_version_left_readable_makes_it_private(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    store.create(tmp_path).close()
+    (folder,) = store.root.iterdir()
+    home = tmp_path / "home"
+    for path, loose in [(home, 0o755), (store.root, 0o755), (folder, 0o755), (folder / "files", 0o775)]:
+        path.chmod(loose)
+    for name in ("session.json", "events.jsonl", "lock"):
+        (folder / name).chmod(0o644)
+
+    store.open(folder.name, tmp_path).close()
+    assert [mode(path) for path in (home, store.root, folder, folder / "files")] == [0o700] * 4
+    assert [mode(folder / name) for name in ("session.json", "events.jsonl", "lock")] == [0o600] * 3

@@ -16,6 +16,7 @@ from sdk_extension.wire.framing import (
     MAX_DEPTH,
     FrameDecoder,
     FramingError,
+    MessageTooDeep,
     MessageTooLarge,
     encode_message,
     read_message,
@@ -819,8 +820,29 @@ def test_framing_error_fails_pending_requests_and_is_raised_by_serve() -> None:
             f"body is nested deeper than {MAX_DEPTH} levels",
         ),
         (b'Content-Length: 15\r\n\r\n{"a":{"b":[1]}}', {"max_depth": 2}, "body is nested deeper than 2 levels"),
+        (
+            b"Content-Length: 2\r\nContent-Length: 100000\r\n\r\n{}",
+            {},
+            "Content-Length appears twice in one header block ('2' and '100000'); a frame has exactly one",
+        ),
+        (
+            b"Content-Length: 2\r\nX-Padding: " + b"a" * 200_000 + b"\r\n\r\n{}",
+            {},
+            "header block is too long: 200030 bytes, over the limit of 65536",
+        ),
+        (b"Content-Length: 2\n\n{}", {}, "header block has a line break other than \\r\\n"),
     ],
-    ids=["bad-header", "bad-json", "not-an-object", "oversize", "100000-deep", "deeper-than-max-depth"],
+    ids=[
+        "bad-header",
+        "bad-json",
+        "not-an-object",
+        "oversize",
+        "100000-deep",
+        "deeper-than-max-depth",
+        "content-length-twice",
+        "200-kb-header-line",
+        "lf-without-cr",
+    ],
 )
 def test_a_framing_error_is_answered_with_one_parse_error_before_the_connection_closes(
     data: bytes, kwargs: dict[str, Any], message: str
@@ -1129,13 +1151,44 @@ def test_a_request_over_the_outbound_limit_is_refused_and_the_connection_stays_u
     assert written == 0
 
 
+def deep_list(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_a_message_nested_deeper_than_the_peer_reads_is_not_sent_and_the_connection_stays_usable() -> None:
+    """The peer would answer a parse error and close: nothing is written, the caller is told,
+    the next request goes through."""
+
+    async def main() -> tuple[Any, int]:
+        async with duplex(a_kwargs={"max_outbound_depth": 10}, b_kwargs={"handlers": {"echo": lambda x: x}}) as pair:
+            # The request itself is a level, its params the next: a list of 8 more fits, 9 does not.
+            assert await pair.a.request("echo", deep_list(9)) == deep_list(9)
+            written = len(pair.a_writer.chunks)
+            with pytest.raises(
+                MessageTooDeep, match=r"^the message nests arrays and objects deeper than the 10 levels"
+            ):
+                await pair.a.request("echo", deep_list(10))
+            with pytest.raises(MessageTooDeep):
+                pair.a.notify("echo", {"a": deep_list(9)})
+            written = len(pair.a_writer.chunks) - written
+            return await pair.a.request("echo", "small"), written
+
+    answer, written = asyncio.run(main())
+    assert answer == "small"
+    assert written == 0
+
+
 @pytest.mark.parametrize(
     ("result", "message"),
     [
         ("x" * 300, "the result could not be sent: the message is 3"),
         (object(), "the result could not be sent: Object of type object is not JSON serializable"),
+        (deep_list(20), "the result could not be sent: the message nests arrays and objects deeper than the 10"),
     ],
-    ids=["too-large", "not-json"],
+    ids=["too-large", "not-json", "too-deep"],
 )
 def test_a_result_that_cannot_be_sent_is_answered_with_an_error_saying_why(result: Any, message: str) -> None:
     """Every request gets an answer, inline or async handler alike."""
@@ -1146,7 +1199,7 @@ def test_a_result_that_cannot_be_sent_is_answered_with_an_error_saying_why(resul
     async def main() -> list[RpcError]:
         handlers = {"inline": lambda _: result, "async": handler_async}
         errors: list[RpcError] = []
-        async with duplex(b_kwargs={"handlers": handlers, "max_outbound_bytes": 200}) as pair:
+        async with duplex(b_kwargs={"handlers": handlers, "max_outbound_bytes": 200, "max_outbound_depth": 10}) as pair:
             for method in handlers:
                 with pytest.raises(RpcError) as caught:
                     await pair.a.request(method, timeout=5)

@@ -16,6 +16,7 @@ from sdk_extension.wire.framing import (
     MAX_MESSAGE_BYTES,
     FrameDecoder,
     FramingError,
+    MessageTooDeep,
     MessageTooLarge,
     encode_message,
     read_message,
@@ -355,6 +356,146 @@ def test_decoder_rejects_a_header_block_that_never_ends() -> None:
             decoder.feed(b"X-Padding: " + b"a" * 989)
 
 
+def feed_without_end(data: bytes, chunk_size: int | None, **limits: int) -> list[Any]:
+    """Feed ``data`` to a fresh decoder in chunks, never ending the stream: a peer that keeps its
+    connection open. What the decoder has not refused by the last byte, it is waiting for."""
+    decoder = FrameDecoder(**limits)
+    step = chunk_size or max(len(data), 1)
+    messages: list[Any] = []
+    for start in range(0, len(data), step):
+        messages.extend(decoder.feed(data[start : start + step]))
+    return messages
+
+
+@pytest.mark.parametrize("chunk_size", CHUNK_SIZES)
+@pytest.mark.parametrize(
+    ("header", "values"),
+    [
+        (b"Content-Length: 2\r\nContent-Length: 100000", "'2' and '100000'"),
+        (b"Content-Length: 100000\r\nContent-Length: 2", "'100000' and '2'"),
+        (b"Content-Length: 2\r\nContent-Length: 2", "'2' and '2'"),
+        (b"content-length: 2\r\nContent-Type: application/json\r\nCONTENT-LENGTH:  2 ", "'2' and '2'"),
+        (b"Content-Length: 2\r\nContent-Length: x", "'2' and 'x'"),
+    ],
+    ids=["small-then-large", "large-then-small", "same-twice", "any-case", "second-not-a-number"],
+)
+def test_a_header_block_with_content_length_twice_is_refused_before_any_body_byte_is_awaited(
+    header: bytes, values: str, chunk_size: int | None
+) -> None:
+    """Either length would be a guess, and the larger one waits forever for bytes that never come:
+    the header block is refused as soon as it is complete, naming both values."""
+    with pytest.raises(FramingError) as caught:
+        feed_without_end(header + b"\r\n\r\n{}", chunk_size)
+    assert str(caught.value) == (
+        f"Content-Length appears twice in one header block ({values}); a frame has exactly one"
+    )
+    with pytest.raises(FramingError, match=r"^Content-Length appears twice"):
+        read_one(header + b"\r\n\r\n{}", eof=False)
+
+
+@pytest.mark.parametrize("chunk_size", [None, 64 * 1024, 4096])
+def test_a_200_kb_header_line_is_refused_even_when_an_empty_line_ends_it(chunk_size: int | None) -> None:
+    """However the bytes are cut, a header block over MAX_HEADER_BYTES is refused, not read:
+    whether its empty line came in the same read or never comes."""
+    from sdk_extension.wire.framing import MAX_HEADER_BYTES
+
+    body = b'{"jsonrpc":"2.0","id":1,"method":"m"}'
+    padded = b"Content-Length: %d\r\nX-Padding: %s\r\n\r\n%s" % (len(body), b"a" * 200_000, body)
+    with pytest.raises(FramingError, match=r"^header block is too long: "):
+        feed_without_end(padded, chunk_size)
+    with pytest.raises(FramingError, match=r"^header block is too long: "):
+        feed_without_end(padded[: -len(body) - 4], chunk_size)
+    header_bytes = len(padded) - len(body) - 4
+    with pytest.raises(FramingError) as caught:
+        read_one(padded, limit=1024 * 1024)
+    assert str(caught.value) == f"header block is too long: {header_bytes} bytes, over the limit of {MAX_HEADER_BYTES}"
+
+
+@pytest.mark.parametrize("chunk_size", CHUNK_SIZES)
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"Content-Length: 2\n\n{}",
+        b"Content-Length: 2\r\nContent-Type: application/json\n\n{}",
+        b"Content-Length: 2\n\r\n\r\n{}",
+        b"X-A: b\rContent-Length: 2\r\n\r\n{}",
+        b"Content-Length: 2\r\r\n\r\n{}",
+    ],
+    ids=["lf-only", "lf-after-crlf", "lf-then-crlf", "bare-cr", "cr-cr-lf"],
+)
+def test_a_header_line_break_other_than_crlf_is_refused_without_waiting_for_more(
+    data: bytes, chunk_size: int | None
+) -> None:
+    """A header whose lines end in \\n alone would wait forever for \\r\\n\\r\\n; a bare \\r hides
+    a line inside another: either is refused at once, saying what header lines end in."""
+    with pytest.raises(FramingError, match=r"^header block has a line break other than \\r\\n: .*; header lines end"):
+        feed_without_end(data, chunk_size)
+
+
+SMALL_HEADER_BYTES = 128
+SMALL_DEPTH = 8
+
+
+FLAWS = ["too-deep", "far-too-deep", "twice", "bad-value", "no-length", "bare-lf", "bare-cr", "too-long", "no-colon"]
+
+
+@st.composite
+def hostile_frames(draw: st.DrawFn) -> tuple[bytes, Any]:
+    """One frame and what the decoder must make of it: the message, or ``None`` for a
+    FramingError. Its header spells Content-Length in any case and any valid way, among other
+    headers; half the frames have one or two flaws (``FLAWS``), so both sides are tried."""
+    flaws = draw(st.just(frozenset[str]()) | st.frozensets(st.sampled_from(FLAWS), min_size=1, max_size=2))
+    depth = draw(st.integers(2, SMALL_DEPTH))
+    if "too-deep" in flaws:
+        depth = draw(st.integers(SMALL_DEPTH + 1, 4 * SMALL_DEPTH))
+    if "far-too-deep" in flaws:
+        depth = 3000  # past the JSON decoder's own recursion
+    body = nested(depth, kind=draw(st.sampled_from(["list", "object"])))
+    size = len(body)
+    name = draw(st.sampled_from([b"Content-Length", b"content-length", b"CONTENT-LENGTH", b" Content-length "]))
+    value = draw(st.sampled_from([b"%d" % size, b"  %d\t" % size, b"+%d" % size, b"000%d" % size]))
+    if "bad-value" in flaws:
+        value = draw(st.sampled_from([b"-%d" % size, b"%dx" % size, b"", b"9" * 30, b"%d" % (MAX_MESSAGE_BYTES + 1)]))
+    lines = [] if "no-length" in flaws else [name + b":" + value]
+    if "twice" in flaws:
+        for _ in range(2 - len(lines)):
+            lines.append(b"Content-Length: " + draw(st.sampled_from([b"%d" % size, b"%d" % (size + 50)])))
+    lines += draw(st.lists(st.sampled_from([b"Content-Type: application/json", b"X-A: b"]), max_size=2))
+    if "too-long" in flaws:
+        lines.append(b"X-Padding: " + b"a" * draw(st.sampled_from([SMALL_HEADER_BYTES, 200_000])))
+    if "no-colon" in flaws:
+        lines.append(b"garbage")
+    if flaws & {"bare-lf", "bare-cr"}:
+        lines += [b"X-A: b"] * (2 - len(lines))  # a line break needs two lines
+    lines = draw(st.permutations(lines))
+    breaks = [b"\r\n"] * (len(lines) - 1)
+    for flaw, bare in (("bare-lf", b"\n"), ("bare-cr", b"\r")):
+        if flaw in flaws:
+            breaks[draw(st.integers(0, len(breaks) - 1))] = bare
+    header = lines[0] if lines else b""
+    for line_break, line in zip(breaks, lines[1:], strict=True):
+        header += line_break + line
+    return header + b"\r\n\r\n" + body, None if flaws else json.loads(body)
+
+
+@settings(max_examples=400, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frame_and_outcome=hostile_frames(), chunk=st.integers(1, 64))
+def test_a_hostile_header_or_nesting_yields_the_message_or_a_framing_error_never_a_wait(
+    frame_and_outcome: tuple[bytes, Any], chunk: int
+) -> None:
+    """Sizes, duplicates, bad values, any case, missing CRLF, padding and nesting: by the last
+    byte the decoder has either the message or refused the frame, whatever the chunking; it
+    never waits for more."""
+    data, expected = frame_and_outcome
+    limits = {"max_depth": SMALL_DEPTH, "max_header_bytes": SMALL_HEADER_BYTES}
+    for size in (None, chunk):
+        if expected is None:
+            with pytest.raises(FramingError):
+                feed_without_end(data, size, **limits)
+        else:
+            assert feed_without_end(data, size, **limits) == [expected]
+
+
 @pytest.mark.parametrize(
     "body",
     [
@@ -549,6 +690,23 @@ def test_a_body_with_anything_but_whitespace_after_its_object_or_a_broken_object
         json.loads(body)
     with pytest.raises(FramingError, match="not valid JSON"):
         decode_all(b"Content-Length: %d\r\n\r\n%s" % (len(body), body), None)
+
+
+def test_a_message_nested_deeper_than_asked_is_refused_before_a_byte_is_built() -> None:
+    """At the limit it goes out; one level more is refused, saying the limit (brackets inside
+    strings count for nothing); without a limit anything JSON can hold goes."""
+    at_limit = json.loads(nested(MAX_DEPTH, kind="list"))
+    assert decode_all(encode_message(at_limit, max_depth=MAX_DEPTH), None) == [at_limit]
+    text = {"text": "[" * 5000}
+    assert decode_all(encode_message(text, max_depth=2), None) == [text]
+    too_deep = json.loads(nested(MAX_DEPTH + 1, kind="object"))
+    with pytest.raises(MessageTooDeep) as caught:
+        encode_message(too_deep, max_depth=MAX_DEPTH)
+    assert (
+        str(caught.value) == f"the message nests arrays and objects deeper than the {MAX_DEPTH} levels the peer accepts"
+    )
+    assert caught.value.limit == MAX_DEPTH
+    assert encode_message(too_deep).endswith(nested(MAX_DEPTH + 1, kind="object"))
 
 
 def test_a_message_that_refers_to_itself_is_refused_with_a_value_error() -> None:

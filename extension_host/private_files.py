@@ -1,0 +1,156 @@
+"""Folders and files only their user can read: the home folder, logs, sessions, pid files.
+
+What the host keeps under ``<home>`` holds what extensions print on stderr (tokens a failing
+tool echoed, say) and every event of a session, so none of it is for other users of the
+machine:
+
+- :func:`private_folder` makes a folder, and every missing one on the way, with mode 0700
+  whatever the umask; a folder of the user's own that already exists (made by an older
+  version, or under a loose umask) loses its group and other permissions.
+- :func:`open_private` opens a file as ``os.open`` does, creating it with mode 0600; an
+  existing file of the user's own loses its group and other permissions; a symbolic link is
+  refused, never followed. :func:`write_private` replaces a file atomically with a 0600 one.
+- :func:`tighten_file` takes group and other permissions away from an existing file,
+  :func:`tighten_files_in` from every file in a folder.
+
+Only what the user owns is changed, and nothing through a symbolic link: a linked folder, and
+what is below it, is left as it is (its target is the user's to set), and what belongs to
+another user (root's, say) is never touched. This module knows modes and owners; not what the files hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+from typing import Final
+
+from .private_socket import make_private_folder
+
+__all__ = [
+    "PRIVATE_FILE_MODE",
+    "PRIVATE_FOLDER_MODE",
+    "open_private",
+    "private_folder",
+    "tighten_file",
+    "tighten_files_in",
+    "write_private",
+]
+
+PRIVATE_FOLDER_MODE: Final = 0o700
+"""What a private folder allows: its owner in, nobody else."""
+PRIVATE_FILE_MODE: Final = 0o600
+"""What a private file allows: its owner reads and writes, nobody else."""
+_GROUP_AND_OTHER: Final = 0o077
+_FOLDER_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def private_folder(folder: Path, *, within: Path | None = None) -> Path:
+    """Make ``folder`` a folder only its user can enter, and return it.
+
+    Missing folders on the way are created with mode 0700. ``folder`` itself, and with
+    ``within`` (an ancestor such as ``<home>``) every folder from ``within`` down to it, loses
+    its group and other permissions when it is the user's own. The walk down stops at a
+    symbolic link: neither it nor anything below it is changed.
+
+    Raises:
+        OSError: a folder cannot be created.
+        ValueError: ``folder`` is not under ``within``.
+    """
+    make_private_folder(folder)
+    top = folder if within is None else within
+    parts = folder.relative_to(top).parts
+    try:
+        fd = os.open(top, _FOLDER_FLAGS)
+    except OSError:
+        return folder  # a symbolic link (left as it is), or gone meanwhile
+    try:
+        _tighten(fd)
+        for part in parts:
+            below = os.open(part, _FOLDER_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = below
+            _tighten(fd)
+    except OSError:
+        pass  # a symbolic link on the way down, or a folder gone meanwhile
+    finally:
+        os.close(fd)
+    return folder
+
+
+def open_private(path: Path, flags: int) -> int:
+    """``os.open(path, flags)`` for a file only its user may read: a missing file is created
+    with mode 0600, an existing one of the user's own loses its group and other permissions.
+
+    Raises:
+        OSError: it cannot be opened; ``ELOOP`` when ``path`` is a symbolic link.
+    """
+    fd = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+    try:
+        _tighten(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace ``path`` with a 0600 file holding ``data``: written and synced under a temporary
+    name beside it, then renamed into place, so a reader never meets half of it.
+
+    Raises:
+        OSError: it cannot be written (the temporary file is removed).
+    """
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with os.fdopen(open_private(temporary, os.O_WRONLY | os.O_TRUNC), "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def tighten_file(path: Path) -> None:
+    """Take group and other permissions away from the file ``path`` if it is the user's own;
+    a missing file or a symbolic link is left as it is."""
+    _tighten_file(os.fspath(path))
+
+
+def tighten_files_in(folder: Path) -> None:
+    """:func:`tighten_file` for every file directly in ``folder`` (what an older version, or
+    a process under a loose umask, left there); a missing or linked folder is left as it is."""
+    try:
+        fd = os.open(folder, _FOLDER_FLAGS)
+    except OSError:
+        return
+    try:
+        for entry in os.scandir(fd):
+            if entry.is_file(follow_symlinks=False):
+                _tighten_file(entry.name, fd)
+    finally:
+        os.close(fd)
+
+
+def _tighten_file(path: str, folder_fd: int | None = None) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder_fd)
+    except OSError:
+        return
+    try:
+        _tighten(fd)
+    finally:
+        os.close(fd)
+
+
+def _tighten(fd: int) -> None:
+    info = os.fstat(fd)
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)) or info.st_uid != os.geteuid():
+        return
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & _GROUP_AND_OTHER:
+        os.fchmod(fd, mode & ~_GROUP_AND_OTHER)

@@ -1,0 +1,147 @@
+"""``extensions serve --listen`` and its token as another local user sees it: ``--token`` shows in
+``ps`` (and is warned about), ``--token-file`` and ``$EXTENSION_HOST_TOKEN`` do not; a token file
+others may read is refused. Real server processes, looked at through ``runuser``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from extension_host.tokens import TOKEN_ENV
+from helpers import OtherUser, Project, run
+
+pytestmark = pytest.mark.subprocess
+
+TOKEN = "serve-token-7c1f0b6e5d4a39281706f5e4d3c2b1a0"
+
+
+@dataclass
+class Listening:
+    """A running ``serve --listen``: its pid, the URL it printed, and (once stopped) its stderr."""
+
+    pid: int
+    url: str
+    stderr: str = ""
+
+
+@asynccontextmanager
+async def listening(project: Project, *options: str, env: dict[str, str] | None = None) -> AsyncIterator[Listening]:
+    """``serve --listen 127.0.0.1:0`` with ``options``, once it listens; stopped and reaped on
+    the way out, its stderr kept."""
+    process = await asyncio.create_subprocess_exec(
+        *project.command("serve", "--listen", "127.0.0.1:0", *options),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+    )
+    assert process.stdout is not None
+    server = Listening(process.pid, "")
+    try:
+        async with asyncio.timeout(60):
+            server.url = (await process.stdout.readline()).decode().strip()
+        assert server.url.startswith("ws://127.0.0.1:"), server.url
+        yield server
+    finally:
+        if process.returncode is None:
+            process.terminate()
+        async with asyncio.timeout(30):
+            _, err = await process.communicate()
+        server.stderr = err.decode()
+
+
+def seen_by(user: OtherUser, pid: int) -> tuple[str, str, subprocess.CompletedProcess[str]]:
+    """What ``user`` reads of process ``pid``: ``ps``, its command line, its environment."""
+    ps = user.run("ps", "-eo", "pid,args", "-ww")
+    cmdline = user.run("cat", f"/proc/{pid}/cmdline")
+    return ps.stdout, cmdline.stdout.replace("\0", " "), user.run("cat", f"/proc/{pid}/environ")
+
+
+def test_a_token_on_the_command_line_is_seen_by_other_users_and_warned_about_in_one_line(
+    project: Project, another_user: OtherUser
+) -> None:
+    async def scenario() -> tuple[str, str, Listening]:
+        async with listening(project, "--token", TOKEN) as server:
+            ps, cmdline, _ = seen_by(another_user, server.pid)
+        return ps, cmdline, server
+
+    ps, cmdline, server = run(scenario(), timeout=120)
+    assert server.url.endswith(f"?token={TOKEN}")
+    assert TOKEN in ps and TOKEN in cmdline  # what --token costs, as the warning says
+    assert server.stderr.splitlines() == [
+        "extensions serve: warning: --token shows the token to every user of this machine (ps, /proc/PID/cmdline); "
+        "use --token-file FILE or $EXTENSION_HOST_TOKEN instead"
+    ]
+
+
+def test_a_token_from_a_file_or_the_environment_is_out_of_other_users_sight(
+    project: Project, another_user: OtherUser, tmp_path: Path
+) -> None:
+    websockets = pytest.importorskip("websockets.asyncio.client")
+    path = tmp_path / "token"
+    path.write_text(TOKEN + "\n")
+    path.chmod(0o600)
+
+    async def scenario(options: tuple[str, ...], env: dict[str, str]) -> None:
+        async with listening(project, *options, env=env) as server:
+            ps, cmdline, environ = seen_by(another_user, server.pid)
+            assert TOKEN not in ps and TOKEN not in cmdline
+            assert environ.returncode != 0 and TOKEN not in environ.stdout
+            bare = server.url.split("?")[0]
+            async with websockets.connect(bare, additional_headers={"Authorization": f"Bearer {TOKEN}"}):
+                pass  # the server takes the token it was given
+            with pytest.raises(Exception, match="401"):
+                await websockets.connect(bare, additional_headers={"Authorization": "Bearer not-it"})
+
+    run(scenario(("--token-file", str(path)), {}), timeout=120)
+    run(scenario((), {TOKEN_ENV: TOKEN}), timeout=120)
+
+
+@pytest.mark.parametrize("loose", [0o644, 0o640])
+def test_a_token_file_others_may_read_is_refused_in_one_line_naming_it(
+    project: Project, tmp_path: Path, loose: int
+) -> None:
+    path = tmp_path / "token"
+    path.write_text(TOKEN + "\n")
+    path.chmod(loose)
+    done = subprocess.run(
+        project.command("serve", "--listen", "127.0.0.1:0", "--token-file", str(path)),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"extensions serve: the token file {path} has mode {loose:04o}, so other users may read it; "
+        f"run `chmod 600 {path}`\n"
+    )
+
+
+def test_the_token_options_go_with_listen_and_not_together(project: Project, tmp_path: Path) -> None:
+    path = tmp_path / "token"
+    path.write_text(TOKEN)
+    path.chmod(0o600)
+    alone = subprocess.run(
+        project.command("serve", "--token-file", str(path)),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (alone.returncode, alone.stderr) == (2, "extensions serve: --token and --token-file go with --listen\n")
+    both = subprocess.run(
+        project.command("serve", "--listen", "127.0.0.1:0", "--token", "x", "--token-file", str(path)),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
