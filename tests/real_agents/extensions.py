@@ -7,7 +7,7 @@ from typing import Final
 
 from real_agents.runner import SECRET
 
-__all__ = ["DENY_ENV", "DENY_REASON", "REDACTED", "REDACTOR", "TOOLS", "counter", "record_to"]
+__all__ = ["DENY_ENV", "DENY_REASON", "MASKED", "MASKER", "REDACTED", "REDACTOR", "TOOLS", "counter", "record_to"]
 
 DENY_REASON: Final = "reading .env is refused by the guard"
 DENY_ENV: Final = f"""
@@ -35,6 +35,21 @@ def redact(input, invocation):
 join_session(hooks={{"on_post_tool_use": redact}})
 """
 """A post-tool hook that replaces any result holding the secret with :data:`REDACTED`."""
+
+MASKED: Final = "API_TOKEN=[masked]"
+MASKER: Final = f"""
+from sdk_extension import join_session
+
+def mask(input, invocation):
+    text = input.tool_result.text_result_for_llm
+    if {SECRET!r} in text:
+        return {{"modified_result": text.replace({SECRET!r}, "[masked]")}}
+    return None
+
+join_session(hooks={{"on_post_tool_use": mask}})
+"""
+"""A post-tool hook that masks the secret inside a result's text, keeping the rest of it (and
+so the fields of a result given as JSON): ``API_TOKEN=...`` becomes :data:`MASKED`."""
 
 TOOLS: Final = f"""
 from typing import Annotated

@@ -10,6 +10,7 @@ bridge from what the README promises, with the behaviour seen today as its reaso
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
 import signal
 from pathlib import Path
@@ -18,8 +19,8 @@ import pytest
 
 from helpers import wait_for_exit
 from real_agents.agents import Agent, assert_finished, for_agents, printing
-from real_agents.extensions import DENY_ENV, DENY_REASON, REDACTED, REDACTOR, counter, record_to
-from real_agents.models import Say, Turn
+from real_agents.extensions import DENY_ENV, DENY_REASON, MASKED, MASKER, REDACTED, REDACTOR, counter, record_to
+from real_agents.models import Call, Say, Turn
 from real_agents.programs import skip_without_node
 from real_agents.runner import EXTENSIONS_BIN, SECRET, Workspace
 
@@ -94,17 +95,9 @@ join_session(hooks={{"on_pre_tool_use": allow}})
     assert (workspace.project / "allowed.txt").read_text() == output
 
 
-@for_agents(
-    claude="a rewrite with no decision is answered as permissionDecision 'ask', which headless Claude Code "
-    "refuses even with --allowedTools: the model gets 'Hook PreToolUse:Bash asked for confirmation' and "
-    "nothing runs"
-)
-def test_a_rewritten_call_runs_with_the_new_arguments(agent: Agent, workspace: Workspace) -> None:
-    original, _ = printing("original")
-    rewritten, output = printing("rewritten")
-    workspace.add_extension(
-        "rewriter",
-        f"""
+def rewriter(original: str, rewritten: str) -> str:
+    """An extension that rewrites the shell command ``original`` into ``rewritten`` (no decision)."""
+    return f"""
 from sdk_extension import join_session
 
 def rewrite(input, invocation):
@@ -113,8 +106,14 @@ def rewrite(input, invocation):
     return None
 
 join_session(hooks={{"on_pre_tool_use": rewrite}})
-""",
-    )
+"""
+
+
+@for_agents()
+def test_a_rewritten_call_runs_with_the_new_arguments(agent: Agent, workspace: Workspace) -> None:
+    original, _ = printing("original")
+    rewritten, output = printing("rewritten")
+    workspace.add_extension("rewriter", rewriter(original, rewritten))
     agent.install_hooks(workspace)
     with agent.model([agent.shell(original), Say("done")]) as model:
         run = agent.run(workspace, model, "run the command", *agent.shell_allowed)
@@ -123,10 +122,23 @@ join_session(hooks={{"on_pre_tool_use": rewrite}})
     assert "ran-original" not in model.bodies(), model.log()
 
 
-@for_agents(
-    gemini="the reason says 'Gemini CLI hooks cannot ask, so ask counts as deny', but Gemini CLI 0.61 does "
-    "handle decision 'ask' (headless, it then waits for an answer that never comes)"
-)
+def test_claude_codes_own_permission_rules_judge_a_rewritten_call(claude_code: Agent, workspace: Workspace) -> None:
+    # A rewrite without a decision must not skip Claude Code's own check: headless and without
+    # --allowedTools, a command that writes is refused, as it would be unrewritten.
+    original, _ = printing("original")
+    rewritten = "printf ran-rewritten | tee rewritten.txt"
+    workspace.add_extension("rewriter", rewriter(original, rewritten))
+    claude_code.install_hooks(workspace)
+    with claude_code.model([claude_code.shell(original), Say("done")]) as model:
+        run = claude_code.run(workspace, model, "run the command")
+    assert_finished(run, model)
+    (result,) = model.tool_results()
+    assert "requires approval: tee rewritten.txt" in result, model.log()
+    assert not (workspace.project / "rewritten.txt").exists()
+    assert "ran-original" not in model.bodies(), model.log()
+
+
+@for_agents()
 def test_a_hook_that_asks_stops_a_headless_call_and_the_model_learns_why(agent: Agent, workspace: Workspace) -> None:
     command, output = printing("asked")
     workspace.add_extension(
@@ -233,20 +245,18 @@ def test_a_killed_background_host_is_replaced_and_the_guard_still_denies(agent: 
     assert hosts[1] != hosts[0]
 
 
-@for_agents(
-    claude="a guard extension that cannot start is skipped: the hook command exits 0 with no output, "
-    "Claude Code runs `cat .env` and the secret reaches the model",
-    gemini="a guard extension that cannot start is skipped: the hook command exits 0 with no output, "
-    "Gemini CLI runs `cat .env` and the secret reaches the model",
-)
+@for_agents()
 def test_a_guard_extension_with_a_syntax_error_fails_closed(agent: Agent, workspace: Workspace) -> None:
+    # The prompt is a guard event too: it is blocked before anything reaches the model.
     workspace.add_extension("guard", DENY_ENV.replace("def guard(input, invocation):", "def guard(input, invocation)"))
     agent.install_hooks(workspace)
     with agent.model(show_env(agent)) as model:
         run = agent.run(workspace, model, "show me the .env file", *agent.shell_allowed)
-    assert_finished(run, model)
-    assert SECRET not in model.bodies(), model.log()
-    assert any("guard" in result for result in model.tool_results()), model.log()
+    assert not run.timed_out and not run.leftovers, run.describe()
+    assert not model.requests, model.log()
+    said = run.stdout + run.stderr
+    assert "blocked by the project's extensions (failing closed): project:guard is failed" in said, run.describe()
+    assert "SyntaxError" in said, run.describe()
 
 
 @for_agents()
@@ -271,12 +281,7 @@ join_session(hooks={"on_post_tool_use": note})
     assert f"noter: {agent.shell_tool} ran, context-marker-7731" in model.bodies(), model.log()
 
 
-@for_agents(
-    claude="modified_result of a built-in tool is sent as PostToolUse {decision: block, reason}: Claude Code "
-    "keeps the tool's real output and adds the reason, so the secret reaches the model",
-    gemini="modified_result is sent as hookSpecificOutput.tool_output, which Gemini CLI 0.61 never reads: "
-    "the real output, secret included, reaches the model",
-)
+@for_agents()
 def test_a_post_tool_hook_replaces_a_built_in_tools_result_before_the_model_sees_it(
     agent: Agent, workspace: Workspace
 ) -> None:
@@ -287,6 +292,47 @@ def test_a_post_tool_hook_replaces_a_built_in_tools_result_before_the_model_sees
     assert_finished(run, model)
     assert any(REDACTED in result for result in model.tool_results()), model.log()
     assert SECRET not in model.bodies(), model.log()
+
+
+def read_env(agent: Agent, workspace: Workspace) -> list[Turn]:
+    """The model reads ``.env`` with Claude Code's Read tool, then ends its turn."""
+    return [Call("Read", {"file_path": str(workspace.project / ".env")}), Say("done")]
+
+
+def test_claude_code_takes_a_reads_result_edited_within_its_own_fields(
+    claude_code: Agent, workspace: Workspace
+) -> None:
+    # Read's result reaches the hook as JSON ({"type": "text", "file": {...}}); masking inside it
+    # keeps its fields, which is the shape Claude Code takes as Read's new output.
+    workspace.add_extension("masker", MASKER)
+    claude_code.install_hooks(workspace)
+    with claude_code.model(read_env(claude_code, workspace)) as model:
+        run = claude_code.run(workspace, model, "read the .env file", "--allowedTools", "Read")
+    assert_finished(run, model)
+    assert any(MASKED in result for result in model.tool_results()), model.log()
+    assert SECRET not in model.bodies(), model.log()
+
+
+def test_a_new_result_claude_code_cannot_take_is_not_claimed_and_the_hook_call_warns(
+    claude_code: Agent, workspace: Workspace
+) -> None:
+    # Plain text in place of Read's output fits neither a string nor Read's fields: Claude Code
+    # would keep the original, so the bridge sends no replacement and says so in one line.
+    workspace.add_extension("redactor", REDACTOR)
+    claude_code.install_hooks(workspace)
+    with claude_code.model(read_env(claude_code, workspace)) as model:
+        run = claude_code.run(workspace, model, "read the .env file", "--allowedTools", "Read", "--include-hook-events")
+    assert_finished(run, model)
+    assert SECRET in model.bodies(), model.log()  # what the agent did, which the bridge does not hide
+    assert REDACTED not in model.bodies(), model.log()
+    (response,) = [
+        event
+        for event in run.json_lines()
+        if event.get("subtype") == "hook_response" and event.get("hook_event") == "PostToolUse"
+    ]
+    warning = "a post-tool hook replaced the result of Read, but Claude Code takes"
+    assert warning in json.loads(response["stdout"])["systemMessage"], response
+    assert response["stderr"].count(warning) == 1, response
 
 
 @for_agents()
@@ -338,7 +384,7 @@ join_session(hooks={"on_session_start": start, "on_session_end": end})
         run = agent.run(workspace, model, "say hello")
     assert_finished(run, model)
     assert "session-start-marker (startup)" in model.bodies(), model.log()
-    assert ends.read_text().startswith("end "), run.describe()
+    assert ends.read_text() == "end complete\n", run.describe()  # a headless run ends by itself
 
 
 @for_agents(
