@@ -387,13 +387,7 @@ join_session(hooks={"on_session_start": start, "on_session_end": end})
     assert ends.read_text() == "end complete\n", run.describe()  # a headless run ends by itself
 
 
-@for_agents(
-    claude="hook install writes the bare command `extensions hook claude ...`: without extensions on the "
-    "agent's PATH the hook fails as a non-blocking error and `cat .env` runs",
-    gemini="hook install writes the bare command `extensions hook gemini ...`: without extensions on the "
-    "agent's PATH every hook exits 127 and Gemini CLI blocks the whole prompt ('Agent execution blocked: "
-    "bash: line 1: extensions: command not found'): the guard never runs and no request reaches the model",
-)
+@for_agents()
 def test_the_installed_guard_holds_when_extensions_is_not_on_the_agents_path(
     agent: Agent, workspace: Workspace
 ) -> None:
@@ -444,12 +438,31 @@ def test_user_scope_hooks_guard_gemini_cli_even_when_started_with_skip_trust(
     assert any(DENY_REASON in result for result in model.tool_results()), model.log()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hook install gemini prints only '<file>: added hooks for BeforeTool, ...': nothing says that Gemini "
-    "CLI loads project hooks only in a trusted folder, and that --skip-trust runs none of them",
-)
-def test_installing_gemini_project_hooks_says_how_headless_runs_keep_them(workspace: Workspace) -> None:
-    workspace.extensions("trust")
-    said = workspace.extensions("hook", "install", "gemini")
-    assert "GEMINI_CLI_TRUST_WORKSPACE" in said.stdout + said.stderr and "--user" in said.stdout + said.stderr, said
+def test_hook_check_and_gemini_cli_agree_on_whether_the_project_is_trusted(
+    gemini_cli: Agent, workspace: Workspace
+) -> None:
+    calls = workspace.root / "calls.txt"
+    workspace.add_extension("counter", counter(calls))
+    said = gemini_cli.install_hooks(workspace)
+    assert "runs a project's hooks only in a folder it trusts" in said, said
+    assert "set GEMINI_CLI_TRUST_WORKSPACE=true" in said and "--user" in said, said
+    untrusted = {"GEMINI_CLI_TRUST_WORKSPACE": ""}  # the folder's own trust decides
+    checked = workspace.extensions("hook", "check", "gemini", check=False)
+    assert checked.returncode == 1 and f"it does not trust {workspace.project}" in checked.stdout, checked
+
+    command, output = printing("trusted")
+    with gemini_cli.model([gemini_cli.shell(command), Say("done")]) as model:
+        run = gemini_cli.run(workspace, model, "run the command", "--yolo", env=untrusted)
+    assert run.exit_code != 0 and "not running in a trusted directory" in run.stderr, run.describe()
+    assert not model.requests and not calls.exists(), model.log()
+
+    # Trusted by Gemini CLI's own file, with a rule for the project's parent folder.
+    rules = {str(workspace.project / "any-child"): "TRUST_PARENT"}
+    (workspace.home / ".gemini" / "trustedFolders.json").write_text(json.dumps(rules))
+    checked = workspace.extensions("hook", "check", "gemini", check=False)
+    assert checked.returncode == 0 and "Gemini CLI runs the hooks of" in checked.stdout, checked
+    with gemini_cli.model([gemini_cli.shell(command), Say("done")]) as model:
+        run = gemini_cli.run(workspace, model, "run the command", "--yolo", env=untrusted)
+    assert_finished(run, model)
+    assert output in model.bodies(), model.log()
+    assert calls.read_text().splitlines() == ["pre run_shell_command", "post run_shell_command"]
