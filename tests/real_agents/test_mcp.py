@@ -75,10 +75,7 @@ join_session(hooks={{"on_pre_tool_use": guard}})
     assert any("the guard keeps the secret" in result for result in model.tool_results()), model.log()
 
 
-@for_agents(
-    gemini="modified_result is sent as hookSpecificOutput.tool_output, which Gemini CLI 0.61 never reads: "
-    "the MCP tool's real output, secret included, reaches the model"
-)
+@for_agents()
 def test_a_post_tool_hook_replaces_an_mcp_tools_result_before_the_model_sees_it(
     agent: Agent, workspace: Workspace
 ) -> None:
