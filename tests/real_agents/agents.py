@@ -246,9 +246,8 @@ class CopilotCli(Agent):
         return [*command, "-p", prompt, "--allow-all-tools", "--output-format", "json", *options]
 
     def register_mcp_server(self, workspace: Workspace, name: str = "extensions", root: Path | None = None) -> None:
-        # --print-config has no Copilot CLI shape: Claude Code's stdio entry is the one its config takes.
-        entry = mcp_server_entry(workspace, "claude", root)
-        merge_json(workspace.home / ".copilot" / "mcp-config.json", {"mcpServers": {name: {**entry, "tools": ["*"]}}})
+        entry = mcp_server_entry(workspace, "copilot", root)
+        merge_json(workspace.home / ".copilot" / "mcp-config.json", {"mcpServers": {name: entry}})
 
 
 AGENTS: dict[str, type[Agent]] = {agent.name: agent for agent in (ClaudeCode, GeminiCli, CopilotCli)}

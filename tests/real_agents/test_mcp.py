@@ -9,17 +9,24 @@ server's own pipeline.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from real_agents.agents import Agent, assert_finished, for_agents, mcp_server_entry
+from real_agents.agents import Agent, assert_finished, for_agents, mcp_server_entry, merge_json
 from real_agents.extensions import REDACTED, REDACTOR, TOOLS
 from real_agents.models import Call, Say
 from real_agents.programs import skip_without_node
-from real_agents.runner import SECRET, Workspace
+from real_agents.runner import EXTENSIONS_BIN, SECRET, Workspace
 
 pytestmark = pytest.mark.real_agent
 skip_without_node()
@@ -88,6 +95,70 @@ def test_a_post_tool_hook_replaces_an_mcp_tools_result_before_the_model_sees_it(
     assert_finished(run, model)
     assert any(REDACTED in result for result in model.tool_results()), model.log()
     assert SECRET not in model.bodies(), model.log()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def http_server(workspace: Workspace, address: str, token: str) -> Iterator[None]:
+    """``extensions mcp --http ADDRESS`` of the project with ``token``, until the block ends
+    (it is stopped and reaped whatever happened); the block starts once it accepts connections."""
+    host, _, port = address.rpartition(":")
+    log = (workspace.root / "mcp-http.log").open("w")
+    server = subprocess.Popen(
+        [str(EXTENSIONS_BIN / "extensions"), "mcp", "--http", address],
+        cwd=workspace.project,
+        env=workspace.env(EXTENSION_HOST_TOKEN=token),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert server.poll() is None, (workspace.root / "mcp-http.log").read_text()
+            with contextlib.suppress(OSError), socket.create_connection((host, int(port)), timeout=1):
+                break
+            assert time.monotonic() < deadline, (workspace.root / "mcp-http.log").read_text()
+            time.sleep(0.1)
+        yield
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=15)
+        log.close()
+
+
+def test_copilot_cli_reaches_extensions_mcp_over_http_with_the_snippet_print_config_gives(
+    copilot_cli: Agent, workspace: Workspace
+) -> None:
+    # The snippet names the token as ${EXTENSION_HOST_TOKEN}, which Copilot CLI expands from its environment.
+    workspace.add_extension("tools", TOOLS)
+    workspace.extensions("trust")
+    address = f"127.0.0.1:{free_port()}"
+    token = "token-" + "0123456789abcdef" * 3
+    snippet = json.loads(workspace.extensions("mcp", "--print-config", "copilot", "--http", address).stdout)
+    assert token not in json.dumps(snippet)
+    merge_json(workspace.home / ".copilot" / "mcp-config.json", snippet)
+    name = copilot_cli.mcp_tool("extensions", "tools_shout")
+    with (
+        http_server(workspace, address, token),
+        copilot_cli.model([Call(name, {"text": "far words"}), Say("done")]) as model,
+    ):
+        run = copilot_cli.run(
+            workspace, model, "shout far words", stop_hook_host=False, env={"EXTENSION_HOST_TOKEN": token}
+        )
+    assert_finished(run, model)
+    assert any("FAR WORDS!" in result for result in model.tool_results()), model.log()
 
 
 def inspector(command: list[str], workspace: Workspace, *args: str) -> dict[str, Any]:
