@@ -1,10 +1,9 @@
 """Claude Code and Gemini CLI, the real programs, guarded and informed by the project's extensions
-through ``extensions hook install`` (each test once per agent).
+through ``extensions hook install`` (each test once per agent, unless it is about one).
 
 Each test writes the extensions it needs, installs the hooks as a user would, and runs the agent
 headless against a scripted model; what reached the model (every request body) and the agent's
-own output are the evidence. A test marked ``xfail`` for one agent shows a divergence of the
-bridge from what the README promises, with the behaviour seen today as its reason.
+own output are the evidence.
 """
 
 from __future__ import annotations
