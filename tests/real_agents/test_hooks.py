@@ -18,9 +18,9 @@ import pytest
 from helpers import wait_for_exit
 from real_agents.agents import Agent, assert_finished, for_agents, printing
 from real_agents.extensions import DENY_ENV, DENY_REASON, MASKED, MASKER, REDACTED, REDACTOR, counter, record_to
-from real_agents.models import Call, Say, Turn
+from real_agents.models import Call, Say, ScriptedModel, Turn
 from real_agents.programs import skip_without_node
-from real_agents.runner import EXTENSIONS_BIN, SECRET, Workspace
+from real_agents.runner import EXTENSIONS_BIN, SECRET, AgentRun, Workspace
 
 pytestmark = pytest.mark.real_agent
 skip_without_node()
@@ -287,9 +287,18 @@ def test_a_post_tool_hook_replaces_a_built_in_tools_result_before_the_model_sees
     assert SECRET not in model.bodies(), model.log()
 
 
-def read_env(agent: Agent, workspace: Workspace) -> list[Turn]:
-    """The model reads ``.env`` with Claude Code's Read tool, then ends its turn."""
-    return [Call("Read", {"file_path": str(workspace.project / ".env")}), Say("done")]
+def claude_code_reads_env(
+    claude_code: Agent, workspace: Workspace, name: str, code: str, *options: str
+) -> tuple[AgentRun, ScriptedModel]:
+    """With the post-tool extension ``name`` (``code``) installed, the model reads ``.env`` with
+    Claude Code's Read tool, then ends its turn; the run (finished) and the model."""
+    workspace.add_extension(name, code)
+    claude_code.install_hooks(workspace)
+    script: list[Turn] = [Call("Read", {"file_path": str(workspace.project / ".env")}), Say("done")]
+    with claude_code.model(script) as model:
+        run = claude_code.run(workspace, model, "read the .env file", "--allowedTools", "Read", *options)
+    assert_finished(run, model)
+    return run, model
 
 
 def test_claude_code_takes_a_reads_result_edited_within_its_own_fields(
@@ -297,11 +306,7 @@ def test_claude_code_takes_a_reads_result_edited_within_its_own_fields(
 ) -> None:
     # Read's result reaches the hook as JSON ({"type": "text", "file": {...}}); masking inside it
     # keeps its fields, which is the shape Claude Code takes as Read's new output.
-    workspace.add_extension("masker", MASKER)
-    claude_code.install_hooks(workspace)
-    with claude_code.model(read_env(claude_code, workspace)) as model:
-        run = claude_code.run(workspace, model, "read the .env file", "--allowedTools", "Read")
-    assert_finished(run, model)
+    _, model = claude_code_reads_env(claude_code, workspace, "masker", MASKER)
     assert any(MASKED in result for result in model.tool_results()), model.log()
     assert SECRET not in model.bodies(), model.log()
 
@@ -311,11 +316,7 @@ def test_a_new_result_claude_code_cannot_take_is_not_claimed_and_the_hook_call_w
 ) -> None:
     # Plain text in place of Read's output fits neither a string nor Read's fields: Claude Code
     # would keep the original, so the bridge sends no replacement and says so in one line.
-    workspace.add_extension("redactor", REDACTOR)
-    claude_code.install_hooks(workspace)
-    with claude_code.model(read_env(claude_code, workspace)) as model:
-        run = claude_code.run(workspace, model, "read the .env file", "--allowedTools", "Read", "--include-hook-events")
-    assert_finished(run, model)
+    run, model = claude_code_reads_env(claude_code, workspace, "redactor", REDACTOR, "--include-hook-events")
     assert SECRET in model.bodies(), model.log()  # what the agent did, which the bridge does not hide
     assert REDACTED not in model.bodies(), model.log()
     (response,) = [
