@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Answer", "ChatServer", "Hold", "Reply", "Status"]
+__all__ = ["Answer", "ChatServer", "Hold", "Reply", "Status", "completion", "stream_chunks"]
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ class ChatServer:
                 elif body.get("stream"):
                     self._stream(reply, body)
                 else:
-                    self._json(200, _completion(reply, body.get("model", "")))
+                    self._json(200, completion(reply, body.get("model", "")))
 
             def _json(self, code: int, value: Any, headers: Sequence[tuple[str, str]] = ()) -> None:
                 data = json.dumps(value).encode()
@@ -137,7 +137,7 @@ class ChatServer:
                 self.end_headers()
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 try:
-                    for chunk in _chunks(answer, body.get("model", ""), include_usage):
+                    for chunk in stream_chunks(answer, body.get("model", ""), include_usage):
                         self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                         self.wfile.flush()
                     self.wfile.write(b"data: [DONE]\n\n")
@@ -162,7 +162,8 @@ def _calls(answer: Answer) -> list[dict[str, Any]]:
     ]
 
 
-def _completion(answer: Answer, model: str) -> dict[str, Any]:
+def completion(answer: Answer, model: str) -> dict[str, Any]:
+    """The whole (not streamed) Chat Completions answer for ``answer``."""
     message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
     if answer.tool_calls:
         message["tool_calls"] = _calls(answer)
@@ -176,7 +177,9 @@ def _completion(answer: Answer, model: str) -> dict[str, Any]:
     }
 
 
-def _chunks(answer: Answer, model: str, include_usage: bool) -> Iterator[dict[str, Any]]:
+def stream_chunks(answer: Answer, model: str, include_usage: bool) -> Iterator[dict[str, Any]]:
+    """The streamed Chat Completions chunks for ``answer`` (without the final ``[DONE]``)."""
+
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
         return {

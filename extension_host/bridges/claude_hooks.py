@@ -10,14 +10,16 @@ Claude Code event   hook point, from stdin       answer, on stdout (exit 0)
 ==================  ===========================  ==============================================================
 ``PreToolUse``      ``on_pre_tool_use``:         ``hookSpecificOutput``: ``permissionDecision`` ``allow``/``ask``/
                     ``tool_name`` → tool_name,   ``deny`` and ``permissionDecisionReason`` (the decision and its
-                    ``tool_input`` → tool_args   reason), ``updatedInput`` (``modified_args``; with no decision
-                                                 it goes with ``ask``, so a rewrite never skips Claude Code's own
-                                                 permission check); nothing when no hook has an opinion
+                    ``tool_input`` → tool_args   reason), ``updatedInput`` (``modified_args``; with no decision it
+                                                 goes alone, so Claude Code applies it and its own permission rules
+                                                 judge the new arguments); nothing when no hook has an opinion
 ``PostToolUse``     ``on_post_tool_use``:        ``hookSpecificOutput.additionalContext``; ``modified_result`` is
                     ``tool_response`` → the      ``updatedMCPToolOutput`` for an ``mcp__`` tool, else
-                    result text (JSON text       ``{"decision": "block", "reason": <the new result>}`` (Claude
-                    unless a string)             Code shows the model the reason in place of a result it cannot
-                                                 replace)
+                    result text (JSON text       ``updatedToolOutput`` in the tool's output shape (Claude Code keeps
+                    unless a string)             the original when it does not fit): the text for a string result,
+                                                 the hook's JSON when it has the result's fields (values edited),
+                                                 Bash's ``stdout`` for Bash; any other new result is not applied, and
+                                                 a ``systemMessage`` (and stderr) warning line says so
 ``UserPromptSubmit`` ``on_user_prompt_submitted``: ``{"decision": "block", "reason"}`` when rejected;
                     ``prompt`` → prompt          ``hookSpecificOutput.additionalContext``; a rewritten prompt is
                                                  not carried (Claude Code cannot rewrite one)
@@ -27,7 +29,9 @@ Claude Code event   hook point, from stdin       answer, on stdout (exit 0)
                     clear → new
 ``SessionEnd``      ``on_session_end``:          ``systemMessage``: the ``session_summary``
                     ``reason`` other → complete,
-                    anything else → user_exit
+                    anything else (clear,
+                    logout, prompt_input_exit,
+                    ...) → user_exit
 ==================  ===========================  ==============================================================
 
 ``PreToolUse`` and ``UserPromptSubmit`` are guards: they fail closed (exit 2, reason on stderr:
@@ -38,6 +42,7 @@ holds the mapping only; it imports nothing heavy.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Final
 
 from .hook_adapter import (
@@ -77,8 +82,8 @@ def _pre_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
     updated = answer.get("modifiedArgs") if decision != "deny" else None
     if decision is None and updated is None:
         return json_reply(None)
-    if decision is None:
-        decision = "ask"  # Claude Code applies updatedInput with a decision; ask keeps its own check
+    if decision is None:  # a rewrite alone: Claude Code applies it, then its own permission rules decide
+        return json_reply({"hookSpecificOutput": specific("PreToolUse", updatedInput=updated)})
     reason = answer.get("reason")
     if reason is None and answer.get("decidedBy"):
         reason = f"decided by {answer['decidedBy']}"
@@ -91,18 +96,59 @@ def _pre_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
     )
 
 
+_TEXT_OUTPUTS: Final[Mapping[str, tuple[str, Mapping[str, Any]]]] = {
+    "Bash": ("stdout", {"stderr": "", "interrupted": False}),
+}
+"""Built-in tools whose output a hook's new text can be: the output field the text goes in, and
+the other fields of the output. Claude Code checks a replaced output against the tool's own
+output shape, and keeps the original when it does not fit."""
+
+
+def _same_shape(new: Any, old: Any) -> bool:
+    """Whether ``new`` has the keys of the object ``old``, each value of the same JSON kind."""
+    return (
+        isinstance(new, dict)
+        and isinstance(old, dict)
+        and new.keys() == old.keys()
+        and all(type(new[key]) is type(old[key]) for key in old)
+    )
+
+
+def _replaced_output(payload: dict[str, Any], text: str) -> Any:
+    """The ``updatedToolOutput`` that makes a built-in tool's result ``text``; ``None`` when this
+    bridge cannot put it in the tool's output shape."""
+    original = payload.get("tool_response")
+    if isinstance(original, str):
+        return text
+    try:
+        edited = json.loads(text)
+    except ValueError:
+        edited = None
+    if _same_shape(edited, original):  # the hook edited the result's JSON text: the same shape, new values
+        return edited
+    shape = _TEXT_OUTPUTS.get(str(payload.get("tool_name")))
+    return {shape[0]: text, **shape[1]} if shape is not None else None
+
+
 def _post_reply(payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
-    reply: dict[str, Any] = {}
     output = specific("PostToolUse", additionalContext=answer.get("additionalContext"))
     result = answer.get("modifiedResult")
+    warning = None
     if result is not None:
-        if str(payload.get("tool_name")).startswith("mcp__"):
-            output["updatedMCPToolOutput"] = result
+        tool = str(payload.get("tool_name"))
+        replaced = result if tool.startswith("mcp__") else _replaced_output(payload, result)
+        if replaced is None:
+            warning = (
+                f"extensions hook claude PostToolUse: warning: a post-tool hook replaced the result of {tool}, "
+                "but Claude Code takes a built-in tool's new result only in that tool's output shape (a string, "
+                f"the same JSON fields, or Bash's text), so the model got {tool}'s own result"
+            )
         else:
-            reply = {"decision": "block", "reason": result}
-    if len(output) > 1:
-        reply["hookSpecificOutput"] = output
-    return json_reply(reply)
+            output["updatedMCPToolOutput" if tool.startswith("mcp__") else "updatedToolOutput"] = replaced
+    reply: dict[str, Any] = {"hookSpecificOutput": output} if len(output) > 1 else {}
+    if warning is not None:
+        reply["systemMessage"] = warning
+    return json_reply(reply)._replace(stderr=f"{warning}\n" if warning else "")
 
 
 def _prompt_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
@@ -115,6 +161,9 @@ def _prompt_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply
 
 
 _SOURCES: Final = {"startup": "startup", "resume": "resume", "compact": "resume", "clear": "new"}
+
+_COMPLETE: Final = ("other",)
+"""The ``SessionEnd`` reasons of a session that ended by itself (the others: the user ended it)."""
 
 
 CLAUDE: Final = HookAgent(
@@ -134,7 +183,7 @@ CLAUDE: Final = HookAgent(
         "SessionStart": AgentEvent(
             "SessionStart", "sessionStart", False, session_start_request(_SOURCES), session_start_reply
         ),
-        "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, session_end_request, session_end_reply),
+        "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, session_end_request(_COMPLETE), session_end_reply),
     },
 )
 """Claude Code's table: event name → row."""

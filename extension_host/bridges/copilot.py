@@ -33,6 +33,7 @@ from ..errors import ExtensionHostError
 from ..launch.interpreter import python_args
 
 __all__ = [
+    "COPILOT_SWITCHES",
     "LAUNCHER_FILE",
     "PYTHON_ENV",
     "CopilotExport",
@@ -46,6 +47,12 @@ LAUNCHER_FILE: Final = "extension.mjs"
 """The entry file Copilot CLI runs (the only JavaScript form every Copilot version discovers)."""
 PYTHON_ENV: Final = "EXTENSION_HOST_PYTHON"
 """Set where Copilot runs to choose the Python interpreter over the one recorded in the launcher."""
+COPILOT_SWITCHES: Final = (
+    "Copilot CLI runs extensions only with COPILOT_CLI_ENABLED_FEATURE_FLAGS=EXTENSIONS (or --experimental), "
+    "and in a prompt run (-p) only with GITHUB_COPILOT_PROMPT_MODE_EXTENSIONS=true as well"
+)
+"""What Copilot CLI (1.0.102) needs before it starts any extension: without it, none runs and
+nothing says so."""
 MISSING_PYTHON_EXIT: Final = 127
 """The launcher's exit code when it cannot start Python (the shell's 'command not found')."""
 

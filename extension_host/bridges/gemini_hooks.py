@@ -4,20 +4,21 @@ Gemini CLI runs ``extensions hook gemini EVENT`` with the event's JSON on stdin 
 ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, ``timestamp``); stdout must
 hold nothing but the final JSON. Each row of :data:`GEMINI` maps one event to a hook point; the
 extensions see Gemini CLI's own tool names (``run_shell_command``, ``write_file``,
-``mcp__server__tool``) and arguments.
+``mcp_<server>_<tool>``) and arguments.
 
 ===============  ============================  ===========================================================
 Gemini event     hook point, from stdin        answer, on stdout (exit 0)
 ===============  ============================  ===========================================================
 ``BeforeTool``   ``on_pre_tool_use``:          ``{"decision": "deny", "reason"}`` for ``deny``, and for
-                 ``tool_name`` → tool_name,    ``ask`` (Gemini CLI hooks cannot ask, so ask counts as deny,
-                 ``tool_input`` → tool_args    as in the CLI); ``{"decision": "allow"}`` for ``allow``;
+                 ``tool_name`` → tool_name,    ``ask``, saying who asked (Gemini CLI would ask, but a headless
+                 ``tool_input`` → tool_args    run waits for ever, and no field says whether a run is
+                                               headless); ``{"decision": "allow"}`` for ``allow``;
                                                ``hookSpecificOutput.tool_input``: ``modified_args`` (Gemini
                                                merges it over the model's arguments)
-``AfterTool``    ``on_post_tool_use``:         ``hookSpecificOutput.tool_output``: ``modified_result``;
-                 ``tool_response.llmContent``  ``hookSpecificOutput.additionalContext``
-                 → the result text (failure
-                 when ``error`` is set)
+``AfterTool``    ``on_post_tool_use``:         ``modified_result`` → ``{"decision": "deny", "reason": <the new
+                 ``tool_response.llmContent``  result>}``: Gemini CLI gives the model the reason as the tool's
+                 → the result text (failure    error in place of its result (with ``additional_context`` after
+                 when ``error`` is set)        it); else ``hookSpecificOutput.additionalContext``
 ``BeforeAgent``  ``on_user_prompt_submitted``: ``{"decision": "deny", "reason"}`` when rejected;
                  ``prompt`` → prompt           ``hookSpecificOutput.additionalContext``; a rewritten prompt
                                                is not carried (Gemini CLI cannot rewrite one)
@@ -25,8 +26,11 @@ Gemini event     hook point, from stdin        answer, on stdout (exit 0)
                  ``source`` startup → startup,
                  resume → resume, clear → new
 ``SessionEnd``   ``on_session_end``:           ``systemMessage``: the ``session_summary``
-                 ``reason`` other → complete,
-                 anything else → user_exit
+                 ``reason`` exit (sent at every
+                 exit, headless too), other →
+                 complete; anything else
+                 (clear, logout, ...) →
+                 user_exit
 ===============  ============================  ===========================================================
 
 ``BeforeTool`` and ``BeforeAgent`` are guards: they fail closed (exit 2, reason on stderr:
@@ -66,19 +70,19 @@ def _before_tool_request(payload: dict[str, Any]) -> dict[str, Any]:
 def _before_tool_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
     decision = answer.get("decision")
     reason = answer.get("reason")
+    who = answer.get("decidedBy") or "an extension"
     if decision == "ask":
-        asked = f" ({reason})" if reason else ""
-        who = answer.get("decidedBy") or "an extension"
+        # Gemini CLI would ask, but a headless run then waits for ever, and nothing in the payload
+        # says whether anyone is there to answer: a hook's ask stops the call.
         return json_reply(
             {
                 "decision": "deny",
-                "reason": f"{who} asked for confirmation{asked}; Gemini CLI hooks cannot ask, so ask counts as deny",
+                "reason": f"{reason or 'confirmation wanted'} ({who} asked for confirmation; "
+                "an ask stops the call, as a hook cannot tell whether this Gemini CLI run can ask anyone)",
             }
         )
     if decision == "deny":
-        return json_reply(
-            {"decision": "deny", "reason": reason or f"denied by {answer.get('decidedBy') or 'an extension'}"}
-        )
+        return json_reply({"decision": "deny", "reason": reason or f"denied by {who}"})
     reply: dict[str, Any] = {"decision": "allow"} if decision == "allow" else {}
     if answer.get("modifiedArgs") is not None:
         reply["hookSpecificOutput"] = specific("BeforeTool", tool_input=answer["modifiedArgs"])
@@ -103,10 +107,11 @@ def _after_tool_request(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _after_tool_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
-    output = specific(
-        "AfterTool", tool_output=answer.get("modifiedResult"), additionalContext=answer.get("additionalContext")
-    )
-    return json_reply({"hookSpecificOutput": output} if len(output) > 1 else None)
+    result = answer.get("modifiedResult")
+    context = answer.get("additionalContext")
+    if result is not None:  # Gemini CLI gives the model "Tool result blocked: <reason>" in place of the result
+        return json_reply({"decision": "deny", "reason": f"{result}\n\n{context}" if context else result})
+    return json_reply({"hookSpecificOutput": specific("AfterTool", additionalContext=context)} if context else None)
 
 
 def _before_agent_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
@@ -119,6 +124,9 @@ def _before_agent_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> Hoo
 
 
 _SOURCES: Final = {"startup": "startup", "resume": "resume", "clear": "new"}
+
+_COMPLETE: Final = ("exit", "other")
+"""The ``SessionEnd`` reasons of a session that ended by itself (the others: the user ended it)."""
 
 
 GEMINI: Final = HookAgent(
@@ -138,7 +146,7 @@ GEMINI: Final = HookAgent(
         "SessionStart": AgentEvent(
             "SessionStart", "sessionStart", False, session_start_request(_SOURCES), session_start_reply
         ),
-        "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, session_end_request, session_end_reply),
+        "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, session_end_request(_COMPLETE), session_end_reply),
     },
 )
 """Gemini CLI's table: event name → row."""

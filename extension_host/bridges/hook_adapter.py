@@ -31,7 +31,7 @@ tool call. It ignores what the agents' fields mean; the tables hold that.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
@@ -282,10 +282,15 @@ def session_start_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> Hoo
     return json_reply({"hookSpecificOutput": specific("SessionStart", additionalContext=context)} if context else None)
 
 
-def session_end_request(payload: dict[str, Any]) -> dict[str, Any]:
-    """``SessionEnd``'s request: ``other`` (or no reason) ends as ``complete``, anything else as ``user_exit``."""
-    reason = field(payload, "reason", str, required=False) or "other"
-    return {"hook": "sessionEnd", "reason": "complete" if reason == "other" else "user_exit"}
+def session_end_request(complete: Collection[str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The ``SessionEnd`` request of an agent whose ``reason`` values in ``complete`` (or no
+    reason) end the session as ``complete``; any other ends it as ``user_exit``."""
+
+    def request(payload: dict[str, Any]) -> dict[str, Any]:
+        reason = field(payload, "reason", str, required=False)
+        return {"hook": "sessionEnd", "reason": "complete" if reason is None or reason in complete else "user_exit"}
+
+    return request
 
 
 def session_end_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:

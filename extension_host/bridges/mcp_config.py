@@ -3,7 +3,10 @@
 Each client keeps its MCP servers in a JSON file of its own shape (from each client's published
 reference): Claude Code's project ``.mcp.json`` and Cursor's ``.cursor/mcp.json`` under
 ``mcpServers``; Gemini CLI's ``.gemini/settings.json`` under ``mcpServers`` (with ``cwd``); VS
-Code's ``.vscode/mcp.json`` under ``servers`` with ``"type": "stdio"``. The command is this
+Code's ``.vscode/mcp.json`` under ``servers`` with ``"type": "stdio"``; GitHub Copilot CLI's own
+``~/.copilot/mcp-config.json`` (in the user's home: a headless run reads no project file) under
+``mcpServers``, with ``"type": "local"`` (``"http"``) and ``"tools": ["*"]``, as ``copilot mcp
+add`` writes it. The command is this
 interpreter running ``-P -m extension_host`` with the project root, so it works whatever the
 client's ``PATH`` and working folder, and imports nothing from that folder
 (:mod:`extension_host.launch.interpreter`). Where a client starts it does not matter, so only
@@ -56,6 +59,8 @@ class _Shape:
     token: str
     """How the header refers to the token, in the client's variable syntax."""
     cwd: bool = False
+    in_home: bool = False
+    """``file`` is in the user's home, not the project."""
     url_key: str = "url"
     inputs: tuple[Mapping[str, Any], ...] = ()
     """What the file must declare for ``token`` to mean something."""
@@ -73,6 +78,14 @@ _SHAPES: Final[Mapping[str, _Shape]] = {
         inputs=(_VSCODE_TOKEN_INPUT,),
     ),
     "cursor": _Shape(".cursor/mcp.json", "mcpServers", {}, {}, f"${{env:{TOKEN_ENV}}}"),
+    "copilot": _Shape(
+        ".copilot/mcp-config.json",
+        "mcpServers",
+        {"type": "local", "tools": ["*"]},
+        {"type": "http", "tools": ["*"]},
+        f"${{{TOKEN_ENV}}}",
+        in_home=True,
+    ),
 }
 MCP_CLIENTS: Final = tuple(_SHAPES)
 """The clients ``--print-config`` knows."""
@@ -80,10 +93,16 @@ MCP_CLIENTS: Final = tuple(_SHAPES)
 
 @dataclass(frozen=True)
 class ClientConfig:
-    """The JSON to merge into ``file`` (relative to the project root) to register the server."""
+    """The JSON to merge into ``file`` (relative to the project root, or with ``in_home`` to the
+    user's home) to register the server."""
 
     file: str
     snippet: dict[str, Any]
+    in_home: bool = False
+
+    def path(self, root: Path) -> Path:
+        """Where the file is, for the project ``root``."""
+        return (Path.home() if self.in_home else root) / self.file
 
 
 def server_command(root: Path, home: Path | None = None) -> list[str]:
@@ -109,12 +128,12 @@ def client_config(
         headers = {"Authorization": f"Bearer {shape.token}"}
         snippet: dict[str, Any] = {"inputs": [dict(i) for i in shape.inputs]} if shape.inputs else {}
         snippet[shape.key] = {name: {**shape.http, shape.url_key: url, "headers": headers}}
-        return ClientConfig(shape.file, snippet)
+        return ClientConfig(shape.file, snippet, shape.in_home)
     executable, *args = server_command(root, home)
     server: dict[str, Any] = {**shape.extra, "command": executable, "args": args}
     if shape.cwd:
         server["cwd"] = str(root)
-    return ClientConfig(shape.file, {shape.key: {name: server}})
+    return ClientConfig(shape.file, {shape.key: {name: server}}, shape.in_home)
 
 
 def mcp_missing() -> str | None:

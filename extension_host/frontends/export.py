@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..bridges.copilot import PYTHON_ENV, CopilotExport, export_copilot
+from ..bridges.copilot import COPILOT_SWITCHES, PYTHON_ENV, CopilotExport, export_copilot
 from ..paths import find_project_root, user_home
 from .output import EXIT_OK, EXIT_USAGE, print_json, say
 from .trust_commands import find_extension
@@ -63,6 +63,7 @@ def _describe(done: CopilotExport, source: str) -> str:
     lines = [
         f"{verb[done.action]} {done.path}",
         f"GitHub Copilot CLI now runs {done.extension} with {done.python} (${PYTHON_ENV} overrides it)",
+        f"note: {COPILOT_SWITCHES}",
     ]
     if source == "user":
         # Copilot looks for user extensions in its own folder, not in this host's.

@@ -6,7 +6,12 @@
   ``extensions`` launcher (:mod:`.launcher`) takes for exactly ``hook AGENT EVENT``: it imports
   the adapter and nothing of the host unless no host runs for the project.
 - ``extensions hook install claude|gemini [--user] [--dry-run] [--json]``: merge the hook
-  entries into the agent's settings (:mod:`extension_host.bridges.hook_install`).
+  entries into the agent's settings (:mod:`extension_host.bridges.hook_install`); for Gemini
+  CLI's project settings, one line on what its trusted folders mean for them
+  (:mod:`extension_host.bridges.gemini_trust`).
+- ``extensions hook check claude|gemini [--json]``: whether the agent will run the installed
+  hooks (every event there, a command it finds, a folder Gemini CLI trusts); exit 1 with one
+  line per problem when it will not.
 - ``extensions hook stop [--json]``: stop the project's background host, the one hook calls
   start when no host runs (:mod:`extension_host.bridges.hook_host_start`).
 
@@ -108,6 +113,18 @@ def add_hook_command(commands: Any) -> None:
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
     sub.set_defaults(run=_install)
     sub = actions.add_parser(
+        "check",
+        help="say whether Claude Code or Gemini CLI will run the installed hooks",
+        description=(
+            "read the agent's project and user settings back: which events have the hooks, and what would keep "
+            "the agent from running them (a command it cannot find, a folder Gemini CLI does not trust); "
+            "exit 1 when it will not run them"
+        ),
+    )
+    sub.add_argument("target", choices=AGENT_NAMES, help="the agent")
+    sub.add_argument("--json", action="store_true", help="print JSON for scripts")
+    sub.set_defaults(run=_check)
+    sub = actions.add_parser(
         "stop",
         help="stop the background host hook calls started for this project",
         description="stop the background host hook calls started for this project (it stops its extensions)",
@@ -143,36 +160,93 @@ def _stop(args: Any) -> int:
 
 
 def _install(args: Any) -> int:
-    from ..bridges.hook_install import plan_install, settings_path
+    from ..bridges.hook_install import find_extensions_command, plan_install, settings_path
     from .output import EXIT_OK, print_json, say
 
     hook_agent = agent(args.target)
     root = find_project_root(args.root)
     path = settings_path(hook_agent, root, user=args.user)
-    # An unusable file, or a place that may not be written, raises ExtensionHostError: exit 1, one line.
-    change = plan_install(hook_agent, path, None if args.user else root)
+    # No extensions command to name, an unusable file, or a place that may not be written raises
+    # ExtensionHostError: exit 1, one line.
+    program = find_extensions_command()
+    change = plan_install(hook_agent, path, program, None if args.user else root)
     if change.changed and not args.dry_run:
         change.write()
+    note = None
+    if hook_agent.name == "gemini" and not args.user:
+        from ..bridges.gemini_trust import gemini_trust, trust_note
+
+        note = trust_note(root, gemini_trust(root))
     if args.json:
         print_json(
             {
                 "agent": hook_agent.name,
                 "path": str(path),
+                "note": note,
+                "command": str(program),
                 "added": list(change.added),
+                "updated": list(change.updated),
                 "changed": change.changed,
                 "dry_run": bool(args.dry_run),
                 "diff": change.diff,
             }
         )
         return EXIT_OK
+    add, update = ("would add", "would update") if args.dry_run else ("added", "updated")
+    done = "; ".join(
+        [
+            *([f"{add} hooks for {', '.join(change.added)}"] if change.added else []),
+            *([f"{update} the command of {', '.join(change.updated)}"] if change.updated else []),
+        ]
+    )
     if args.dry_run:
         if change.diff:
             say(change.diff.rstrip("\n"))
-        what = "would add " + ", ".join(change.added) if change.changed else "already has every hook"
-        say(f"{path}: {what} (dry run)")
-        return EXIT_OK
-    if change.changed:
-        say(f"{path}: added hooks for {', '.join(change.added)}")
+        say(f"{path}: {done or 'already has every hook'} (dry run)")
+    elif change.changed:
+        say(f"{path}: {done}, running {program}")
     else:
         say(f"{path}: already has every hook; nothing changed")
+    if note is not None:
+        say(f"note: {note}")
     return EXIT_OK
+
+
+def _check(args: Any) -> int:
+    from ..bridges.hook_install import check_hooks
+    from .output import EXIT_FAILED, EXIT_OK, print_json, say
+
+    hook_agent = agent(args.target)
+    root = find_project_root(args.root)
+    scopes = check_hooks(hook_agent, root)
+    ready = any(len(scope.events) == len(hook_agent.events) and not scope.problems for scope in scopes)
+    if args.json:
+        print_json(
+            {
+                "agent": hook_agent.name,
+                "root": str(root),
+                "ready": ready,
+                "scopes": [
+                    {
+                        "scope": scope.scope,
+                        "path": str(scope.path),
+                        "events": list(scope.events),
+                        "problems": list(scope.problems),
+                    }
+                    for scope in scopes
+                ],
+            }
+        )
+        return EXIT_OK if ready else EXIT_FAILED
+    for scope in scopes:
+        say(f"{scope.path}: hooks for {', '.join(scope.events)}")
+        for problem in scope.problems:
+            say(f"  problem: {problem}")
+    if not scopes:
+        say(
+            f"no hooks of this project's extensions in {hook_agent.display_name}'s settings: "
+            f"run extensions hook install {hook_agent.name}"
+        )
+    elif ready:
+        say(f"{hook_agent.display_name} runs the hooks of {root}'s extensions")
+    return EXIT_OK if ready else EXIT_FAILED

@@ -96,7 +96,7 @@ def _print_config(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         url = _url(host, port)
     config = client_config(args.print_config, root, home, url=url)
-    say(f"add this to {root / config.file} (merge it with the servers already there):", err=True)
+    say(f"add this to {config.path(root)} (merge it with the servers already there):", err=True)
     if url is not None:
         say(
             f"the client sends the token from ${TOKEN_ENV} (VS Code asks for it once): start the server with "

@@ -56,11 +56,12 @@ def test_pre_tool_use_allow_and_ask_are_passed_on(project: Project, decision: st
     assert output(reply)["hookSpecificOutput"]["permissionDecision"] == decision
 
 
-def test_pre_tool_use_rewrite_is_updated_input_and_asks_when_nobody_decided(project: Project) -> None:
+def test_pre_tool_use_rewrite_alone_is_updated_input_with_no_decision(project: Project) -> None:
+    # Claude Code applies updatedInput without a decision and its own permission rules judge it.
     _, reply = hook(project, "PreToolUse", PRE, {"modifiedArgs": {"command": "rm -r build"}})
-    specific = output(reply)["hookSpecificOutput"]
-    assert specific["updatedInput"] == {"command": "rm -r build"}
-    assert specific["permissionDecision"] == "ask"
+    assert output(reply) == {
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"command": "rm -r build"}}
+    }
 
 
 def test_pre_tool_use_rewrite_goes_with_an_allow(project: Project) -> None:
@@ -89,10 +90,46 @@ def test_post_tool_use_sends_the_tool_response_as_text(project: Project) -> None
     assert output(reply) == {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "wrote a.txt"}}
 
 
-def test_post_tool_use_rewrite_of_a_builtin_tool_blocks_with_the_new_result(project: Project) -> None:
-    stdin = payload("PostToolUse", tool_name="Read", tool_input={}, tool_response="password=1")
-    _, reply = hook(project, "PostToolUse", stdin, {"modifiedResult": "[redacted]"})
-    assert output(reply) == {"decision": "block", "reason": "[redacted]"}
+def post(tool: str, response: Any) -> bytes:
+    return payload("PostToolUse", tool_name=tool, tool_input={}, tool_response=response)
+
+
+def replaced(reply: HookReply) -> Any:
+    assert not reply.stderr, reply
+    return output(reply)["hookSpecificOutput"]["updatedToolOutput"]
+
+
+def test_post_tool_use_rewrite_of_a_string_result_is_the_new_text(project: Project) -> None:
+    _, reply = hook(project, "PostToolUse", post("WebFetch", "password=1"), {"modifiedResult": "[redacted]"})
+    assert replaced(reply) == "[redacted]"
+
+
+def test_post_tool_use_rewrite_of_bash_is_its_stdout(project: Project) -> None:
+    response = {"stdout": "password=1", "stderr": "warn", "interrupted": False, "isImage": False}
+    _, reply = hook(project, "PostToolUse", post("Bash", response), {"modifiedResult": "[redacted]"})
+    assert replaced(reply) == {"stdout": "[redacted]", "stderr": "", "interrupted": False}
+
+
+def test_post_tool_use_rewrite_with_the_results_fields_is_that_json(project: Project) -> None:
+    response = {"type": "text", "file": {"filePath": "/p/.env", "content": "TOKEN=1", "numLines": 1}}
+    edited = {"type": "text", "file": {"filePath": "/p/.env", "content": "TOKEN=***", "numLines": 1}}
+    _, reply = hook(project, "PostToolUse", post("Read", response), {"modifiedResult": json.dumps(edited)})
+    assert replaced(reply) == edited
+
+
+@pytest.mark.parametrize(
+    "new",
+    ["[redacted]", json.dumps({"type": "text"}), json.dumps({"type": "text", "file": "TOKEN=***"}), "[1]"],
+    ids=["text", "fewer-fields", "another-kind", "not-an-object"],
+)
+def test_post_tool_use_rewrite_claude_code_cannot_take_is_not_sent_and_warns(project: Project, new: str) -> None:
+    response = {"type": "text", "file": {"filePath": "/p/.env", "content": "TOKEN=1"}}
+    _, reply = hook(project, "PostToolUse", post("Read", response), {"modifiedResult": new})
+    answer = output(reply)
+    assert "hookSpecificOutput" not in answer, answer
+    assert answer["systemMessage"] == reply.stderr.rstrip("\n"), reply
+    assert reply.stderr.count("\n") == 1 and reply.exit_code == 0
+    assert "replaced the result of Read" in reply.stderr and "the model got Read's own result" in reply.stderr
 
 
 def test_post_tool_use_rewrite_of_an_mcp_tool_replaces_its_output(project: Project) -> None:
@@ -129,7 +166,13 @@ def test_session_start_maps_its_source_and_answers_with_context(project: Project
 
 @pytest.mark.parametrize(
     ("reason", "ours"),
-    [("clear", "user_exit"), ("logout", "user_exit"), ("prompt_input_exit", "user_exit"), ("other", "complete")],
+    [
+        ("clear", "user_exit"),
+        ("logout", "user_exit"),
+        ("prompt_input_exit", "user_exit"),
+        ("other", "complete"),
+        (None, "complete"),
+    ],
 )
 def test_session_end_maps_its_reason_and_shows_the_summary(project: Project, reason: str, ours: str) -> None:
     asked, reply = hook(project, "SessionEnd", payload("SessionEnd", reason=reason), {"sessionSummary": "3 files"})

@@ -42,12 +42,13 @@ def test_before_tool_deny_is_a_deny_decision_with_its_reason(project: Project) -
     assert output(reply) == {"decision": "deny", "reason": "no rm -rf"}
 
 
-def test_before_tool_ask_counts_as_deny_saying_why(project: Project) -> None:
+def test_before_tool_ask_stops_the_call_saying_who_asked_and_why(project: Project) -> None:
+    # Headless Gemini CLI would wait for ever on an ask, and the payload does not say whether it is headless.
     _, reply = hook(project, "BeforeTool", BEFORE, {"decision": "ask", "reason": "deploy?", "decidedBy": "guard"})
     got = output(reply)
     assert got["decision"] == "deny"
-    assert "guard asked for confirmation (deploy?)" in got["reason"]
-    assert "ask counts as deny" in got["reason"]
+    assert got["reason"].startswith("deploy? (guard asked for confirmation; ")
+    assert "cannot tell whether this Gemini CLI run can ask anyone" in got["reason"]
 
 
 def test_before_tool_allow_is_an_allow_decision(project: Project) -> None:
@@ -93,10 +94,13 @@ def test_after_tool_with_an_error_is_a_failed_result(project: Project) -> None:
     assert asked["toolResult"]["resultType"] == "failure"
 
 
-def test_after_tool_rewrite_is_hook_specific_tool_output(project: Project) -> None:
+def test_after_tool_rewrite_is_a_deny_whose_reason_is_the_new_result(project: Project) -> None:
+    # Gemini CLI never reads hookSpecificOutput.tool_output; a deny's reason is what the model gets instead.
     stdin = payload("AfterTool", tool_name="read_file", tool_input={}, tool_response={"llmContent": "password=1"})
     _, reply = hook(project, "AfterTool", stdin, {"modifiedResult": "[redacted]"})
-    assert output(reply) == {"hookSpecificOutput": {"hookEventName": "AfterTool", "tool_output": "[redacted]"}}
+    assert output(reply) == {"decision": "deny", "reason": "[redacted]"}
+    _, reply = hook(project, "AfterTool", stdin, {"modifiedResult": "[redacted]", "additionalContext": "a note"})
+    assert output(reply) == {"decision": "deny", "reason": "[redacted]\n\na note"}
 
 
 def test_before_agent_rejection_denies_the_turn(project: Project) -> None:
@@ -121,7 +125,13 @@ def test_session_start_maps_its_source_and_answers_with_context(project: Project
 
 @pytest.mark.parametrize(
     ("reason", "ours"),
-    [("exit", "user_exit"), ("clear", "user_exit"), ("logout", "user_exit"), ("other", "complete")],
+    [
+        ("exit", "complete"),
+        ("other", "complete"),
+        ("clear", "user_exit"),
+        ("logout", "user_exit"),
+        ("prompt_input_exit", "user_exit"),
+    ],
 )
 def test_session_end_maps_its_reason_and_shows_the_summary(project: Project, reason: str, ours: str) -> None:
     asked, reply = hook(project, "SessionEnd", payload("SessionEnd", reason=reason), {"sessionSummary": "done"})

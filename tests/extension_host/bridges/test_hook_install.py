@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from extension_host.bridges.hook_install import find_extensions_command
 from extension_host.frontends.launcher import main
 from helpers import OtherUser, Project
+
+EXTENSIONS = find_extensions_command()
+"""The console script this environment installed, which the entries name."""
+
+
+def command(agent: str, event: str) -> str:
+    return f"{shlex.quote(str(EXTENSIONS))} hook {agent} {event}"
+
 
 EXISTING: dict[str, Any] = {
     "model": "opus",
@@ -40,7 +53,7 @@ def test_install_writes_every_claude_event_into_a_new_project_settings_file(proj
     written = settings(project.root / ".claude" / "settings.json")
     assert list(written["hooks"]) == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "SessionEnd"]
     assert written["hooks"]["PreToolUse"] == [
-        {"matcher": "*", "hooks": [{"type": "command", "command": "extensions hook claude PreToolUse", "timeout": 60}]}
+        {"matcher": "*", "hooks": [{"type": "command", "command": command("claude", "PreToolUse"), "timeout": 60}]}
     ]
     assert "matcher" not in written["hooks"]["UserPromptSubmit"][0]
 
@@ -54,7 +67,7 @@ def test_install_keeps_every_other_entry(project: Project) -> None:
     assert merged["model"] == "opus"
     assert merged["permissions"] == EXISTING["permissions"]
     assert merged["hooks"]["Notification"] == EXISTING["hooks"]["Notification"]
-    assert commands(merged["hooks"]["PreToolUse"]) == ["./audit.sh", "extensions hook claude PreToolUse"]
+    assert commands(merged["hooks"]["PreToolUse"]) == ["./audit.sh", command("claude", "PreToolUse")]
 
 
 def test_installing_twice_changes_nothing(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
@@ -77,13 +90,78 @@ def test_gemini_entries_have_a_regex_matcher_a_name_and_a_timeout_in_millisecond
             "hooks": [
                 {
                     "type": "command",
-                    "command": "extensions hook gemini BeforeTool",
+                    "command": command("gemini", "BeforeTool"),
                     "name": "extension-host BeforeTool",
                     "timeout": 60000,
                 }
             ],
         }
     ]
+
+
+def test_the_command_names_the_console_script_by_its_path_so_it_runs_without_extensions_on_path(
+    project: Project,
+) -> None:
+    assert install(project, "claude") == 0
+    written = commands(settings(project.root / ".claude" / "settings.json")["hooks"]["PreToolUse"])
+    assert written == [command("claude", "PreToolUse")] and EXTENSIONS.is_absolute()
+    # An agent runs it through a shell; with no PATH at all, the command still answers (here:
+    # a guard given no payload blocks, which only the hook command itself says).
+    done = subprocess.run(
+        ["/bin/sh", "-c", written[0]],
+        cwd=project.root,
+        env={"HOME": str(project.home)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr.startswith("blocked by the project's extensions")) == (2, True), done
+
+
+def test_a_console_script_whose_path_has_spaces_is_quoted(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "my tools" / "bin" / "extensions"
+    script.parent.mkdir(parents=True)
+    shutil.copy(EXTENSIONS, script)
+    monkeypatch.setattr(sys, "argv", [str(script), "hook", "install", "gemini"])
+    assert install(project, "gemini") == 0
+    (written,) = commands(settings(project.root / ".gemini" / "settings.json")["hooks"]["BeforeTool"])
+    assert shlex.split(written) == [str(script), "hook", "gemini", "BeforeTool"]
+
+
+def test_installing_again_brings_a_bare_entry_up_to_date_in_place(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What older versions wrote: the bare command, which only works with extensions on the agent's PATH.
+    path = project.root / ".claude" / "settings.json"
+    path.parent.mkdir()
+    old = {"matcher": "*", "hooks": [{"type": "command", "command": "extensions hook claude PreToolUse", "timeout": 9}]}
+    path.write_text(json.dumps({"hooks": {"PreToolUse": [EXISTING["hooks"]["PreToolUse"][0], old]}}), encoding="utf-8")
+    assert install(project, "claude") == 0
+    groups = settings(path)["hooks"]["PreToolUse"]
+    assert groups == [
+        EXISTING["hooks"]["PreToolUse"][0],
+        {"matcher": "*", "hooks": [{"type": "command", "command": command("claude", "PreToolUse"), "timeout": 9}]},
+    ]
+    out = capsys.readouterr().out
+    assert "updated the command of PreToolUse" in out and "added hooks for PostToolUse, " in out
+    assert install(project, "claude") == 0
+    assert "nothing changed" in capsys.readouterr().out
+
+
+def test_without_an_extensions_command_to_name_nothing_is_installed(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["python"])
+    monkeypatch.setattr(sysconfig, "get_path", lambda name, scheme=None: str(tmp_path / "no-scripts"))
+    assert install(project, "claude") == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot find the extensions command of this Python" in err, err
+    assert "nothing was installed" in err and "pip install extension-host" in err
+    assert not (project.root / ".claude").exists()
 
 
 def test_dry_run_prints_the_diff_and_writes_nothing(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
@@ -95,8 +173,8 @@ def test_dry_run_prints_the_diff_and_writes_nothing(project: Project, capsys: py
     out = capsys.readouterr().out
     assert path.read_text(encoding="utf-8") == before
     assert f"+++ {path}" in out
-    assert '+            "command": "extensions hook claude PreToolUse",' in out
-    assert "would add PreToolUse, PostToolUse" in out
+    assert f'+            "command": "{command("claude", "PreToolUse")}",' in out
+    assert "would add hooks for PreToolUse, PostToolUse" in out
 
 
 def test_dry_run_json_says_what_would_change(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
@@ -114,7 +192,7 @@ def test_user_installs_into_the_users_settings(
     monkeypatch.setenv("HOME", str(user))
     assert install(project, "claude", "--user") == 0
     assert commands(settings(user / ".claude" / "settings.json")["hooks"]["SessionEnd"]) == [
-        "extensions hook claude SessionEnd"
+        command("claude", "SessionEnd")
     ]
     assert not (project.root / ".claude").exists()
 
@@ -226,3 +304,64 @@ def test_a_settings_folder_another_user_owns_is_refused(
         "check it, then take it over or remove it\n"
     )
     assert list(folder.iterdir()) == []
+
+
+def check(project: Project, agent: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(["--root", str(project.root), "--home", str(project.home), "hook", "check", agent])
+    return code, capsys.readouterr().out
+
+
+def test_check_says_when_nothing_is_installed(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    assert check(project, "claude", capsys) == (
+        1,
+        "no hooks of this project's extensions in Claude Code's settings: run extensions hook install claude\n",
+    )
+
+
+def test_check_passes_a_fresh_install_and_names_what_an_old_or_broken_one_lacks(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert install(project, "claude") == 0
+    code, out = check(project, "claude", capsys)
+    assert code == 0 and out.endswith(f"Claude Code runs the hooks of {project.root}'s extensions\n"), out
+    path = project.root / ".claude" / "settings.json"
+    written = settings(path)
+    written["hooks"]["PreToolUse"][0]["hooks"][0]["command"] = "extensions hook claude PreToolUse"
+    written["hooks"]["PostToolUse"][0]["hooks"][0]["command"] = "/gone/bin/extensions hook claude PostToolUse"
+    del written["hooks"]["SessionEnd"]
+    path.write_text(json.dumps(written), encoding="utf-8")
+    code, out = check(project, "claude", capsys)
+    assert code == 1
+    problems = [line for line in out.splitlines() if line.startswith("  problem: ")]
+    assert len(problems) == 3, out
+    assert "no entry for SessionEnd: run extensions hook install claude again" in problems[0]
+    assert "runs /gone/bin/extensions, which is not an executable file" in out
+    assert "runs a bare 'extensions', which the agent finds only on its own PATH" in out
+    assert install(project, "claude") == 0
+    assert check(project, "claude", capsys)[0] == 0
+
+
+def test_check_of_gemini_project_hooks_needs_a_folder_gemini_cli_trusts(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(project.home))
+    monkeypatch.delenv("GEMINI_CLI_TRUST_WORKSPACE", raising=False)
+    assert install(project, "gemini") == 0
+    said = capsys.readouterr().out
+    assert said.count("\n") == 2 and "note: Gemini CLI runs a project's hooks only in a folder it trusts" in said
+    code, out = check(project, "gemini", capsys)
+    assert code == 1 and f"it does not trust {project.root}" in out, out
+    monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
+    assert check(project, "gemini", capsys)[0] == 0
+
+
+def test_check_of_user_hooks_does_not_need_the_folder_trusted(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "false")
+    assert install(project, "gemini", "--user") == 0
+    assert "note:" not in capsys.readouterr().out
+    code, out = check(project, "gemini", capsys)
+    assert code == 0, out

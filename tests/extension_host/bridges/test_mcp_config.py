@@ -68,14 +68,26 @@ def test_cursors_snippet_is_for_its_project_mcp_json(project: Project, capsys: p
     assert str(project.root / ".cursor" / "mcp.json") in err
 
 
+def test_copilot_clis_snippet_is_for_its_own_config_in_the_users_home(
+    project: Project, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    snippet, err = printed(project, "copilot", capsys)
+    command, *args = expected_command(project)
+    assert snippet == {
+        "mcpServers": {"extensions": {"type": "local", "tools": ["*"], "command": command, "args": args}}
+    }
+    assert str(tmp_path / "user-home" / ".copilot" / "mcp-config.json") in err
+
+
 def test_an_unknown_client_is_a_usage_error(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--root", str(project.root), "mcp", "--print-config", "emacs"])
     assert exit_info.value.code == 2
     assert "invalid choice: 'emacs'" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="no MCP client named 'emacs'; known: claude, gemini, vscode, cursor"):
+    with pytest.raises(ValueError, match="no MCP client named 'emacs'; known: claude, gemini, vscode, cursor, copilot"):
         client_config("emacs", project.root)
-    assert MCP_CLIENTS == ("claude", "gemini", "vscode", "cursor")
+    assert MCP_CLIENTS == ("claude", "gemini", "vscode", "cursor", "copilot")
 
 
 def test_without_the_default_home_the_command_leaves_home_out(tmp_path: Path) -> None:
@@ -134,6 +146,16 @@ HTTP_SNIPPETS: dict[str, dict[str, Any]] = {
     },
     "cursor": {
         "mcpServers": {"extensions": {"url": URL, "headers": {"Authorization": "Bearer ${env:EXTENSION_HOST_TOKEN}"}}}
+    },
+    "copilot": {
+        "mcpServers": {
+            "extensions": {
+                "type": "http",
+                "tools": ["*"],
+                "url": URL,
+                "headers": {"Authorization": "Bearer ${EXTENSION_HOST_TOKEN}"},
+            }
+        }
     },
 }
 

@@ -24,6 +24,10 @@ def test_export_copilot_writes_the_launcher_with_this_python_and_says_so(
     out = capsys.readouterr().out
     assert out.startswith(f"wrote {folder / LAUNCHER_FILE}\n")
     assert f"runs project:tools with {sys.executable} ($EXTENSION_HOST_PYTHON overrides it)" in out
+    assert out.splitlines()[2] == (
+        "note: Copilot CLI runs extensions only with COPILOT_CLI_ENABLED_FEATURE_FLAGS=EXTENSIONS (or "
+        "--experimental), and in a prompt run (-p) only with GITHUB_COPILOT_PROMPT_MODE_EXTENSIONS=true as well"
+    )
     assert (folder / LAUNCHER_FILE).read_text(encoding="utf-8") == launcher_text(sys.executable)
 
     assert cli(project, "export", "copilot", "project:tools", "--json") == 0
