@@ -25,14 +25,13 @@ from typing import Any
 import pytest
 from serve_client import ServeClient, write_script
 
-from bench.procs import child
 from extension_host.bridges.copilot import LAUNCHER_FILE, export_copilot
 from extension_host.bridges.hook_host_start import HOOK_HOST_IDLE_ENV, background_host_pid
 from extension_host.discovery import ExtensionSpec
 from extension_host.launch.lifeline import LIFELINE_ENV
 from extension_host.paths import control_socket_path
 from extension_host.trust import TRUST_ENV
-from helpers import EXTENSIONS_SCRIPT, Project, Shadows, plant_shadows, process_exists, run, wait_for_exit
+from helpers import EXTENSIONS_SCRIPT, REPO_ROOT, Project, Shadows, plant_shadows, process_exists, run, wait_for_exit
 from sdk_extension.wire.connection import Connection
 
 pytestmark = pytest.mark.subprocess
@@ -269,16 +268,31 @@ def test_the_copilot_launcher_run_by_node_imports_nothing_from_the_project(proje
     assert shadows.imported() == []
 
 
-def test_the_benchs_python_children_import_nothing_from_the_working_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+BENCH_CHILD = """
+import asyncio
+from bench.procs import child
+
+async def main():
+    code = "import sdk_extension.wire.framing, pydantic; print('imported', flush=True)"
+    async with child("-c", code) as (_, stdout), asyncio.timeout(60):
+        print((await stdout.readline()).decode(), end="")
+
+asyncio.run(main())
+"""
+"""A bench process in the planted folder (the bench itself comes from the project root, as
+``python -m bench`` there would have it) starting one child through the bench's own helper."""
+
+
+def test_the_benchs_python_children_import_nothing_from_the_working_folder(tmp_path: Path) -> None:
     here = plant_shadows(tmp_path / "here", tmp_path / "shadow-imports.txt")
-    monkeypatch.chdir(here.folder)
-
-    async def scenario() -> bytes:
-        code = "import sdk_extension.wire.framing, pydantic; print('imported', flush=True)"
-        async with child("-c", code) as (_, stdout), asyncio.timeout(STEP_TIMEOUT):
-            return await stdout.readline()
-
-    assert run(scenario()) == b"imported\n"
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", BENCH_CHILD],
+        cwd=here.folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=STEP_TIMEOUT,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "imported\n", "")
     assert here.imported() == []
