@@ -212,7 +212,7 @@ def test_a_hung_background_host_fails_the_guard_closed(agent: Agent, workspace: 
             resume()  # whatever happened, nothing stays stopped
     assert_finished(run, model)
     assert SECRET not in model.bodies(), model.log()
-    assert any("did not answer host.hook within 10 s" in result for result in model.tool_results()), model.log()
+    assert any("did not answer host.hook within the 10 s" in result for result in model.tool_results()), model.log()
 
 
 @for_agents()
