@@ -410,7 +410,9 @@ class ExtensionHost:
         Raises:
             UnknownToolError: no extension or built-in offers ``name``.
         """
-        self._warn_unjudged(f"this call of {name}")
+        unjudged = self._supervisor.not_running()
+        if unjudged:
+            self._warn_unjudged(unjudged, f"this call of {name}")
         return await self._runtime.dispatcher.call_tool(name, arguments, tool_call_id=tool_call_id)
 
     async def run_command(self, name: str, args: str = "", *, timeout: float | None = None) -> CommandResult:
@@ -430,7 +432,7 @@ class ExtensionHost:
 
     async def submit_prompt(self, prompt: str) -> PromptResult:
         """Run the prompt hooks on a user prompt; returns it rewritten, or rejected with a reason."""
-        self._warn_unjudged("this prompt")
+        self._warn_unjudged(self._supervisor.not_running(), "this prompt")
         return await self._hook_points.submit_prompt(prompt)
 
     async def start_session(self, source: str = "new", initial_prompt: str | None = None) -> SessionStartResult:
@@ -453,7 +455,7 @@ class ExtensionHost:
     async def check_tool_call(self, name: str, arguments: Any = None) -> ToolCheck:
         """Run only the pre-tool hooks on a call another agent is about to make with its own
         tool ``name``; returns their verdict (an ``ask`` is passed on, not resolved)."""
-        self._warn_unjudged(f"this call of {name}")
+        self._warn_unjudged(self._supervisor.not_running(), f"this call of {name}")
         return await check_tool_call(self._hooks, name, arguments)
 
     async def review_tool_result(self, name: str, arguments: Any, result: ToolResult) -> ToolReview:
@@ -589,8 +591,9 @@ class ExtensionHost:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _warn_unjudged(self, subject: str) -> None:
-        for info in self._supervisor.not_running():
+    def _warn_unjudged(self, unjudged: list[ExtensionInfo], subject: str) -> None:
+        """A ``session.warning`` per extension in ``unjudged`` (:attr:`not_running`) for ``subject``."""
+        for info in unjudged:
             message = warning_message(info, subject)
             self.events.emit(
                 "session.warning", {"warningType": "extension", "message": message, "extensionId": info.id}

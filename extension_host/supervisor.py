@@ -98,6 +98,9 @@ class Supervisor:
         self._user_home = user_home
         self._drain_timeout = drain_timeout
         self._found: list[Discovered] = []
+        self._meant_to_run: tuple[str, ...] = ()
+        """The ids of :attr:`_found` that should run (neither untrusted nor shadowed), in load
+        order: what :meth:`not_running` looks at on every call."""
         self._current: dict[str, ExtensionInstance] = {}
         self._reload_errors: dict[str, str] = {}
         self._retiring = BackgroundTasks("the supervisor (retiring instances)")
@@ -149,16 +152,14 @@ class Supervisor:
 
     def not_running(self) -> list[ExtensionInfo]:
         """The extensions that should be running and are not (:data:`~extension_host.info.NOT_RUNNING`),
-        in load order. Cheap while every one runs: no snapshot is made unless one does not."""
-        if all(self._runs(found) for found in self._found):
-            return []
-        return [info for info in self.infos() if info.status in NOT_RUNNING]
-
-    def _runs(self, found: Discovered) -> bool:
-        if found.untrusted or found.shadowed_by:
-            return True  # not meant to run
-        instance = self._current.get(found.spec.id)
-        return instance is not None and instance.status not in NOT_RUNNING
+        in load order. Cheap while every one runs (it is asked on every call): one lookup per
+        extension, and no snapshot is made unless one does not run."""
+        current = self._current
+        for extension_id in self._meant_to_run:
+            instance = current.get(extension_id)
+            if instance is None or instance.status in NOT_RUNNING:
+                return [info for info in self.infos() if info.status in NOT_RUNNING]
+        return []
 
     def untrusted(self) -> list[str]:
         """The ids of the extensions that did not run because their project is not trusted."""
@@ -188,10 +189,13 @@ class Supervisor:
             return await self._start_all()
 
     def _discover(self) -> list[Discovered]:
-        return discover(self._project_root, self._user_home, untrusted=self._untrusted())
+        """Look at the folders again: :attr:`_found` and what of it should run."""
+        self._found = discover(self._project_root, self._user_home, untrusted=self._untrusted())
+        self._meant_to_run = tuple(f.spec.id for f in self._found if not (f.untrusted or f.shadowed_by))
+        return self._found
 
     async def _start_all(self) -> list[ReloadOutcome]:
-        self._found = self._discover()
+        self._discover()
         started: list[ExtensionInstance] = []
         for index, found in enumerate(self._found):
             if found.startable:
@@ -242,7 +246,7 @@ class Supervisor:
             tools_before = self._tool_owners()
             untrusted_before = set(self.untrusted())
             outcomes = await self._stop_revoked()
-            self._found = self._discover()
+            self._discover()
             wanted = {f.spec.id: (index, f) for index, f in enumerate(self._found) if f.startable}
             for extension_id, instance in list(self._current.items()):
                 if extension_id not in wanted:

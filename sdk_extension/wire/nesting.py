@@ -57,13 +57,16 @@ def nests_deeper(value: Any, max_depth: int) -> bool:
 def check_depth(value: Any, text: bytes | str, max_depth: int = MAX_DEPTH) -> None:
     """Refuse ``value``, parsed from ``text``, if it nests deeper than ``max_depth`` levels.
 
-    Every level opens with a bracket: a text with few of them (any message on the hot path)
-    cannot nest too deeply, and two counts cost next to nothing. Brackets inside strings count
+    Every level opens and closes with a bracket: a text shorter than twice the limit, or with
+    few opening brackets (any message on the hot path), cannot nest too deeply, and a length
+    and two counts cost next to nothing. Brackets inside strings count
     too, so a text with many still gets the precise walk.
 
     Raises:
         TooDeep: it does.
     """
+    if len(text) <= 2 * max_depth:
+        return  # each level takes two brackets: too short to nest deeper
     brackets = text.count(b"{") + text.count(b"[") if isinstance(text, bytes) else text.count("{") + text.count("[")
     if brackets > max_depth and nests_deeper(value, max_depth):
         raise TooDeep(max_depth)
