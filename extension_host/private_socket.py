@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Final
 
 from .errors import ExtensionHostError, RuntimeFolderError
 from .paths import RUNTIME_ENV
+from .private_files import make_folders
 
 if TYPE_CHECKING:
     import asyncio  # for annotations only: a hook command connects without the event loop's import cost
@@ -195,18 +196,15 @@ def make_private_folder(folder: Path) -> None:
     Raises:
         RuntimeFolderError: a folder cannot be made (a parent of someone else's, say).
     """
-    missing = [path for path in (folder, *folder.parents) if not path.exists()]
-    for path in reversed(missing):
-        try:
-            with contextlib.suppress(FileExistsError):
-                path.mkdir(mode=0o700)
-                path.chmod(0o700)  # mkdir's mode is filtered by the umask
-        except OSError as exc:
-            raise RuntimeFolderError(
-                f"cannot create the control socket folder {path}: {exc.strerror or exc}; "
-                f"set {RUNTIME_ENV} to a folder of your own",
-                path,
-            ) from None
+    try:
+        make_folders(folder)
+    except OSError as exc:
+        path = Path(exc.filename) if exc.filename else folder
+        raise RuntimeFolderError(
+            f"cannot create the control socket folder {path}: {exc.strerror or exc}; "
+            f"set {RUNTIME_ENV} to a folder of your own",
+            path,
+        ) from None
 
 
 def bind_private(path: Path, project_root: Path) -> socket.socket:
