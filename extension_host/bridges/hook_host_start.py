@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..launch.interpreter import python_command
+from ..launch.logs import open_log
 from ..paths import control_socket_path, project_logs_dir, user_home
 from ..private_files import write_private
 from ..private_socket import check_private_folder, make_private_folder
@@ -185,15 +186,14 @@ def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, u
     import select
     import subprocess
 
-    logs = project_logs_dir(user_home(home), project_root)
-    logs.mkdir(parents=True, exist_ok=True)
+    log_path = project_logs_dir(user_home(home), project_root) / HOOK_HOST_LOG_NAME
     # Isolated (-P): it runs in the project's folder, whose own extension_host/ it must not import.
     argv = [*python_command("-m", "extension_host.bridges.hook_host", os.fspath(project_root), "--idle", repr(idle))]
     if home is not None:
         argv += ["--home", os.fspath(home)]
     read_end, write_end = os.pipe()
     try:
-        with open(logs / HOOK_HOST_LOG_NAME, "ab") as log:
+        with open_log(log_path) as log:  # what extensions print: the user's alone
             process = subprocess.Popen(
                 [*argv, "--ready-fd", str(write_end)],
                 stdin=subprocess.DEVNULL,
