@@ -275,9 +275,7 @@ def test_a_settings_file_that_is_not_a_regular_file_is_refused_without_reading_i
     (project.root / ".claude").mkdir()
     fifo = project.root / ".claude" / "settings.json"
     os.mkfifo(fifo)
-    done = subprocess.run(
-        project.command("hook", "install", "claude"), capture_output=True, text=True, timeout=60, check=False
-    )
+    done = project.run_command("hook", "install", "claude")
     assert done.returncode == 1
     assert (
         done.stderr == f"error: {fifo} is not a regular file; nothing was installed: move it away, then install again\n"
@@ -349,9 +347,7 @@ def test_check_says_a_settings_file_that_is_not_a_regular_file_cannot_be_read_wi
     (project.root / ".claude").mkdir()
     fifo = project.root / ".claude" / "settings.json"
     os.mkfifo(fifo)
-    done = subprocess.run(
-        project.command("hook", "check", "claude"), capture_output=True, text=True, timeout=30, check=False
-    )
+    done = project.run_command("hook", "check", "claude", timeout=30)
     assert done.returncode == 1
     assert done.stdout == (
         f"{fifo}:\n  problem: cannot be read ({fifo} is not a regular file): fix it, then run extensions hook "
