@@ -28,8 +28,8 @@ async def spawn_python(
     """Start ``<this python> -P ARGS`` with piped stdin (and stdout, unless given), in a new process
     group; like every Python process the project starts, it imports nothing from the working
     folder (:mod:`extension_host.launch.interpreter`)."""
-    # This interpreter (sys.executable), not "python3": on this machine kind PATH's python3 is a
-    # shell shim that alone costs ~50 ms per spawn.
+    # This interpreter (sys.executable), not "python3": the python3 a PATH finds may be a shell
+    # shim (a version manager's) that alone costs ~50 ms per spawn.
     return await asyncio.create_subprocess_exec(
         *python_command(*args),
         stdin=asyncio.subprocess.PIPE,

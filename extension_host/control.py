@@ -24,7 +24,8 @@ method           params             result
 An extension nobody discovered is answered with :data:`~sdk_extension.wire.protocol.UNKNOWN_EXTENSION`.
 
 This module owns the socket file, the answers above, and the client side
-(:func:`connect_to_host`). Who may use the socket is :mod:`extension_host.private_socket`'s
+(:func:`connect_to_host`; :func:`connect_to_every_host` for a decision that holds in every
+project). Who may use the socket is :mod:`extension_host.private_socket`'s
 rule, applied by both sides:
 
 - the runtime folder must be the user's own (mode 0700, in a parent nobody else may write to

@@ -1,9 +1,12 @@
 """Where things live on disk: the project root, the user's extension home, log files, and the
-control socket of a running host.
+control sockets of running hosts (one project's, or every one in the runtime folder).
 
 A project root that is named explicitly must be an existing folder: a typo is an error
 (:class:`~extension_host.errors.ProjectRootError`), never a silent fall-back to the working
-directory's project. Logs are kept per project, in a folder named by :func:`project_key`.
+directory's project. Logs are kept per project, in a folder named by :func:`project_key`. A
+runtime folder platformdirs refuses (a ``runtime-<uid>`` another user made first) is a
+:class:`~extension_host.errors.RuntimeFolderError` naming it and its owner; whether a folder is
+private enough is :mod:`extension_host.private_socket`'s question.
 
 The only module that asks platformdirs anything. Everything else receives ``Path`` objects,
 so tests pass temporary folders instead of patching globals.
@@ -56,9 +59,9 @@ _SOCKET_NAME: Final = re.compile(f"[0-9a-f]{{{_SOCKET_DIGITS}}}{re.escape(_SOCKE
 """The name of a control socket (and of nothing else in the runtime folder)."""
 
 _UNSAFE_IN_NAME: Final = re.compile(r"[^A-Za-z0-9._-]")
+"""What a project's folder name may not bring into a log folder's name."""
 _REFUSED_FOLDER: Final = re.compile(r"runtime directory (/.*?) (?:is|has|cannot) ")
 """Where platformdirs' refusal of a runtime folder names it."""
-"""What a project's folder name may not bring into a log folder's name."""
 
 # platformdirs warns when XDG_RUNTIME_DIR is unset and falls back to a private folder of its
 # own, which suits us. Versions older than the warning have nothing to filter.

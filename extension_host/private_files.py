@@ -4,9 +4,10 @@ What the host keeps under ``<home>`` holds what extensions print on stderr (toke
 tool echoed, say) and every event of a session, so none of it is for other users of the
 machine:
 
-- :func:`private_folder` makes a folder, and every missing one on the way, with mode 0700
-  whatever the umask; a folder of the user's own that already exists (made by an older
-  version, or under a loose umask) loses its group and other permissions.
+- :func:`make_folders` makes a folder, and every missing one on the way, with mode 0700
+  whatever the umask, and leaves one that exists as it is; :func:`private_folder` also takes
+  group and other permissions away from a folder of the user's own that already exists (made
+  by an older version, or under a loose umask).
 - :func:`open_private` opens a file as ``os.open`` does, creating it with mode 0600; an
   existing file of the user's own loses its group and other permissions; a symbolic link is
   refused, never followed. :func:`write_private` replaces a file atomically with a 0600 one.
@@ -26,11 +27,10 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from .private_socket import make_private_folder
-
 __all__ = [
     "PRIVATE_FILE_MODE",
     "PRIVATE_FOLDER_MODE",
+    "make_folders",
     "open_private",
     "private_folder",
     "tighten_file",
@@ -46,6 +46,20 @@ _GROUP_AND_OTHER: Final = 0o077
 _FOLDER_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
+def make_folders(folder: Path) -> None:
+    """Create ``folder`` and every missing folder on the way (such as ``/tmp/runtime-1000``)
+    with mode 0700 whatever the umask; a folder that exists is left as it is.
+
+    Raises:
+        OSError: a folder cannot be created (its ``filename`` names it).
+    """
+    missing = [path for path in (folder, *folder.parents) if not path.exists()]
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=PRIVATE_FOLDER_MODE)
+            path.chmod(PRIVATE_FOLDER_MODE)  # mkdir's mode is filtered by the umask
+
+
 def private_folder(folder: Path, *, within: Path | None = None) -> Path:
     """Make ``folder`` a folder only its user can enter, and return it.
 
@@ -58,7 +72,7 @@ def private_folder(folder: Path, *, within: Path | None = None) -> Path:
         OSError: a folder cannot be created.
         ValueError: ``folder`` is not under ``within``.
     """
-    make_private_folder(folder)
+    make_folders(folder)
     top = folder if within is None else within
     parts = folder.relative_to(top).parts
     try:

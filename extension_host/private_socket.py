@@ -8,7 +8,8 @@ who is at the other end.
 - a socket is bound under a temporary name, made 0600 and listening, and only then linked into
   place, so a client never meets it half made and a live socket is never replaced.
 - :func:`peer_uid` asks the kernel who is at the other end, so a server can drop a client of
-  another user and a client can refuse a listener of another user; :func:`peer_pid`, which
+  another user and a client can refuse a listener of another user
+  (:func:`refuse_other_listener`, the one check every client makes); :func:`peer_pid`, which
   process it is (so a client can say which host stopped answering).
 
 This module knows sockets, files and users; not the messages that travel on the socket.
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 
 from .errors import ExtensionHostError, RuntimeFolderError
 from .paths import RUNTIME_ENV
+from .private_files import make_folders
 
 if TYPE_CHECKING:
     import asyncio  # for annotations only: a hook command connects without the event loop's import cost
@@ -38,6 +40,7 @@ __all__ = [
     "make_private_folder",
     "peer_pid",
     "peer_uid",
+    "refuse_other_listener",
     "same_user",
 ]
 
@@ -109,22 +112,35 @@ def same_user(writer: asyncio.StreamWriter) -> bool:
     return uid is None or uid == os.geteuid()
 
 
-def check_listener(path: Path, writer: asyncio.StreamWriter) -> None:
-    """Refuse (closing ``writer``) a control socket whose listening process is another user's:
-    whatever it would answer is not the user's host speaking."""
-    sock = writer.get_extra_info("socket")
+def refuse_other_listener(path: Path, sock: socket.socket) -> None:
+    """Refuse the control socket ``path`` when the process listening on it (the other end of the
+    connected ``sock``) is another user's: whatever it would answer is not the user's host speaking.
+
+    Raises:
+        ExtensionHostError: it is another user's, or the kernel would not tell.
+    """
     try:
-        uid = peer_uid(sock) if sock is not None else None
+        uid = peer_uid(sock)
     except OSError as exc:
-        writer.close()
         raise ExtensionHostError(f"cannot tell who listens on the control socket {path}: {exc}") from exc
     me = os.geteuid()
     if uid is not None and uid != me:
-        writer.close()
         raise ExtensionHostError(
             f"the control socket {path} is served by a process of uid {uid}, not by you (uid {me}), "
             f"so it is not your host; remove {path} and check who else can write to {path.parent}"
         )
+
+
+def check_listener(path: Path, writer: asyncio.StreamWriter) -> None:
+    """:func:`refuse_other_listener` for a connection's ``writer``, closing it when refused."""
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return
+    try:
+        refuse_other_listener(path, sock)
+    except ExtensionHostError:
+        writer.close()
+        raise
 
 
 def check_private_folder(folder: Path) -> bool:
@@ -195,18 +211,15 @@ def make_private_folder(folder: Path) -> None:
     Raises:
         RuntimeFolderError: a folder cannot be made (a parent of someone else's, say).
     """
-    missing = [path for path in (folder, *folder.parents) if not path.exists()]
-    for path in reversed(missing):
-        try:
-            with contextlib.suppress(FileExistsError):
-                path.mkdir(mode=0o700)
-                path.chmod(0o700)  # mkdir's mode is filtered by the umask
-        except OSError as exc:
-            raise RuntimeFolderError(
-                f"cannot create the control socket folder {path}: {exc.strerror or exc}; "
-                f"set {RUNTIME_ENV} to a folder of your own",
-                path,
-            ) from None
+    try:
+        make_folders(folder)
+    except OSError as exc:
+        path = Path(exc.filename) if exc.filename else folder
+        raise RuntimeFolderError(
+            f"cannot create the control socket folder {path}: {exc.strerror or exc}; "
+            f"set {RUNTIME_ENV} to a folder of your own",
+            path,
+        ) from None
 
 
 def bind_private(path: Path, project_root: Path) -> socket.socket:

@@ -6,14 +6,17 @@ user trusts the project: ``extensions trust``, ``extensions scaffold`` in it (cr
 code is consent), a yes to ``extensions dev``'s question, or, for one process only,
 ``EXTENSION_HOST_TRUST_PROJECT=1``. An embedding application may decide instead. Trust is given
 to the project's real path and covers later edits and new extension folders of it, as workspace
-trust does in editors. User-scope extensions are the user's own and always trusted.
+trust does in editors. User-scope extensions are the user's own and always trusted. Part of
+the trust decision, and ended by the next one, is whether the agents' guarded calls go through
+while one of the project's extensions cannot run (``extensions trust --allow-failed-guards``).
 
 Both kinds of decision live in one file, ``<home>/trust.json``, so a different home is a
 different set of decisions. It is read through pydantic (a damaged file is an error that names
-it, and counts as "not trusted"), refused if another user could have written it, and written
-atomically (a temporary file renamed into place, mode 0600) under an advisory lock, so two
-commands at once lose nothing. This module owns that file and the trust rule; it does not know
-processes, discovery or the command line.
+it, and counts as "not trusted"), refused if another user could have written it or if it is
+not a regular file (a fifo in its place is never waited on), and written atomically (a
+temporary file renamed into place, mode 0600) under an advisory lock, so two commands at once
+lose nothing. This module owns that file and the trust rule; it does not know processes,
+discovery or the command line.
 """
 
 from __future__ import annotations

@@ -105,6 +105,13 @@ class Project:
         interpreter running the installed package, as every process the project starts does."""
         return [*python_command("-m", "extension_host", "--root", str(self.root), "--home", str(self.home), *args)]
 
+    def run_command(self, *args: str, check: bool = False, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """Run :meth:`command` ``args`` to its end with nothing on stdin (bounded: past ``timeout`` it
+        is killed and the test fails); its exit code and output as text."""
+        return subprocess.run(
+            self.command(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=check
+        )
+
     def add_extension(self, name: str, code: str, *, source: str = "project") -> Path:
         """Write ``code`` (dedented) as the extension.py of a new extension; return its folder."""
         base = self.root / ".github" / "extensions" if source == "project" else self.home / "extensions"

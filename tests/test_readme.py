@@ -1,11 +1,14 @@
 """The README says what the code does: each fixed limit its table of limits names exists, with
-the default the table gives, and every setting git is given over a repository's own is named."""
+the default the table gives, every setting git is given over a repository's own is named, and
+its table of commands has a row for every command and sub-command the parser has."""
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import re
 
+from extension_host.frontends.cli import _parser
 from extension_host.git import NEUTRALISED_SETTINGS
 from helpers import REPO_ROOT
 
@@ -43,3 +46,19 @@ def test_the_readme_names_every_setting_git_is_given_over_a_repositorys_own() ->
     section = readme[readme.index("### Other doors") : readme.index("### What this does not protect against")]
     for setting in NEUTRALISED_SETTINGS:
         assert f"`{setting.name}={setting.value}`" in section, setting.name
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    found = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    return dict(found[0].choices) if found else {}
+
+
+def test_the_readme_has_a_row_for_every_command_and_sub_command() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("## The `extensions` command") : readme.index("### Control socket")]
+    usages = re.findall(r"^\| `(extensions [^`]*)`", table, re.MULTILINE)
+    for name, command in _commands(_parser()).items():
+        rows = [usage for usage in usages if usage.split()[1] == name]
+        assert rows, f"the README's table of commands has no row for extensions {name}"
+        for sub in _commands(command):
+            assert any(re.search(rf"\b{sub}\b", row.split("[")[0]) for row in rows), f"extensions {name} {sub}"

@@ -28,7 +28,7 @@ from sdk_extension.wire.framing import MAX_DEPTH, FrameDecoder, FramingError, en
 
 from ..errors import ExtensionHostError
 from ..paths import control_socket_path
-from ..private_socket import check_private_folder, peer_pid, peer_uid
+from ..private_socket import check_private_folder, peer_pid, refuse_other_listener
 from .hook_deadline import HookDeadline
 
 __all__ = [
@@ -109,7 +109,7 @@ def ask_running_host(project_root: Path, method: str, params: Any, timeout: floa
             raise timed_out(None) from None  # it does not even accept
         except OSError as exc:
             raise HostUnreachableError(f"cannot connect to the host's control socket {path}: {exc}") from exc
-        pid = _check_listener(path, sock)
+        pid = _listener_pid(path, sock)
         try:
             request = encode_message({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, None, MAX_DEPTH)
         except ValueError as exc:  # nested deeper than the host reads: it would only refuse it
@@ -128,18 +128,13 @@ def ask_running_host(project_root: Path, method: str, params: Any, timeout: floa
     return answer.get("result")
 
 
-def _check_listener(path: Path, sock: socket.socket) -> int | None:
+def _listener_pid(path: Path, sock: socket.socket) -> int | None:
     """Refuse a listener of another user; the listener's pid, where the kernel says."""
+    refuse_other_listener(path, sock)
     try:
-        uid = peer_uid(sock)
-        pid = peer_pid(sock)
-    except OSError as exc:
-        raise ExtensionHostError(f"cannot tell who listens on the control socket {path}: {exc}") from exc
-    if uid is not None and uid != os.geteuid():
-        raise ExtensionHostError(
-            f"the control socket {path} is served by a process of uid {uid}, not by you; remove {path}"
-        )
-    return pid
+        return peer_pid(sock)
+    except OSError:
+        return None
 
 
 def _read_message(sock: socket.socket, until: float) -> dict[str, Any]:

@@ -26,7 +26,14 @@ from typing import Final
 
 from ..errors import ExtensionHostError
 
-__all__ = ["HOOK_DEADLINE", "HOOK_TIMEOUT_ENV", "HookDeadline", "HookDeadlineError", "hook_deadline_seconds"]
+__all__ = [
+    "HOOK_DEADLINE",
+    "HOOK_TIMEOUT_ENV",
+    "HookDeadline",
+    "HookDeadlineError",
+    "hook_deadline_seconds",
+    "seconds_from_env",
+]
 
 HOOK_DEADLINE: Final = 50.0
 """Seconds one hook command may take in all, from its start: under the 60 s both agents give it,
@@ -35,15 +42,22 @@ HOOK_TIMEOUT_ENV: Final = "EXTENSION_HOST_HOOK_TIMEOUT"
 """Seconds instead of :data:`HOOK_DEADLINE`; only a shorter deadline is taken."""
 
 
+def seconds_from_env(name: str) -> float | None:
+    """The number of seconds ``$name`` holds; ``None`` when it is unset or not a finite number
+    (a hook call must not fail over a setting)."""
+    try:
+        seconds = float(os.environ.get(name, ""))
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) else None
+
+
 def hook_deadline_seconds() -> float:
     """``$EXTENSION_HOST_HOOK_TIMEOUT`` seconds when that is a positive number below
     :data:`HOOK_DEADLINE`, else that. Never longer: past the agents' own limit the command would
     be killed, which both read as "carry on"."""
-    try:
-        seconds = float(os.environ.get(HOOK_TIMEOUT_ENV, ""))
-    except ValueError:
-        return HOOK_DEADLINE
-    return seconds if math.isfinite(seconds) and 0 < seconds < HOOK_DEADLINE else HOOK_DEADLINE
+    seconds = seconds_from_env(HOOK_TIMEOUT_ENV)
+    return seconds if seconds is not None and 0 < seconds < HOOK_DEADLINE else HOOK_DEADLINE
 
 
 class HookDeadlineError(ExtensionHostError):

@@ -24,7 +24,6 @@ host), as everything a hook command imports is paid per call.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import signal
 import time
@@ -32,11 +31,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..launch.interpreter import python_command
+from ..launch.logs import open_log
 from ..paths import control_socket_path, project_logs_dir, user_home
 from ..private_files import write_private
 from ..private_socket import check_private_folder, make_private_folder
 from .hook_client import ask_running_host
-from .hook_deadline import HookDeadline
+from .hook_deadline import HookDeadline, seconds_from_env
 
 __all__ = [
     "DEFAULT_HOOK_HOST_IDLE",
@@ -76,14 +76,10 @@ def hook_host_idle() -> float | None:
     """The idle period from ``$EXTENSION_HOST_HOOK_IDLE`` (default :data:`DEFAULT_HOOK_HOST_IDLE`);
     ``None`` when the background host is turned off (``0``, ``off``). A value that is not a
     number is ignored (a hook call must not fail over it)."""
-    text = os.environ.get(HOOK_HOST_IDLE_ENV, "").strip().lower()
-    if text in ("0", "off", "no", "false"):
+    if os.environ.get(HOOK_HOST_IDLE_ENV, "").strip().lower() in ("off", "no", "false"):
         return None
-    try:
-        idle = float(text)
-    except ValueError:
-        return DEFAULT_HOOK_HOST_IDLE
-    if not math.isfinite(idle):
+    idle = seconds_from_env(HOOK_HOST_IDLE_ENV)
+    if idle is None:
         return DEFAULT_HOOK_HOST_IDLE
     return idle if idle > 0 else None
 
@@ -185,15 +181,14 @@ def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, u
     import select
     import subprocess
 
-    logs = project_logs_dir(user_home(home), project_root)
-    logs.mkdir(parents=True, exist_ok=True)
+    log_path = project_logs_dir(user_home(home), project_root) / HOOK_HOST_LOG_NAME
     # Isolated (-P): it runs in the project's folder, whose own extension_host/ it must not import.
     argv = [*python_command("-m", "extension_host.bridges.hook_host", os.fspath(project_root), "--idle", repr(idle))]
     if home is not None:
         argv += ["--home", os.fspath(home)]
     read_end, write_end = os.pipe()
     try:
-        with open(logs / HOOK_HOST_LOG_NAME, "ab") as log:
+        with open_log(log_path) as log:  # what extensions print: the user's alone
             process = subprocess.Popen(
                 [*argv, "--ready-fd", str(write_end)],
                 stdin=subprocess.DEVNULL,

@@ -199,16 +199,18 @@ def check_hooks(agent: HookAgent, project_root: Path) -> list[ScopeCheck]:
     """The project's and the user's settings of ``agent``, each checked for entries of ours
     (only those that have one), and whether the agent can run them: every event there, a
     command it finds whatever its ``PATH``, and for Gemini CLI's project settings a folder it
-    trusts (:mod:`.gemini_trust`). Reads only; a file that cannot be read is a problem."""
+    trusts (:mod:`.gemini_trust`). Reads only, and only regular files: one that cannot be read, or
+    is none (a fifo), is a problem."""
     found: list[ScopeCheck] = []
     for scope in ("project", "user"):
         path = settings_path(agent, project_root, user=scope == "user")
         again = f"run extensions hook install {agent.name}{' --user' if scope == 'user' else ''} again"
         try:
-            settings = loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            continue
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            text = _settings_text(path)
+            if text is None:
+                continue
+            settings = loads(text)
+        except (ExtensionHostError, ValueError) as exc:
             found.append(ScopeCheck(scope, path, (), (f"cannot be read ({exc}): fix it, then {again}",)))
             continue
         hooks = settings.get("hooks") if isinstance(settings, dict) else None
@@ -246,6 +248,28 @@ def check_hooks(agent: HookAgent, project_root: Path) -> list[ScopeCheck]:
                 problems.append(trust_note(project_root, trust))
         found.append(ScopeCheck(scope, path, events, tuple(problems)))
     return found
+
+
+def _settings_text(path: Path) -> str | None:
+    """The text of the settings file ``path``, ``None`` when there is none; read only once it is
+    known to be a regular file (a fifo would hang the read).
+
+    Raises:
+        ExtensionHostError: it is not a regular file, or cannot be read.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ExtensionHostError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ExtensionHostError(f"{path} is not a regular file")
+        try:
+            return handle.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ExtensionHostError(f"cannot read {path}: {exc}") from None
 
 
 def check_settings_place(path: Path, project_root: Path | None = None) -> Path:
@@ -325,12 +349,7 @@ def plan_install(agent: HookAgent, path: Path, program: Path, project_root: Path
             the agent expects; the file is left as it is.
     """
     target = check_settings_place(path, project_root)
-    try:
-        old_text = target.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        old_text = ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ExtensionHostError(f"cannot read {path}: {exc}") from exc
+    old_text = _settings_text(target) or ""
     try:
         settings = loads(old_text) if old_text.strip() else {}
     except ValueError as exc:  # nested too deeply included: a repository's file is anyone's

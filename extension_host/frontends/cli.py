@@ -174,8 +174,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     sub = command("trust", trust, "trust this project, so that its own extensions run (they do not until you do)")
-    sub.add_argument("--revoke", action="store_true", help="withdraw the trust: its extensions stop running")
-    sub.add_argument(
+    decision = sub.add_mutually_exclusive_group()
+    decision.add_argument("--revoke", action="store_true", help="withdraw the trust: its extensions stop running")
+    decision.add_argument(
         ALLOW_FAILED_GUARDS_OPTION,
         action="store_true",
         help="let Claude Code and Gemini CLI calls through (with a warning) while one of the extensions "

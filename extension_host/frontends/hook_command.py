@@ -239,7 +239,7 @@ def _check(args: Any) -> int:
         )
         return EXIT_OK if ready else EXIT_FAILED
     for scope in scopes:
-        say(f"{scope.path}: hooks for {', '.join(scope.events)}")
+        say(f"{scope.path}: hooks for {', '.join(scope.events)}" if scope.events else f"{scope.path}:")
         for problem in scope.problems:
             say(f"  problem: {problem}")
     if not scopes:

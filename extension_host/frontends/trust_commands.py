@@ -19,7 +19,6 @@ from ..control import METHOD_REFRESH, METHOD_RELOAD
 from ..discovery import ExtensionSpec, discover
 from ..environment import VARIABLE_NAME, is_sensitive
 from ..errors import UnknownExtensionError
-from ..hooks.unjudged import ALLOW_FAILED_GUARDS_OPTION
 from ..paths import find_project_root, user_home
 from ..trust import TrustStore
 from . import render
@@ -31,10 +30,7 @@ __all__ = ["grant", "spec_json", "trust"]
 
 def trust(args: argparse.Namespace) -> int:
     """``extensions trust [--revoke | --allow-failed-guards]``."""
-    allow = bool(args.allow_failed_guards)
-    if allow and args.revoke:
-        say(render.error_line(f"{ALLOW_FAILED_GUARDS_OPTION} goes with trust, not with --revoke"), err=True)
-        return EXIT_USAGE
+    allow = bool(args.allow_failed_guards)  # never with --revoke: the parser refuses both
     root = find_project_root(args.root)
     home = user_home(args.home)
     store = TrustStore(home)

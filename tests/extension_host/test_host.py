@@ -269,6 +269,20 @@ def test_while_an_extension_cannot_run_each_tool_call_and_prompt_warns_naming_it
     run(scenario())
 
 
+def test_a_logs_folder_that_cannot_be_made_fails_each_extension_saying_so_not_the_host(project: Project) -> None:
+    project.add_extension("calc", CALC)
+    (project.home / "logs").write_text("a file where the logs folder goes")
+
+    async def scenario() -> None:
+        async with host_for(project, watch=False) as host:
+            (info,) = host.extensions
+            assert info.status == "failed"
+            assert info.error is not None and "Not a directory" in info.error
+            assert str(project.home / "logs") in info.error and "control socket" not in info.error
+
+    run(scenario())
+
+
 def test_an_extension_that_exits_early_fails_with_its_exit_code(project: Project) -> None:
     """sys.exit(3) before joining gives 'exited with code 3'."""
     project.add_extension("quitter", "import sys\nsys.exit(3)\n")

@@ -76,6 +76,14 @@ def test_folders_and_files_an_older_version_left_open_are_tightened(tmp_path: Pa
     assert old_log.read_text() == "old\n"
 
 
+def test_a_folder_that_cannot_be_made_is_an_os_error_naming_it(tmp_path: Path) -> None:
+    """Home, logs and sessions are no control socket folder: what is wrong is said of the folder."""
+    (tmp_path / "home").write_text("a file where the home folder goes")
+    with pytest.raises(NotADirectoryError) as caught:
+        private_folder(tmp_path / "home" / "logs", within=tmp_path)
+    assert caught.value.filename == str(tmp_path / "home" / "logs")
+
+
 def test_nothing_is_changed_through_a_link_and_a_linked_file_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "elsewhere"
     target.mkdir(mode=0o755)

@@ -6,13 +6,14 @@ import asyncio
 import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 
 import pytest
 
-from extension_host import ExtensionHost, ExtensionHostError, hookimpl
+from extension_host import ExtensionHost, ExtensionHostError, hookimpl, private_socket
 from extension_host.bridges.hook_client import (
     METHOD_HOOK,
     HostTimeoutError,
@@ -45,6 +46,23 @@ def test_the_client_gets_the_running_hosts_answer(project: Project) -> None:
                 await asyncio.to_thread(ask_running_host, project.root, METHOD_HOOK, {"hook": "preToolUse"})
 
     run(scenario())
+
+
+def test_the_client_refuses_a_listener_of_another_user_before_sending_it_anything(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = control_socket_path(project.root)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(os.fspath(path))
+        listener.listen()
+        monkeypatch.setattr(private_socket, "peer_uid", lambda _sock: os.geteuid() + 1)
+        with pytest.raises(ExtensionHostError, match=rf"the control socket {path} is served by a process of uid"):
+            ask_running_host(project.root, METHOD_HOOK, {"hook": "sessionEnd"}, timeout=5)
+        listener.settimeout(5)
+        connection, _ = listener.accept()
+        with connection:
+            connection.settimeout(5)
+            assert connection.recv(65536) == b""
 
 
 def test_the_control_socket_refuses_a_malformed_hook_request(project: Project) -> None:

@@ -8,7 +8,6 @@ import os
 import signal
 import socket
 import stat
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -150,13 +149,11 @@ def test_hook_stop_stops_the_background_host_and_its_extension(project: Project,
     host_pid = background_host_pid(project.root)
     extension_pid = int(background.read_text().split()[0])
 
-    stopped = subprocess.run(
-        project.command("hook", "stop", "--json"), capture_output=True, text=True, timeout=60, check=True
-    )
+    stopped = project.run_command("hook", "stop", "--json", check=True)
     assert json.loads(stopped.stdout) == {"root": str(project.root), "stopped": host_pid}
     assert host_pid is not None and wait_for_exit(host_pid, 15)  # stop waited for it: already gone (or a zombie)
     assert wait_for_exit(extension_pid, 15)
-    again = subprocess.run(project.command("hook", "stop"), capture_output=True, text=True, timeout=60, check=True)
+    again = project.run_command("hook", "stop", check=True)
     assert again.stdout.strip() == f"no background host runs for {project.root}"
 
 

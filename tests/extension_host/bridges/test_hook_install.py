@@ -275,9 +275,7 @@ def test_a_settings_file_that_is_not_a_regular_file_is_refused_without_reading_i
     (project.root / ".claude").mkdir()
     fifo = project.root / ".claude" / "settings.json"
     os.mkfifo(fifo)
-    done = subprocess.run(
-        project.command("hook", "install", "claude"), capture_output=True, text=True, timeout=60, check=False
-    )
+    done = project.run_command("hook", "install", "claude")
     assert done.returncode == 1
     assert (
         done.stderr == f"error: {fifo} is not a regular file; nothing was installed: move it away, then install again\n"
@@ -340,6 +338,21 @@ def test_check_passes_a_fresh_install_and_names_what_an_old_or_broken_one_lacks(
     assert "runs a bare 'extensions', which the agent finds only on its own PATH" in out
     assert install(project, "claude") == 0
     assert check(project, "claude", capsys)[0] == 0
+
+
+def test_check_says_a_settings_file_that_is_not_a_regular_file_cannot_be_read_without_reading_it(
+    project: Project,
+) -> None:
+    """A repository can ship a fifo as its settings: the check names it instead of waiting on it."""
+    (project.root / ".claude").mkdir()
+    fifo = project.root / ".claude" / "settings.json"
+    os.mkfifo(fifo)
+    done = project.run_command("hook", "check", "claude", timeout=30)
+    assert done.returncode == 1
+    assert done.stdout == (
+        f"{fifo}:\n  problem: cannot be read ({fifo} is not a regular file): fix it, then run extensions hook "
+        "install claude again\n"
+    )
 
 
 def test_check_of_gemini_project_hooks_needs_a_folder_gemini_cli_trusts(

@@ -398,12 +398,7 @@ def test_over_http_the_token_can_come_from_a_file_or_the_environment(project: Pr
     run(scenario(("--token-file", str(path)), {}, f"the token in {path}"), timeout=120)
     run(scenario((), {TOKEN_ENV: token}, "$EXTENSION_HOST_TOKEN"), timeout=120)
     path.chmod(0o644)
-    done = subprocess.run(
-        project.command("mcp", "--http", "127.0.0.1:0", "--token-file", str(path)),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = project.run_command("mcp", "--http", "127.0.0.1:0", "--token-file", str(path))
     assert (done.returncode, done.stderr) == (
         2,
         f"error: the token file {path} has mode 0644, so other users may read it; run `chmod 600 {path}`\n",
@@ -417,7 +412,7 @@ def test_http_listens_on_loopback_only(project: Project) -> None:
         ("127.0.0.1", "say HOST:PORT"),
         ("127.0.0.1:http", "say HOST:PORT"),
     ]:
-        done = subprocess.run(project.command("mcp", "--http", spec), capture_output=True, text=True, timeout=60)
+        done = project.run_command("mcp", "--http", spec)
         assert done.returncode == 2, done.stderr
         assert done.stderr.startswith(f"error: --http {spec}: ") and says in done.stderr
         assert len(done.stderr.splitlines()) == 1

@@ -385,7 +385,7 @@ def test_a_scaffolded_guard_with_a_syntax_error_blocks_the_call_it_would_have_de
     the call is blocked (exit 2) naming it, instead of going through unjudged."""
     event, payload = CAT_DOT_ENV[agent]
     stdin = json.dumps(payload).encode()
-    subprocess.run(project.command("scaffold", "guard"), capture_output=True, timeout=60, check=True)
+    project.run_command("scaffold", "guard", check=True)
     source = project.root / ".github" / "extensions" / "guard" / "extension.py"
 
     code, answer, err = run(hook_command(project, agent, event, stdin))
@@ -445,7 +445,7 @@ def test_allowing_failed_guards_lets_calls_through_with_a_warning_until_the_proj
     stdin = json.dumps(payload).encode()
 
     def trust(*options: str) -> None:
-        subprocess.run(project.command("trust", *options), capture_output=True, timeout=60, check=True)
+        project.run_command("trust", *options, check=True)
 
     trust("--allow-failed-guards")
     code, answer, err = run(hook_command(project, "claude", event, stdin))

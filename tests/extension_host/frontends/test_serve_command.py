@@ -111,13 +111,7 @@ def test_a_token_file_others_may_read_is_refused_in_one_line_naming_it(
     path = tmp_path / "token"
     path.write_text(TOKEN + "\n")
     path.chmod(loose)
-    done = subprocess.run(
-        project.command("serve", "--listen", "127.0.0.1:0", "--token-file", str(path)),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = project.run_command("serve", "--listen", "127.0.0.1:0", "--token-file", str(path))
     assert done.returncode == 2
     assert done.stderr == (
         f"extensions serve: the token file {path} has mode {loose:04o}, so other users may read it; "
@@ -129,19 +123,7 @@ def test_the_token_options_go_with_listen_and_not_together(project: Project, tmp
     path = tmp_path / "token"
     path.write_text(TOKEN)
     path.chmod(0o600)
-    alone = subprocess.run(
-        project.command("serve", "--token-file", str(path)),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    alone = project.run_command("serve", "--token-file", str(path))
     assert (alone.returncode, alone.stderr) == (2, "extensions serve: --token and --token-file go with --listen\n")
-    both = subprocess.run(
-        project.command("serve", "--listen", "127.0.0.1:0", "--token", "x", "--token-file", str(path)),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    both = project.run_command("serve", "--listen", "127.0.0.1:0", "--token", "x", "--token-file", str(path))
     assert both.returncode == 2 and "not allowed with argument" in both.stderr

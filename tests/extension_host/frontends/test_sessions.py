@@ -122,7 +122,7 @@ def test_a_log_line_nested_1000_deep_is_skipped_with_a_warning_and_every_session
     ]
 
     def extensions(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(project.command("sessions", *args), capture_output=True, text=True, timeout=60)
+        return project.run_command("sessions", *args)
 
     listed = extensions("list", "--json")
     assert listed.returncode == 0 and listed.stderr.splitlines() == warnings
@@ -235,9 +235,7 @@ def test_dev_says_its_session_and_resume_continues_it(project: Project) -> None:
 
 @pytest.mark.subprocess
 def test_dev_refuses_a_resume_id_that_is_not_one_before_starting_anything(project: Project) -> None:
-    completed = subprocess.run(
-        project.command("dev", "--resume", "../x"), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
-    )
+    completed = project.run_command("dev", "--resume", "../x")
     assert completed.returncode == 2
     assert completed.stderr.startswith("error: '../x' is not a session id")
     assert not (project.home / "sessions").exists()

@@ -119,6 +119,20 @@ def test_revoke_may_stand_before_between_or_after_the_names(
     assert TrustStore(project.home).granted(project.root, "project", "spy") == {"SENTRY_DSN"}
 
 
+def test_trust_refuses_allow_failed_guards_with_revoke_in_one_line(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(_cli(project, "trust", "--revoke", "--allow-failed-guards"))
+    assert exit_info.value.code == 2
+    assert (
+        capsys.readouterr()
+        .err.splitlines()[-1]
+        .endswith("argument --allow-failed-guards: not allowed with argument --revoke")
+    )
+    assert not (project.home / "trust.json").exists()
+
+
 def test_grant_without_a_name_is_told_the_name_is_missing(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(_cli(project, "grant", "--revoke"))

@@ -168,9 +168,7 @@ def test_the_mcp_command_print_config_registers_imports_nothing_from_the_folder_
     from mcp import ClientSession, StdioServerParameters, stdio_client
     from mcp.types import TextContent
 
-    printed = subprocess.run(
-        project.command("mcp", "--print-config", "cursor"), capture_output=True, text=True, timeout=STEP_TIMEOUT
-    )
+    printed = project.run_command("mcp", "--print-config", "cursor", timeout=STEP_TIMEOUT)
     assert printed.returncode == 0, printed.stderr
     server = json.loads(printed.stdout)["mcpServers"]["extensions"]
     workspace = tmp_path / "workspace"
