@@ -251,7 +251,10 @@ def stop_background_host(project_root: Path) -> int | None:
     try:
         os.kill(pid, signal.SIGTERM)
         if not select.select([pidfd], [], [], HOOK_HOST_STOP_TIMEOUT)[0]:
-            raise TimeoutError(f"the background host (pid {pid}) did not exit within {HOOK_HOST_STOP_TIMEOUT:g} s")
+            raise TimeoutError(
+                f"the background host (pid {pid}) did not exit within {HOOK_HOST_STOP_TIMEOUT:g} s; "
+                f"see its log ({HOOK_HOST_LOG_NAME} in the project's logs folder), or end it with: kill -9 {pid}"
+            )
     finally:
         os.close(pidfd)
     with contextlib.suppress(FileNotFoundError):

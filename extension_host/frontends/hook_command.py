@@ -149,7 +149,7 @@ def _stop(args: Any) -> int:
     try:
         pid = stop_background_host(root)
     except TimeoutError as exc:
-        raise ExtensionHostError(f"{exc}; see its log, or end it with: kill -9 <pid>") from None
+        raise ExtensionHostError(str(exc)) from None
     if args.json:
         print_json({"root": str(root), "stopped": pid})
     elif pid is None:
