@@ -191,8 +191,9 @@ def control_socket_path(project_root: Path) -> Path:
 def control_socket_paths() -> list[Path]:
     """The control sockets in the runtime folder, of whichever projects (none if it is missing
     or unreadable); whether a host still answers on each is the caller's question."""
+    folder = runtime_dir()
     try:
-        names = os.listdir(runtime_dir())
+        names = os.listdir(folder)
     except OSError:
         return []
-    return sorted(runtime_dir() / name for name in names if _SOCKET_NAME.fullmatch(name))
+    return sorted(folder / name for name in names if _SOCKET_NAME.fullmatch(name))

@@ -53,6 +53,8 @@ def make_folders(folder: Path) -> None:
     Raises:
         OSError: a folder cannot be created (its ``filename`` names it).
     """
+    if folder.is_dir():
+        return  # the common case (every log opened, every session made): one stat, not one per ancestor
     missing = [path for path in (folder, *folder.parents) if not path.exists()]
     for path in reversed(missing):
         with contextlib.suppress(FileExistsError):
