@@ -27,6 +27,7 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -218,10 +219,8 @@ def _spawn(project_root: Path, home: Path | None, idle: float, pid_path: Path, u
 
 def background_host_pid(project_root: Path) -> int | None:
     """The pid of the project's background host if one runs and answers on its socket."""
-    _lock_path, pid_path = _files(project_root)
-    try:
-        pid = int(pid_path.read_text().strip())
-    except (OSError, ValueError):
+    pid = _recorded_pid(project_root)
+    if pid is None:
         return None
     try:
         status = ask_running_host(project_root, "host.status", None, timeout=5.0)
@@ -242,23 +241,16 @@ def stop_background_host(project_root: Path) -> int | None:
     pid = background_host_pid(project_root)
     if pid is None:
         return None
-    import select
-
-    try:
-        pidfd = os.pidfd_open(pid)  # readable once it has exited: an event, not a polling loop
-    except ProcessLookupError:
-        return pid
-    try:
+    with _exit_of(pid) as exited:
+        if exited is None:
+            return pid
         os.kill(pid, signal.SIGTERM)
-        if not select.select([pidfd], [], [], HOOK_HOST_STOP_TIMEOUT)[0]:
+        if not exited(HOOK_HOST_STOP_TIMEOUT):
             raise TimeoutError(
                 f"the background host (pid {pid}) did not exit within {HOOK_HOST_STOP_TIMEOUT:g} s; "
                 f"see its log ({HOOK_HOST_LOG_NAME} in the project's logs folder), or end it with: kill -9 {pid}"
             )
-    finally:
-        os.close(pidfd)
-    with contextlib.suppress(FileNotFoundError):
-        _files(project_root)[1].unlink()
+    _forget_pid(project_root)
     return pid
 
 
@@ -267,32 +259,48 @@ def stop_hung_background_host(project_root: Path, pid: int | None) -> bool:
     answering: SIGTERM (with SIGCONT, so a stopped one can act on it), then SIGKILL to its
     process group; True once it has exited. Any other process (an ``extensions dev``, a server,
     an application's host, or a ``pid`` the pid file does not name) is left alone: False."""
-    pid_path = _files(project_root)[1]
+    if pid is None or pid != _recorded_pid(project_root):
+        return False
+    with _exit_of(pid) as exited:
+        if exited is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGCONT)
+            if not exited(HUNG_HOST_STOP_GRACE):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)  # its own session: it leads its process group
+                if not exited(HUNG_HOST_STOP_GRACE):
+                    return False
+    _forget_pid(project_root)
+    return True
+
+
+def _recorded_pid(project_root: Path) -> int | None:
+    """The pid the pid file names (the background host this project's hook commands started)."""
     try:
-        recorded = int(pid_path.read_text().strip())
+        return int(_files(project_root)[1].read_text().strip())
     except (OSError, ValueError):
-        return False
-    if pid is None or pid != recorded:
-        return False
+        return None
+
+
+def _forget_pid(project_root: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        _files(project_root)[1].unlink()
+
+
+@contextlib.contextmanager
+def _exit_of(pid: int) -> Iterator[Callable[[float], bool] | None]:
+    """A wait for process ``pid`` to exit (``exited(seconds)``: True once it has, within them),
+    through a pidfd: an event, not a polling loop, and never another process that took the pid
+    later. ``None`` when it is gone already: nothing of it is left to signal."""
     import select
 
     try:
         pidfd = os.pidfd_open(pid)
     except ProcessLookupError:
-        pidfd = -1
+        yield None
+        return
     try:
-        if pidfd >= 0:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-                os.kill(pid, signal.SIGCONT)
-            if not select.select([pidfd], [], [], HUNG_HOST_STOP_GRACE)[0]:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pid, signal.SIGKILL)  # its own session: it leads its process group
-                if not select.select([pidfd], [], [], HUNG_HOST_STOP_GRACE)[0]:
-                    return False
+        yield lambda seconds: bool(select.select([pidfd], [], [], seconds)[0])
     finally:
-        if pidfd >= 0:
-            os.close(pidfd)
-    with contextlib.suppress(FileNotFoundError):
-        pid_path.unlink()
-    return True
+        os.close(pidfd)
