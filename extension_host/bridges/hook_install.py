@@ -153,7 +153,7 @@ def merge_hooks(
         if not isinstance(groups, list):
             raise ExtensionHostError(f'{where}: "hooks.{event}" is not a list; fix it by hand, then install again')
         wanted = hook_command(agent, event, program)
-        ours = [entry for group in groups for entry in _entries(group) if _is_ours(entry.get("command"), agent, event)]
+        ours = _our_entries(groups, agent, event)
         if not ours:
             hooks[event] = [*groups, _entry(agent, event, program)]
             added.append(event)
@@ -162,6 +162,14 @@ def merge_hooks(
             updated.append(event)
     merged["hooks"] = hooks
     return merged, added, updated
+
+
+def _our_entries(groups: Any, agent: HookAgent, event: str) -> list[dict[str, Any]]:
+    """The command entries among ``groups`` (one event's list, if it is one) that run
+    ``extensions hook AGENT EVENT``, by any path."""
+    if not isinstance(groups, list):
+        return []
+    return [entry for group in groups for entry in _entries(group) if _is_ours(entry.get("command"), agent, event)]
 
 
 def _entries(group: Any) -> list[dict[str, Any]]:
@@ -218,12 +226,7 @@ def check_hooks(agent: HookAgent, project_root: Path) -> list[ScopeCheck]:
         commands: dict[str, list[str]] = {}
         for event in agent.events:
             groups = hooks.get(event)
-            commands[event] = [
-                entry["command"]
-                for group in (groups if isinstance(groups, list) else [])
-                for entry in _entries(group)
-                if _is_ours(entry.get("command"), agent, event)
-            ]
+            commands[event] = [entry["command"] for entry in _our_entries(groups, agent, event)]
         events = tuple(event for event, found_commands in commands.items() if found_commands)
         if not events:
             continue
