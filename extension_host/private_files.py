@@ -13,6 +13,10 @@ machine:
   refused, never followed. :func:`write_private` replaces a file atomically with a 0600 one.
 - :func:`tighten_file` takes group and other permissions away from an existing file,
   :func:`tighten_files_in` from every file in a folder.
+- :func:`open_regular` opens a file for reading only when it is a regular file, and never waits
+  on what else may stand in its place (a fifo would hang an ordinary open until written to):
+  the way every record, token file and settings file that someone else may have put there is
+  read.
 
 Only what the user owns is changed, and nothing through a symbolic link: a linked folder, and
 what is below it, is left as it is (its target is the user's to set), and what belongs to
@@ -22,16 +26,20 @@ another user (root's, say) is never touched. This module knows modes and owners;
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
 __all__ = [
     "PRIVATE_FILE_MODE",
     "PRIVATE_FOLDER_MODE",
+    "NotRegularFile",
     "make_folders",
     "open_private",
+    "open_regular",
     "private_folder",
     "tighten_file",
     "tighten_files_in",
@@ -109,6 +117,39 @@ def open_private(path: Path, flags: int) -> int:
         os.close(fd)
         raise
     return fd
+
+
+class NotRegularFile(OSError):
+    """Something else than a regular file (a folder, a fifo, a device) stands at ``filename``."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(errno.EINVAL, "not a regular file", str(path))
+
+
+@contextlib.contextmanager
+def open_regular(path: Path, *, follow_symlinks: bool = True) -> Iterator[tuple[BinaryIO, os.stat_result]]:
+    """``path`` open for reading, with what ``fstat`` says of it, when it is a regular file.
+
+    Opened without blocking (a fifo's open would wait for a writer) and judged by what was
+    opened, not by its name; with ``follow_symlinks`` false a symbolic link is refused (``ELOOP``).
+
+    Raises:
+        FileNotFoundError: nothing is there.
+        NotRegularFile: something else than a regular file is there.
+        OSError: it cannot be opened.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile(path)  # before fdopen, which refuses a folder in words of its own
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
+        yield handle, info
 
 
 def write_private(path: Path, data: bytes) -> None:

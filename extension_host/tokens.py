@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from .errors import TokenError
+from .private_files import NotRegularFile, open_regular
 
 __all__ = [
     "MAX_TOKEN_CHARS",
@@ -109,27 +110,22 @@ def read_token_file(path: Path) -> str:
     """
     what = f"the token file {path}"
     try:
-        # Not following a FIFO's open forever; the checks are on what was opened, not on the name.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open_regular(path) as (handle, info):  # judged by what was opened, not by its name
+            me = os.geteuid()
+            if info.st_uid != me:
+                raise TokenError(
+                    str(path), f"{what} belongs to uid {info.st_uid}, not you (uid {me}); use a file of your own"
+                )
+            mode = stat.S_IMODE(info.st_mode)
+            if mode & _GROUP_AND_OTHER:
+                raise TokenError(
+                    str(path), f"{what} has mode {mode:04o}, so other users may read it; run `chmod 600 {path}`"
+                )
+            raw = handle.read(4 * MAX_TOKEN_CHARS)
+    except NotRegularFile:
+        raise TokenError(str(path), f"{what} is not a regular file; put the token in a file (chmod 600)") from None
     except OSError as exc:
         raise TokenError(str(path), f"{what} cannot be read: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise TokenError(str(path), f"{what} is not a regular file; put the token in a file (chmod 600)")
-        me = os.geteuid()
-        if info.st_uid != me:
-            raise TokenError(
-                str(path), f"{what} belongs to uid {info.st_uid}, not you (uid {me}); use a file of your own"
-            )
-        mode = stat.S_IMODE(info.st_mode)
-        if mode & _GROUP_AND_OTHER:
-            raise TokenError(
-                str(path), f"{what} has mode {mode:04o}, so other users may read it; run `chmod 600 {path}`"
-            )
-        raw = os.read(fd, 4 * MAX_TOKEN_CHARS)
-    finally:
-        os.close(fd)
     try:
         text = raw.decode("ascii").strip()
     except UnicodeDecodeError:

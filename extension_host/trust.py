@@ -35,7 +35,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import TrustFileError
-from .private_files import open_private, private_folder, write_private
+from .private_files import NotRegularFile, open_private, open_regular, private_folder, write_private
 
 __all__ = [
     "TRUST_ENV",
@@ -200,22 +200,16 @@ class TrustStore:
 
     def _read(self) -> _Document:
         try:
-            # Not blocking: a fifo in its place would otherwise hang every command until written to.
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            # Never waited on: a fifo in its place would otherwise hang every command.
+            with open_regular(self.path, follow_symlinks=False) as (handle, info):
+                self._check_owner(info)
+                raw = handle.read()
         except FileNotFoundError:
             return _Document()
+        except NotRegularFile:
+            raise TrustFileError(self.path, f"{self.path} is not a regular file; {_REDO}") from None
         except OSError as exc:
             raise TrustFileError(self.path, f"cannot read {self.path} ({exc.strerror or exc}); {_REDO}") from None
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            os.close(fd)
-            raise TrustFileError(self.path, f"{self.path} is not a regular file; {_REDO}")
-        with os.fdopen(fd, "rb") as handle:
-            self._check_owner(info)
-            try:
-                raw = handle.read()
-            except OSError as exc:
-                raise TrustFileError(self.path, f"cannot read {self.path} ({exc.strerror or exc}); {_REDO}") from None
         try:
             document = _Document.model_validate(json.loads(raw))
         except (ValueError, ValidationError) as exc:

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import time
 from pathlib import Path
 from typing import Final, NamedTuple
 
 from ..paths import control_socket_path
-from ..private_files import write_private
+from ..private_files import open_regular, write_private
 from ..private_socket import check_private_folder
 from .hook_client import HostTimeoutError, HostUnreachableError, ask_running_host
 from .hook_deadline import HookDeadline
@@ -122,11 +121,10 @@ def _read(path: Path) -> UnhealthyMark | None:
     """The mark at ``path``; ``None`` when there is none, or none that can be read (written
     atomically in a private folder, a damaged one is nobody's word)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with open_regular(path, follow_symlinks=False) as (handle, _info):
+            raw = handle.read(4096)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        raw = handle.read(4096)
     try:
         data = json.loads(raw)
         pid = data.get("pid")

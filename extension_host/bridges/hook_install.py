@@ -45,6 +45,7 @@ from typing import Any, Final, NamedTuple
 from sdk_extension.wire.nesting import loads
 
 from ..errors import ExtensionHostError
+from ..private_files import NotRegularFile, open_regular
 from .hook_adapter import HookAgent
 
 __all__ = [
@@ -261,18 +262,18 @@ def _settings_text(path: Path) -> str | None:
         ExtensionHostError: it is not a regular file, or cannot be read.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open_regular(path) as (handle, _info):
+            data = handle.read()
     except FileNotFoundError:
         return None
+    except NotRegularFile:
+        raise ExtensionHostError(f"{path} is not a regular file") from None
     except OSError as exc:
         raise ExtensionHostError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise ExtensionHostError(f"{path} is not a regular file")
-        try:
-            return handle.read().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ExtensionHostError(f"cannot read {path}: {exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ExtensionHostError(f"cannot read {path}: {exc}") from None
 
 
 def check_settings_place(path: Path, project_root: Path | None = None) -> Path:
