@@ -8,7 +8,7 @@ suite. When a fix lands, its ``PENDING`` entries go; the suite must pass with ``
 
 An entry matches a difference's subject and key path by glob (``fnmatch``: ``*`` matches
 anything, ``[`` is literal here); ``path=""`` is the subject as a whole (sent by one side only),
-``path="*"`` any key of it, ``a|b`` either key. ``languages``, ``scenarios`` and ``kind`` narrow
+``path="*"`` any key of it; ``a|b`` is either (subject or key). ``languages``, ``scenarios`` and ``kind`` narrow
 it (empty: any).
 """
 
@@ -49,7 +49,10 @@ class Entry:
         if self.kind and difference.kind != self.kind:
             return False
         paths = self.path.split("|")
-        return _glob(difference.subject, self.subject) and any(_glob(difference.path, path) for path in paths)
+        subjects = self.subject.split("|")
+        return any(_glob(difference.subject, subject) for subject in subjects) and any(
+            _glob(difference.path, path) for path in paths
+        )
 
     def what(self) -> str:
         """What it matches, in words: ``subject`` or ``subject`` key ``path``."""
@@ -155,35 +158,40 @@ INTENDED: Final = (
 )
 """Differences by design (each with its reason); the README lists these."""
 
+
+_RPC: Final = ("getMessages", "gitHubAuth.getStatus")
+"""The session methods of the ``rpc`` scenario, which the host does not answer (item 12)."""
+
+
+def _called(hook: str, scenarios: tuple[str, ...] = ()) -> Entry:
+    """A hook point one side calls and the other never does: its call, answer and events (item 3)."""
+    return Entry(f"hook {hook}|result of hook {hook}|event hook.* {hook}", item=3, scenarios=scenarios)
+
+
 PENDING: Final = (
     Entry("result of connect", "*", item=1),
     Entry("result of session.resume", "*", item=2),
     Entry("hook *", "sessionId", item=4),
     Entry("hook sessionStart", "*", item=4),
     Entry("hook postToolUse", "toolResult.toolTelemetry", item=4),
-    Entry("hook userPromptTransformed", item=3),
-    Entry("hook agentStop", item=3),
-    Entry("hook postToolUseFailure", item=3),
-    Entry("hook postToolUse", item=3, scenarios=("tool-fails",)),
-    Entry("hook errorOccurred", item=3),
-    Entry("result of hook userPromptTransformed", item=3),
-    Entry("result of hook agentStop", item=3),
-    Entry("result of hook postToolUseFailure", item=3),
-    Entry("result of hook postToolUse", item=3, scenarios=("tool-fails",)),
-    Entry("result of hook errorOccurred", item=3),
-    Entry("event hook.* userPromptTransformed", item=3),
-    Entry("event hook.* agentStop", item=3),
-    Entry("event hook.* postToolUseFailure", item=3),
-    Entry("event hook.* postToolUse", item=3, scenarios=("tool-fails",)),
-    Entry("event hook.* errorOccurred", item=3),
+    *(_called(hook) for hook in ("userPromptTransformed", "agentStop", "postToolUseFailure", "errorOccurred")),
+    _called("postToolUse", scenarios=("tool-fails",)),
     Entry("session.lifecycle", item=5),
-    Entry("event assistant.idle", item=6),
-    Entry("event session.tools_updated", item=6),
-    Entry("event session.title_changed", item=6),
-    Entry("event session.usage_info", item=6),
-    Entry("event system.message", item=6),
-    Entry("event commands.changed", item=6),
-    Entry("event external_tool.completed", item=6),
+    Entry(
+        "|".join(
+            f"event {event}"
+            for event in (
+                "assistant.idle",
+                "session.tools_updated",
+                "session.title_changed",
+                "session.usage_info",
+                "system.message",
+                "commands.changed",
+                "external_tool.completed",
+            )
+        ),
+        item=6,
+    ),
     Entry("event session.idle", "data.mode", item=6),
     Entry("event user.message", "data.transformedContent", item=3),
     Entry("event assistant.message", "data.toolRequests", item=6),
@@ -198,12 +206,8 @@ PENDING: Final = (
     Entry("model: result of probe_fail", "content", item=9),
     Entry("model: result of probe_echo", "content", item=10, scenarios=("deny",)),
     Entry("result of session.commands.list [kind=client]", "commands[].allowDuringAgentExecution", item=11),
-    Entry("result of session.getMessages", item=12),
-    Entry("error of session.getMessages", item=12),
-    Entry("result of session.gitHubAuth.getStatus", item=12),
-    Entry("error of session.gitHubAuth.getStatus", item=12),
-    Entry("model: tool extensions_manage", item=13),
-    Entry("model: tool extensions_reload", item=13),
+    Entry("|".join(f"{answer} of session.{method}" for answer in ("result", "error") for method in _RPC), item=12),
+    Entry("model: tool extensions_manage|model: tool extensions_reload", item=13),
     Entry("*", item=14, scenarios=("rejoin",)),
 )
 """Differences observed today that are not by design, each with the issue item that closes it."""
