@@ -5,7 +5,8 @@ the generation current when it started. Swapping an extension for a new version 
 generation; the old version is stopped once every call of an earlier generation has finished
 (or a bound has passed). A call that itself swaps every extension (the agent's
 ``extensions_reload``) steps out of the count meanwhile (:meth:`ActivityTracker.released`), or it
-would wait for itself. This module counts; it does not know extensions or calls.
+would wait for itself, and says so afterwards (:meth:`ActivityTracker.was_released`: its post-tool
+hooks are the new extensions'). This module counts; it does not know extensions or calls.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import contextlib
 from collections import Counter
 from collections.abc import Iterator
 from contextvars import ContextVar
+from typing import Any
 
 __all__ = ["ActivityTracker"]
 
-_TRACKED: ContextVar[tuple[ActivityTracker, int] | None] = ContextVar("tracked_call", default=None)
-"""The tracker and generation of the call the current task runs in, if any."""
+_TRACKED: ContextVar[list[Any] | None] = ContextVar("tracked_call", default=None)
+"""``[tracker, generation, released]`` of the call the current task runs in, if any."""
 
 
 class ActivityTracker:
@@ -35,7 +37,7 @@ class ActivityTracker:
         """Count the enclosed call in the current generation."""
         generation = self.generation
         self._running[generation] += 1
-        token = _TRACKED.set((self, generation))
+        token = _TRACKED.set([self, generation, False])
         try:
             yield
         finally:
@@ -51,11 +53,17 @@ class ActivityTracker:
             yield
             return
         generation = tracked[1]
+        tracked[2] = True
         self._release(generation)
         try:
             yield
         finally:
             self._running[generation] += 1
+
+    def was_released(self) -> bool:
+        """Whether the call the current task runs in left the count at some point."""
+        tracked = _TRACKED.get()
+        return tracked is not None and tracked[0] is self and bool(tracked[2])
 
     def _release(self, generation: int) -> None:
         self._running[generation] -= 1

@@ -53,8 +53,13 @@ def _facts(info: ExtensionInfo, indent: str) -> list[str]:
     return [f"{indent}ID: {info.id}", f"{indent}Source: {info.source}", f"{indent}Path: {entry_path(info)}"]
 
 
+def _pid(info: ExtensionInfo) -> int | str:
+    """Its process, while it has one that runs it (a failed one's last pid is no use)."""
+    return info.pid if info.pid and info.status in ("starting", "running") else _NO_PID
+
+
 def _tail_lines(info: ExtensionInfo, indent: str) -> list[str]:
-    lines = [f"{indent}PID: {info.pid or _NO_PID}"]
+    lines = [f"{indent}PID: {_pid(info)}"]
     if info.log_path is not None:
         lines.append(f"{indent}Log: {info.log_path}")
     if info.error:
@@ -93,7 +98,7 @@ def reload_text(infos: Sequence[ExtensionInfo]) -> str:
         lines.append("No extensions found.")
     for info in infos:
         status = "ready" if info.status == "running" else info.status
-        lines.append(f"• **{info.name}** — {status} [{info.source}] (pid: {info.pid or _NO_PID})")
+        lines.append(f"• **{info.name}** — {status} [{info.source}] (pid: {_pid(info)})")
         if info.log_path is not None:
             lines.append(f"  Log: {info.log_path}")
         if info.error:
