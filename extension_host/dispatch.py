@@ -70,7 +70,8 @@ class Dispatcher:
 
         A ``deny`` (or an ``ask`` nobody approves) returns result type ``denied`` and the tool
         does not run. Both hook points run against the hooks registered when the call began,
-        and every extension involved stays up until the call is over, even if it is reloaded.
+        and every extension involved stays up until the call is over, even if it is reloaded;
+        a call that reloads them all itself (``extensions_reload``) runs the new ones' post hooks.
 
         Raises:
             UnknownToolError: no extension or built-in offers ``name``, and none did.
@@ -112,6 +113,8 @@ class Dispatcher:
                 ToolResult(text, "denied", error=text), pre.additional_context, "deny", pre.decided_by
             )
         result = await self._run(entry.invoke, name, pre.value, call_id)
+        if self._activity.was_released():  # it swapped every extension (extensions_reload): theirs now
+            post_chain = self._hooks.chain_for("on_post_tool_use", name)
         if not post_chain:
             return ToolCallResult(result, pre.additional_context, pre.decision, pre.decided_by)
         post = await self._hooks.run(

@@ -39,6 +39,7 @@ from .hooks.unjudged import warning_message
 from .info import ExtensionInfo, ToolInfo
 from .launch.forkserver import ForkServer
 from .launch.process import STOP_GRACE_SECONDS
+from .manage_tools import ManageSources, extension_tools
 from .outcomes import (
     ErrorDecision,
     PromptResult,
@@ -108,6 +109,8 @@ class ExtensionHost:
             ``send_and_wait`` and an extension's ``session.send`` run turns through it. Its
             optional ``models()`` and ``usage()`` answer extensions' ``session.model.list`` and
             ``session.usage.getMetrics`` (:mod:`extension_host.session_rpc`).
+        extension_tools: with an ``agent``, offer it the built-in tools ``extensions_manage``
+            and ``extensions_reload`` (:mod:`extension_host.manage_tools`); ``False`` leaves them out.
         permission_clients: whether something answers permission requests with
             :meth:`resolve_permission` (a client, a UI listening to events); then an ``ask``
             that neither ``on_ask`` nor an extension answers waits for it.
@@ -169,6 +172,7 @@ class ExtensionHost:
         permission_clients: bool = False,
         session: str | None = None,
         persist: bool = True,
+        extension_tools: bool = True,
     ) -> None:
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
@@ -215,7 +219,7 @@ class ExtensionHost:
                 self.run_command,
                 self._event_reader,
             ),
-            builtin_tools=builtin_tools,
+            builtin_tools=[*builtin_tools, *(self._extension_tools() if agent is not None and extension_tools else ())],
             readiness_timeout=readiness_timeout,
             tool_timeout=tool_timeout,
             stop_grace=stop_grace,
@@ -336,6 +340,21 @@ class ExtensionHost:
     def trust(self) -> TrustDecision:
         """Whether the project's own extensions may run now, and who decided it."""
         return decide_project_trust(self.project_root, self.trust_store, explicit=self._trust)
+
+    def _extension_tools(self) -> list[Tool]:
+        """``extensions_manage`` and ``extensions_reload`` over this host."""
+        return extension_tools(
+            ManageSources(
+                self.project_root,
+                self.user_home,
+                lambda: self.extensions,
+                self.extension,
+                lambda: self.trust,
+                self.reload,
+                self._permissions,
+                lambda: self._runtime.activity.released(),
+            )
+        )
 
     def _untrusted(self) -> str | None:
         decision = self.trust

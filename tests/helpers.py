@@ -479,3 +479,20 @@ def other_user() -> OtherUser | str:
         except KeyError:
             return f"useradd {OTHER_USER_NAME} failed: {made.stderr.strip()}"
     return OtherUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+def chat_env() -> dict[str, str]:
+    """This process's environment without the ``OPENAI_*`` variables (``extensions chat`` reads them)."""
+    return {key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")}
+
+
+def chat(project: Project, conversation: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """Run ``extensions chat`` in ``project`` with ``conversation`` on stdin, to its end (bounded)."""
+    return subprocess.run(
+        project.command("chat", *options),
+        input=conversation,
+        capture_output=True,
+        text=True,
+        env=chat_env(),
+        timeout=90,
+    )

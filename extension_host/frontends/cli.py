@@ -50,7 +50,7 @@ from .hook_command import add_hook_command
 from .mcp_command import add_mcp_command
 from .one_shot import ask_host_or_load, load_outcome, running_host, with_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, indent, print_json, say
-from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
+from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, template_entry, tool_prefix
 from .schema_command import add_schema_arguments, schema
 from .serve_command import add_serve_command
 from .sessions import add_sessions_command
@@ -138,7 +138,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--template",
         default=DEFAULT_TEMPLATE,
-        help=f"template: {', '.join(available_templates())} (default: {DEFAULT_TEMPLATE})",
+        help=f"template: {', '.join(available_templates())}, or mjs (a Copilot SDK extension.mjs); "
+        f"default: {DEFAULT_TEMPLATE}",
     )
     sub.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -219,7 +220,7 @@ def _scaffold(args: argparse.Namespace) -> int:
     project_root = find_project_root(args.root)
     root = extensions_dir(user_home(args.home)) if args.user else project_root / PROJECT_EXTENSIONS_DIR
     folder = scaffold(args.name, root, args.template)
-    entry = folder / "extension.py"
+    entry = folder / template_entry(args.template)
     newly_trusted = False
     if not args.user:
         # Creating your own code in a project is consent to run that project's extensions.
