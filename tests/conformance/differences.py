@@ -149,6 +149,23 @@ INTENDED: Final = (
         ),
     ),
     Entry(
+        "model: tool extensions_manage",
+        "description|parameters.properties.*.description",
+        kind="values",
+        reason=(
+            "the agent's extension tool describes this host: it scaffolds a Python extension by default "
+            "and names no Copilot CLI feature (the operations, parameters and result texts are the CLI's)"
+        ),
+    ),
+    Entry(
+        "model: tool extensions_manage",
+        "parameters.properties.kind.enum[]|parameters.properties.location.enum[]|parameters.properties.language",
+        reason=(
+            "this host has no canvases and no session-scoped extensions (`canvas`, `session`), offers its "
+            "own `tool-only` template, and adds `language` to scaffold `extension.mjs` on request"
+        ),
+    ),
+    Entry(
         "event system.notification",
         reason=(
             "this host records a prompt hook's additional context in the session as a "
@@ -207,7 +224,6 @@ PENDING: Final = (
     Entry("model: result of probe_echo", "content", item=10, scenarios=("deny",)),
     Entry("result of session.commands.list [kind=client]", "commands[].allowDuringAgentExecution", item=11),
     Entry("|".join(f"{answer} of session.{method}" for answer in ("result", "error") for method in _RPC), item=12),
-    Entry("model: tool extensions_manage|model: tool extensions_reload", item=13),
     Entry("*", item=14, scenarios=("rejoin",)),
 )
 """Differences observed today that are not by design, each with the issue item that closes it."""
