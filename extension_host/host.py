@@ -15,7 +15,6 @@ go through them (:mod:`extension_host.session.lifecycle`). What each part does i
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from importlib import metadata
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -36,7 +35,7 @@ from .hooks.foreign_tools import ToolCheck, ToolReview, check_tool_call, review_
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .hooks.session_hooks import SessionHooks
 from .hooks.unjudged import warning_message
-from .info import ExtensionInfo, ToolInfo
+from .info import ExtensionInfo, ToolInfo, host_version
 from .launch.forkserver import ForkServer
 from .launch.process import STOP_GRACE_SECONDS
 from .outcomes import (
@@ -52,7 +51,7 @@ from .paths import user_home as resolve_user_home
 from .permissions import PermissionBroker, PermissionOutcome
 from .registry import ToolRegistry
 from .runtime import ExtensionRuntime
-from .session.agents import Agent, OfferedTool, agent_models, agent_usage
+from .session.agents import Agent, OfferedTool, agent_model, agent_models, agent_usage
 from .session.lifecycle import SessionLifecycle
 from .session.model_context import ModelContext
 from .session.persisted import PersistedSession
@@ -178,7 +177,7 @@ class ExtensionHost:
             SessionStore(self.user_home) if persist else None,
             self.project_root,
             session,
-            _version(),
+            host_version(),
         )
         self._event_reader = SessionEventReader(self._session, self.events)
         self._registry = ToolRegistry()
@@ -235,6 +234,7 @@ class ExtensionHost:
                 prompt, attachments, extension_id
             ),
             on_crash=lambda extension_id, error: self._lifecycle.report_crash(extension_id, error),
+            model_id=lambda: agent_model(self.agent),
         )
         # The runtime's parts, by the names the tests and benches reach for.
         self._supervisor = self._runtime.supervisor
@@ -602,10 +602,3 @@ class ExtensionHost:
     def _commands_changed(self, entries: list[CommandEntry]) -> None:
         commands = [{"name": entry.name, "description": entry.description} for entry in entries]
         self.events.emit("commands.changed", {"commands": commands}, ephemeral=True)
-
-
-def _version() -> str:
-    try:
-        return metadata.version("extension-host")
-    except metadata.PackageNotFoundError:
-        return "0"
