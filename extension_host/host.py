@@ -14,6 +14,7 @@ go through them (:mod:`extension_host.session.lifecycle`). What each part does i
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -37,6 +38,7 @@ from .hooks.session_hooks import SessionHooks
 from .hooks.unjudged import warning_message
 from .info import ExtensionInfo, ToolInfo, host_version
 from .launch.forkserver import ForkServer
+from .launch.node_sdk import SDK_PATH_ENV
 from .launch.process import STOP_GRACE_SECONDS
 from .outcomes import (
     ErrorDecision,
@@ -100,6 +102,10 @@ class ExtensionHost:
             ``EXTENSION_HOST_FORK_SERVER=0`` in the environment, starts a new interpreter for
             each. Platforms without ``fork`` always do. A :class:`ForkServer` given here is
             shared with other hosts: this one uses it and leaves stopping it to its owner.
+        extension_sdk_path: a folder with ``index.js`` and ``extension.js`` (a Copilot SDK build,
+            such as the one Copilot CLI unpacks and injects) that JavaScript extensions import
+            instead of the pinned ``@github/copilot-sdk`` (default: ``$EXTENSION_HOST_SDK_PATH``);
+            as Copilot CLI's ``--extension-sdk-path``.
         on_send: called for each ``session.send`` from an extension, after its checks (an
             observer); with no ``agent`` it stands in for one: the session goes idle when it
             returns. With neither, ``session.send`` fails saying there is no agent.
@@ -168,6 +174,7 @@ class ExtensionHost:
         permission_clients: bool = False,
         session: str | None = None,
         persist: bool = True,
+        extension_sdk_path: Path | str | None = None,
     ) -> None:
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
@@ -235,6 +242,7 @@ class ExtensionHost:
             ),
             on_crash=lambda extension_id, error: self._lifecycle.report_crash(extension_id, error),
             model_id=lambda: agent_model(self.agent),
+            sdk_path=_sdk_path(extension_sdk_path),
         )
         # The runtime's parts, by the names the tests and benches reach for.
         self._supervisor = self._runtime.supervisor
@@ -602,3 +610,9 @@ class ExtensionHost:
     def _commands_changed(self, entries: list[CommandEntry]) -> None:
         commands = [{"name": entry.name, "description": entry.description} for entry in entries]
         self.events.emit("commands.changed", {"commands": commands}, ephemeral=True)
+
+
+def _sdk_path(given: Path | str | None) -> Path | None:
+    """The SDK build JavaScript extensions get: the one given, else ``$EXTENSION_HOST_SDK_PATH``."""
+    chosen = given if given is not None else os.environ.get(SDK_PATH_ENV) or None
+    return Path(chosen) if chosen is not None else None

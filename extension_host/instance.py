@@ -54,7 +54,7 @@ from .handshake import (
 from .inbound import ExtensionRequests, inbound_handlers
 from .info import ExtensionInfo, ExtensionStatus
 from .interests import MAX_INTEREST_HANDLES, Interests
-from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
+from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv, sdk_build
 from .launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from .registry import ToolEntry
 from .validation import validate
@@ -239,9 +239,13 @@ class ExtensionInstance:
         if self.spec.runtime == "python":
             return python_argv(self.spec.entry)
         node = find_node(env)
-        sdk = await ensure_sdk(self._context.cache_dir, env)
-        env["EXTENSION_HOST_NODE_SDK"] = str(sdk)
-        env["COPILOT_SDK_PATH"] = str(sdk / "node_modules" / "@github" / "copilot-sdk")
+        if self._context.sdk_path is not None:
+            build = sdk_build(self._context.sdk_path)
+            env["EXTENSION_HOST_SDK_BUILD"] = env["COPILOT_SDK_PATH"] = str(build)
+        else:
+            sdk = await ensure_sdk(self._context.cache_dir, env)
+            env["EXTENSION_HOST_NODE_SDK"] = str(sdk)
+            env["COPILOT_SDK_PATH"] = str(sdk / "node_modules" / "@github" / "copilot-sdk")
         return node_argv(node, self.spec.entry)
 
     async def stop(self) -> None:

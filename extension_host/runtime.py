@@ -88,6 +88,7 @@ class ExtensionRuntime:
         submit: PromptSubmitter,
         on_crash: Callable[[str, str], None],
         model_id: Callable[[], str | None] | None = None,
+        sdk_path: Path | None = None,
     ) -> None:
         self._registry = registry
         self._hooks = hooks
@@ -130,6 +131,7 @@ class ExtensionRuntime:
             commands=commands,
             session_rpc=session_rpc,
             model_id=model_id,
+            sdk_path=sdk_path,
         )
         self.activity = ActivityTracker()
         self.supervisor = Supervisor(
