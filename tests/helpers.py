@@ -20,6 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final, TypeVar
 
+import pytest
+
 from extension_host import ExtensionHost
 from extension_host.launch.interpreter import python_command
 from extension_host.trust import TRUST_FILE
@@ -166,6 +168,19 @@ def plant_shadows(folder: Path, evidence: Path) -> Shadows:
             (folder / name).mkdir(parents=True, exist_ok=True)
             (folder / name / "__init__.py").write_text(code, encoding="utf-8")
     return Shadows(folder, evidence)
+
+
+def copilot_sdk_marks() -> list[pytest.MarkDecorator]:
+    """The marks of a module that starts JavaScript extensions on the published Copilot SDK: real
+    processes, the session's shared SDK install, skipped without node and npm."""
+    return [
+        pytest.mark.subprocess,
+        pytest.mark.usefixtures("use_sdk_cache"),
+        pytest.mark.skipif(
+            shutil.which("node") is None or shutil.which("npm") is None,
+            reason="node and npm are needed to run Copilot SDK extensions",
+        ),
+    ]
 
 
 def sdk_host(project: Project, **options: Any) -> ExtensionHost:
@@ -325,7 +340,9 @@ _ANNOUNCING_HOST = textwrap.dedent(
     """
     import asyncio, sys
     import extension_host.instance
-    from extension_host import ExtensionHost
+    import pytest
+
+from extension_host import ExtensionHost
 
     real_spawn = extension_host.instance.spawn
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -21,17 +20,10 @@ import pytest
 from extension_host.launch.node_sdk import ensure_sdk
 from extension_host.session.agents import AgentReply, ScriptedAgent
 from extension_host.session.model_context import ToolCall
-from helpers import Project, is_log, run, sdk_host, wait_for_event
+from helpers import Project, copilot_sdk_marks, is_log, run, sdk_host, wait_for_event
 from sdk_extension.wire.framing import FrameDecoder
 
-pytestmark = [
-    pytest.mark.subprocess,
-    pytest.mark.usefixtures("use_sdk_cache"),
-    pytest.mark.skipif(
-        shutil.which("node") is None or shutil.which("npm") is None,
-        reason="node and npm are needed to run Copilot SDK extensions",
-    ),
-]
+pytestmark = copilot_sdk_marks()
 
 TAP = """
 import { appendFileSync } from "node:fs";

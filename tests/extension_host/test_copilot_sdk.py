@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -19,16 +18,17 @@ import pytest
 
 from extension_host.paths import CACHE_ENV
 from extension_host.trust import TrustStore
-from helpers import Project, assert_orphan_exits_when_host_is_killed, is_log, run, sdk_host, wait_for_event
+from helpers import (
+    Project,
+    assert_orphan_exits_when_host_is_killed,
+    copilot_sdk_marks,
+    is_log,
+    run,
+    sdk_host,
+    wait_for_event,
+)
 
-pytestmark = [
-    pytest.mark.subprocess,
-    pytest.mark.usefixtures("use_sdk_cache"),
-    pytest.mark.skipif(
-        shutil.which("node") is None or shutil.which("npm") is None,
-        reason="node and npm are needed to run Copilot SDK extensions",
-    ),
-]
+pytestmark = copilot_sdk_marks()
 
 JS_TOOLS = """
 import { joinSession } from "@github/copilot-sdk/extension";
