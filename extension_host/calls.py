@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Final
 
 from sdk_extension.wire import protocol as p
@@ -40,9 +41,17 @@ class PendingCalls:
     """The calls in flight to the extension ``owner`` (its id, for messages)."""
 
     def __init__(
-        self, owner: str, session_id: str, tool_timeout: float, events: EventLog, working_directory: str
+        self,
+        owner: str,
+        session_id: str,
+        tool_timeout: float,
+        events: EventLog,
+        working_directory: str,
+        wants: Callable[[str], bool] = lambda event_type: True,
     ) -> None:
+        """``wants(event_type)``: whether the owner is sent events of that type anyway (its interests)."""
         self._owner = owner
+        self._wants = wants
         self._session_id = session_id
         self._tool_timeout = tool_timeout
         self._events = events
@@ -134,9 +143,15 @@ class PendingCalls:
 
     def _withdraw(self, connection: Connection, request_id: str) -> None:
         """Tell the extensions a call is over without its answer (the SDK's
-        ``external_tool.completed``: dismiss the request)."""
+        ``external_tool.completed``: dismiss the request); the owner is told even when it did
+        not ask for that event type (the Python SDK cancels the call on it)."""
         self._cancelled.append(request_id)
-        self._events.emit("external_tool.completed", {"requestId": request_id})
+        event = self._events.emit("external_tool.completed", {"requestId": request_id})
+        if not self._wants("external_tool.completed"):
+            try:
+                connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._session_id, "event": event})
+            except Exception:
+                pass  # the pipe is gone: the extension has nothing left to be told
 
     def _time_out(self, future: asyncio.Future[ToolResult], tool_name: str) -> None:
         if not future.done():

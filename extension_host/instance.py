@@ -130,7 +130,12 @@ class ExtensionInstance:
         self._process: ExtensionProcess | None = None
         self._connection: Connection | None = None
         self._calls = PendingCalls(
-            spec.id, context.session_id, context.tool_timeout, context.events, str(context.project_root)
+            spec.id,
+            context.session_id,
+            context.tool_timeout,
+            context.events,
+            str(context.project_root),
+            self._interests.wants,
         )
         self._command_runs = PendingCommands(spec.id, context.session_id, self._command_completed)
         self._declared_commands: list[CommandEntry] = []

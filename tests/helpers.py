@@ -340,9 +340,7 @@ _ANNOUNCING_HOST = textwrap.dedent(
     """
     import asyncio, sys
     import extension_host.instance
-    import pytest
-
-from extension_host import ExtensionHost
+    from extension_host import ExtensionHost
 
     real_spawn = extension_host.instance.spawn
 

@@ -331,7 +331,7 @@ def test_the_published_sdk_swallows_a_throwing_hook_so_it_cannot_fail_closed(pro
 
 
 def test_a_session_api_the_host_lacks_is_refused_at_once_not_left_hanging(project: Project) -> None:
-    """session.getMessages (getEvents) is not implemented here: the SDK call rejects with method not found."""
+    """session.mode.get is not implemented here: the SDK call rejects with method not found."""
     add(
         project,
         "asker",
@@ -342,7 +342,7 @@ def test_a_session_api_the_host_lacks_is_refused_at_once_not_left_hanging(projec
     const session = await joinSession({
       tools: [{ name: "history", description: "Read the session history",
                 handler: async () => {
-                  try { await session.getEvents(); return "unexpectedly answered"; }
+                  try { await session.rpc.mode.get(); return "unexpectedly answered"; }
                   catch (error) { return `refused: ${error.message}`; }
                 } }],
     });
@@ -607,7 +607,7 @@ def test_slash_commands_run_in_either_sdk_and_session_rpc_answers_it(project: Pr
                 "name": "deploy",
                 "description": "Deploy it",
                 "kind": "client",
-                "allowDuringAgentExecution": True,
+                "allowDuringAgentExecution": False,
             }
             assert "session.model.list is not supported by this host" in answers["models"]
             assert answers["executed"] == {"error": "no target here"}  # its own command, run by the host
