@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -37,6 +38,7 @@ from ..hooks.runner import HookRecord
 from ..hooks.unjudged import ALLOW_FAILED_GUARDS_OPTION
 from ..host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
 from ..info import ExtensionInfo, ToolInfo
+from ..launch.node_sdk import SDK_PATH_ENV, sdk_build
 from ..outcomes import ReloadOutcome
 from ..paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
 from ..session.agents import AgentReply, ScriptedAgent
@@ -72,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.root is not None:
             find_project_root(args.root)  # a root that is not a folder is a usage error, up front
+        if args.extension_sdk_path is not None:
+            # Every host this command makes (and a host it starts in the background) reads it.
+            os.environ[SDK_PATH_ENV] = str(sdk_build(args.extension_sdk_path))
         code: int = args.run(args)
         if sys.stdout is not None:  # None: started without a stdout at all (``>&-``)
             sys.stdout.flush()  # a closed stdout shows here, not in the interpreter's last flush
@@ -117,6 +122,13 @@ def _parser() -> argparse.ArgumentParser:
         "--home",
         type=Path,
         help="user folder for extensions and logs (default: $EXTENSION_HOST_HOME or the platform's config folder)",
+    )
+    parser.add_argument(
+        "--extension-sdk-path",
+        type=Path,
+        metavar="DIR",
+        help="run JavaScript extensions on this Copilot SDK build (a folder with index.js and extension.js, "
+        "as Copilot CLI's --extension-sdk-path) instead of the pinned @github/copilot-sdk",
     )
     parser.add_argument(
         "--readiness-timeout",

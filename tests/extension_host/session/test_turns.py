@@ -107,6 +107,7 @@ def test_a_turn_with_a_tool_call_through_hooks_produces_the_event_sequence(proje
         assert [t for t in types if not t.startswith("hook.")] == [
             "pending_messages.modified",
             "pending_messages.modified",
+            "session.title_changed",  # the session's first prompt names it
             "user.message",
             "system.notification",
             "assistant.turn_start",
@@ -119,6 +120,7 @@ def test_a_turn_with_a_tool_call_through_hooks_produces_the_event_sequence(proje
             "assistant.turn_start",
             "assistant.message",
             "assistant.turn_end",
+            "assistant.idle",
             "session.idle",
         ]
         (user,) = host.events.history("user.message")
@@ -296,7 +298,7 @@ def test_abort_ends_the_turn_with_a_session_error(project: Project) -> None:
         (error,) = host.events.history("session.error")
         assert error["data"]["errorType"] == "tool_execution"
         types = [e["type"] for e in host.events.history() if e["type"].startswith(("assistant.", "session."))]
-        assert types[-3:] == ["assistant.turn_end", "session.error", "session.idle"]
+        assert types[-4:] == ["assistant.turn_end", "session.error", "assistant.idle", "session.idle"]
         assert host.events.history("session.idle")[-1]["data"] == {"aborted": True}
 
     with_host(project, scenario, policy, builtin_tools=[flaky], agent=agent)
