@@ -20,7 +20,7 @@ from .permissions import PermissionBroker
 from .registry import ToolRegistry
 from .session_rpc import SessionRpcSources
 
-__all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "PromptSubmitter", "SendHandler", "SessionContext"]
+__all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "PromptSubmitter", "SendHandler", "SessionContext", "announce_tools"]
 
 SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
 """What the embedding application does with ``session.send``: ``(prompt, attachments, extension_id)``."""
@@ -84,3 +84,10 @@ class SessionContext:
     """When the session started (ISO 8601; empty: not known), for joins and ``session.lifecycle``."""
     model_id: Callable[[], str | None] | None = None
     """The agent's current model, when it names one (a join's ``modelState``)."""
+
+
+def announce_tools(context: SessionContext, **data: Any) -> None:
+    """Emit ``session.tools_updated`` with ``data`` and, as Copilot CLI does, the ``model`` the
+    tools are offered to when the agent names one."""
+    model = context.model_id() if context.model_id is not None else None
+    context.events.emit("session.tools_updated", {"model": model, **data} if model else data, ephemeral=True)

@@ -36,7 +36,7 @@ from sdk_extension.wire.results import ToolResult
 from .calls import PendingCalls
 from .command_calls import PendingCommands
 from .commands import CommandCollisionError, CommandEntry, CommandResult
-from .context import SessionContext
+from .context import SessionContext, announce_tools
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, extension_environment
 from .errors import ExtensionLoadError, ToolCollisionError
@@ -422,7 +422,7 @@ class ExtensionInstance:
         self._context.commands.replace(self.id, self._declared_commands)
         if rejoining:
             tools = [entry.name for entry in entries]
-            self._context.events.emit("session.tools_updated", {"added": tools, "extensionId": self.id})
+            announce_tools(self._context, added=tools, extensionId=self.id)
             self._context.events.emit(
                 "session.info",
                 {"infoType": "extension", "message": f"extension {self.id} joined again", "extensionId": self.id},

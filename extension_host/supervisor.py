@@ -47,7 +47,7 @@ from sdk_extension.tasks import BackgroundTasks
 
 from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget, SlidingCount
-from .context import SessionContext
+from .context import SessionContext, announce_tools
 from .discovery import Discovered, ExtensionSpec, discover
 from .info import NOT_RUNNING, ExtensionInfo
 from .instance import Arbiter, CrashHandler, ExtensionInstance
@@ -496,7 +496,7 @@ class Supervisor:
             added = sorted(name for name in after if tools_before.get(name) != after[name])
             removed = sorted(name for name in tools_before if name not in after)
             if added or removed:
-                events.emit("session.tools_updated", {"added": added, "removed": removed}, ephemeral=True)
+                announce_tools(self._context, added=added, removed=removed)
         if outcomes or tools_before is None:
             events.emit(
                 "session.extensions_loaded",

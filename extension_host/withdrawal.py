@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
-from .context import SessionContext
+from .context import SessionContext, announce_tools
 
 __all__ = ["InFlight", "announce_departure", "withdraw"]
 
@@ -47,4 +47,4 @@ def announce_departure(
         {f"{level}Type": "extension", "message": message, "extensionId": extension_id},
     )
     if removed:
-        context.events.emit("session.tools_updated", {"removed": removed, "extensionId": extension_id}, ephemeral=True)
+        announce_tools(context, removed=removed, extensionId=extension_id)
