@@ -234,7 +234,6 @@ class ExtensionHost:
             submit=lambda prompt, attachments, extension_id: self._turns.submit_from_extension(
                 prompt, attachments, extension_id
             ),
-            on_crash=lambda extension_id, error: self._lifecycle.report_crash(extension_id, error),
         )
         # The runtime's parts, by the names the tests and benches reach for.
         self._supervisor = self._runtime.supervisor
@@ -243,9 +242,13 @@ class ExtensionHost:
         self._turns = TurnRunner(
             self.events,
             agent=agent,
-            call_tool=lambda name, arguments, call_id: self.call_tool(name, arguments, tool_call_id=call_id),
+            call_tool=lambda name, arguments, call_id, turn_id, model: self.call_tool(
+                name, arguments, tool_call_id=call_id, turn_id=turn_id, model=model
+            ),
             submit_prompt=self.submit_prompt,
             report_error=self.report_error,
+            transform_prompt=self._hook_points.transform_prompt,
+            stop_agent=lambda active: self._hook_points.stop_agent(_path(self._session.events_path), active),
             tools=lambda: [OfferedTool(t.name, t.description, t.parameters) for t in self.tools.values()],
             roots=self._attachment_roots,
             on_send=on_send,
@@ -401,8 +404,17 @@ class ExtensionHost:
 
     # -- calls --------------------------------------------------------------------------
 
-    async def call_tool(self, name: str, arguments: Any = None, *, tool_call_id: str | None = None) -> ToolCallResult:
-        """Call a tool through the whole pipeline: pre-tool hooks, the tool, post-tool hooks.
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Any = None,
+        *,
+        tool_call_id: str | None = None,
+        turn_id: str | None = None,
+        model: str | None = None,
+    ) -> ToolCallResult:
+        """Call a tool through the whole pipeline: pre-tool hooks, the tool, post-tool (or
+        failure) hooks; ``turn_id`` and ``model`` say which agent step asked for it.
 
         Failures of the tool, its extension or a guard hook come back as a result
         (``failure``, ``timeout``, ``denied``), never as an exception.
@@ -413,7 +425,9 @@ class ExtensionHost:
         unjudged = self._supervisor.not_running()
         if unjudged:
             self._warn_unjudged(unjudged, f"this call of {name}")
-        return await self._runtime.dispatcher.call_tool(name, arguments, tool_call_id=tool_call_id)
+        return await self._runtime.dispatcher.call_tool(
+            name, arguments, tool_call_id=tool_call_id, turn_id=turn_id, model=model
+        )
 
     async def run_command(self, name: str, args: str = "", *, timeout: float | None = None) -> CommandResult:
         """Run the slash command ``name`` (``deploy`` or ``/deploy``) with the raw argument
@@ -436,7 +450,7 @@ class ExtensionHost:
         return await self._hook_points.submit_prompt(prompt)
 
     async def start_session(self, source: str = "new", initial_prompt: str | None = None) -> SessionStartResult:
-        """Run the session-start hooks (``source``: startup, resume or new)."""
+        """Run the session-start hooks (``source``: new, resume or startup)."""
         return await self._hook_points.start_session(source, initial_prompt)
 
     async def end_session(
@@ -609,3 +623,8 @@ def _version() -> str:
         return metadata.version("extension-host")
     except metadata.PackageNotFoundError:
         return "0"
+
+
+def _path(path: Path | None) -> str | None:
+    """The agent-stop hooks' ``transcriptPath``: the session's persisted event log, if any."""
+    return str(path) if path is not None else None

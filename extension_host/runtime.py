@@ -86,7 +86,7 @@ class ExtensionRuntime:
         untrusted: Callable[[], str | None],
         walk_project: Callable[[], bool],
         submit: PromptSubmitter,
-        on_crash: Callable[[str, str], None],
+        on_crash: Callable[[str, str], None] | None = None,
     ) -> None:
         self._registry = registry
         self._hooks = hooks

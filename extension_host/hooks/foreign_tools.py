@@ -53,7 +53,9 @@ async def check_tool_call(hooks: HookRunner, name: str, arguments: Any) -> ToolC
     before = {} if arguments is None else arguments
     outcome = await hooks.run(
         "on_pre_tool_use",
-        PreToolUseInput(timestamp=datetime.now(UTC), cwd=hooks.cwd, tool_name=name, tool_args=before),
+        PreToolUseInput(
+            timestamp=datetime.now(UTC), cwd=hooks.cwd, session_id=hooks.session_id, tool_name=name, tool_args=before
+        ),
         chain,
     )
     return ToolCheck(
@@ -75,6 +77,7 @@ async def review_tool_result(hooks: HookRunner, name: str, arguments: Any, resul
         PostToolUseInput(
             timestamp=datetime.now(UTC),
             cwd=hooks.cwd,
+            session_id=hooks.session_id,
             tool_name=name,
             tool_args={} if arguments is None else arguments,
             tool_result=result,
