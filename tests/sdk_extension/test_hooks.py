@@ -15,6 +15,8 @@ from sdk_extension.hook_models import PermissionDecision
 from sdk_extension.hooks import (
     HOOK_POINTS,
     MERGES,
+    AgentStopInput,
+    AgentStopOutput,
     ErrorOccurredInput,
     HookPoint,
     PostToolUseInput,
@@ -548,3 +550,83 @@ def test_the_client_sends_hook_matchers_in_session_resume_only_when_given() -> N
     with_matchers = asyncio.run(resume_of({"preToolUse": ["bash"]}))
     assert with_matchers["hookTypes"] == ["preToolUse"] and with_matchers["hookMatchers"] == {"preToolUse": ["bash"]}
     assert "hookMatchers" not in asyncio.run(resume_of(None))
+
+
+# -- inputs as the Copilot CLI sends them -------------------------------------------------------
+
+
+def test_inputs_are_read_as_the_copilot_cli_sends_them() -> None:
+    """``sessionId`` and ``cwd`` on every input; ``stop_hook_active`` spelled as it is; the error
+    of the error and session-end hooks an object whose message is the error."""
+    stop = HOOK_POINTS["on_agent_stop"].input_from_wire(
+        {
+            "sessionId": "s-1",
+            "transcriptPath": "/home/u/.copilot/session-state/s-1/events.jsonl",
+            "stopReason": "end_turn",
+            "stop_hook_active": True,
+            "timestamp": 0,
+            "cwd": "/srv/project",
+        }
+    )
+    assert stop == AgentStopInput(
+        timestamp=datetime(1970, 1, 1, tzinfo=UTC),
+        cwd="/srv/project",
+        session_id="s-1",
+        stop_reason="end_turn",
+        transcript_path="/home/u/.copilot/session-state/s-1/events.jsonl",
+        stop_hook_active=True,
+    )
+    error = ERR.input_from_wire(
+        {
+            "sessionId": "s-1",
+            "error": {"name": "Error", "message": "500 fake model exploded", "stack": "Error: ..."},
+            "errorContext": "model_call",
+            "recoverable": True,
+            "timestamp": 0,
+            "cwd": "/",
+        }
+    )
+    assert (error.error, error.session_id) == ("500 fake model exploded", "s-1")
+    ended = END.input_from_wire(
+        {"reason": "error", "error": {"message": "retried 5 times"}, "timestamp": 0, "cwd": "/"}
+    )
+    assert ended.error == "retried 5 times"
+
+
+def test_inputs_are_also_read_as_the_published_sdk_hands_them_on() -> None:
+    """``workingDirectory``, ``stopHookActive`` and a plain string error; no ``sessionId`` is empty."""
+    stop = HOOK_POINTS["on_agent_stop"].input_from_wire({"stopHookActive": True, "workingDirectory": "/p"})
+    assert (stop.stop_hook_active, stop.cwd, stop.session_id) == (True, "/p", "")
+    assert (
+        ERR.input_from_wire({"error": "boom", "errorContext": "system", "recoverable": False, "cwd": "/"}).error
+        == "boom"
+    )
+
+
+def test_inputs_are_written_as_the_copilot_cli_sends_them() -> None:
+    now = datetime(1970, 1, 1, tzinfo=UTC)
+    stop = AgentStopInput(timestamp=now, cwd="/p", session_id="s-1", stop_reason="end_turn", stop_hook_active=False)
+    assert HOOK_POINTS["on_agent_stop"].input_to_wire(stop) == {
+        "timestamp": 0,
+        "cwd": "/p",
+        "sessionId": "s-1",
+        "stopReason": "end_turn",
+        "stop_hook_active": False,
+    }
+    error = ErrorOccurredInput(timestamp=now, cwd="/p", error="boom", error_context="model_call", recoverable=True)
+    assert ERR.input_to_wire(error) == {
+        "timestamp": 0,
+        "cwd": "/p",
+        "error": {"message": "boom"},
+        "errorContext": "model_call",
+        "recoverable": True,
+    }
+
+
+def test_an_agent_stop_hook_may_only_block() -> None:
+    point = HOOK_POINTS["on_agent_stop"]
+    assert point.output_from_wire({"decision": "block", "reason": "go on"}) == AgentStopOutput(
+        decision="block", reason="go on"
+    )
+    with pytest.raises(HookOutputError, match="expected one of block, got 'allow'"):
+        point.output_from_wire({"decision": "allow"})
