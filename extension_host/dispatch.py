@@ -15,7 +15,7 @@ not this module's concern.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from typing import Any, Final
 
 from sdk_extension.hooks import PostToolUseFailureInput, PostToolUseInput, PreToolUseInput
@@ -31,10 +31,28 @@ from .outcomes import ToolCallResult
 from .permissions import AskHandler, PermissionBroker
 from .registry import BUILTIN_OWNER, ToolEntry, ToolInvoker, ToolRegistry
 
-__all__ = ["AskHandler", "Dispatcher", "builtin_entry"]  # AskHandler: re-exported from permissions
+__all__ = ["AskHandler", "Dispatcher", "ToolOrigin", "builtin_entry"]  # AskHandler: re-exported from permissions
 
 UNABLE_TO_ASK: Final = "Denied by preToolUse hook (unable to ask user for confirmation): "
 """How a denial reads when a hook asked and nobody can answer (the Copilot CLI's words)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOrigin:
+    """The agent step that asked for a tool call: its ``turnId`` and the model (either unknown:
+    ``None``), named in the call's ``tool.execution_*`` events."""
+
+    turn_id: str | None = None
+    model: str | None = None
+
+    def to_event(self) -> dict[str, Any]:
+        """``{turnId, model}``, each only when known."""
+        event: dict[str, Any] = {}
+        if self.turn_id is not None:
+            event["turnId"] = self.turn_id
+        if self.model is not None:
+            event["model"] = self.model
+        return event
 
 
 def builtin_entry(tool: Tool, session_id: str) -> ToolEntry:
@@ -73,30 +91,24 @@ class Dispatcher:
         self._call_ids = unique_ids()
 
     async def call_tool(
-        self,
-        name: str,
-        arguments: Any = None,
-        *,
-        tool_call_id: str | None = None,
-        turn_id: str | None = None,
-        model: str | None = None,
+        self, name: str, arguments: Any = None, *, tool_call_id: str | None = None, origin: ToolOrigin | None = None
     ) -> ToolCallResult:
         """Run tool ``name`` through the pipeline (see the module).
 
         A ``deny`` (or an ``ask`` nobody approves) returns result type ``denied`` and the tool
         does not run. The hook points run against the hooks registered when the call began,
         and every extension involved stays up until the call is over, even if it is reloaded.
-        ``turn_id`` and ``model`` (the agent's step and model that asked for the call) go into
-        the ``tool.execution_*`` events.
+        ``origin`` (the agent's step that asked for the call) goes into the ``tool.execution_*``
+        events.
 
         Raises:
             UnknownToolError: no extension or built-in offers ``name``, and none did.
         """
         with self._activity.track():
-            return await self._call_tool(name, arguments, tool_call_id, turn_id, model)
+            return await self._call_tool(name, arguments, tool_call_id, origin.to_event() if origin else {})
 
     async def _call_tool(
-        self, name: str, arguments: Any, tool_call_id: str | None, turn_id: str | None, model: str | None
+        self, name: str, arguments: Any, tool_call_id: str | None, origin: dict[str, Any]
     ) -> ToolCallResult:
         entry = self._registry.get(name)
         if entry is None:
@@ -106,11 +118,6 @@ class Dispatcher:
             return ToolCallResult(ToolResult(reason, "failure", error=reason))
         call_id = tool_call_id or f"call_{next(self._call_ids)}"
         arguments = {} if arguments is None else arguments
-        origin: dict[str, Any] = {}
-        if turn_id is not None:
-            origin["turnId"] = turn_id
-        if model is not None:
-            origin["model"] = model
         self._events.emit(
             "tool.execution_start", {"toolCallId": call_id, "toolName": name, "arguments": arguments, **origin}
         )
@@ -122,13 +129,7 @@ class Dispatcher:
         if pre_chain:
             pre = await hooks.run(
                 "on_pre_tool_use",
-                PreToolUseInput(
-                    timestamp=datetime.now(UTC),
-                    cwd=hooks.cwd,
-                    session_id=hooks.session_id,
-                    tool_name=name,
-                    tool_args=arguments,
-                ),
+                hooks.make_input(PreToolUseInput, tool_name=name, tool_args=arguments),
                 pre_chain,
                 tool_call_id=call_id,
             )
@@ -200,18 +201,10 @@ class Dispatcher:
         if not chain:
             return ToolCallResult(result, pre.additional_context, pre.decision, pre.decided_by, pre.additional_context)
         hooks = self._hooks
-        now = datetime.now(UTC)
         if kind == "success":
             post = await hooks.run(
                 "on_post_tool_use",
-                PostToolUseInput(
-                    timestamp=now,
-                    cwd=hooks.cwd,
-                    session_id=hooks.session_id,
-                    tool_name=name,
-                    tool_args=pre.value,
-                    tool_result=result,
-                ),
+                hooks.make_input(PostToolUseInput, tool_name=name, tool_args=pre.value, tool_result=result),
                 chain,
                 tool_call_id=call_id,
             )
@@ -225,10 +218,8 @@ class Dispatcher:
         else:
             post = await hooks.run(
                 "on_post_tool_use_failure",
-                PostToolUseFailureInput(
-                    timestamp=now,
-                    cwd=hooks.cwd,
-                    session_id=hooks.session_id,
+                hooks.make_input(
+                    PostToolUseFailureInput,
                     tool_name=name,
                     tool_args=pre.value,
                     error=result.error or result.text_result_for_llm,

@@ -29,7 +29,7 @@ from .budget import CrashBudget, ReloadBudget
 from .commands import CommandEntry, CommandInfo, CommandRegistry, CommandResult
 from .context import MAX_QUEUED_BYTES, SendHandler
 from .discovery import ExtensionSpec
-from .dispatch import AskHandler
+from .dispatch import AskHandler, ToolOrigin
 from .errors import UnknownExtensionError
 from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventListener, EventLog
 from .hooks.foreign_tools import ToolCheck, ToolReview, check_tool_call, review_tool_result
@@ -242,8 +242,8 @@ class ExtensionHost:
         self._turns = TurnRunner(
             self.events,
             agent=agent,
-            call_tool=lambda name, arguments, call_id, turn_id, model: self.call_tool(
-                name, arguments, tool_call_id=call_id, turn_id=turn_id, model=model
+            call_tool=lambda name, arguments, call_id, origin: self.call_tool(
+                name, arguments, tool_call_id=call_id, origin=origin
             ),
             submit_prompt=self.submit_prompt,
             report_error=self.report_error,
@@ -405,16 +405,10 @@ class ExtensionHost:
     # -- calls --------------------------------------------------------------------------
 
     async def call_tool(
-        self,
-        name: str,
-        arguments: Any = None,
-        *,
-        tool_call_id: str | None = None,
-        turn_id: str | None = None,
-        model: str | None = None,
+        self, name: str, arguments: Any = None, *, tool_call_id: str | None = None, origin: ToolOrigin | None = None
     ) -> ToolCallResult:
         """Call a tool through the whole pipeline: pre-tool hooks, the tool, post-tool (or
-        failure) hooks; ``turn_id`` and ``model`` say which agent step asked for it.
+        failure) hooks; ``origin`` says which agent step asked for it.
 
         Failures of the tool, its extension or a guard hook come back as a result
         (``failure``, ``timeout``, ``denied``), never as an exception.
@@ -425,9 +419,7 @@ class ExtensionHost:
         unjudged = self._supervisor.not_running()
         if unjudged:
             self._warn_unjudged(unjudged, f"this call of {name}")
-        return await self._runtime.dispatcher.call_tool(
-            name, arguments, tool_call_id=tool_call_id, turn_id=turn_id, model=model
-        )
+        return await self._runtime.dispatcher.call_tool(name, arguments, tool_call_id=tool_call_id, origin=origin)
 
     async def run_command(self, name: str, args: str = "", *, timeout: float | None = None) -> CommandResult:
         """Run the slash command ``name`` (``deploy`` or ``/deploy``) with the raw argument

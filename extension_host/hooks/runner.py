@@ -44,12 +44,13 @@ import types
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from datetime import UTC, datetime
+from typing import Any, Final, TypeVar, cast
 
 import pluggy
 
 from sdk_extension.errors import HookOutputError
-from sdk_extension.hooks import HOOK_POINTS, HookInvocation, HookPoint
+from sdk_extension.hooks import HOOK_POINTS, HookInput, HookInvocation, HookPoint
 from sdk_extension.matchers import Matcher, compile_matchers
 from sdk_extension.wire.connection import ConnectionClosed, RpcError
 
@@ -81,6 +82,8 @@ _TOOL_CHAINS_MAX: Final = 4096
 """How many (hook, tool) chains are cached before the cache starts over (tool names are few)."""
 _RECENT: Final = 20
 """How many recent outcomes are kept per implementation, for ``extensions inspect``."""
+
+_Input = TypeVar("_Input", bound=HookInput)
 
 ExtensionHookCall = Callable[[str, Mapping[str, Any], float], Awaitable[Any]]
 """Forwards one hook to an extension: ``(hook name, wire input, timeout) -> the result of its
@@ -165,6 +168,10 @@ class HookRunner:
     def session_id(self) -> str:
         """The session every hook input and invocation carries."""
         return self._session_id
+
+    def make_input(self, input_type: type[_Input], **fields: Any) -> _Input:
+        """An input of ``input_type`` stamped now, with this runner's working folder and session."""
+        return input_type(timestamp=datetime.now(UTC), cwd=self._cwd, session_id=self._session_id, **fields)
 
     def timeout(self, hook: str) -> float:
         """The timeout of one hook point, in seconds."""

@@ -11,8 +11,6 @@ model call) is its callers' call; tool hooks are the dispatcher's.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from sdk_extension.hooks import (
     AgentStopInput,
     ErrorOccurredInput,
@@ -38,10 +36,9 @@ class SessionHooks:
 
     async def submit_prompt(self, prompt: str) -> PromptResult:
         """Run the prompt hooks on a user prompt; returns it rewritten, or rejected with a reason."""
-        runner = self._runner
-        outcome = await runner.run(
+        outcome = await self._runner.run(
             "on_user_prompt_submitted",
-            UserPromptSubmittedInput(timestamp=_now(), cwd=runner.cwd, session_id=runner.session_id, prompt=prompt),
+            self._runner.make_input(UserPromptSubmittedInput, prompt=prompt),
         )
         rejected = outcome.decision == "deny"
         return PromptResult(
@@ -55,64 +52,34 @@ class SessionHooks:
     async def transform_prompt(self, prompt: str, transformed: str) -> str:
         """Run the prompt-transformed hooks; returns the text the model gets (``transformed``
         unless a hook replaced it)."""
-        runner = self._runner
-        outcome = await runner.run(
+        outcome = await self._runner.run(
             "on_user_prompt_transformed",
-            UserPromptTransformedInput(
-                timestamp=_now(),
-                cwd=runner.cwd,
-                session_id=runner.session_id,
-                prompt=prompt,
-                transformed_prompt=transformed,
-            ),
+            self._runner.make_input(UserPromptTransformedInput, prompt=prompt, transformed_prompt=transformed),
         )
         return outcome.value if isinstance(outcome.value, str) else transformed
 
     async def start_session(self, source: str, initial_prompt: str | None) -> SessionStartResult:
         """Run the session-start hooks (``source``: new, resume or startup)."""
-        runner = self._runner
-        outcome = await runner.run(
+        outcome = await self._runner.run(
             "on_session_start",
-            SessionStartInput(
-                timestamp=_now(),
-                cwd=runner.cwd,
-                session_id=runner.session_id,
-                source=source,
-                initial_prompt=initial_prompt,
-            ),
+            self._runner.make_input(SessionStartInput, source=source, initial_prompt=initial_prompt),
         )
         return SessionStartResult(outcome.additional_context)
 
     async def end_session(self, reason: str, final_message: str | None, error: str | None) -> SessionEndResult:
         """Run the session-end hooks (``reason``: complete, error, abort, timeout or user_exit)."""
         self.ended = True
-        runner = self._runner
-        outcome = await runner.run(
+        outcome = await self._runner.run(
             "on_session_end",
-            SessionEndInput(
-                timestamp=_now(),
-                cwd=runner.cwd,
-                session_id=runner.session_id,
-                reason=reason,
-                final_message=final_message,
-                error=error,
-            ),
+            self._runner.make_input(SessionEndInput, reason=reason, final_message=final_message, error=error),
         )
         return SessionEndResult(outcome.merged_value("session_summary"), tuple(outcome.merged_value("cleanup_actions")))
 
     async def report_error(self, error: str, context: str, recoverable: bool) -> ErrorDecision:
         """Run the error hooks; returns the strongest handling asked for (abort > skip > retry)."""
-        runner = self._runner
-        outcome = await runner.run(
+        outcome = await self._runner.run(
             "on_error_occurred",
-            ErrorOccurredInput(
-                timestamp=_now(),
-                cwd=runner.cwd,
-                session_id=runner.session_id,
-                error=error,
-                error_context=context,
-                recoverable=recoverable,
-            ),
+            self._runner.make_input(ErrorOccurredInput, error=error, error_context=context, recoverable=recoverable),
         )
         return ErrorDecision(
             outcome.merged_value("error_handling"),
@@ -124,20 +91,10 @@ class SessionHooks:
         """Run the agent-stop hooks on an agent that answered without calling a tool
         (``active``: it was answering a follow-up such a hook asked for); a ``block`` with its
         reason keeps it going."""
-        runner = self._runner
-        outcome = await runner.run(
+        outcome = await self._runner.run(
             "on_agent_stop",
-            AgentStopInput(
-                timestamp=_now(),
-                cwd=runner.cwd,
-                session_id=runner.session_id,
-                stop_reason="end_turn",
-                transcript_path=transcript_path,
-                stop_hook_active=active,
+            self._runner.make_input(
+                AgentStopInput, stop_reason="end_turn", transcript_path=transcript_path, stop_hook_active=active
             ),
         )
         return StopDecision(outcome.decision == "block", outcome.reason)
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)

@@ -50,6 +50,7 @@ from typing import Any, Final
 from sdk_extension.wire.protocol import Event
 from sdk_extension.wire.results import ToolResult
 
+from ..dispatch import ToolOrigin
 from ..errors import ExtensionHostError, UnknownToolError
 from ..events import EventLog, unique_ids
 from ..outcomes import ErrorDecision, PromptResult, StopDecision, ToolCallResult
@@ -81,9 +82,8 @@ MAX_STOP_BLOCKS: Final = 8
 """Agent-stop blocks in a row that keep the agent going; the next one is ignored and the run
 ends (the Copilot CLI's cap)."""
 
-CallTool = Callable[[str, Any, str, str, "str | None"], Awaitable[ToolCallResult]]
-"""Runs one tool call through the host's pipeline: ``(name, arguments, tool_call_id, turn_id,
-model)``."""
+CallTool = Callable[[str, Any, str, ToolOrigin], Awaitable[ToolCallResult]]
+"""Runs one tool call through the host's pipeline: ``(name, arguments, tool_call_id, origin)``."""
 SubmitPrompt = Callable[[str], Awaitable[PromptResult]]
 TransformPrompt = Callable[[str, str], Awaitable[str]]
 """The prompt-transformed hooks: ``(prompt, transformed) -> the text the model gets``."""
@@ -490,7 +490,7 @@ class TurnRunner:
         assert call.id is not None
         try:
             outcome = await self._cancellation.guard(
-                self._call_tool(call.name, call.arguments, call.id, turn_id, model)
+                self._call_tool(call.name, call.arguments, call.id, ToolOrigin(turn_id, model))
             )
         except UnknownToolError as exc:
             outcome = ToolCallResult(ToolResult(str(exc), "failure", error=str(exc)))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from extension_host.activity import ActivityTracker
-from extension_host.dispatch import AskHandler, Dispatcher, builtin_entry
+from extension_host.dispatch import AskHandler, Dispatcher, ToolOrigin, builtin_entry
 from extension_host.errors import UnknownToolError
 from extension_host.events import EventLog
 from extension_host.hooks.runner import HookRunner
@@ -399,7 +399,7 @@ def test_a_tool_and_the_agent_step_that_asked_for_it_are_named_in_its_events() -
     result = ToolResult("3 matches", session_log="a.py:1\nb.py:2\nc.py:3", tool_telemetry={"metrics": {"n": 3}})
     desk.tool("grep", FakeTool(lambda arguments: result))
     desk.extension_hooks("project:audit", 0, lambda hook, wire: None)
-    run(desk.dispatcher.call_tool("grep", {}, tool_call_id="call-2", turn_id="4", model="test-model"), timeout=5)
+    run(desk.dispatcher.call_tool("grep", {}, tool_call_id="call-2", origin=ToolOrigin("4", "test-model")), timeout=5)
     (_, start), (_, complete) = desk.tool_events()
     assert (start["turnId"], start["model"], complete["turnId"], complete["model"]) == (
         "4",

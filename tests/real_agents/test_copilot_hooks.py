@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from real_agents.agents import Agent, assert_finished
-from real_agents.models import Call, Say
+from real_agents.models import Call, Say, Turn
 from real_agents.programs import skip_without_node
 from real_agents.runner import Workspace
 
@@ -63,7 +63,7 @@ def test_copilot_cli_calls_the_failure_hooks_for_a_failed_tool_the_stop_hooks_at
     folder = workspace.project / ".github" / "extensions" / "recorder"
     folder.mkdir(parents=True)
     (folder / "extension.mjs").write_text(RECORDER)
-    script = [
+    script: list[Turn] = [
         Call("explode"),
         Call("fail_result"),
         Call("deny_with_reason"),
