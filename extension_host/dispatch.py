@@ -235,13 +235,17 @@ class Dispatcher:
 
     def _complete(self, call_id: str, name: str, result: ToolResult, origin: dict[str, Any]) -> None:
         """``tool.execution_complete`` as the Copilot CLI sends it: ``result {content,
-        detailedContent}`` on success, ``error {message, code}`` (the result type) otherwise,
+        detailedContent}`` on success (``detailedContent`` only when the tool gave a session log), ``error {message, code}`` (the result type) otherwise,
         and ``toolTelemetry``; this host adds ``toolName``, and a failure's ``result`` (the text
         the model read, and its ``resultType``) so a session's model context can be rebuilt."""
         text = result.text_result_for_llm
         complete: dict[str, Any] = {"toolCallId": call_id, "toolName": name, **origin, "success": result.success}
         if result.success:
-            complete["result"] = {"content": text, "detailedContent": result.session_log or text}
+            # detailedContent only when it is not content again: the CLI repeats it, but a large
+            # result written twice to the session log would cost its size twice over.
+            complete["result"] = {"content": text}
+            if result.session_log and result.session_log != text:
+                complete["result"]["detailedContent"] = result.session_log
         else:
             kind = result.result_type
             message = text if kind in ("denied", "rejected") else result.error or text

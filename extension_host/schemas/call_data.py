@@ -67,7 +67,8 @@ class ToolResultContent(TypedDict):
 
     content: str
     detailedContent: NotRequired[str]
-    """The tool's ``sessionLog`` when it gave one, else ``content``."""
+    """The tool's ``sessionLog``, when it gave one other than ``content`` (the CLI repeats
+    ``content`` here; this host leaves it out rather than write a large result twice)."""
     resultType: NotRequired[Literal["success", "failure", "rejected", "denied", "timeout"]]
     """This host's addition, on a call that did not succeed (the CLI sends no ``result`` then):
     the result type, with the text the model read in ``content``."""

@@ -507,7 +507,7 @@ class TurnRunner:
         text, kind = outcome.text_result_for_llm, outcome.result_type
         complete: dict[str, Any] = {"toolCallId": call.id, "toolName": call.name, "success": outcome.success}
         if outcome.success:
-            complete["result"] = {"content": text, "detailedContent": text}
+            complete["result"] = {"content": text}
         else:
             complete["error"] = {"message": outcome.error or text, "code": kind}
             complete["result"] = {"content": text, "resultType": kind}

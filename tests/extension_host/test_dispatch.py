@@ -115,7 +115,7 @@ def test_a_call_runs_the_tool_and_is_announced_by_a_start_and_a_complete_event()
                 "toolCallId": "call-7",
                 "toolName": "grep",
                 "success": True,
-                "result": {"content": "ran with {'pattern': 'x'}", "detailedContent": "ran with {'pattern': 'x'}"},
+                "result": {"content": "ran with {'pattern': 'x'}"},
                 "toolTelemetry": {},
             },
         ),
