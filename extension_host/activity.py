@@ -3,7 +3,10 @@
 Each call (a tool call with its hooks, a prompt, a session or error hook run) is tagged with
 the generation current when it started. Swapping an extension for a new version starts a new
 generation; the old version is stopped once every call of an earlier generation has finished
-(or a bound has passed). This module counts; it does not know extensions or calls.
+(or a bound has passed). A call that itself swaps every extension (the agent's
+``extensions_reload``) steps out of the count meanwhile (:meth:`ActivityTracker.released`), or it
+would wait for itself, and says so afterwards (:meth:`ActivityTracker.was_released`: its post-tool
+hooks are the new extensions'). This module counts; it does not know extensions or calls.
 """
 
 from __future__ import annotations
@@ -12,8 +15,13 @@ import asyncio
 import contextlib
 from collections import Counter
 from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Any
 
 __all__ = ["ActivityTracker"]
+
+_TRACKED: ContextVar[list[Any] | None] = ContextVar("tracked_call", default=None)
+"""``[tracker, generation, released]`` of the call the current task runs in, if any."""
 
 
 class ActivityTracker:
@@ -29,13 +37,39 @@ class ActivityTracker:
         """Count the enclosed call in the current generation."""
         generation = self.generation
         self._running[generation] += 1
+        token = _TRACKED.set([self, generation, False])
         try:
             yield
         finally:
-            self._running[generation] -= 1
-            if not self._running[generation]:
-                del self._running[generation]
-            self._wake()
+            _TRACKED.reset(token)
+            self._release(generation)
+
+    @contextlib.contextmanager
+    def released(self) -> Iterator[None]:
+        """Leave the count for the enclosed block, when the current task runs in a call this
+        tracker counts; it counts again afterwards."""
+        tracked = _TRACKED.get()
+        if tracked is None or tracked[0] is not self:
+            yield
+            return
+        generation = tracked[1]
+        tracked[2] = True
+        self._release(generation)
+        try:
+            yield
+        finally:
+            self._running[generation] += 1
+
+    def was_released(self) -> bool:
+        """Whether the call the current task runs in left the count at some point."""
+        tracked = _TRACKED.get()
+        return tracked is not None and tracked[0] is self and bool(tracked[2])
+
+    def _release(self, generation: int) -> None:
+        self._running[generation] -= 1
+        if not self._running[generation]:
+            del self._running[generation]
+        self._wake()
 
     def advance(self) -> int:
         """Start a new generation (something was swapped); return the one that ended."""

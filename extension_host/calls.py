@@ -1,10 +1,12 @@
 """The tool calls in flight to one extension: each one sent, answered once, never left hanging.
 
-:class:`PendingCalls` sends a call as an ``external_tool.requested`` event, matches the
+:class:`PendingCalls` sends a call as an ``external_tool.requested`` event (persisted, with the
+``workingDirectory``, and sent to the tool's owner only, as Copilot CLI does), matches the
 extension's ``session.tools.handlePendingToolCall`` to it by request id, and settles it with a
 ``timeout`` after the tool timeout or a ``failure`` when the extension goes away (:meth:`end_all`).
-A call withdrawn by its caller (the turn was cancelled) is announced to the extension as
-``external_tool.completed``, and its late answer is refused saying it was cancelled.
+An answered call, or one withdrawn by its caller (the turn was cancelled), is announced as
+``external_tool.completed`` (persisted, to every extension that wants it); a withdrawn call's
+late answer is refused saying it was cancelled.
 Arguments larger, or nested deeper, than the extension accepts fail that call only. It knows
 the connection and the shape of these two messages; not the extension's process, its status,
 or hooks.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Final
 
 from sdk_extension.wire import protocol as p
@@ -22,7 +25,7 @@ from sdk_extension.wire.framing import MessageTooDeep, MessageTooLarge
 from sdk_extension.wire.protocol import ResultType
 from sdk_extension.wire.results import ToolResult, result_from_wire
 
-from .events import make_event, unique_ids
+from .events import EventLog, unique_ids
 
 __all__ = ["REMEMBERED_CANCELLED_CALLS", "PendingCalls"]
 
@@ -37,10 +40,22 @@ def _failure(text: str, result_type: ResultType = "failure") -> ToolResult:
 class PendingCalls:
     """The calls in flight to the extension ``owner`` (its id, for messages)."""
 
-    def __init__(self, owner: str, session_id: str, tool_timeout: float) -> None:
+    def __init__(
+        self,
+        owner: str,
+        session_id: str,
+        tool_timeout: float,
+        events: EventLog,
+        working_directory: str,
+        wants: Callable[[str], bool] = lambda event_type: True,
+    ) -> None:
+        """``wants(event_type)``: whether the owner is sent events of that type anyway (its interests)."""
         self._owner = owner
+        self._wants = wants
         self._session_id = session_id
         self._tool_timeout = tool_timeout
+        self._events = events
+        self._working_directory = working_directory
         self._pending: dict[str, tuple[asyncio.Future[ToolResult], str]] = {}
         self._ids = unique_ids()
         self._cancelled: deque[str] = deque(maxlen=REMEMBERED_CANCELLED_CALLS)
@@ -57,8 +72,10 @@ class PendingCalls:
             "toolCallId": tool_call_id,
             "toolName": tool_name,
             "arguments": arguments,
+            "workingDirectory": self._working_directory,
         }
-        event = make_event("external_tool.requested", dict(data), ephemeral=True)
+        # Persisted like every event; the runtime forwards this type to nobody, the owner gets it here.
+        event = self._events.emit("external_tool.requested", dict(data))
         timer: asyncio.TimerHandle | None = None
         try:
             connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._session_id, "event": event})
@@ -114,6 +131,7 @@ class PendingCalls:
             raise RpcError(p.INVALID_PARAMS, text) from None
         if not future.done():
             future.set_result(result)
+        self._events.emit("external_tool.completed", {"requestId": request_id})
         return {"success": True}
 
     def end_all(self, reason: str) -> None:
@@ -124,14 +142,16 @@ class PendingCalls:
         self._pending.clear()
 
     def _withdraw(self, connection: Connection, request_id: str) -> None:
-        """Tell the extension a call is over without its answer (the SDK's
-        ``external_tool.completed``: dismiss the request)."""
+        """Tell the extensions a call is over without its answer (the SDK's
+        ``external_tool.completed``: dismiss the request); the owner is told even when it did
+        not ask for that event type (the Python SDK cancels the call on it)."""
         self._cancelled.append(request_id)
-        event = make_event("external_tool.completed", {"requestId": request_id}, ephemeral=True)
-        try:
-            connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._session_id, "event": event})
-        except Exception:
-            pass  # the pipe is gone: the extension has nothing left to be told
+        event = self._events.emit("external_tool.completed", {"requestId": request_id})
+        if not self._wants("external_tool.completed"):
+            try:
+                connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._session_id, "event": event})
+            except Exception:
+                pass  # the pipe is gone: the extension has nothing left to be told
 
     def _time_out(self, future: asyncio.Future[ToolResult], tool_name: str) -> None:
         if not future.done():

@@ -77,3 +77,10 @@ class SessionContext:
     """Pending permission requests, which extensions with a permission handler answer."""
     workspace_path: Path | None = None
     """The session's workspace folder (``files/``), given to extensions as ``workspacePath``."""
+    sdk_path: Path | None = None
+    """The SDK build JavaScript extensions import (``index.js`` and ``extension.js``); ``None``:
+    the pinned package (:mod:`~extension_host.launch.node_sdk`)."""
+    start_time: str = ""
+    """When the session started (ISO 8601; empty: not known), for joins and ``session.lifecycle``."""
+    model_id: Callable[[], str | None] | None = None
+    """The agent's current model, when it names one (a join's ``modelState``)."""

@@ -97,9 +97,10 @@ class Dispatcher:
 
         A ``deny`` (or an ``ask`` nobody approves) returns result type ``denied`` and the tool
         does not run. The hook points run against the hooks registered when the call began,
-        and every extension involved stays up until the call is over, even if it is reloaded.
-        ``origin`` (the agent's step that asked for the call) goes into the ``tool.execution_*``
-        events.
+        and every extension involved stays up until the call is over, even if it is reloaded;
+        a call that reloads them all itself (``extensions_reload``) runs the new ones' post (or
+        failure) hooks. ``origin`` (the agent's step that asked for the call) goes into the
+        ``tool.execution_*`` events.
 
         Raises:
             UnknownToolError: no extension or built-in offers ``name``, and none did.
@@ -196,6 +197,11 @@ class Dispatcher:
     ) -> ToolCallResult:
         """Run the tool and the hooks its result calls for (a success's, or a failure's)."""
         result = await invoke(pre.value, call_id)
+        if self._activity.was_released():  # it swapped every extension (extensions_reload): theirs now
+            chains = (
+                self._hooks.chain_for("on_post_tool_use", name),
+                self._hooks.chain_for("on_post_tool_use_failure", name),
+            )
         kind = result.result_type
         chain = chains[0] if kind == "success" else chains[1] if kind == "failure" else ()
         if not chain:
@@ -235,9 +241,10 @@ class Dispatcher:
 
     def _complete(self, call_id: str, name: str, result: ToolResult, origin: dict[str, Any]) -> None:
         """``tool.execution_complete`` as the Copilot CLI sends it: ``result {content,
-        detailedContent}`` on success (``detailedContent`` only when the tool gave a session log), ``error {message, code}`` (the result type) otherwise,
-        and ``toolTelemetry``; this host adds ``toolName``, and a failure's ``result`` (the text
-        the model read, and its ``resultType``) so a session's model context can be rebuilt."""
+        detailedContent}`` on success (``detailedContent`` only when the tool gave a session log),
+        ``error {message, code}`` (the result type) otherwise, and ``toolTelemetry``; this host
+        adds ``toolName``, and a failure's ``result`` (the text the model read, and its
+        ``resultType``) so a session's model context can be rebuilt."""
         text = result.text_result_for_llm
         complete: dict[str, Any] = {"toolCallId": call_id, "toolName": name, **origin, "success": result.success}
         if result.success:

@@ -88,7 +88,6 @@ EPHEMERAL_EVENT_TYPES: Final = frozenset(
         "session.title_changed",
         "session.usage_info",
         # Requests answered live; a resumed session cannot answer them again.
-        "external_tool.requested",
         "command.queued",
         "command.execute",
         "command.completed",

@@ -3,9 +3,9 @@
 Each function reads a validated :class:`~sdk_extension.wire.protocol.ResumeParams` and returns
 what the extension declared (its hooks and their matchers, its slash commands, its tools and
 the built-in tools they replace) or what it gets (the environment variables it asked for and
-was granted), or refuses with :class:`JoinRefused`, whose reason names what is wrong and what
-to do. The instance applies the answers; this module registers
-nothing and knows no process.
+was granted, and :func:`join_answer`: the session as Copilot CLI describes it), or refuses with
+:class:`JoinRefused`, whose reason names what is wrong and what to do. The instance applies
+the answers; this module registers nothing and knows no process.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sdk_extension.wire import protocol as p
 from sdk_extension.wire.results import ToolResult
 
 from .commands import declared_commands as check_commands
-from .context import GrantLookup
+from .context import GrantLookup, SessionContext
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, resolve_request, validate_request
 from .errors import ExtensionHostError
@@ -35,6 +35,7 @@ __all__ = [
     "declared_tools",
     "grant_command",
     "granted_environment",
+    "join_answer",
 ]
 
 
@@ -153,3 +154,24 @@ def grant_command(spec: ExtensionSpec, names: Iterable[str]) -> str:
     """The command line that grants ``names`` to the extension of ``spec``."""
     who = spec.name if spec.source == "project" else spec.id
     return f"extensions grant {who} {' '.join(names)}"
+
+
+def join_answer(context: SessionContext, resume: p.ResumeParams, granted: Mapping[str, str]) -> p.ResumeResult:
+    """The answer to an accepted ``session.resume``, with Copilot CLI's fields: a local session
+    in ``interactive`` mode; no elicitation, MCP apps or canvases (this host routes none), and
+    ``extensions`` false as in Copilot CLI's own sessions; ``granted``: the values of the
+    variables it asked for (sent only when it asked)."""
+    session_id = context.session_id
+    result: p.ResumeResult = {"sessionId": session_id, "nativeSessionId": session_id}
+    if context.start_time:
+        result["startTime"] = context.start_time
+    result["isRemote"] = False
+    result["mode"] = "interactive"
+    if context.workspace_path is not None:
+        result["workspacePath"] = str(context.workspace_path)
+    result["capabilities"] = {"ui": {"elicitation": False, "mcpApps": False, "canvases": False}, "extensions": False}
+    model_id = context.model_id() if context.model_id is not None else None
+    result["modelState"] = {"modelId": model_id} if model_id else {}
+    if "requestedEnvironmentVariables" in resume:
+        result["grantedEnvironmentVariables"] = dict(granted)
+    return result

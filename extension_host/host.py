@@ -14,8 +14,8 @@ go through them (:mod:`extension_host.session.lifecycle`). What each part does i
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping
-from importlib import metadata
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -36,9 +36,11 @@ from .hooks.foreign_tools import ToolCheck, ToolReview, check_tool_call, review_
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .hooks.session_hooks import SessionHooks
 from .hooks.unjudged import warning_message
-from .info import ExtensionInfo, ToolInfo
+from .info import ExtensionInfo, ToolInfo, host_version
 from .launch.forkserver import ForkServer
+from .launch.node_sdk import SDK_PATH_ENV
 from .launch.process import STOP_GRACE_SECONDS
+from .manage_tools import ManageSources, extension_tools
 from .outcomes import (
     ErrorDecision,
     PromptResult,
@@ -52,7 +54,7 @@ from .paths import user_home as resolve_user_home
 from .permissions import PermissionBroker, PermissionOutcome
 from .registry import ToolRegistry
 from .runtime import ExtensionRuntime
-from .session.agents import Agent, OfferedTool, agent_models, agent_usage
+from .session.agents import Agent, OfferedTool, agent_model, agent_models, agent_usage
 from .session.lifecycle import SessionLifecycle
 from .session.model_context import ModelContext
 from .session.persisted import PersistedSession
@@ -101,6 +103,10 @@ class ExtensionHost:
             ``EXTENSION_HOST_FORK_SERVER=0`` in the environment, starts a new interpreter for
             each. Platforms without ``fork`` always do. A :class:`ForkServer` given here is
             shared with other hosts: this one uses it and leaves stopping it to its owner.
+        extension_sdk_path: a folder with ``index.js`` and ``extension.js`` (a Copilot SDK build,
+            such as the one Copilot CLI unpacks and injects) that JavaScript extensions import
+            instead of the pinned ``@github/copilot-sdk`` (default: ``$EXTENSION_HOST_SDK_PATH``);
+            as Copilot CLI's ``--extension-sdk-path``.
         on_send: called for each ``session.send`` from an extension, after its checks (an
             observer); with no ``agent`` it stands in for one: the session goes idle when it
             returns. With neither, ``session.send`` fails saying there is no agent.
@@ -108,6 +114,8 @@ class ExtensionHost:
             ``send_and_wait`` and an extension's ``session.send`` run turns through it. Its
             optional ``models()`` and ``usage()`` answer extensions' ``session.model.list`` and
             ``session.usage.getMetrics`` (:mod:`extension_host.session_rpc`).
+        extension_tools: with an ``agent``, offer it the built-in tools ``extensions_manage``
+            and ``extensions_reload`` (:mod:`extension_host.manage_tools`); ``False`` leaves them out.
         permission_clients: whether something answers permission requests with
             :meth:`resolve_permission` (a client, a UI listening to events); then an ``ask``
             that neither ``on_ask`` nor an extension answers waits for it.
@@ -169,6 +177,8 @@ class ExtensionHost:
         permission_clients: bool = False,
         session: str | None = None,
         persist: bool = True,
+        extension_tools: bool = True,
+        extension_sdk_path: Path | str | None = None,
     ) -> None:
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
@@ -178,7 +188,7 @@ class ExtensionHost:
             SessionStore(self.user_home) if persist else None,
             self.project_root,
             session,
-            _version(),
+            host_version(),
         )
         self._event_reader = SessionEventReader(self._session, self.events)
         self._registry = ToolRegistry()
@@ -215,7 +225,7 @@ class ExtensionHost:
                 self.run_command,
                 self._event_reader,
             ),
-            builtin_tools=builtin_tools,
+            builtin_tools=[*builtin_tools, *(self._extension_tools() if agent is not None and extension_tools else ())],
             readiness_timeout=readiness_timeout,
             tool_timeout=tool_timeout,
             stop_grace=stop_grace,
@@ -234,6 +244,8 @@ class ExtensionHost:
             submit=lambda prompt, attachments, extension_id: self._turns.submit_from_extension(
                 prompt, attachments, extension_id
             ),
+            model_id=lambda: agent_model(self.agent),
+            sdk_path=_sdk_path(extension_sdk_path),
         )
         # The runtime's parts, by the names the tests and benches reach for.
         self._supervisor = self._runtime.supervisor
@@ -339,6 +351,21 @@ class ExtensionHost:
     def trust(self) -> TrustDecision:
         """Whether the project's own extensions may run now, and who decided it."""
         return decide_project_trust(self.project_root, self.trust_store, explicit=self._trust)
+
+    def _extension_tools(self) -> list[Tool]:
+        """``extensions_manage`` and ``extensions_reload`` over this host."""
+        return extension_tools(
+            ManageSources(
+                self.project_root,
+                self.user_home,
+                lambda: self.extensions,
+                self.extension,
+                lambda: self.trust,
+                self.reload,
+                self._permissions,
+                lambda: self._runtime.activity.released(),
+            )
+        )
 
     def _untrusted(self) -> str | None:
         decision = self.trust
@@ -610,11 +637,10 @@ class ExtensionHost:
         self.events.emit("commands.changed", {"commands": commands}, ephemeral=True)
 
 
-def _version() -> str:
-    try:
-        return metadata.version("extension-host")
-    except metadata.PackageNotFoundError:
-        return "0"
+def _sdk_path(given: Path | str | None) -> Path | None:
+    """The SDK build JavaScript extensions get: the one given, else ``$EXTENSION_HOST_SDK_PATH``."""
+    chosen = given if given is not None else os.environ.get(SDK_PATH_ENV) or None
+    return Path(chosen) if chosen is not None else None
 
 
 def _path(path: Path | None) -> str | None:

@@ -13,7 +13,6 @@ the extension's id; not its process, its status or its registrations.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +21,8 @@ from sdk_extension.wire.connection import Handler, RpcError
 
 from .context import SessionContext
 from .errors import ExtensionHostError
+from .events import iso_now
+from .info import host_version
 from .interests import Interests, TooManyInterests
 from .session_rpc import session_rpc_handlers
 from .validation import validate
@@ -38,12 +39,18 @@ class ExtensionRequests:
         self._interests = interests
 
     def on_connect(self, params: Any) -> p.ConnectResult:
-        """``connect``: the protocol version."""
-        return {"protocolVersion": p.PROTOCOL_VERSION}
+        """``connect``, answered as Copilot CLI does: the protocol version, this host's version,
+        and the task kinds it may return: none, as it runs no session tasks."""
+        return {"ok": True, "protocolVersion": p.PROTOCOL_VERSION, "version": host_version(), "taskKinds": []}
 
-    def on_ping(self, params: Any) -> dict[str, Any]:
-        """``ping``."""
-        return {"message": "pong", "timestamp": int(time.time() * 1000), "protocolVersion": p.PROTOCOL_VERSION}
+    def on_ping(self, params: Any) -> p.PingResult:
+        """``ping``: ``pong`` (``pong: <message>`` when one was sent), the time and the protocol version."""
+        message = params.get("message") if isinstance(params, dict) else None
+        return {
+            "message": f"pong: {message}" if isinstance(message, str) and message else "pong",
+            "timestamp": iso_now(),
+            "protocolVersion": p.PROTOCOL_VERSION,
+        }
 
     def on_log(self, params: Any) -> dict[str, Any]:
         """``session.log``: a ``session.info``, ``session.warning`` or ``session.error``."""

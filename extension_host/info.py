@@ -6,12 +6,14 @@ the CLI tables all describe an extension the same way. Nothing here changes stat
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
-__all__ = ["NOT_RUNNING", "ExtensionInfo", "ExtensionStatus", "ToolInfo"]
+__all__ = ["NOT_RUNNING", "SDK_STATUS", "ExtensionInfo", "ExtensionStatus", "ToolInfo", "host_version"]
 
 ExtensionStatus = Literal[
     "starting", "running", "failed", "quarantined", "disabled", "shadowed", "untrusted", "detached"
@@ -24,6 +26,25 @@ tools, commands and hooks are withdrawn, its process may run on until it ends.""
 NOT_RUNNING: Final[frozenset[ExtensionStatus]] = frozenset({"starting", "failed", "quarantined"})
 """The statuses of an extension that should be running and is not (not joined yet, or failed):
 its hooks judge nothing. Shadowed, untrusted and detached ones are not meant to run."""
+
+SDK_STATUS: Final[dict[str, str]] = {
+    "starting": "starting",
+    "running": "running",
+    "failed": "failed",
+    "quarantined": "failed",
+    "detached": "running",
+}
+"""This host's statuses in the Copilot SDK's four (``running``, ``disabled``, ``failed``,
+``starting``); any other (shadowed, untrusted, disabled) is ``disabled``: discovered, not run."""
+
+
+@functools.cache
+def host_version() -> str:
+    """This package's version (``0`` when it is not installed as a distribution)."""
+    try:
+        return metadata.version("extension-host")
+    except metadata.PackageNotFoundError:
+        return "0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +78,16 @@ class ExtensionInfo:
     """Built-in tools of the host it replaces (``overridesBuiltInTool``)."""
     commands: tuple[str, ...] = ()
     """The slash commands it offers (names without the ``/``)."""
+
+    def to_sdk(self) -> dict[str, Any]:
+        """As Copilot CLI lists an extension to extensions: ``{id, name, source, status}``,
+        the status in the SDK's four (:data:`SDK_STATUS`)."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "source": self.source,
+            "status": SDK_STATUS.get(self.status, "disabled"),
+        }
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` form (contract §9), plus the log path, shadowing, the folder a link

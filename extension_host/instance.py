@@ -49,11 +49,12 @@ from .handshake import (
     declared_tools,
     grant_command,
     granted_environment,
+    join_answer,
 )
 from .inbound import ExtensionRequests, inbound_handlers
 from .info import ExtensionInfo, ExtensionStatus
 from .interests import MAX_INTEREST_HANDLES, Interests
-from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv
+from .launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv, sdk_build
 from .launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from .registry import ToolEntry
 from .validation import validate
@@ -128,7 +129,14 @@ class ExtensionInstance:
         """It joined with a permission handler (``requestPermission``) and is not failed."""
         self._process: ExtensionProcess | None = None
         self._connection: Connection | None = None
-        self._calls = PendingCalls(spec.id, context.session_id, context.tool_timeout)
+        self._calls = PendingCalls(
+            spec.id,
+            context.session_id,
+            context.tool_timeout,
+            context.events,
+            str(context.project_root),
+            self._interests.wants,
+        )
         self._command_runs = PendingCommands(spec.id, context.session_id, self._command_completed)
         self._declared_commands: list[CommandEntry] = []
         self._tasks = BackgroundTasks(f"extension {spec.id}")
@@ -236,9 +244,13 @@ class ExtensionInstance:
         if self.spec.runtime == "python":
             return python_argv(self.spec.entry)
         node = find_node(env)
-        sdk = await ensure_sdk(self._context.cache_dir, env)
-        env["EXTENSION_HOST_NODE_SDK"] = str(sdk)
-        env["COPILOT_SDK_PATH"] = str(sdk / "node_modules" / "@github" / "copilot-sdk")
+        if self._context.sdk_path is not None:
+            build = sdk_build(self._context.sdk_path)
+            env["EXTENSION_HOST_SDK_BUILD"] = env["COPILOT_SDK_PATH"] = str(build)
+        else:
+            sdk = await ensure_sdk(self._context.cache_dir, env)
+            env["EXTENSION_HOST_NODE_SDK"] = str(sdk)
+            env["COPILOT_SDK_PATH"] = str(sdk / "node_modules" / "@github" / "copilot-sdk")
         return node_argv(node, self.spec.entry)
 
     async def stop(self) -> None:
@@ -330,7 +342,8 @@ class ExtensionInstance:
 
     def _on_detach(self, params: Any) -> dict[str, Any]:
         """``session.detach`` (the JS SDK's ``disconnect()``): its SDK has dropped every handler,
-        so its tools, commands and hooks leave the session now; its process may run on."""
+        so its tools, commands and hooks leave the session now; its process may run on, and
+        join again (``connect`` and ``session.resume`` on the same stdio)."""
         if self.status == "running":
             self.status = "detached"
             message = f"extension {self.id} detached from the session"
@@ -348,15 +361,17 @@ class ExtensionInstance:
         try:
             return await self._join(params)
         except RpcError as exc:
-            if self.status == "starting" and not self._stopping:
+            if self.status in ("starting", "detached") and not self._stopping:
                 # A refused join is the end of this start: say why here, not only in the answer,
                 # which an extension may not log before it exits.
                 self._fail(f"its join was refused: {exc.message}")
             raise
 
     async def _join(self, params: Any) -> p.ResumeResult:
-        if self.status != "starting":
+        # A detached extension may join again from the same process, as Copilot CLI allows.
+        if self.status not in ("starting", "detached"):
             raise RpcError(p.INVALID_REQUEST, f"extension {self.id} has already joined (status {self.status})")
+        rejoining = self.status == "detached"
         resume = validate(p.METHOD_SESSION_RESUME, p.ResumeParams, params)
         if resume["sessionId"] != self._context.session_id:
             raise RpcError(
@@ -402,6 +417,16 @@ class ExtensionInstance:
         self.overrides_builtin = overrides
         self.status = "running"
         self.settled.set()
+        # Its commands are checked in _claim; registered once it runs, so the commands.changed
+        # this causes reaches it too, as in Copilot CLI.
+        self._context.commands.replace(self.id, self._declared_commands)
+        if rejoining:
+            tools = [entry.name for entry in entries]
+            self._context.events.emit("session.tools_updated", {"added": tools, "extensionId": self.id})
+            self._context.events.emit(
+                "session.info",
+                {"infoType": "extension", "message": f"extension {self.id} joined again", "extensionId": self.id},
+            )
         for name in overrides:
             self._context.events.emit(
                 "session.warning",
@@ -411,12 +436,7 @@ class ExtensionInstance:
                     "extensionId": self.id,
                 },
             )
-        result: p.ResumeResult = {"sessionId": self._context.session_id, "capabilities": {}}
-        if self._context.workspace_path is not None:
-            result["workspacePath"] = str(self._context.workspace_path)
-        if "requestedEnvironmentVariables" in resume:
-            result["grantedEnvironmentVariables"] = self.environment.values
-        return result
+        return join_answer(self._context, resume, self.environment.values)
 
     def _refuse(self, refused: JoinRefused) -> RpcError:
         """Fail it for a refused join; returns the error its ``session.resume`` is answered with."""
@@ -453,7 +473,6 @@ class ExtensionInstance:
         for name, holder_id in self._context.commands.conflicts(self.id, self._declared_commands).items():
             raise CommandCollisionError(self.id, name, holder_id)
         registry.replace(self.id, entries)
-        self._context.commands.replace(self.id, self._declared_commands)
 
     def _collisions(self, entries: list[ToolEntry]) -> list[tuple[str, str, str]]:
         """(kind, name, holder) of each tool and command it declares that another extension holds."""
@@ -522,3 +541,14 @@ class ExtensionInstance:
                 self._connection.notify(p.METHOD_SESSION_EVENT, {"sessionId": self._context.session_id, "event": event})
             except Exception:
                 pass  # a dying extension misses events; its exit watcher reports it
+
+    def deliver_lifecycle(self, params: p.SessionLifecycleParams) -> None:
+        """Forward a ``session.lifecycle`` notification if this extension wants them (every
+        type, or ``session.lifecycle`` named among its event types)."""
+        if self.status != "running" or self._connection is None:
+            return
+        if self._interests.wants(p.METHOD_SESSION_LIFECYCLE):
+            try:
+                self._connection.notify(p.METHOD_SESSION_LIFECYCLE, params)
+            except Exception:
+                pass  # as for events

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from sdk_extension.tools import Tool
-from sdk_extension.wire.protocol import Event
+from sdk_extension.wire.protocol import Event, SessionLifecycleParams
 
 from .activity import ActivityTracker
 from .budget import CrashBudget, ReloadBudget
@@ -87,6 +87,8 @@ class ExtensionRuntime:
         walk_project: Callable[[], bool],
         submit: PromptSubmitter,
         on_crash: Callable[[str, str], None] | None = None,
+        model_id: Callable[[], str | None] | None = None,
+        sdk_path: Path | None = None,
     ) -> None:
         self._registry = registry
         self._hooks = hooks
@@ -128,6 +130,8 @@ class ExtensionRuntime:
             permissions=permissions,
             commands=commands,
             session_rpc=session_rpc,
+            model_id=model_id,
+            sdk_path=sdk_path,
         )
         self.activity = ActivityTracker()
         self.supervisor = Supervisor(
@@ -166,9 +170,11 @@ class ExtensionRuntime:
         self._watching: asyncio.Task[None] | None = None
         self._stop_watching = asyncio.Event()
 
-    def use_session(self, session_id: str, workspace: Path | None) -> None:
-        """Hand the session's id and workspace to what starts from now on."""
-        self.context = dataclasses.replace(self.context, session_id=session_id, workspace_path=workspace)
+    def use_session(self, session_id: str, workspace: Path | None, start_time: str = "") -> None:
+        """Hand the session's id, workspace and start time to what starts from now on."""
+        self.context = dataclasses.replace(
+            self.context, session_id=session_id, workspace_path=workspace, start_time=start_time
+        )
         self.supervisor.use_context(self.context)
         self._hooks.use_session(session_id)
         self._registry.replace(BUILTIN_OWNER, [builtin_entry(tool, session_id) for tool in self._builtin_tools])
@@ -237,5 +243,18 @@ class ExtensionRuntime:
         )
 
     def _forward_to_extensions(self, event: Event) -> None:
-        for instance in self.supervisor.current():
+        if event["type"] == "external_tool.requested":
+            return  # as in Copilot CLI, only the tool's owner is sent it (by its pending calls)
+        instances = self.supervisor.current()
+        for instance in instances:
             instance.deliver(event)
+        if "ephemeral" not in event:
+            # Copilot CLI tells its extensions the session changed after each persisted event.
+            context = self.context
+            updated: SessionLifecycleParams = {
+                "type": "session.updated",
+                "sessionId": context.session_id,
+                "metadata": {"startTime": context.start_time, "modifiedTime": event["timestamp"]},
+            }
+            for instance in instances:
+                instance.deliver_lifecycle(updated)

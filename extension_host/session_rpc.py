@@ -3,8 +3,10 @@
 Each entry of :data:`SESSION_RPC_METHODS` answers one method of the published SDK's
 ``rpc.d.ts`` that concerns what this host knows: its extensions, their tools and slash commands, the
 agent's models and usage (through optional providers, ``None`` while no agent reports them),
-MCP servers (this host runs none), and the session's event log (``session.eventLog.read`` and
-``tail``, answered by an :class:`EventLogSource`, :mod:`extension_host.session.reader`). What
+MCP servers (this host runs none), GitHub sign-in (this host has none), and the session's
+events (``session.getMessages``, ``session.eventLog.read`` and ``tail``, answered by an
+:class:`EventLogSource`, :mod:`extension_host.session.reader`). A method the SDKs renamed is
+answered under each of its names (:data:`METHOD_ALIASES`). What
 it cannot answer truthfully (a question to the model from a UI, enabling or disabling an
 extension for the session) is refused with ``NOT_SUPPORTED`` and a message that names the
 method; any method of neither kind is "method not found". Answers use the SDK's field names exactly (camelCase).
@@ -24,11 +26,12 @@ from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import RpcError
 
 from .commands import CommandRegistry, CommandResult
-from .info import ExtensionInfo, ToolInfo
+from .info import SDK_STATUS, ExtensionInfo, ToolInfo
 from .session_rpc_shapes import MAX_TYPES, EventLogReadRequest, EventsReadResult
 from .validation import validate
 
 __all__ = [
+    "METHOD_ALIASES",
     "SESSION_RPC_METHODS",
     "UNSUPPORTED_SESSION_METHODS",
     "EventLogSource",
@@ -49,6 +52,10 @@ UsageProvider = Callable[[], Mapping[str, Any] | None]
 
 class EventLogSource(Protocol):
     """Reads the session's events by cursor (the session layer's reader answers)."""
+
+    def events(self) -> list[Any]:
+        """Every persisted event of the current session, oldest first."""
+        ...
 
     def tail(self) -> str:
         """A cursor at the current end of the session's events."""
@@ -75,27 +82,11 @@ class SessionRpcSources:
     """Reads the session's events (``None``: ``session.eventLog.read`` and ``tail`` are refused)."""
 
 
-_SDK_STATUS: Final[dict[str, str]] = {
-    "starting": "starting",
-    "running": "running",
-    "failed": "failed",
-    "quarantined": "failed",
-    "detached": "running",
-}
-"""This host's statuses in the SDK's four (``running``, ``disabled``, ``failed``, ``starting``);
-any other (shadowed, untrusted, disabled) is ``disabled``: discovered, not run."""
-
-
 def _extensions_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     extensions = []
     for info in sources.extensions():
-        item: dict[str, Any] = {
-            "id": info.id,
-            "name": info.name,
-            "source": info.source,
-            "status": _SDK_STATUS.get(info.status, "disabled"),
-        }
-        if info.pid is not None and info.status in ("running", "detached"):
+        item = info.to_sdk()
+        if info.pid is not None and SDK_STATUS.get(info.status) == "running":
             item["pid"] = info.pid
         extensions.append(item)
     return {"extensions": extensions}
@@ -110,7 +101,7 @@ def _commands_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
                 "name": entry.name,
                 "description": entry.description,
                 "kind": "client",
-                "allowDuringAgentExecution": True,
+                "allowDuringAgentExecution": False,
             }
             for entry in sources.commands.entries()
         ]
@@ -179,6 +170,16 @@ async def _event_log_read(sources: SessionRpcSources, params: Any) -> dict[str, 
     return dict(await sources.event_log.read(request))
 
 
+def _get_messages(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    if sources.event_log is None:
+        raise _unsupported("session.getMessages", "this host keeps no event log for extensions to read")
+    return {"events": sources.event_log.events()}
+
+
+def _github_auth_status(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    return {"isAuthenticated": False, "statusMessage": "Not authenticated"}  # no GitHub sign-in here
+
+
 def _event_log_tail(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     if sources.event_log is None:
         raise _unsupported("session.eventLog.tail", "this host keeps no event log for extensions to read")
@@ -198,8 +199,19 @@ SESSION_RPC_METHODS: Final[dict[str, Handler]] = {
     "session.mcp.reload": _mcp_reload,
     "session.eventLog.read": _event_log_read,
     "session.eventLog.tail": _event_log_tail,
+    "session.getMessages": _get_messages,
+    "session.gitHubAuth.getStatus": _github_auth_status,
+    "auth.getStatus": _github_auth_status,
 }
 """Method → how it is answered, from the sources."""
+
+METHOD_ALIASES: Final[dict[str, str]] = {
+    "session.getEvents": "session.getMessages",
+    "session.auth.getStatus": "session.gitHubAuth.getStatus",
+}
+"""Other names of a method of :data:`SESSION_RPC_METHODS`, each answered as the method: the JS
+SDK's ``getEvents()`` sends ``session.getMessages`` (the name Copilot CLI answers), and SDKs
+before ``gitHubAuth`` sent ``session.auth.getStatus``."""
 
 UNSUPPORTED_SESSION_METHODS: Final[dict[str, str]] = {
     "session.ui.ephemeralQuery": "this host has no model of its own to ask; send a prompt with session.send",
@@ -234,5 +246,6 @@ def session_rpc_handlers(sources: SessionRpcSources) -> dict[str, Callable[[Any]
         return handler
 
     handlers = {method: answer(handler) for method, handler in SESSION_RPC_METHODS.items()}
+    handlers.update({alias: handlers[method] for alias, method in METHOD_ALIASES.items()})
     handlers.update({method: refuse(method, why) for method, why in UNSUPPORTED_SESSION_METHODS.items()})
     return handlers

@@ -23,12 +23,14 @@ __all__ = [
     "MAX_CURSOR_CHARS",
     "MAX_TYPES",
     "SESSION_RPC_SHAPES",
+    "AuthStatus",
     "CommandList",
     "EventLogReadRequest",
     "EventLogTailResult",
     "EventsReadResult",
     "ExecuteCommandResult",
     "ExtensionList",
+    "GetMessagesResult",
     "McpServerList",
     "ModelList",
     "SessionRpcParams",
@@ -154,6 +156,20 @@ class EventsReadResult(TypedDict):
     cursorStatus: Literal["ok", "expired"]
 
 
+class GetMessagesResult(TypedDict):
+    """Answer to ``session.getMessages`` (the JS SDK's ``getEvents()``): every persisted event."""
+
+    events: list[p.Event]
+
+
+class AuthStatus(TypedDict):
+    """Answer to ``session.gitHubAuth.getStatus`` and ``auth.getStatus``: this host has no
+    GitHub sign-in, so never authenticated."""
+
+    isAuthenticated: bool
+    statusMessage: NotRequired[str]
+
+
 class EventLogTailResult(TypedDict):
     """Answer to ``session.eventLog.tail``: a cursor at the current end of the session's events."""
 
@@ -196,5 +212,16 @@ SESSION_RPC_SHAPES: Final[dict[str, tuple[Any, Any, str]]] = {
         EventLogTailResult,
         "A cursor at the current end of the session's events, to read only what comes next.",
     ),
+    "session.getMessages": (
+        SessionRpcParams,
+        GetMessagesResult,
+        "Every persisted event of the session, oldest first (the JS SDK's getEvents(); also as session.getEvents).",
+    ),
+    "session.gitHubAuth.getStatus": (
+        SessionRpcParams,
+        AuthStatus,
+        "GitHub sign-in: none on this host (also as session.auth.getStatus).",
+    ),
+    "auth.getStatus": (dict[str, Any], AuthStatus, "GitHub sign-in: none on this host."),
 }
 """Method of the session-rpc table → (params shape, result shape, what it does)."""

@@ -501,7 +501,7 @@ class Supervisor:
             events.emit(
                 "session.extensions_loaded",
                 {
-                    "extensions": [info.to_json() for info in self.infos()],
+                    "extensions": [info.to_sdk() for info in self.infos()],
                     "changes": [outcome.to_json() for outcome in outcomes],
                 },
                 ephemeral=True,

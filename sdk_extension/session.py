@@ -53,12 +53,23 @@ class Session:
 
     def __init__(self, client: _Client, result: Mapping[str, Any]) -> None:
         self._client = client
-        self.session_id: str = str(result.get("sessionId") or client.session_id)
+        self._joined(result)
+
+    def _joined(self, result: Mapping[str, Any]) -> None:
+        """Take in what the host answered the join with."""
+        self.session_id: str = str(result.get("sessionId") or self._client.session_id)
         """The id of the session this extension joined."""
         self.workspace_path: str | None = result.get("workspacePath")
         """The session's workspace folder, when the host has one."""
         self.capabilities: dict[str, Any] = dict(result.get("capabilities") or {})
-        """What the host said it supports."""
+        """What the host said it supports (``ui``: ``elicitation``, ``mcpApps``, ``canvases``)."""
+        self.start_time: str | None = result.get("startTime")
+        """When the session started (ISO 8601), when the host says."""
+        model_state = result.get("modelState")
+        self.model_id: str | None = model_state.get("modelId") if isinstance(model_state, dict) else None
+        """The agent's model when the extension joined, when the host names one."""
+        self.host_version: str | None = self._client.host_version
+        """The host's version, from its answer to ``connect``."""
 
     @property
     def closed(self) -> bool:
@@ -187,8 +198,25 @@ class Session:
         """Blocking form of :meth:`detach_async` (not for use inside async handlers)."""
         self._client.run_blocking(self.detach_async(), "detach", None)
 
+    async def rejoin_async(self, timeout: float = 30.0) -> None:
+        """Join the session again after :meth:`detach_async`, from this process, with the same
+        tools, hooks and commands (``connect`` and ``session.resume`` again, as a JS extension's
+        second ``joinSession()`` does).
+
+        Raises:
+            JoinError: the host refused the join, or did not answer within ``timeout`` s.
+        """
+        self._joined(await self._client.handshake(timeout))
+
+    def rejoin(self, timeout: float = 30.0) -> None:
+        """Blocking form of :meth:`rejoin_async` (not for use inside async handlers)."""
+        self._client.run_blocking(self.rejoin_async(timeout), "rejoin", None)
+
     def on(self, event_type: str, handler: EventHandler) -> Callable[[], None]:
         """Call ``handler(event)`` for each session event of ``event_type`` (``"*"`` for all).
+        ``"session.lifecycle"`` subscribes to the host's ``session.lifecycle`` notifications
+        instead: ``handler`` gets ``{type, sessionId, metadata}`` (``session.updated`` after
+        each persisted event).
 
         The handler runs on the protocol loop: keep it quick, or make it ``async``. Its
         exceptions are written to the extension's log. Returns a function that unsubscribes.
@@ -231,11 +259,17 @@ class _Client:
         """The tool calls running now, by request id: one the host withdraws is cancelled."""
         self.sync_hooks = AbandonableRunner(hook_workers)
         """Runs plain-``def`` hooks, keyed by hook name, refusing one that is still stuck."""
+        self.host_version: str | None = None
         connection.on_notification(p.METHOD_SESSION_EVENT, self.on_session_event)
+        connection.on_notification(p.METHOD_SESSION_LIFECYCLE, self.on_lifecycle)
         connection.on_request(p.METHOD_HOOKS_INVOKE, self.on_hooks_invoke)
 
     async def join(self, timeout: float) -> Session:
         self.background.spawn(self._serve())
+        return Session(self, await self.handshake(timeout))
+
+    async def handshake(self, timeout: float) -> dict[str, Any]:
+        """``connect`` and ``session.resume``: the host's answer to the join."""
         try:
             async with asyncio.timeout(timeout):
                 answer = await self.connection.request(p.METHOD_CONNECT, {})
@@ -244,12 +278,14 @@ class _Client:
                     raise JoinError(
                         f"the host speaks protocol version {version!r}; this SDK speaks {p.PROTOCOL_VERSION}"
                     )
+                host_version = answer.get("version")
+                self.host_version = host_version if isinstance(host_version, str) else None
                 resume: p.ResumeParams = {
                     "sessionId": self.session_id,
                     "tools": [t.to_wire() for t in self.tools.values()],
                     "hooks": bool(self.hooks),
                     "hookTypes": [p.HOOK_WIRE_NAMES[name] for name in self.hooks],
-                    "eventTypes": [],
+                    "eventTypes": sorted(self.interests),
                     "disableResume": True,
                 }
                 if self.requested_environment:
@@ -275,7 +311,7 @@ class _Client:
             for name, value in granted.items():
                 if name in self.requested_environment and isinstance(value, str):
                     os.environ[name] = value
-        return Session(self, result or {})
+        return result if isinstance(result, dict) else {}
 
     async def _serve(self) -> None:
         try:
@@ -333,6 +369,11 @@ class _Client:
         self.call_soon(add)
         return lambda: self.call_soon(remove)
 
+    def on_lifecycle(self, params: Any) -> None:
+        """``session.lifecycle``: to the handlers of ``session.on("session.lifecycle", ...)``."""
+        if isinstance(params, dict):
+            self._dispatch(p.METHOD_SESSION_LIFECYCLE, self.subscribers.get(p.METHOD_SESSION_LIFECYCLE, ()), params)
+
     def on_session_event(self, params: Any) -> None:
         event = params.get("event") if isinstance(params, dict) else None
         if not isinstance(event, dict):
@@ -353,9 +394,12 @@ class _Client:
             self.background.spawn(self._run_command(event.get("data") or {}))
         elif event_type == "permission.requested" and self.permission_handler is not None:
             self.background.spawn(self._answer_permission(self.permission_handler, event.get("data") or {}))
-        for handler in (*self.subscribers.get(str(event_type), ()), *self.subscribers.get("*", ())):
+        self._dispatch(event_type, (*self.subscribers.get(str(event_type), ()), *self.subscribers.get("*", ())), event)
+
+    def _dispatch(self, event_type: Any, handlers: Iterable[EventHandler], message: dict[str, Any]) -> None:
+        for handler in handlers:
             try:
-                outcome = handler(event)
+                outcome = handler(message)
                 if asyncio.iscoroutine(outcome):
                     self.background.spawn(self._guard_handler(outcome, event_type))
             except Exception:

@@ -19,6 +19,7 @@ import extension_host.launch.process
 from extension_host.launch.forkserver import ForkServer
 from extension_host.launch.process import ExtensionProcess, LaunchSpec
 from extension_host.launch.process_groups import signal_group
+from extension_host.paths import CACHE_ENV
 from extension_host.schemas.events import check_event
 from extension_host.trust import TRUST_ENV
 from helpers import OtherUser, Project, other_user
@@ -120,3 +121,16 @@ def events_match_the_schema(request: pytest.FixtureRequest, monkeypatch: pytest.
             + "\n  ".join(problems[:10]),
             pytrace=False,
         )
+
+
+@pytest.fixture(scope="session")
+def sdk_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One Copilot SDK install shared by every test of the session that starts JavaScript
+    extensions (the host installs it into a cache folder on first need: the slow part)."""
+    yield tmp_path_factory.mktemp("sdk-cache")
+
+
+@pytest.fixture
+def use_sdk_cache(sdk_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hosts of this test install the SDK into the session's shared cache folder."""
+    monkeypatch.setenv(CACHE_ENV, str(sdk_cache))

@@ -20,6 +20,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final, TypeVar
 
+import pytest
+
+from extension_host import ExtensionHost
 from extension_host.launch.interpreter import python_command
 from extension_host.trust import TRUST_FILE
 
@@ -112,12 +115,13 @@ class Project:
             self.command(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=check
         )
 
-    def add_extension(self, name: str, code: str, *, source: str = "project") -> Path:
-        """Write ``code`` (dedented) as the extension.py of a new extension; return its folder."""
+    def add_extension(self, name: str, code: str, *, source: str = "project", entry: str = "extension.py") -> Path:
+        """Write ``code`` (dedented) as the ``entry`` (``extension.py``, or ``extension.mjs``)
+        of a new extension; return its folder."""
         base = self.root / ".github" / "extensions" if source == "project" else self.home / "extensions"
         folder = base / name
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "extension.py").write_text(textwrap.dedent(code), encoding="utf-8")
+        (folder / entry).write_text(textwrap.dedent(code), encoding="utf-8")
         return folder
 
 
@@ -164,6 +168,27 @@ def plant_shadows(folder: Path, evidence: Path) -> Shadows:
             (folder / name).mkdir(parents=True, exist_ok=True)
             (folder / name / "__init__.py").write_text(code, encoding="utf-8")
     return Shadows(folder, evidence)
+
+
+def copilot_sdk_marks() -> list[pytest.MarkDecorator]:
+    """The marks of a module that starts JavaScript extensions on the published Copilot SDK: real
+    processes, the session's shared SDK install, skipped without node and npm."""
+    return [
+        pytest.mark.subprocess,
+        pytest.mark.usefixtures("use_sdk_cache"),
+        pytest.mark.skipif(
+            shutil.which("node") is None or shutil.which("npm") is None,
+            reason="node and npm are needed to run Copilot SDK extensions",
+        ),
+    ]
+
+
+def sdk_host(project: Project, **options: Any) -> ExtensionHost:
+    """An :class:`~extension_host.ExtensionHost` for a project with JavaScript extensions: a
+    readiness timeout long enough for the first start, which installs the Copilot SDK."""
+    options.setdefault("readiness_timeout", 120.0)
+    options.setdefault("stop_grace", 2.0)
+    return ExtensionHost(project.root, project.home, **options)
 
 
 def run(coroutine: Coroutine[Any, Any, T], timeout: float = 60) -> T:
@@ -490,3 +515,20 @@ def other_user() -> OtherUser | str:
         except KeyError:
             return f"useradd {OTHER_USER_NAME} failed: {made.stderr.strip()}"
     return OtherUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+def chat_env() -> dict[str, str]:
+    """This process's environment without the ``OPENAI_*`` variables (``extensions chat`` reads them)."""
+    return {key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")}
+
+
+def chat(project: Project, conversation: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """Run ``extensions chat`` in ``project`` with ``conversation`` on stdin, to its end (bounded)."""
+    return subprocess.run(
+        project.command("chat", *options),
+        input=conversation,
+        capture_output=True,
+        text=True,
+        env=chat_env(),
+        timeout=90,
+    )

@@ -46,6 +46,7 @@ from mcp.server.stdio import stdio_server
 from ..context import SendHandler
 from ..errors import UnknownToolError
 from ..host import ExtensionHost
+from ..info import host_version
 from ..tokens import bearer_token, token_matches
 from .mcp_shapes import (
     COMMAND_ARGUMENT,
@@ -94,7 +95,7 @@ class McpBridge:
         self._collecting: dict[str, list[list[PromptText]]] = {}
         self.server: Final[Server[Any]] = Server(
             SERVER_NAME,
-            version=_version(),
+            version=host_version(),
             instructions="Tools, hooks and slash commands of this project's extensions (extension-host).",
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
@@ -317,12 +318,3 @@ class _QuietServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
-
-
-def _version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("extension-host")
-    except metadata.PackageNotFoundError:
-        return "0"

@@ -100,6 +100,10 @@ def permission_question(request: Mapping[str, Any]) -> str:
     reason = request.get("hookMessage")
     because = f" ({_preview(str(reason))})" if reason else ""
     arguments = _arguments(request.get("toolArgs", request.get("args")))
+    if not arguments and request.get("operation"):  # extension-management: what it would do, to which
+        arguments = " " + _preview(
+            " ".join(str(request[key]) for key in ("operation", "extensionName") if key in request)
+        )
     return f"allow {render.safe_cell(str(tool))}{arguments}?{because} [y/N]"
 
 

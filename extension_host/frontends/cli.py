@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -37,6 +38,7 @@ from ..hooks.runner import HookRecord
 from ..hooks.unjudged import ALLOW_FAILED_GUARDS_OPTION
 from ..host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
 from ..info import ExtensionInfo, ToolInfo
+from ..launch.node_sdk import SDK_PATH_ENV, sdk_build
 from ..outcomes import ReloadOutcome
 from ..paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
 from ..session.agents import AgentReply, ScriptedAgent
@@ -50,7 +52,7 @@ from .hook_command import add_hook_command
 from .mcp_command import add_mcp_command
 from .one_shot import ask_host_or_load, load_outcome, running_host, with_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, indent, print_json, say
-from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, tool_prefix
+from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, template_entry, tool_prefix
 from .schema_command import add_schema_arguments, schema
 from .serve_command import add_serve_command
 from .sessions import add_sessions_command
@@ -72,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.root is not None:
             find_project_root(args.root)  # a root that is not a folder is a usage error, up front
+        if args.extension_sdk_path is not None:
+            # Every host this command makes (and a host it starts in the background) reads it.
+            os.environ[SDK_PATH_ENV] = str(sdk_build(args.extension_sdk_path))
         code: int = args.run(args)
         if sys.stdout is not None:  # None: started without a stdout at all (``>&-``)
             sys.stdout.flush()  # a closed stdout shows here, not in the interpreter's last flush
@@ -119,6 +124,13 @@ def _parser() -> argparse.ArgumentParser:
         help="user folder for extensions and logs (default: $EXTENSION_HOST_HOME or the platform's config folder)",
     )
     parser.add_argument(
+        "--extension-sdk-path",
+        type=Path,
+        metavar="DIR",
+        help="run JavaScript extensions on this Copilot SDK build (a folder with index.js and extension.js, "
+        "as Copilot CLI's --extension-sdk-path) instead of the pinned @github/copilot-sdk",
+    )
+    parser.add_argument(
         "--readiness-timeout",
         type=float,
         default=DEFAULT_READINESS_TIMEOUT,
@@ -138,7 +150,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--template",
         default=DEFAULT_TEMPLATE,
-        help=f"template: {', '.join(available_templates())} (default: {DEFAULT_TEMPLATE})",
+        help=f"template: {', '.join(available_templates())}, or mjs (a Copilot SDK extension.mjs); "
+        f"default: {DEFAULT_TEMPLATE}",
     )
     sub.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -219,7 +232,7 @@ def _scaffold(args: argparse.Namespace) -> int:
     project_root = find_project_root(args.root)
     root = extensions_dir(user_home(args.home)) if args.user else project_root / PROJECT_EXTENSIONS_DIR
     folder = scaffold(args.name, root, args.template)
-    entry = folder / "extension.py"
+    entry = folder / template_entry(args.template)
     newly_trusted = False
     if not args.user:
         # Creating your own code in a project is consent to run that project's extensions.

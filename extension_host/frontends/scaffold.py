@@ -1,8 +1,10 @@
 """Scaffolding: a new extension folder rendered from a template, and the tool names it gets.
 
 Templates are folders under ``templates/`` (shipped inside the package as ``_templates`` when
-installed). Every file is copied with ``__EXTENSION_NAME__`` replaced by the extension's name
-and ``__TOOL_PREFIX__`` by :func:`tool_prefix` of it. A template names each tool explicitly as
+installed), each with one entry file (``extension.py``; ``mjs`` has a Copilot SDK
+``extension.mjs``). Every file is copied with ``__EXTENSION_NAME__`` replaced by the extension's
+name, ``__TOOL_PREFIX__`` by :func:`tool_prefix` of it and ``__EXTENSION_DESCRIPTION__`` by a
+description (one line; escaped for a Python string in ``.py`` files). A template names each tool explicitly as
 the prefix token followed by a fixed suffix (``@tool(name="__TOOL_PREFIX___count_lines")``), so
 the tool name need not be a Python identifier. This module writes files; it does not start
 anything.
@@ -33,27 +35,32 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+from functools import partial
 from pathlib import Path
 from typing import Final
 
 from sdk_extension.tools import TOOL_NAME_PATTERN
 
-from ..discovery import ENTRY_FILE, check_name
+from ..discovery import ENTRY_FILE, ENTRY_FILES, check_name
 from ..errors import ScaffoldError
 
 __all__ = [
+    "DEFAULT_DESCRIPTION",
     "DEFAULT_TEMPLATE",
     "TOOL_NAME_MAX",
     "TOOL_PREFIX_MAX",
     "TOOL_SUFFIX_MAX",
     "available_templates",
     "scaffold",
+    "template_entry",
     "templates_dir",
     "tool_names",
     "tool_prefix",
 ]
 
 DEFAULT_TEMPLATE: Final = "basic"
+DEFAULT_DESCRIPTION: Final = "an extension for the agent."
+"""What ``__EXTENSION_DESCRIPTION__`` becomes when no description is given."""
 TOOL_NAME_MAX: Final = 64
 """The longest tool name the host accepts (:data:`sdk_extension.tools.TOOL_NAME_PATTERN`)."""
 TOOL_SUFFIX_MAX: Final = 16
@@ -64,7 +71,8 @@ _HASH_DIGITS: Final = 12
 _HEAD_MAX: Final = TOOL_PREFIX_MAX - 1 - _HASH_DIGITS
 _NAME_TOKEN: Final = "__EXTENSION_NAME__"
 _PREFIX_TOKEN: Final = "__TOOL_PREFIX__"
-_TOKEN: Final = re.compile(f"{re.escape(_NAME_TOKEN)}|{re.escape(_PREFIX_TOKEN)}")
+_DESCRIPTION_TOKEN: Final = "__EXTENSION_DESCRIPTION__"
+_TOKEN: Final = re.compile("|".join(re.escape(token) for token in (_DESCRIPTION_TOKEN, _NAME_TOKEN, _PREFIX_TOKEN)))
 _USABLE_AS_IS: Final = re.compile(rf"\A[A-Za-z0-9_-]{{1,{TOOL_PREFIX_MAX}}}\Z")
 _ENCODED_ENDING: Final = re.compile(rf"_[0-9a-f]{{{_HASH_DIGITS}}}\Z")
 _NOT_TOOL_CHARACTER: Final = re.compile(r"[^A-Za-z0-9_-]")
@@ -83,7 +91,7 @@ def templates_dir() -> Path:
 
 
 def available_templates() -> list[str]:
-    """Names of the templates that have an entry file."""
+    """Names of the Python templates (those whose entry file is ``extension.py``)."""
     root = templates_dir()
     if not root.is_dir():
         return []
@@ -112,8 +120,20 @@ def tool_names(name: str, template: str = DEFAULT_TEMPLATE) -> list[str]:
     return sorted({prefix + suffix for _, text in _template_files(source) for suffix in _PREFIXED.findall(text)})
 
 
-def scaffold(name: str, extensions_root: Path, template: str = DEFAULT_TEMPLATE) -> Path:
-    """Create ``extensions_root/name/`` from ``template`` and return the new folder.
+def template_entry(template: str) -> str:
+    """The entry file name of ``template`` (``extension.py`` for the Python ones).
+
+    Raises:
+        ScaffoldError: the template is unknown.
+    """
+    return _entry_name(_template_folder(templates_dir() / template, template))
+
+
+def scaffold(
+    name: str, extensions_root: Path, template: str = DEFAULT_TEMPLATE, description: str | None = None
+) -> Path:
+    """Create ``extensions_root/name/`` from ``template`` and return the new folder;
+    ``description`` (default :data:`DEFAULT_DESCRIPTION`) goes where the template says.
 
     Raises:
         ScaffoldError: the name breaks the naming rule, the folder exists, the template is
@@ -127,7 +147,7 @@ def scaffold(name: str, extensions_root: Path, template: str = DEFAULT_TEMPLATE)
         raise ScaffoldError(target, f"{target} already exists; pick another name or remove it first")
     source = _template_folder(target, template)
     prefix = tool_prefix(name)
-    values = {_NAME_TOKEN: name, _PREFIX_TOKEN: prefix}
+    line = " ".join((description or "").split()) or DEFAULT_DESCRIPTION
     # Render everything before writing anything, so that a bad template leaves no folder.
     rendered: list[tuple[Path, str]] = []
     for relative, text in _template_files(source):
@@ -138,8 +158,9 @@ def scaffold(name: str, extensions_root: Path, template: str = DEFAULT_TEMPLATE)
                     f"template {template!r} names a tool {_PREFIX_TOKEN}{suffix}: the suffix must be at most "
                     f"{TOOL_SUFFIX_MAX} letters, digits, '_' or '-'",
                 )
+        values = {_NAME_TOKEN: name, _PREFIX_TOKEN: prefix, _DESCRIPTION_TOKEN: _escaped(line, relative)}
         # One pass, so that a name which happens to contain a token is not replaced again.
-        rendered.append((relative, _TOKEN.sub(lambda match: values[match.group()], text)))
+        rendered.append((relative, _TOKEN.sub(partial(_value, values), text)))
     try:
         for relative, text in rendered:
             destination = target / relative
@@ -153,10 +174,25 @@ def scaffold(name: str, extensions_root: Path, template: str = DEFAULT_TEMPLATE)
 
 def _template_folder(target: Path, template: str) -> Path:
     source = templates_dir() / template
-    if not (source / ENTRY_FILE).is_file():
+    if "/" in template or template.startswith(".") or not any((source / entry).is_file() for entry in ENTRY_FILES):
         known = ", ".join(available_templates()) or "none"
         raise ScaffoldError(target, f"unknown template {template!r}; available: {known}")
     return source
+
+
+def _value(values: dict[str, str], match: re.Match[str]) -> str:
+    return values[match.group()]
+
+
+def _entry_name(source: Path) -> str:
+    return next(entry for entry in ENTRY_FILES if (source / entry).is_file())
+
+
+def _escaped(description: str, relative: Path) -> str:
+    """``description`` as it can stand inside a Python string literal in a ``.py`` file."""
+    if relative.suffix != ".py":
+        return description
+    return description.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _template_files(source: Path) -> list[tuple[Path, str]]:

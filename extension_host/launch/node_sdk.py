@@ -5,7 +5,11 @@ without installing it. The host keeps one installed copy of the published packag
 :data:`SDK_VERSION`, in its user cache (installed with npm on first need, optional platform
 packages and install scripts left out), and runs the extension as
 ``node --import <register.mjs> extension.mjs``, where ``register.mjs`` (shipped in this package)
-makes the SDK's specifiers resolve to that copy.
+makes the SDK's specifiers resolve to that copy. 1.0.14 is the newest stable release; Copilot CLI
+injects a newer build of its own, unpacked from its binary. Like the CLI's
+``--extension-sdk-path``, the host can be given such a build instead (:func:`sdk_build`: a folder
+with ``index.js`` and ``extension.js``; ``ExtensionHost(extension_sdk_path=...)``,
+``extensions --extension-sdk-path DIR`` or :data:`SDK_PATH_ENV`), and nothing is installed.
 
 This module owns that install and the command line; it does not speak the protocol.
 """
@@ -23,11 +27,24 @@ from typing import Final
 
 from ..errors import ExtensionHostError
 
-__all__ = ["SDK_PACKAGE", "SDK_VERSION", "NodeUnavailable", "ensure_sdk", "find_node", "node_argv"]
+__all__ = [
+    "SDK_PACKAGE",
+    "SDK_PATH_ENV",
+    "SDK_VERSION",
+    "NodeUnavailable",
+    "ensure_sdk",
+    "find_node",
+    "node_argv",
+    "sdk_build",
+]
 
 SDK_PACKAGE: Final = "@github/copilot-sdk"
 SDK_VERSION: Final = "1.0.14"
 """The SDK version JavaScript extensions get; raise it deliberately, after running the tests."""
+SDK_PATH_ENV: Final = "EXTENSION_HOST_SDK_PATH"
+"""Set this to a folder with ``index.js`` and ``extension.js`` (an SDK build, such as the one
+Copilot CLI unpacks under ``~/.cache/copilot/pkg/<platform>/<version>/copilot-sdk``) to run
+JavaScript extensions on it instead of the pinned package."""
 INSTALL_TIMEOUT: Final = 300.0
 """Seconds npm may take to install the SDK (a slow registry, not a hang, should fit)."""
 _REGISTER: Final = Path(__file__).resolve().parent / "node" / "register.mjs"
@@ -50,6 +67,22 @@ def find_node(environment: Mapping[str, str]) -> str:
     if node is None:
         raise NodeUnavailable("node not found on PATH: install Node.js 20 or newer to run JavaScript extensions")
     return node
+
+
+def sdk_build(folder: Path) -> Path:
+    """``folder`` as an SDK build JavaScript extensions import (resolved).
+
+    Raises:
+        NodeUnavailable: it lacks ``index.js`` or ``extension.js``.
+    """
+    resolved = folder.expanduser().resolve()
+    for name in ("index.js", "extension.js"):
+        if not (resolved / name).is_file():
+            raise NodeUnavailable(
+                f"the extension SDK path {resolved} has no {name}: give a folder with index.js and extension.js "
+                "(as Copilot CLI's --extension-sdk-path)"
+            )
+    return resolved
 
 
 def node_argv(node: str, entry: Path) -> tuple[str, ...]:

@@ -25,12 +25,14 @@ __all__ = [
     "API_METHODS",
     "ApiMethod",
     "CancelRequestParams",
+    "ConnectParams",
     "EmptyParams",
     "EventIdResult",
     "HandledResult",
     "HooksInvokeResult",
     "InterestHandleResult",
     "MessageIdResult",
+    "PingParams",
     "SessionParams",
 ]
 
@@ -39,6 +41,19 @@ Direction = Literal["extension-to-host", "host-to-extension", "both"]
 
 class EmptyParams(TypedDict):
     """No parameters (an empty object)."""
+
+
+class ConnectParams(TypedDict):
+    """``connect``: what the client can decode (``supportedTaskKinds``); other fields are ignored."""
+
+    supportedTaskKinds: NotRequired[list[str]]
+    token: NotRequired[str]
+
+
+class PingParams(TypedDict):
+    """``ping``: an optional message to echo."""
+
+    message: NotRequired[str]
 
 
 class CancelRequestParams(TypedDict):
@@ -96,9 +111,13 @@ class ApiMethod:
 
 API_METHODS: Final[tuple[ApiMethod, ...]] = (
     ApiMethod(
-        p.METHOD_CONNECT, "extension-to-host", EmptyParams, p.ConnectResult, "Open the session: the protocol version."
+        p.METHOD_CONNECT,
+        "extension-to-host",
+        ConnectParams,
+        p.ConnectResult,
+        "Open the connection: the protocol version, the host's version, the task kinds it may return (none).",
     ),
-    ApiMethod(p.METHOD_PING, "extension-to-host", EmptyParams, p.ConnectResult, "Is the host there? As connect."),
+    ApiMethod(p.METHOD_PING, "extension-to-host", PingParams, p.PingResult, "Is the host there? pong, and the time."),
     ApiMethod(
         p.METHOD_SESSION_RESUME,
         "extension-to-host",
@@ -112,6 +131,13 @@ API_METHODS: Final[tuple[ApiMethod, ...]] = (
         p.SessionEventParams,
         None,
         "A session event (see session-events.schema.json); a tool call is an external_tool.requested event.",
+    ),
+    ApiMethod(
+        p.METHOD_SESSION_LIFECYCLE,
+        "host-to-extension",
+        p.SessionLifecycleParams,
+        None,
+        "The session changed: session.updated with its start and last modified time, after each persisted event.",
     ),
     ApiMethod(
         p.METHOD_HANDLE_PENDING_TOOL_CALL,

@@ -336,18 +336,17 @@ class CommandsChangedData(TypedDict):
 # --- extensions ---------------------------------------------------------------------------------
 
 
-@with_config(OPEN)
+@with_config(CLOSED)
 class LoadedExtension(TypedDict):
-    """One extension as ``session.extensions_loaded`` reports it.
-
-    The SDK knows the statuses ``running``, ``disabled``, ``failed`` and ``starting`` and the
-    sources ``project``, ``user``, ``plugin`` and ``session``; this host also reports
-    ``quarantined``, ``shadowed`` and ``untrusted``, and more keys (``pid``, ``tools``, ...)."""
+    """One extension as ``session.extensions_loaded`` reports it, as Copilot CLI does: this
+    host's statuses in the SDK's four (``quarantined`` is ``failed``, ``detached`` is
+    ``running``, ``shadowed`` and ``untrusted`` are ``disabled``); the rest of what the host
+    knows is in ``changes`` and ``extensions list --json``."""
 
     id: str
     name: str
     source: Literal["project", "user", "plugin", "session"]
-    status: Literal["running", "disabled", "failed", "starting", "quarantined", "shadowed", "untrusted"]
+    status: Literal["running", "disabled", "failed", "starting"]
 
 
 @with_config(CLOSED)

@@ -80,7 +80,7 @@ EVENT_TYPES: Final[tuple[EventType, ...]] = (
     EventType("tool.execution_partial_result", c.ToolExecutionPartialResultData, ephemeral="always"),
     EventType("tool.execution_complete", c.ToolExecutionCompleteData),
     EventType("external_tool.requested", c.ExternalToolRequestedData),
-    EventType("external_tool.completed", c.ExternalToolCompletedData, ephemeral="optional-true"),
+    EventType("external_tool.completed", c.ExternalToolCompletedData),
     EventType("hook.start", c.HookStartData),
     EventType("hook.end", c.HookEndData),
     EventType("permission.requested", c.PermissionRequestedData),

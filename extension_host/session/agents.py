@@ -29,6 +29,7 @@ __all__ = [
     "OfferedTool",
     "ScriptExhausted",
     "ScriptedAgent",
+    "agent_model",
     "agent_models",
     "agent_select_model",
     "agent_usage",
@@ -108,6 +109,12 @@ async def ask_agent(agent: Agent, request: AgentRequest) -> AgentReply:
     if not isinstance(reply, AgentReply):
         raise TypeError(f"the agent answered {type(reply).__name__}, not an AgentReply")
     return reply
+
+
+def agent_model(agent: Agent | None) -> str | None:
+    """The model the agent answers with now (its ``model`` attribute, when it is a string)."""
+    model = getattr(agent, "model", None)
+    return model if isinstance(model, str) else None
 
 
 def agent_models(agent: Agent | None) -> list[dict[str, Any]] | None:

@@ -100,5 +100,5 @@ class SessionLifecycle:
         self._turns.begin()
 
     def _use_session(self) -> None:
-        """Hand the current session's id and workspace to what starts from now on."""
-        self._runtime.use_session(self._session.id, self._session.workspace)
+        """Hand the current session's id, workspace and start time to what starts from now on."""
+        self._runtime.use_session(self._session.id, self._session.workspace, self._session.start_time)

@@ -69,6 +69,8 @@ class PersistedSession:
         """The current session's id."""
         self._open: OpenSession | None = None
         self._started_ms = 0
+        self.start_time = ""
+        """When the current session started (ISO 8601; a resumed one: when it was created)."""
 
     @property
     def resumed(self) -> bool:
@@ -92,6 +94,7 @@ class PersistedSession:
             SessionLockedError: another host holds the session.
         """
         started_ms = int(time.time() * 1000)
+        self.start_time = iso_now()
         if self._store is None:
             self._started_ms = started_ms
             self._events.begin(None)
@@ -105,6 +108,8 @@ class PersistedSession:
             return
         self._open = opened = self._store.open(self._resume, self._project_root)
         self._started_ms = _milliseconds(opened.created) or started_ms
+        if opened.created is not None and _milliseconds(opened.created) is not None:
+            self.start_time = opened.created
         scan = opened.scan
         last = scan.last_event
         problems: list[str] = []
@@ -211,7 +216,7 @@ class PersistedSession:
                 "version": EVENT_FORMAT_VERSION,
                 "producer": PRODUCER,
                 "copilotVersion": self._version,
-                "startTime": iso_now(),
+                "startTime": self.start_time,
                 "context": self._context(),
             },
         )

@@ -132,7 +132,11 @@ class SessionEventReader:
         for live in self._waits:
             live.arrived.set()
 
-    # -- the two methods -------------------------------------------------------------------
+    # -- the methods -----------------------------------------------------------------------
+
+    def events(self) -> list[Event]:
+        """Every persisted event of the current session, oldest first (``session.getMessages``)."""
+        return list(self._session.replay())
 
     def tail(self) -> str:
         """A cursor at the current end of the session's persistent events."""

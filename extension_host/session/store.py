@@ -36,7 +36,6 @@ import shutil
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
@@ -44,6 +43,7 @@ from sdk_extension.wire.nesting import loads
 
 from ..errors import SessionError, SessionIdError, SessionLockedError, UnknownSessionError
 from ..events import iso_now, make_event
+from ..info import host_version
 from ..paths import sessions_dir
 from ..private_files import PRIVATE_FOLDER_MODE, open_private, private_folder, tighten_file, write_private
 from .fork import TurnNotForkable, forked_events, turn_end
@@ -260,7 +260,7 @@ class SessionStore:
                     "sessionId": opened.id,
                     "version": EVENT_FORMAT_VERSION,
                     "producer": PRODUCER,
-                    "copilotVersion": _version(),
+                    "copilotVersion": host_version(),
                     "startTime": opened.created or iso_now(),
                     "context": context,
                 },
@@ -379,13 +379,6 @@ def _write_events(path: Path, events: Iterator[Any]) -> None:
         handle.write(b"".join(batch))
         handle.flush()
         os.fsync(handle.fileno())
-
-
-def _version() -> str:
-    try:
-        return metadata.version("extension-host")
-    except metadata.PackageNotFoundError:
-        return "0"
 
 
 def _read_record(folder: Path) -> dict[str, str]:

@@ -5,7 +5,8 @@ attachments, and queues the prompt (``pending_messages.modified``, ephemeral). O
 at a time, in order; each run is::
 
     [prompt-transformed hooks: the text the model gets]
-    user.message → [system.notification: the prompt hooks' additional context]
+    [session.title_changed: the session's first prompt, ephemeral]
+    → user.message → [system.notification: the prompt hooks' additional context]
     → assistant.turn_start → [assistant.message_delta: streamed text, ephemeral]
     → assistant.message (text, toolRequests) → [assistant.usage: the agent's count, ephemeral]
       → per tool call: the host's pipeline (tool.execution_start, pre hooks, the tool, post or
@@ -15,7 +16,7 @@ at a time, in order; each run is::
     → agent-stop hooks, once it answers without a tool call: a ``block`` sends its reason as
       the next user message (through the prompt hooks) and the run goes on, at most
       :data:`MAX_STOP_BLOCKS` times in a row
-    → session.idle (ephemeral) once no prompt is queued
+    → assistant.idle and session.idle (ephemeral) once no prompt is queued
 
 As in the published SDK, ``assistant.turn_start``/``turn_end`` frame one step of the agent (one
 model call), ``turnId`` is its number in the session. As in the Copilot CLI, a failed tool call
@@ -66,6 +67,7 @@ __all__ = [
     "MAX_MODEL_RETRIES",
     "MAX_QUEUED_PROMPTS",
     "MAX_STOP_BLOCKS",
+    "TITLE_CHARS",
     "TurnRunner",
 ]
 
@@ -75,6 +77,8 @@ MAX_AGENT_STEPS: Final = 50
 """Steps (agent answers) one prompt's run may take; past it the run ends with ``session.error``."""
 MAX_QUEUED_PROMPTS: Final = 100
 """Prompts waiting behind the running one; one more is refused."""
+TITLE_CHARS: Final = 100
+"""The longest ``session.title_changed`` title (the first line of the session's first prompt)."""
 MAX_MODEL_RETRIES: Final = 5
 """Times one failed agent step is asked again, whatever ``retry_count`` an error hook asks for
 (the Copilot CLI retries a failed model call five times)."""
@@ -160,6 +164,8 @@ class TurnRunner:
         self._message_ids = unique_ids()
         self._call_ids = unique_ids()
         self._steps = itertools.count(1)
+        self._titled = False
+        """The session has had its title (its first prompt ran, or a resumed log holds one)."""
         self._results: dict[str, Event | TurnAbortedError | None] = {}
         self._cancellation = Cancellation()
         self._waiting: dict[str, asyncio.Future[Event | None]] = {}
@@ -309,12 +315,15 @@ class TurnRunner:
         """Start over on a session whose persisted events are ``events`` (none for a new one):
         the model context is rebuilt from them and turn numbers go on after theirs."""
         turns = 0
+        self._titled = False
 
         def counted() -> Iterator[Event]:
             nonlocal turns
             for event in events:
                 if event.get("type") == "assistant.turn_start":
                     turns += 1
+                elif event.get("type") == "user.message":
+                    self._titled = True
                 yield event
 
         self.model_context.reset(counted())
@@ -343,7 +352,9 @@ class TurnRunner:
         finally:
             self._cancellation.reset()
             aborted = any(isinstance(result, TurnAbortedError) for result in self._results.values())
-            self._events.emit("session.idle", {"aborted": True} if aborted else {}, ephemeral=True)
+            idle = {"aborted": True} if aborted else {}
+            self._events.emit("assistant.idle", idle, ephemeral=True)  # the agent's loop is over, as in Copilot CLI
+            self._events.emit("session.idle", dict(idle), ephemeral=True)
             results, self._results = self._results, {}
             self._idle.set()
             for message_id, result in results.items():
@@ -433,6 +444,9 @@ class TurnRunner:
             user["attachments"] = list(queued.attachments)
         if queued is not None and queued.source is not None:
             user["source"] = queued.source
+        if not self._titled:  # as Copilot CLI offline: the session's first prompt is its title
+            self._titled = True
+            self._events.emit("session.title_changed", {"title": _title(prompt)}, ephemeral=True)
         self._events.emit("user.message", user)
         self._notify(context)
 
@@ -535,3 +549,9 @@ def _assistant_data(reply: AgentReply, calls: Sequence[ToolCall], turn_id: str, 
 
 
 _assistant_ids = unique_ids()
+
+
+def _title(prompt: str) -> str:
+    """A session title from its first prompt: the first line, at most :data:`TITLE_CHARS` characters."""
+    line = prompt.strip().split("\n", 1)[0]
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"

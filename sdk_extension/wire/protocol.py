@@ -37,6 +37,7 @@ __all__ = [
     "METHOD_RELEASE_INTEREST",
     "METHOD_SESSION_DETACH",
     "METHOD_SESSION_EVENT",
+    "METHOD_SESSION_LIFECYCLE",
     "METHOD_SESSION_LOG",
     "METHOD_SESSION_RESUME",
     "METHOD_SESSION_SEND",
@@ -57,18 +58,24 @@ __all__ = [
     "HandlePendingPermissionParams",
     "HandlePendingToolCallParams",
     "HooksInvokeParams",
+    "LifecycleMetadata",
     "LogLevel",
     "LogParams",
+    "ModelState",
     "PermissionDecision",
+    "PingResult",
     "RegisterInterestParams",
     "ReleaseInterestParams",
     "ResultType",
     "ResumeParams",
     "ResumeResult",
     "SendParams",
+    "SessionCapabilities",
     "SessionEventParams",
+    "SessionLifecycleParams",
     "ToolDefinition",
     "ToolRequestedData",
+    "UiCapabilities",
     "WireToolResult",
     "camel_case",
     "hook_name",
@@ -82,6 +89,8 @@ METHOD_CONNECT: Final = "connect"
 METHOD_PING: Final = "ping"
 METHOD_SESSION_RESUME: Final = "session.resume"
 METHOD_SESSION_EVENT: Final = "session.event"
+METHOD_SESSION_LIFECYCLE: Final = "session.lifecycle"
+"""Notification ``{type, sessionId, metadata?}``, host → extension (see :class:`SessionLifecycleParams`)."""
 METHOD_SESSION_LOG: Final = "session.log"
 METHOD_SESSION_SEND: Final = "session.send"
 METHOD_HANDLE_PENDING_TOOL_CALL: Final = "session.tools.handlePendingToolCall"
@@ -236,8 +245,22 @@ class ExecuteCommandParams(TypedDict):
 
 
 class ConnectResult(TypedDict):
-    """Answer to ``connect`` and ``ping``."""
+    """Answer to ``connect``, as Copilot CLI gives it: ``ok`` (always true), the protocol
+    version, the server's package ``version`` and the ``taskKinds`` (of those the client named
+    in ``supportedTaskKinds``) it may return to this connection."""
 
+    ok: Literal[True]
+    protocolVersion: int
+    version: str
+    taskKinds: NotRequired[list[str]]
+
+
+class PingResult(TypedDict):
+    """Answer to ``ping``: ``message`` (``pong``, or ``pong: <the message sent>``), the
+    server's time (ISO 8601) and the protocol version."""
+
+    message: str
+    timestamp: str
     protocolVersion: int
 
 
@@ -263,14 +286,61 @@ class ResumeParams(TypedDict):
     """The extension answers ``permission.requested`` events (it has a permission handler)."""
 
 
+class UiCapabilities(TypedDict):
+    """What the session's user interface can do for an extension."""
+
+    elicitation: bool
+    """Whether ``session.ui.elicitation`` reaches someone who can answer."""
+    mcpApps: bool
+    canvases: bool
+
+
+class SessionCapabilities(TypedDict):
+    """``capabilities`` of a ``session.resume`` answer."""
+
+    ui: UiCapabilities
+    extensions: bool
+    """Copilot CLI's flag for a session whose SDK client asked it to run extensions
+    (``requestExtensions``); false in its own sessions, which extensions join."""
+
+
+class ModelState(TypedDict):
+    """The session's current model (``modelId`` absent while no agent names one)."""
+
+    modelId: NotRequired[str]
+
+
 class ResumeResult(TypedDict):
-    """Answer to ``session.resume``."""
+    """Answer to ``session.resume``, with Copilot CLI's fields."""
 
     sessionId: str
+    nativeSessionId: NotRequired[str]
+    startTime: NotRequired[str]
+    """When the session started (ISO 8601)."""
+    isRemote: NotRequired[bool]
+    mode: NotRequired[Literal["interactive", "plan", "autopilot"]]
     workspacePath: NotRequired[str | None]
-    capabilities: NotRequired[dict[str, Any]]
+    capabilities: NotRequired[SessionCapabilities]
+    modelState: NotRequired[ModelState]
     grantedEnvironmentVariables: NotRequired[dict[str, str]]
     """The values of the requested variables the extension may have (only when it asked)."""
+
+
+class LifecycleMetadata(TypedDict):
+    """``metadata`` of a ``session.updated`` lifecycle notification."""
+
+    startTime: str
+    modifiedTime: str
+    """When the session last changed: the time of its newest persisted event."""
+
+
+class SessionLifecycleParams(TypedDict):
+    """``session.lifecycle`` notification, host → extension: the session changed (Copilot CLI
+    sends ``session.updated`` after each persisted event)."""
+
+    type: Literal["session.created", "session.deleted", "session.updated", "session.foreground", "session.background"]
+    sessionId: str
+    metadata: NotRequired[LifecycleMetadata]
 
 
 class Event(TypedDict):
@@ -300,6 +370,8 @@ class ToolRequestedData(TypedDict):
     toolCallId: str
     toolName: str
     arguments: Any
+    workingDirectory: NotRequired[str]
+    """The folder the tool should work in (the project root)."""
 
 
 class WireToolResult(TypedDict):

@@ -1,4 +1,4 @@
-"""__EXTENSION_NAME__: an extension for the agent.
+"""__EXTENSION_NAME__: __EXTENSION_DESCRIPTION__
 
 It offers one tool, `__TOOL_PREFIX___count_lines`, and one hook, `on_pre_tool_use`, that keeps
 secrets files (.env and friends) away from every tool. Edit both; `extensions dev` reloads

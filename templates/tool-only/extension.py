@@ -1,4 +1,4 @@
-"""__EXTENSION_NAME__: an extension that offers one tool to the agent."""
+"""__EXTENSION_NAME__: __EXTENSION_DESCRIPTION__ It offers one tool."""
 
 from __future__ import annotations
 

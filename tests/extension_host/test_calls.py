@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from extension_host.calls import PendingCalls
+from extension_host.events import EventLog
 from helpers import PipeWriter, run
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.connection import Connection, RpcError
@@ -31,23 +32,32 @@ class Extension:
         return [message["params"]["event"]["data"] for message in self._seen[:count]]
 
 
-def calls_and_extension(tool_timeout: float = 30, **connection: Any) -> tuple[PendingCalls, Connection, Extension]:
+def calls_and_extension(
+    tool_timeout: float = 30, events: EventLog | None = None, **connection: Any
+) -> tuple[PendingCalls, Connection, Extension]:
     extension = Extension()
     host_end = Connection(asyncio.StreamReader(), extension.writer, **connection)
-    return PendingCalls("project:ext", "session-1", tool_timeout), host_end, extension
+    calls = PendingCalls("project:ext", "session-1", tool_timeout, events or EventLog(), "/work/project")
+    return calls, host_end, extension
 
 
 def test_a_call_is_sent_as_an_event_and_settled_by_the_answer_with_its_request_id() -> None:
     async def scenario() -> None:
-        calls, connection, extension = calls_and_extension()
+        events = EventLog()
+        calls, connection, extension = calls_and_extension(events=events)
         call = asyncio.ensure_future(calls.call(connection, "add", {"a": 1}, "call-1"))
         (data,) = await extension.requested()
         assert (data["toolName"], data["arguments"], data["toolCallId"]) == ("add", {"a": 1}, "call-1")
-        assert data["sessionId"] == "session-1"
+        assert (data["sessionId"], data["workingDirectory"]) == ("session-1", "/work/project")
         answer = {"requestId": data["requestId"], "result": {"textResultForLlm": "2", "resultType": "success"}}
         assert calls.answer(answer) == {"success": True}
         result = await call
         assert (result.text_result_for_llm, result.result_type) == ("2", "success")
+        # As in Copilot CLI, both are persisted events of the session (not ephemeral).
+        requested, completed = events.history()
+        assert (requested["type"], requested["data"]) == ("external_tool.requested", data)
+        assert (completed["type"], completed["data"]) == ("external_tool.completed", {"requestId": data["requestId"]})
+        assert "ephemeral" not in requested and "ephemeral" not in completed
         with pytest.raises(RpcError, match="no pending tool call") as caught:
             calls.answer(answer)  # answered once; a second answer finds nothing
         assert caught.value.code == p.INVALID_PARAMS
@@ -76,7 +86,7 @@ def test_a_call_nobody_answers_times_out_and_end_all_fails_the_rest_at_once() ->
         assert slow.result_type == "timeout"
         assert slow.text_result_for_llm == "tool 'slow' of project:ext did not answer within 0.05 s"
 
-        calls = PendingCalls("project:ext", "session-1", 30)
+        calls = PendingCalls("project:ext", "session-1", 30, EventLog(), "/work/project")
         waiting = [asyncio.ensure_future(calls.call(connection, f"t{n}", {}, f"c{n}")) for n in range(3)]
         await extension.requested(4)
         calls.end_all("extension project:ext failed: boom")
@@ -102,17 +112,18 @@ def test_arguments_larger_than_the_extension_accepts_fail_only_that_call() -> No
     run(scenario())
 
 
-def test_a_withdrawn_call_is_announced_to_the_extension_and_its_late_answer_is_refused_saying_why() -> None:
+def test_a_withdrawn_call_is_announced_as_completed_and_its_late_answer_is_refused_saying_why() -> None:
     async def scenario() -> None:
-        calls, connection, extension = calls_and_extension()
+        events = EventLog()
+        calls, connection, extension = calls_and_extension(events=events)
         call = asyncio.ensure_future(calls.call(connection, "nap", {}, "call-1"))
         (data,) = await extension.requested()
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
-        _, completed = await extension.requested(2)
-        assert completed == {"requestId": data["requestId"]}
-        assert extension._seen[1]["params"]["event"]["type"] == "external_tool.completed"
+        # The session's event, which the runtime forwards to every extension that wants it.
+        (completed,) = events.history("external_tool.completed")
+        assert completed["data"] == {"requestId": data["requestId"]}
         answer = {"requestId": data["requestId"], "result": {"textResultForLlm": "late", "resultType": "success"}}
         with pytest.raises(RpcError, match="was cancelled \\(its turn was cancelled\\); its result is not needed"):
             calls.answer(answer)

@@ -10,27 +10,25 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost
 from extension_host.paths import CACHE_ENV
 from extension_host.trust import TrustStore
-from helpers import Project, assert_orphan_exits_when_host_is_killed, is_log, run, wait_for_event
+from helpers import (
+    Project,
+    assert_orphan_exits_when_host_is_killed,
+    copilot_sdk_marks,
+    is_log,
+    run,
+    sdk_host,
+    wait_for_event,
+)
 
-pytestmark = [
-    pytest.mark.subprocess,
-    pytest.mark.skipif(
-        shutil.which("node") is None or shutil.which("npm") is None,
-        reason="node and npm are needed to run Copilot SDK extensions",
-    ),
-]
+pytestmark = copilot_sdk_marks()
 
 JS_TOOLS = """
 import { joinSession } from "@github/copilot-sdk/extension";
@@ -127,28 +125,8 @@ SOURCES = {
 ENTRY = {"js": "extension.mjs", "py": "extension.py"}
 
 
-@pytest.fixture(scope="session")
-def sdk_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One SDK install shared by every test of the session (it is the slow part)."""
-    yield tmp_path_factory.mktemp("sdk-cache")
-
-
-@pytest.fixture(autouse=True)
-def use_sdk_cache(sdk_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(CACHE_ENV, str(sdk_cache))
-
-
 def add(project: Project, name: str, language: str, code: str) -> Path:
-    folder = project.root / ".github" / "extensions" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / ENTRY[language]).write_text(textwrap.dedent(code).lstrip(), encoding="utf-8")
-    return folder
-
-
-def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("readiness_timeout", 120.0)  # the first start installs the SDK
-    options.setdefault("stop_grace", 2.0)
-    return ExtensionHost(project.root, project.home, **options)
+    return project.add_extension(name, textwrap.dedent(code).lstrip(), entry=ENTRY[language])
 
 
 @pytest.mark.parametrize("language", ["js", "py"])
@@ -157,7 +135,7 @@ def test_tools_round_trip_strings_structured_results_and_errors(project: Project
     add(project, "tools", language, SOURCES[language]["tools"])
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             (info,) = host.extensions
             assert info.status == "running", info.error
             assert set(info.tools) == {"greet", "structured", "explode"}
@@ -183,7 +161,7 @@ def test_a_pre_tool_deny_blocks_a_tool_of_the_other_sdk(project: Project, guard:
     add(project, "b_danger", tool, SOURCES[tool]["danger"])
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             assert [info.status for info in host.extensions] == ["running", "running"]
             result = await host.call_tool("danger")
             assert result.result_type == "denied"
@@ -204,7 +182,7 @@ def test_a_tool_name_collision_between_sdks_fails_the_later_extension(
     add(project, "b_second", second, SOURCES[second]["tools"])
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             first_info, second_info = host.extensions
             assert first_info.status == "running"
             assert second_info.status == "failed"
@@ -220,7 +198,7 @@ def test_saving_an_mjs_file_hot_reloads_it(project: Project) -> None:
     (project.root / ".github" / "extensions").mkdir(parents=True, exist_ok=True)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             assert (await host.call_tool("greet", {"name": "x"})).text_result_for_llm == "hello x"
             (folder / "extension.mjs").write_text(JS_TOOLS.replace("`hello ${args.name}`", "`hi ${args.name}`"))
             await wait_for_event(
@@ -242,7 +220,7 @@ def test_an_mjs_that_throws_at_import_fails_with_its_error_and_python_is_unaffec
     add(project, "b_tools", "py", PY_TOOLS)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             broken, tools = host.extensions
             assert broken.status == "failed"
             assert broken.error is not None and "no config file for broken" in broken.error
@@ -259,7 +237,7 @@ def test_an_mjs_that_never_joins_fails_after_the_readiness_timeout(project: Proj
     add(project, "z_idle", "js", "setInterval(() => {}, 1000);\n")
 
     async def scenario() -> None:
-        async with host_for(project, readiness_timeout=3) as host:
+        async with sdk_host(project, readiness_timeout=3) as host:
             idle = host.extension("z_idle")
             assert idle.status == "failed"
             assert idle.error is not None and "did not join within 3 s" in idle.error
@@ -274,7 +252,7 @@ def test_without_node_a_javascript_extension_fails_saying_so(project: Project) -
     environment = {**os.environ, "PATH": str(Path(sys.executable).parent)}
 
     async def scenario() -> None:
-        async with host_for(project, environment=environment) as host:
+        async with sdk_host(project, environment=environment) as host:
             js, py = host.extensions
             assert js.status == "failed"
             assert js.error is not None and "node not found" in js.error
@@ -300,7 +278,7 @@ def test_an_sdk_install_that_cannot_reach_the_registry_fails_with_npms_reason(
     }
 
     async def scenario() -> None:
-        async with host_for(project, environment=environment) as host:
+        async with sdk_host(project, environment=environment) as host:
             js, py = host.extensions
             assert js.status == "failed"
             assert js.error is not None and "could not install @github/copilot-sdk@" in js.error
@@ -319,7 +297,7 @@ def test_a_javascript_extension_that_never_joined_exits_when_its_host_dies(proje
 
 
 async def _warm(project: Project) -> None:
-    async with host_for(project) as host:
+    async with sdk_host(project) as host:
         await asyncio.sleep(0)
         assert host.extension("warm").status == "running"
 
@@ -343,7 +321,7 @@ def test_the_published_sdk_swallows_a_throwing_hook_so_it_cannot_fail_closed(pro
     add(project, "b_danger", "py", PY_DANGER)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             result = await host.call_tool("danger")
             assert result.result_type == "success"  # the JS SDK answered with no output
             (record,) = host.recent_hook_calls("project:a_js_guard")[-1:]
@@ -353,7 +331,7 @@ def test_the_published_sdk_swallows_a_throwing_hook_so_it_cannot_fail_closed(pro
 
 
 def test_a_session_api_the_host_lacks_is_refused_at_once_not_left_hanging(project: Project) -> None:
-    """session.getMessages (getEvents) is not implemented here: the SDK call rejects with method not found."""
+    """session.mode.get is not implemented here: the SDK call rejects with method not found."""
     add(
         project,
         "asker",
@@ -364,7 +342,7 @@ def test_a_session_api_the_host_lacks_is_refused_at_once_not_left_hanging(projec
     const session = await joinSession({
       tools: [{ name: "history", description: "Read the session history",
                 handler: async () => {
-                  try { await session.getEvents(); return "unexpectedly answered"; }
+                  try { await session.rpc.mode.get(); return "unexpectedly answered"; }
                   catch (error) { return `refused: ${error.message}`; }
                 } }],
     });
@@ -372,7 +350,7 @@ def test_a_session_api_the_host_lacks_is_refused_at_once_not_left_hanging(projec
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             async with asyncio.timeout(20):
                 result = await host.call_tool("history")
             assert result.text_result_for_llm.startswith("refused:")
@@ -405,12 +383,12 @@ def test_a_javascript_extension_gets_a_granted_variable_through_the_published_sd
     add(project, "wants", "js", JS_WANTS_TOKEN)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             info = host.extension("wants")
             assert info.status == "failed"
             assert info.error is not None and "GITHUB_TOKEN" in info.error and "extensions grant wants" in info.error
         TrustStore(project.home).grant(project.root, "project", "wants", ["GITHUB_TOKEN"])
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             info = host.extension("wants")
             assert info.status == "running", info.error
             assert (info.environment_requested, info.environment_granted) == (("GITHUB_TOKEN",), ("GITHUB_TOKEN",))
@@ -480,7 +458,7 @@ def test_an_extensions_permission_handler_answers_an_ask_and_its_feedback_reache
     agent = ScriptedAgent([steps])
 
     async def scenario() -> None:
-        async with host_for(project, agent=agent, builtin_tools=[deploy], session_hooks=False) as host:
+        async with sdk_host(project, agent=agent, builtin_tools=[deploy], session_hooks=False) as host:
             assert [info.status for info in host.extensions] == ["running", "running"], host.extensions
             await host.send_and_wait("ship it", timeout=60)
             completed = [e["data"] for e in host.events.history("permission.completed")]
@@ -541,11 +519,11 @@ def test_send_and_wait_of_either_sdk_resolves_with_the_agents_reply_or_fails_wit
     add(project, "asker", language, JS_ASKER if language == "js" else PY_ASKER)
 
     async def scenario() -> None:
-        async with host_for(project, agent=ScriptedAgent.replies("2 + 2 = 4"), session_hooks=False) as host:
+        async with sdk_host(project, agent=ScriptedAgent.replies("2 + 2 = 4"), session_hooks=False) as host:
             assert (await host.call_tool("ask", {"prompt": "what is 2 + 2?"})).text_result_for_llm == "2 + 2 = 4"
             (user,) = host.events.history("user.message")
             assert (user["data"]["content"], user["data"]["source"]) == ("what is 2 + 2?", "project:asker")
-        async with host_for(project, session_hooks=False) as host:
+        async with sdk_host(project, session_hooks=False) as host:
             refused = (await host.call_tool("ask", {"prompt": "anyone?"})).text_result_for_llm
             assert refused.startswith("error: session.send: this host has no agent"), refused
 
@@ -607,7 +585,7 @@ def test_slash_commands_run_in_either_sdk_and_session_rpc_answers_it(project: Pr
     add(project, "ops", language, JS_COMMANDS if language == "js" else PY_COMMANDS)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             (info,) = host.extensions
             assert info.status == "running", info.error
             assert info.commands == ("deploy", "fail")
@@ -629,7 +607,7 @@ def test_slash_commands_run_in_either_sdk_and_session_rpc_answers_it(project: Pr
                 "name": "deploy",
                 "description": "Deploy it",
                 "kind": "client",
-                "allowDuringAgentExecution": True,
+                "allowDuringAgentExecution": False,
             }
             assert "session.model.list is not supported by this host" in answers["models"]
             assert answers["executed"] == {"error": "no target here"}  # its own command, run by the host
@@ -653,7 +631,7 @@ def test_a_js_extension_that_disconnects_is_detached_not_failed(project: Project
     add(project, "leaver", "js", JS_DETACH)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             await wait_for_event(host, lambda e: "detached from the session" in e["data"].get("message", ""))
             (info,) = host.extensions
             assert (info.status, info.error, info.tools, info.commands) == ("detached", None, (), ())
@@ -719,7 +697,7 @@ def test_either_sdk_pages_the_session_s_events_and_waits_for_new_ones(project: P
     add(project, "reader", language, JS_EVENT_LOG if language == "js" else PY_EVENT_LOG)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with sdk_host(project) as host:
             await wait_for_event(host, is_log("waiting"), timeout=120)
             host.events.emit("session.warning", {"warningType": "test", "message": "wake up"})
             await wait_for_event(host, is_log("event log read"), timeout=60)
@@ -811,10 +789,10 @@ def test_the_copilot_cli_s_three_later_hook_points_reach_an_extension_of_either_
     )
 
     async def scenario() -> str:
-        async with host_for(project, agent=agent, session_hooks=False) as host:
+        async with sdk_host(project, agent=agent, session_hooks=False) as host:
             reply = await host.send_and_wait("go", timeout=60)
             assert reply is not None and reply["data"]["content"] == "continued"
-            return host.session_id
+            return str(host.session_id)
 
     session_id = run(scenario(), timeout=180)
     seen = [json.loads(line) for line in (project.root / "seen.jsonl").read_text().splitlines()]

@@ -65,7 +65,14 @@ def test_tool_calls_are_announced_as_start_and_complete_events(project: Project)
             assert complete["data"]["toolCallId"] == "call-1"
             assert complete["data"]["success"] is True
             assert complete["data"]["result"]["content"] == "2"
-            assert complete["parentId"] == start["id"]
+            # Between them, the call to the extension and its answer, persisted as in Copilot CLI.
+            requested = host.events.history("external_tool.requested")[-1]
+            completed = host.events.history("external_tool.completed")[-1]
+            assert requested["data"]["toolCallId"] == "call-1"
+            assert requested["data"]["workingDirectory"] == str(project.root)
+            assert completed["data"] == {"requestId": requested["data"]["requestId"]}
+            assert (requested["parentId"], completed["parentId"]) == (start["id"], requested["id"])
+            assert complete["parentId"] == completed["id"]
 
     run(scenario())
 

@@ -10,6 +10,7 @@ import pytest
 from extension_host.commands import CommandEntry, CommandRegistry, CommandResult
 from extension_host.info import ExtensionInfo, ToolInfo
 from extension_host.session_rpc import (
+    METHOD_ALIASES,
     SESSION_RPC_METHODS,
     UNSUPPORTED_SESSION_METHODS,
     SessionRpcSources,
@@ -64,11 +65,11 @@ def test_extensions_list_answers_the_sdk_s_shape_and_statuses() -> None:
     ]
 
 
-def test_commands_list_lists_the_extensions_commands_as_client_commands() -> None:
+def test_commands_list_lists_the_extensions_commands_as_client_commands_not_run_during_a_turn() -> None:
     listed = handlers()["session.commands.list"]({"sessionId": "s"})
-    assert listed == {
+    assert listed == {  # as Copilot CLI lists an extension's command
         "commands": [
-            {"name": "deploy", "description": "Deploy it", "kind": "client", "allowDuringAgentExecution": True}
+            {"name": "deploy", "description": "Deploy it", "kind": "client", "allowDuringAgentExecution": False}
         ]
     }
     assert handlers()["session.commands.list"]({"includeClientCommands": False}) == {"commands": []}
@@ -98,7 +99,33 @@ def test_mcp_is_answered_truthfully_empty_and_the_rest_are_refused_naming_the_me
             table[method]({})
         assert caught.value.code == p.NOT_SUPPORTED
         assert method in caught.value.message
-    assert set(table) == set(SESSION_RPC_METHODS) | set(UNSUPPORTED_SESSION_METHODS)
+    assert set(table) == set(SESSION_RPC_METHODS) | set(UNSUPPORTED_SESSION_METHODS) | set(METHOD_ALIASES)
+
+
+class History:
+    """An event log source holding two persisted events."""
+
+    def events(self) -> list[Any]:
+        return [{"type": "session.start"}, {"type": "user.message"}]
+
+    def tail(self) -> str:
+        return "cursor"
+
+    async def read(self, request: Any) -> Any:
+        raise AssertionError("not read by page here")
+
+
+def test_a_renamed_method_is_answered_under_each_of_its_names_by_the_same_handler() -> None:
+    table = session_rpc_handlers(SessionRpcSources(lambda: [], CommandRegistry(), event_log=History()))
+    for old, new in METHOD_ALIASES.items():
+        assert table[old] is table[new]
+    assert table["session.getEvents"]({}) == table["session.getMessages"]({}) == {"events": History().events()}
+    signed_out = {"isAuthenticated": False, "statusMessage": "Not authenticated"}  # Copilot CLI's answer offline
+    assert table["session.auth.getStatus"]({}) == table["auth.getStatus"]({}) == signed_out
+    without_log = handlers()
+    with pytest.raises(RpcError) as caught:
+        without_log["session.getEvents"]({})
+    assert caught.value.code == p.NOT_SUPPORTED and caught.value.data == {"method": "session.getMessages"}
 
 
 def test_tools_metadata_lists_the_offered_tools_with_their_schemas() -> None:

@@ -10,7 +10,8 @@ SPEC (JSON): ``argv``, ``env``, ``cwd``, ``stdout`` and ``stderr`` (files for th
 output), ``pid_file`` (the agent's pid is written there once it runs), ``timeout`` (seconds
 the agent may run; then its process group is killed), ``after`` (command lines run once the
 agent exited, each bounded, e.g. stopping the background hook host), ``linger`` (seconds the
-processes left over may take to exit by themselves).
+processes left over may take to exit by themselves), ``stdin`` (optional: a file the agent
+reads as its standard input; else it has none).
 
 REPORT (JSON): ``exit_code`` (negative: the signal), ``timed_out``, ``leftovers`` (pid and
 command line of each process still there after ``linger``; all of them are then killed and
@@ -113,12 +114,17 @@ def main(spec_path: str, report_path: str) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    with open(spec["stdout"], "wb") as out, open(spec["stderr"], "wb") as err:
+    stdin_path = spec.get("stdin")
+    with (
+        open(spec["stdout"], "wb") as out,
+        open(spec["stderr"], "wb") as err,
+        open(stdin_path or os.devnull, "rb") as given,
+    ):
         process = subprocess.Popen(
             spec["argv"],
             env=spec["env"],
             cwd=spec["cwd"],
-            stdin=subprocess.DEVNULL,
+            stdin=given,
             stdout=out,
             stderr=err,
             process_group=0,

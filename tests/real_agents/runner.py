@@ -164,8 +164,10 @@ class Workspace:
         after: Sequence[Sequence[str]] = (),
         linger: float = 5,
         cwd: Path | None = None,
+        stdin: Path | None = None,
     ) -> AgentRun:
-        """Run ``argv`` under the reaper (see :mod:`reaper`) and wait for its report, bounded."""
+        """Run ``argv`` under the reaper (see :mod:`reaper`) and wait for its report, bounded;
+        ``stdin`` is a file it reads as its standard input (else it has none)."""
         folder = Path(tempfile.mkdtemp(prefix="run-", dir=self.root))
         spec = {
             "argv": list(argv),
@@ -177,6 +179,7 @@ class Workspace:
             "timeout": timeout,
             "after": [list(command) for command in after],
             "linger": linger,
+            "stdin": str(stdin) if stdin is not None else None,
         }
         (folder / "spec.json").write_text(json.dumps(spec))
         report_path = folder / "report.json"

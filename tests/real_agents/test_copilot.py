@@ -4,6 +4,7 @@ and no process of it left once the CLI is gone, however it went."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from extension_host import ExtensionHost
 from real_agents.agents import Agent, assert_finished
 from real_agents.extensions import DENY_ENV, DENY_REASON
 from real_agents.models import Call, Say, Turn
@@ -128,3 +130,41 @@ def test_the_readme_says_which_switches_copilot_cli_needs_to_run_an_exported_ext
     section = readme.partition("### GitHub Copilot CLI")[2].partition("\n## ")[0]
     assert "COPILOT_CLI_ENABLED_FEATURE_FLAGS=EXTENSIONS" in section and "--experimental" in section
     assert "GITHUB_COPILOT_PROMPT_MODE_EXTENSIONS=true" in section
+
+
+CLI_SDK_EXTENSION = """
+import { joinSession } from "@github/copilot-sdk/extension";
+
+const session = await joinSession({
+  tools: [{ name: "on_cli_sdk", description: "Say which SDK this runs on",
+            parameters: { type: "object", properties: {} },
+            handler: async () => `on ${process.env.COPILOT_SDK_PATH} in ${session.sessionId}` }],
+  hooks: { onPreToolUse: async (input) =>
+    input.toolName === "blocked" ? { permissionDecision: "deny", permissionDecisionReason: "not here" } : undefined },
+});
+"""
+
+
+def test_a_javascript_extension_runs_under_this_host_on_the_sdk_build_copilot_cli_injects(
+    copilot_cli: Agent, workspace: Workspace
+) -> None:
+    """Copilot CLI unpacks its own SDK build (newer than the published 1.0.14) on first run; given
+    to the host as ``extension_sdk_path``, the same extension runs on it here."""
+    run = workspace.run([*copilot_cli.program.command(copilot_cli.prefix), "--version"], env=workspace.env())
+    assert run.exit_code == 0, run.describe()
+    (build,) = (workspace.home / ".cache" / "copilot" / "pkg").glob("*/*/copilot-sdk")
+    folder = workspace.project / ".github" / "extensions" / "on_cli_sdk"
+    folder.mkdir(parents=True)
+    (folder / "extension.mjs").write_text(CLI_SDK_EXTENSION)
+
+    async def scenario() -> None:
+        host = ExtensionHost(workspace.project, workspace.home / "eh", trust=True, extension_sdk_path=build)
+        async with host:
+            (info,) = host.extensions
+            assert info.status == "running", info.error
+            result = await host.call_tool("on_cli_sdk")
+            assert result.text_result_for_llm == f"on {build} in {host.session_id}"
+            check = await host.check_tool_call("blocked", {})
+            assert (check.decision, check.reason) == ("deny", "not here")
+
+    asyncio.run(asyncio.wait_for(scenario(), 90))

@@ -1,6 +1,7 @@
 // Loaded with `node --import` before a JavaScript extension (extension.mjs/.cjs/.js) runs.
 // 1. Makes `@github/copilot-sdk` and `@github/copilot-sdk/...` resolve to the copy of the SDK the
-//    host installed (EXTENSION_HOST_NODE_SDK), so authors need no `npm install`, as in Copilot CLI.
+//    host installed (EXTENSION_HOST_NODE_SDK), or to the SDK build it was given
+//    (EXTENSION_HOST_SDK_BUILD), so authors need no `npm install`, as in Copilot CLI.
 // 2. Ends the extension and its whole process group when the host is gone, even if it never
 //    joined (the SDK itself exits when its stdin closes, but only once it has joined): the host's
 //    lifeline pipe (EXTENSION_HOST_LIFELINE_FD) reaches end of file the moment the host process
@@ -15,7 +16,7 @@ console.info = console.error;
 console.debug = console.error;
 
 register(new URL("./resolve.mjs", import.meta.url), {
-  data: { sdkRoot: process.env.EXTENSION_HOST_NODE_SDK ?? "" },
+  data: { sdkRoot: process.env.EXTENSION_HOST_NODE_SDK ?? "", sdkBuild: process.env.EXTENSION_HOST_SDK_BUILD ?? "" },
 });
 
 const parent = Number(process.env.EXTENSION_HOST_PARENT_PID);

@@ -90,7 +90,8 @@ def test_a_turn_streams_calls_the_extensions_tool_through_its_hook_and_reports_u
         assert second[-3]["tool_calls"][0]["id"] == call_id
         assert second[-2] == {"role": "tool", "tool_call_id": call_id, "content": "3 words"}
         assert second[-1] == {"role": "user", "content": "words are split on spaces"}
-        assert server.requests[0]["tools"][0]["function"]["parameters"]["properties"]["text"]["type"] == "string"
+        offered = {tool["function"]["name"]: tool["function"] for tool in server.requests[0]["tools"]}
+        assert offered["count_words"]["parameters"]["properties"]["text"]["type"] == "string"
 
         assert metrics["totalUserRequests"] == 1
         usage = metrics["modelMetrics"]["test-model"]["usage"]

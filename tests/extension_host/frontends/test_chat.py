@@ -7,13 +7,12 @@ import asyncio
 import os
 import re
 import signal
-import subprocess
 import threading
 
 import pytest
 
 from chat_server import Answer, ChatServer, Hold, Reply, Status
-from helpers import Project, run
+from helpers import Project, chat, chat_env, run
 
 pytestmark = pytest.mark.subprocess
 
@@ -37,21 +36,6 @@ session = join_session(tools=[count_words], commands=[shout], hooks={"on_pre_too
 """
 
 
-def chat_env() -> dict[str, str]:
-    return {key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")}
-
-
-def chat(project: Project, conversation: str, *options: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        project.command("chat", *options),
-        input=conversation,
-        capture_output=True,
-        text=True,
-        env=chat_env(),
-        timeout=90,
-    )
-
-
 def test_a_scripted_conversation_streams_runs_tools_asks_and_takes_commands(project: Project) -> None:
     project.add_extension("words", WORDS)
     script = [
@@ -67,7 +51,7 @@ def test_a_scripted_conversation_streams_runs_tools_asks_and_takes_commands(proj
     lines = done.stdout.splitlines()
     assert re.fullmatch(r"new session [\w-]+", lines[0])
     assert lines[1] == f"model test-model at {server.base_url}"
-    assert lines[2].startswith("1 extension running, 1 tool on offer")
+    assert lines[2].startswith("1 extension running, 3 tools on offer")  # and the agent's extensions_*
     assert lines[3:8] == [
         "Let me count.",
         '  → count_words {"text": "a b c"}',

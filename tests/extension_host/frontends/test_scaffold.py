@@ -18,10 +18,12 @@ from extension_host.discovery import NAME_PATTERN, check_name
 from extension_host.errors import ScaffoldError
 from extension_host.frontends.cli import main
 from extension_host.frontends.scaffold import (
+    DEFAULT_DESCRIPTION,
     TOOL_PREFIX_MAX,
     TOOL_SUFFIX_MAX,
     available_templates,
     scaffold,
+    template_entry,
     tool_names,
     tool_prefix,
 )
@@ -101,6 +103,38 @@ def test_every_shipped_template_suffix_fits_after_the_longest_prefix() -> None:
         assert names, template
         assert all(len(name) - 1 <= TOOL_SUFFIX_MAX for name in names), names
     assert tool_names("x", "tool-only") == ["x_hello"]
+
+
+def test_the_mjs_template_writes_copilot_clis_extension_skeleton_with_the_tool_prefix(tmp_path: Path) -> None:
+    """extension.mjs, not listed among the Python templates; its tool is <prefix>_example."""
+    assert "mjs" not in available_templates() and template_entry("mjs") == "extension.mjs"
+    entry = scaffold("my.ext", tmp_path, "mjs", "Greets people") / "extension.mjs"
+    text = entry.read_text()
+    assert text.startswith("// Extension: my.ext\n// Greets people\n")
+    assert f'name: "{tool_prefix("my.ext")}_example"' in text
+    assert tool_names("my.ext", "mjs") == [f"{tool_prefix('my.ext')}_example"]
+    assert sorted(path.name for path in entry.parent.iterdir()) == ["extension.mjs"]
+
+
+@pytest.mark.parametrize("template", ["basic", "tool-only"])
+def test_a_description_is_one_line_of_the_docstring_whatever_it_holds(tmp_path: Path, template: str) -> None:
+    """Quotes, backslashes and line breaks cannot end the docstring early or break the file."""
+    said = 'say "hi"\\N{x} \\\n"""; import os  #'
+    entry = scaffold("x", tmp_path, template, said) / "extension.py"
+    docstring = ast.get_docstring(ast.parse(entry.read_text()))
+    assert docstring is not None and docstring.startswith("x: " + " ".join(said.split()))
+    plain = scaffold("y", tmp_path, template) / "extension.py"
+    assert plain.read_text().startswith(f'"""y: {DEFAULT_DESCRIPTION}')
+
+
+def test_the_command_scaffolds_an_mjs_extension_and_names_its_file(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """extensions scaffold NAME --template mjs says which file it created."""
+    assert main(["--root", str(project.root), "--home", str(project.home), "scaffold", "js", "--template", "mjs"]) == 0
+    entry = project.root / ".github" / "extensions" / "js" / "extension.mjs"
+    assert f"created {entry}" in capsys.readouterr().out.splitlines()
+    assert entry.is_file()
 
 
 @pytest.mark.parametrize("name", ["../x", "a/b", "", ".hidden", "has space", "abc\n", "abc\r", "\nabc", "a" * 65])

@@ -133,9 +133,7 @@ def test_every_modelled_event_type_has_an_example_that_passes() -> None:
         make_event(
             "session.extensions_loaded",
             {
-                "extensions": [
-                    {"id": "project:a", "name": "a", "source": "project", "status": "quarantined", "pid": 7}
-                ],
+                "extensions": [{"id": "project:a", "name": "a", "source": "project", "status": "failed"}],
                 "changes": [{"extension": "project:a", "action": "started"}],
             },
             ephemeral=True,

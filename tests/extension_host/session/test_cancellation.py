@@ -82,6 +82,7 @@ def test_cancelling_a_turn_withdraws_its_tool_call_and_ends_it_as_the_sdk_ends_a
                 "tool.execution_complete",
                 "abort",
                 "assistant.turn_end",
+                "assistant.idle",
                 "session.idle",
             ]
             first, second = host.events.history("tool.execution_complete")
@@ -168,7 +169,7 @@ def test_cancelling_while_the_agent_thinks_ends_the_turn_without_an_answer(proje
             await host.wait_idle(10)
             types = [e["type"] for e in host.events.history()]
             assert "assistant.message" not in types
-            assert types[-3:] == ["abort", "assistant.turn_end", "session.idle"]
+            assert types[-4:] == ["abort", "assistant.turn_end", "assistant.idle", "session.idle"]
 
     run(scenario(), timeout=30)
 

@@ -121,7 +121,7 @@ def test_method_names_are_distinct() -> None:
         for name in protocol.__all__
         if name.startswith("METHOD_") and isinstance(value := getattr(protocol, name), str)
     ]
-    assert len(methods) == 14
+    assert len(methods) == 15
     assert len(set(methods)) == len(methods)
     assert protocol.METHOD_HANDLE_PENDING_TOOL_CALL == "session.tools.handlePendingToolCall"
 

@@ -1,0 +1,252 @@
+"""The reviewed tables of how this host may differ from the real Copilot CLI on the wire.
+
+A :class:`~conformance.compare.Difference` the suite observes is allowed when an entry of
+:data:`INTENDED` matches it (a difference by design, with its reason; the README's section
+"Differences from Copilot CLI" lists exactly these) or, for now, one of :data:`PENDING` (a
+difference still to be closed, with the issue item that closes it). Anything else fails the
+suite. When a fix lands, its ``PENDING`` entries go; the suite must pass with ``PENDING`` empty.
+
+An entry matches a difference's subject and key path by glob (``fnmatch``: ``*`` matches
+anything, ``[`` is literal here); ``path=""`` is the subject as a whole (sent by one side only),
+``path="*"`` any key of it; ``a|b`` is either (subject or key). ``languages``, ``scenarios`` and ``kind`` narrow
+it (empty: any).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Final
+
+from conformance.compare import Difference
+
+__all__ = ["INTENDED", "PENDING", "Entry", "classify", "readme_rows"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A kind of difference: which ones it matches, and why it is allowed."""
+
+    subject: str
+    path: str = ""
+    reason: str = ""
+    item: int | None = None
+    """The item of issue 22 that closes a pending difference."""
+    kind: str = ""
+    """Only differences of this kind (``cli only``, ``host only``, ``values``...; empty: any)."""
+    languages: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+
+    def matches(self, difference: Difference, language: str, scenario: str) -> bool:
+        if self.languages and language not in self.languages:
+            return False
+        if self.scenarios and scenario not in self.scenarios:
+            return False
+        if bool(self.path) != bool(difference.path):  # a key never stands for the whole subject
+            return False
+        if self.kind and difference.kind != self.kind:
+            return False
+        paths = self.path.split("|")
+        subjects = self.subject.split("|")
+        return any(_glob(difference.subject, subject) for subject in subjects) and any(
+            _glob(difference.path, path) for path in paths
+        )
+
+    def what(self) -> str:
+        """What it matches, in words: ``subject`` or ``subject`` key ``path``."""
+        keys = ", ".join(f"`{path}`" for path in self.path.split("|")) if self.path else ""
+        where = f"`{self.subject}`" + (f" key{'s' if '|' in self.path else ''} {keys}" if keys else "")
+        narrowed = [*self.languages, *self.scenarios, *([self.kind] if self.kind else [])]
+        return where + (f" ({', '.join(narrowed)})" if narrowed else "")
+
+
+def _glob(text: str, pattern: str) -> bool:
+    return fnmatchcase(text, pattern.replace("[", "[[]"))
+
+
+_CLI_LOOP = (
+    "bookkeeping of the CLI's own model client (interaction, turn and API-call ids, routing); "
+    "the SDK passes it through and extensions do not depend on it"
+)
+_DECLARED_HOOKS = (
+    "the Python SDK declares the hooks an extension implements (`hookTypes`) and this host "
+    "calls only those; the CLI calls every hook point and the SDK answers the others with no "
+    "output"
+)
+_HOST_EXTRA = (
+    "this host's addition (declared in its event schema); the SDK passes it through and "
+    "extensions written for the CLI never read it"
+)
+
+INTENDED: Final = (
+    Entry(
+        "event *",
+        languages=("py",),
+        reason=(
+            "this host sends an extension only the event types it subscribed to, and the Python SDK "
+            "subscribes when `session.on` is called, after joining: which events come before that "
+            "varies (the JavaScript SDK subscribes to all when it joins, so the `.mjs` variants compare"
+            " which events are sent)"
+        ),
+    ),
+    Entry("hook *", languages=("py",), reason=_DECLARED_HOOKS),
+    Entry("result of hook *", languages=("py",), reason=_DECLARED_HOOKS),
+    Entry(
+        "event model.*",
+        reason=(
+            "the CLI's telemetry of its own model client (call start, messages, snapshots, logs); this "
+            "host's agents report `assistant.usage`"
+        ),
+    ),
+    Entry("event session.skills_loaded", reason="skills are a CLI feature this host does not have"),
+    Entry(
+        "event session.mcp_servers_loaded",
+        reason="MCP servers of the session are a CLI feature; this host serves MCP the other way (`extensions mcp`)",
+    ),
+    Entry(
+        "result of session.commands.list [kind=builtin]",
+        reason="the CLI's own slash commands; this host's commands are the extensions'",
+    ),
+    Entry("result of session.resume", "workspacePath", reason="each keeps a session's files in its own folder"),
+    Entry(
+        "event user.message",
+        "data.interactionId|data.turnId|data.delivery|data.parentAgentTaskId|data.supportedNativeDocumentMimeTypes",
+        reason=_CLI_LOOP,
+        kind="cli only",
+    ),
+    Entry("event assistant.turn_start", "data.interactionId", reason=_CLI_LOOP, kind="cli only"),
+    Entry(
+        "event assistant.message",
+        "data.interactionId|data.originatingMessageId|data.apiCallId|data.rte",
+        reason=_CLI_LOOP,
+        kind="cli only",
+    ),
+    Entry(
+        "event assistant.usage",
+        "data.*",
+        kind="cli only",
+        reason="the CLI's billing, quota and request telemetry of a model call",
+    ),
+    Entry(
+        "event assistant.message_delta",
+        reason="this host streams the reply to extensions; the CLI in a prompt run (`-p`) does not",
+    ),
+    Entry("event hook.* *", "data.hook", reason=_HOST_EXTRA, kind="host only"),
+    Entry("event hook.* *", "data.extensionId", reason=_HOST_EXTRA, kind="host only"),
+    Entry("event hook.end *", "data.outcome", reason=_HOST_EXTRA, kind="host only"),
+    Entry("event hook.end *", "data.decision", reason=_HOST_EXTRA, kind="host only"),
+    Entry("event hook.end *", "data.durationMs", reason=_HOST_EXTRA, kind="host only"),
+    Entry("event session.extensions_loaded", "data.changes", reason=_HOST_EXTRA, kind="host only"),
+    Entry("event session.extensions_loaded", "data.extensions[].*", reason=_HOST_EXTRA, kind="host only"),
+    Entry("event tool.execution_complete", "data.toolName", reason=_HOST_EXTRA, kind="host only"),
+    Entry(
+        "event permission.*",
+        reason=(
+            "this host tells extensions of a hook's deny as a permission request resolved by the hook; "
+            "the CLI runs its guard silently"
+        ),
+    ),
+    Entry(
+        "model: tool extensions_manage",
+        "description|parameters.properties.*.description",
+        kind="values",
+        reason=(
+            "the agent's extension tool describes this host: it scaffolds a Python extension by default "
+            "and names no Copilot CLI feature (the operations, parameters and result texts are the CLI's)"
+        ),
+    ),
+    Entry(
+        "model: tool extensions_manage",
+        "parameters.properties.kind.enum[]|parameters.properties.location.enum[]|parameters.properties.language",
+        reason=(
+            "this host has no canvases and no session-scoped extensions (`canvas`, `session`), offers its "
+            "own `tool-only` template, and adds `language` to scaffold `extension.mjs` on request"
+        ),
+    ),
+    Entry(
+        "event system.notification",
+        reason=(
+            "this host records a prompt hook's additional context in the session as a "
+            "`system.notification` (source `hooks`); the CLI adds it to the model's context without an event"
+        ),
+    ),
+)
+"""Differences by design (each with its reason); the README lists these."""
+
+
+_RPC: Final = ("getMessages", "gitHubAuth.getStatus")
+"""The session methods of the ``rpc`` scenario, which the host does not answer (item 12)."""
+
+
+def _called(hook: str, scenarios: tuple[str, ...] = ()) -> Entry:
+    """A hook point one side calls and the other never does: its call, answer and events (item 3)."""
+    return Entry(f"hook {hook}|result of hook {hook}|event hook.* {hook}", item=3, scenarios=scenarios)
+
+
+PENDING: Final = (
+    Entry("result of connect", "*", item=1),
+    Entry("result of session.resume", "*", item=2),
+    Entry("hook *", "sessionId", item=4),
+    Entry("hook sessionStart", "*", item=4),
+    Entry("hook postToolUse", "toolResult.toolTelemetry", item=4),
+    *(_called(hook) for hook in ("userPromptTransformed", "agentStop", "postToolUseFailure", "errorOccurred")),
+    _called("postToolUse", scenarios=("tool-fails",)),
+    Entry("session.lifecycle", item=5),
+    Entry(
+        "|".join(
+            f"event {event}"
+            for event in (
+                "assistant.idle",
+                "session.tools_updated",
+                "session.title_changed",
+                "session.usage_info",
+                "system.message",
+                "commands.changed",
+                "external_tool.completed",
+            )
+        ),
+        item=6,
+    ),
+    Entry("event session.idle", "data.mode", item=6),
+    Entry("event user.message", "data.transformedContent", item=3),
+    Entry("event assistant.message", "data.toolRequests", item=6),
+    Entry("event hook.* *", "ephemeral", item=7),
+    Entry("event hook.start *", "data.input", item=7),
+    Entry("event hook.end *", "data.output", item=7),
+    Entry("event external_tool.requested", "*", item=8),
+    Entry("event tool.execution_start", "*", item=9),
+    Entry("event tool.execution_start", item=9, scenarios=("deny",)),
+    Entry("event tool.execution_complete", "*", item=9),
+    Entry("event tool.execution_start before hook preToolUse", item=9),
+    Entry("model: result of probe_fail", "content", item=9),
+    Entry("model: result of probe_echo", "content", item=10, scenarios=("deny",)),
+    Entry("result of session.commands.list [kind=client]", "commands[].allowDuringAgentExecution", item=11),
+    Entry("|".join(f"{answer} of session.{method}" for answer in ("result", "error") for method in _RPC), item=12),
+    Entry("*", item=14, scenarios=("rejoin",)),
+)
+"""Differences observed today that are not by design, each with the issue item that closes it."""
+
+
+def classify(difference: Difference, language: str, scenario: str) -> Entry | None:
+    """The entry that allows ``difference`` (intended first), or ``None``."""
+    for entry in (*INTENDED, *PENDING):
+        if entry.matches(difference, language, scenario):
+            return entry
+    return None
+
+
+def readme_rows(entries: Iterable[Entry] = INTENDED) -> list[str]:
+    """The README's table rows for ``entries``: ``| what | why |``."""
+    return [f"| {entry.what()} | {entry.reason} |" for entry in entries]
+
+
+README_HEADING: Final = "## Differences from Copilot CLI"
+_ROW: Final = re.compile(r"^\| `.*\|$")
+
+
+def readme_table(readme: str) -> list[str]:
+    """The rows of the table in the README's section :data:`README_HEADING`."""
+    section = readme.partition("\n" + README_HEADING + "\n")[2].partition("\n## ")[0]
+    return [line for line in section.splitlines() if _ROW.match(line)]

@@ -1,0 +1,146 @@
+"""Running one scenario on one side and keeping what the extension and the model saw.
+
+:func:`record` builds the scenario's project in a fresh :class:`~real_agents.runner.Workspace`
+(the extension, its tap beside it; a Python extension also exported with ``extensions export
+copilot``, on both sides, so the files are the same), starts the fake model, and runs the
+prompt once:
+
+- ``cli``: the real Copilot CLI, ``copilot -p PROMPT`` offline (:class:`~real_agents.agents.CopilotCli`);
+  a JavaScript extension gets the SDK the CLI injects, a Python one runs through the exported
+  launcher.
+- ``host``: this host as a user runs it with a model, ``extensions trust`` then ``extensions chat
+  --base-url ... --model test-model`` with the prompt on its standard input; a JavaScript
+  extension gets the SDK the host pins (installed once into :func:`host_cache`).
+
+Both runs are bounded and reaped by the tier's runner. The result holds the transcript (the tap
+file, normalised with this run's folders and session id) and what reached the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from conformance.compare import model_view
+from conformance.scenarios import Scenario
+from conformance.transcript import Transcript, build, read_tap, sdks
+from extension_host.launch.node_sdk import SDK_PACKAGE, SDK_VERSION, ensure_sdk
+from extension_host.paths import CACHE_ENV
+from real_agents.agents import Agent
+from real_agents.programs import cache_root
+from real_agents.runner import EXTENSIONS_BIN, AgentRun, Workspace
+
+__all__ = ["EXTENSION", "RUN_TIMEOUT", "SIDES", "TAP_ENV", "Recording", "host_cache", "record"]
+
+SIDES: Final = ("cli", "host")
+EXTENSION: Final = "probe"
+TAP_ENV: Final = "CONFORMANCE_TAP_DIR"
+RUN_TIMEOUT: Final = 60.0
+"""Seconds one run may take (a scenario takes a few)."""
+_TAPS: Final = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One run of a scenario on one side."""
+
+    side: str
+    transcript: Transcript
+    model: dict[str, Any]
+    """What reached the model (:func:`conformance.compare.model_view`)."""
+    run: AgentRun
+
+
+def host_cache(copilot_prefix: Path) -> Path:
+    """The host's cache folder for the suite, with the SDK the host pins already in it: linked
+    from the real-agent tier's install when it is that version, else installed by the host."""
+    cache = cache_root() / "conformance-host-cache"
+    target = cache / "node-sdk" / SDK_VERSION
+    tier_sdk = copilot_prefix / "node_modules" / "@github" / "copilot-sdk" / "package.json"
+    if not (target / "installed.json").exists():
+        if tier_sdk.exists() and json.loads(tier_sdk.read_text()).get("version") == SDK_VERSION:
+            staging = target.with_name(f".{SDK_VERSION}-{os.getpid()}")
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            (staging / "node_modules").symlink_to(copilot_prefix / "node_modules")
+            (staging / "installed.json").write_text(json.dumps({"package": SDK_PACKAGE, "version": SDK_VERSION}))
+            try:
+                staging.rename(target)
+            except OSError:  # another process linked it first
+                shutil.rmtree(staging, ignore_errors=True)
+        else:
+            asyncio.run(ensure_sdk(cache, os.environ))
+    return cache
+
+
+def _write_project(workspace: Workspace, scenario: Scenario, language: str) -> None:
+    folder = workspace.project / ".github" / "extensions" / EXTENSION
+    folder.mkdir(parents=True)
+    (folder / f"extension.{language}").write_text(scenario.code(language))
+    shutil.copy(_TAPS / f"tap.{language}", folder / f"tap.{language}")
+    if language == "py":
+        workspace.extensions("export", "copilot", EXTENSION)
+
+
+def record(scenario: Scenario, language: str, side: str, copilot_cli: Agent, base: Path, cache: Path) -> Recording:
+    """Run ``scenario`` with its extension in ``language`` on ``side`` (see the module's doc)."""
+    workspace = Workspace.create(base / side)
+    try:
+        _write_project(workspace, scenario, language)
+        taps = workspace.root / "tap"
+        taps.mkdir()
+        with copilot_cli.model(scenario.script) as model:
+            if side == "cli":
+                run = copilot_cli.run(
+                    workspace,
+                    model,
+                    scenario.prompt,
+                    stop_hook_host=False,
+                    timeout=RUN_TIMEOUT,
+                    env={TAP_ENV: str(taps), **scenario.env},
+                )
+            else:
+                workspace.extensions("trust")
+                prompt = workspace.root / "prompt.txt"
+                prompt.write_text(scenario.prompt + "\n")
+                chat = [str(EXTENSIONS_BIN / "extensions"), "chat", "--base-url", f"{model.origin}/v1"]
+                run = workspace.run(
+                    [*chat, "--model", "test-model"],
+                    env=workspace.env(**{TAP_ENV: str(taps), CACHE_ENV: str(cache)}, **scenario.env),
+                    timeout=RUN_TIMEOUT,
+                    stdin=prompt,
+                )
+            requests = model.conversation_requests()
+    finally:
+        workspace.remove()
+    tap = taps / f"{EXTENSION}.jsonl"
+    replacements = _replacements(workspace, tap, cache)
+    sdk = "; ".join(sdks(tap)) or "(the extension never started)"
+    for original, placeholder in replacements.items():
+        sdk = sdk.replace(original, placeholder)
+    transcript = build(side, EXTENSION, sdk, tap, replacements)
+    view = model_view(requests, scenario.model_tools, scenario.markers, replacements)
+    return Recording(side, transcript, view, run)
+
+
+def _replacements(workspace: Workspace, tap: Path, cache: Path) -> dict[str, str]:
+    """This run's varying strings and their placeholders, longest first."""
+    found = {
+        str(workspace.project): "<project>",
+        str(workspace.home): "<home>",
+        str(cache): "<host-cache>",
+        str(workspace.root): "<root>",
+        str(EXTENSIONS_BIN.parent): "<venv>",
+    }
+    if tap.exists():
+        for _, _, direction, message in read_tap(tap):
+            params = message.get("params") if isinstance(message, dict) else None
+            if direction == "from extension" and message.get("method") == "session.resume" and isinstance(params, dict):
+                found[str(params.get("sessionId"))] = "<session>"
+                break
+    return dict(sorted(found.items(), key=lambda item: -len(item[0])))

@@ -1,0 +1,257 @@
+"""The scenarios of the conformance suite, one table (:data:`SCENARIOS`).
+
+A scenario is a project with one extension (``probe``), written once in JavaScript
+(``extension.mjs``, against ``@github/copilot-sdk/extension``) and once in Python (``extension.py``,
+against ``sdk_extension``) doing the same things, a prompt, and the fake model's script. The
+issue items each one is behind are listed with it. Both extensions subscribe to every event,
+so the two sides are compared on everything they send. An extension's first import is its
+tap (``tap.mjs``/``tap.py``, copied beside it).
+
+The hooks an extension declares are the same on both sides; the Python one declares those of
+:data:`WANTED_HOOKS` that the Python SDK has (``HOOK_POINTS``), so hook points added to it are
+used as they land.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from real_agents.models import Call, Say, Turn
+
+__all__ = ["DENY_REASON", "LANGUAGES", "SCENARIOS", "Scenario"]
+
+LANGUAGES: Final = ("mjs", "py")
+DENY_REASON: Final = "the probe refuses this call"
+CONTEXT_MARKER: Final = "PROBE-CONTEXT-7f3a"
+"""Additional context a prompt hook adds: whether it reached the model is compared."""
+WANTED_HOOKS: Final = {
+    "onPreToolUse": "on_pre_tool_use",
+    "onPostToolUse": "on_post_tool_use",
+    "onPostToolUseFailure": "on_post_tool_use_failure",
+    "onUserPromptSubmitted": "on_user_prompt_submitted",
+    "onUserPromptTransformed": "on_user_prompt_transformed",
+    "onSessionStart": "on_session_start",
+    "onSessionEnd": "on_session_end",
+    "onErrorOccurred": "on_error_occurred",
+    "onAgentStop": "on_agent_stop",
+}
+"""Every hook of the published SDK's extension API (JavaScript name: Python name)."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One scenario: ``mjs`` and ``py`` are the extension's code; ``model_tools`` the tools whose
+    definitions (as offered to the model) are compared; ``markers`` texts whose arrival at the
+    model is compared."""
+
+    name: str
+    items: tuple[int, ...]
+    what: str
+    prompt: str
+    script: Sequence[Turn]
+    mjs: str
+    py: str
+    model_tools: tuple[str, ...] = ("probe_echo",)
+    markers: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def code(self, language: str) -> str:
+        return self.mjs if language == "mjs" else self.py
+
+
+# -- the JavaScript extension's parts ----------------------------------------------------------
+
+_JS_HEAD = """
+import "./tap.mjs";
+import { joinSession } from "@github/copilot-sdk/extension";
+"""
+_JS_ECHO = """{ name: "probe_echo", description: "Echo the text back.",
+    parameters: {
+      type: "object", properties: { text: { type: "string", description: "what to echo" } }, required: ["text"],
+    },
+    handler: async (args) => `echo ${args.text}` }"""
+_JS_FAIL = """{ name: "probe_fail", description: "Always fails.", parameters: { type: "object", properties: {} },
+    handler: async () => { throw new Error("the probe failed on purpose"); } }"""
+_JS_COMMAND = """{ name: "probe-cmd", description: "A probe command.", handler: async () => {} }"""
+
+
+def _js(tools: str = "", hooks: Mapping[str, str] | None = None, commands: str = "", after: str = "") -> str:
+    hook_lines = ",\n    ".join(f"{name}: async (input) => {body}" for name, body in (hooks or {}).items())
+    return (
+        textwrap.dedent(_JS_HEAD)
+        + "const options = {\n"
+        + f"  tools: [{tools}],\n"
+        + f"  hooks: {{\n    {hook_lines}\n  }},\n"
+        + f"  commands: [{commands}],\n"
+        + "};\n"
+        + "const session = await joinSession(options);\n"
+        + "session.on(() => {});\n"
+        + textwrap.dedent(after)
+    )
+
+
+# -- the Python extension's parts --------------------------------------------------------------
+
+_PY_HEAD = """
+import tap  # noqa: F401  (first: it taps the protocol)
+from sdk_extension import command, join_session, tool
+from sdk_extension.hooks import HOOK_POINTS
+
+
+@tool(name="probe_echo", description="Echo the text back.")
+def probe_echo(text: str) -> str:
+    return f"echo {text}"
+
+
+@tool(name="probe_fail", description="Always fails.")
+def probe_fail() -> str:
+    raise RuntimeError("the probe failed on purpose")
+
+
+@command(name="probe-cmd", description="A probe command.")
+def probe_cmd(context):
+    return None
+
+
+def hooks(**bodies):
+    return {name: body for name, body in bodies.items() if name in HOOK_POINTS}
+
+
+def nothing(input, invocation):
+    return None
+"""
+
+
+_PY_HOOKS: Final = f"""
+def deny(input, invocation):
+    return {{"permission_decision": "deny", "permission_decision_reason": {DENY_REASON!r}}}
+
+
+def add_context(input, invocation):
+    return {{"additional_context": {CONTEXT_MARKER!r}}}
+"""
+
+
+def _py(tools: str = "", hooks: Mapping[str, str] | None = None, commands: str = "", after: str = "") -> str:
+    hook_items = ", ".join(f"{name}={body}" for name, body in (hooks or {}).items())
+    return (
+        textwrap.dedent(_PY_HEAD)
+        + _PY_HOOKS
+        + f"\nsession = join_session(tools=[{tools}], hooks=hooks({hook_items}), commands=[{commands}])\n"
+        + 'session.on("*", lambda event: None)\n'
+        + textwrap.dedent(after)
+    )
+
+
+def _all_hooks_js(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    return {name: (overrides or {}).get(name, "undefined") for name in WANTED_HOOKS}
+
+
+def _all_hooks_py(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    return {name: (overrides or {}).get(name, "nothing") for name in WANTED_HOOKS.values()}
+
+
+SCENARIOS: Final = (
+    Scenario(
+        "join",
+        (1, 2, 5, 6, 8, 11, 13),
+        "joins with a tool and a command, lists the commands; the model only answers",
+        "say hello",
+        [Say("hello")],
+        _js(_JS_ECHO, commands=_JS_COMMAND, after="await session.rpc.commands.list().catch(() => {});\n"),
+        _py("probe_echo", commands="probe_cmd", after='session.rpc("session.commands.list")\n'),
+        model_tools=("probe_echo", "extensions_manage", "extensions_reload"),
+    ),
+    Scenario(
+        "prompt",
+        (3, 4),
+        "every session and prompt hook; the prompt hook adds context",
+        "say hello",
+        [Say("hello")],
+        _js(_JS_ECHO, hooks=_all_hooks_js({"onUserPromptSubmitted": f"({{ additionalContext: {CONTEXT_MARKER!r} }})"})),
+        _py("probe_echo", hooks=_all_hooks_py({"on_user_prompt_submitted": "add_context"})),
+        markers=(CONTEXT_MARKER,),
+    ),
+    Scenario(
+        "tool",
+        (3, 4, 7, 8, 9),
+        "the model calls the extension's tool, which answers; every hook is declared",
+        "echo hi",
+        [Call("probe_echo", {"text": "hi"}), Say("done")],
+        _js(_JS_ECHO, hooks=_all_hooks_js()),
+        _py("probe_echo", hooks=_all_hooks_py()),
+    ),
+    Scenario(
+        "tool-fails",
+        (3, 9),
+        "the model calls a tool that throws; every hook is declared",
+        "try the failing tool",
+        [Call("probe_fail", {}), Say("done")],
+        _js(_JS_FAIL, hooks=_all_hooks_js()),
+        _py("probe_fail", hooks=_all_hooks_py()),
+        model_tools=("probe_fail",),
+    ),
+    Scenario(
+        "deny",
+        (9, 10),
+        "a pre-tool hook denies the extension's own tool; what the model reads",
+        "echo hi",
+        [Call("probe_echo", {"text": "hi"}), Say("done")],
+        _js(
+            _JS_ECHO,
+            hooks={"onPreToolUse": f"({{ permissionDecision: 'deny', permissionDecisionReason: {DENY_REASON!r} }})"},
+        ),
+        _py("probe_echo", hooks={"on_pre_tool_use": "deny"}),
+    ),
+    Scenario(
+        "rpc",
+        (12,),
+        "after joining, the extension reads the session's events and asks for the auth status",
+        "say hello",
+        [Say("hello")],
+        _js(
+            _JS_ECHO,
+            after="""
+            await session.getEvents().catch(() => {});
+            await session.rpc.gitHubAuth.getStatus().catch(() => {});
+            """,
+        ),
+        _py(
+            "probe_echo",
+            after="""
+            for method in ("session.getMessages", "session.gitHubAuth.getStatus"):
+                try:
+                    session.rpc(method)
+                except Exception:
+                    pass
+            """,
+        ),
+    ),
+    Scenario(
+        "rejoin",
+        (14,),
+        "the extension joins, disconnects and joins again from the same process, then logs",
+        "say hello",
+        [Say("hello")],
+        _js(
+            _JS_ECHO,
+            after="""
+            await session.disconnect();
+            const again = await joinSession(options);
+            await again.log("joined again");
+            """,
+        ),
+        _py(
+            "probe_echo",
+            after="""
+            session.detach()
+            again = join_session(tools=[probe_echo])
+            again.log("joined again")
+            """,
+        ),
+    ),
+)
+"""Every scenario, in the order the suite runs them."""
