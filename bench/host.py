@@ -142,7 +142,7 @@ def _without_hook_points(host: ExtensionHost) -> None:
 
     hooks = host._hooks  # private on purpose: see the docstring
 
-    async def run(hook: str, base: Any, chain: Any = None) -> Composition:
+    async def run(hook: str, base: Any, chain: Any = None, *, tool_call_id: str | None = None) -> Composition:
         rewrites = HOOK_POINTS[hook].rewrites
         return Composition(hook, getattr(base, rewrites) if rewrites else None)
 

@@ -97,14 +97,12 @@ EPHEMERAL_EVENT_TYPES: Final = frozenset(
         "user_input.completed",
         "elicitation.requested",
         "elicitation.completed",
-        # The host's own trail of hook calls: diagnostics, not conversation.
-        "hook.start",
-        "hook.end",
+        # A running hook's progress (hook.start and hook.end are persisted, as in the CLI).
         "hook.progress",
     }
 )
 """Event types that are delivered live and never persisted, whoever emits them: the published
-SDK's ``ephemeral: true`` events that this host can emit, and the host's hook trail."""
+SDK's ``ephemeral: true`` events that this host can emit."""
 
 EventListener = Callable[[Event], None]
 EventSink = Callable[[Event, int], None]

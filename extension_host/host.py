@@ -29,7 +29,7 @@ from .budget import CrashBudget, ReloadBudget
 from .commands import CommandEntry, CommandInfo, CommandRegistry, CommandResult
 from .context import MAX_QUEUED_BYTES, SendHandler
 from .discovery import ExtensionSpec
-from .dispatch import AskHandler
+from .dispatch import AskHandler, ToolOrigin
 from .errors import UnknownExtensionError
 from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventListener, EventLog
 from .hooks.foreign_tools import ToolCheck, ToolReview, check_tool_call, review_tool_result
@@ -244,7 +244,6 @@ class ExtensionHost:
             submit=lambda prompt, attachments, extension_id: self._turns.submit_from_extension(
                 prompt, attachments, extension_id
             ),
-            on_crash=lambda extension_id, error: self._lifecycle.report_crash(extension_id, error),
             model_id=lambda: agent_model(self.agent),
             sdk_path=_sdk_path(extension_sdk_path),
         )
@@ -255,9 +254,13 @@ class ExtensionHost:
         self._turns = TurnRunner(
             self.events,
             agent=agent,
-            call_tool=lambda name, arguments, call_id: self.call_tool(name, arguments, tool_call_id=call_id),
+            call_tool=lambda name, arguments, call_id, origin: self.call_tool(
+                name, arguments, tool_call_id=call_id, origin=origin
+            ),
             submit_prompt=self.submit_prompt,
             report_error=self.report_error,
+            transform_prompt=self._hook_points.transform_prompt,
+            stop_agent=lambda active: self._hook_points.stop_agent(_path(self._session.events_path), active),
             tools=lambda: [OfferedTool(t.name, t.description, t.parameters) for t in self.tools.values()],
             roots=self._attachment_roots,
             on_send=on_send,
@@ -428,8 +431,11 @@ class ExtensionHost:
 
     # -- calls --------------------------------------------------------------------------
 
-    async def call_tool(self, name: str, arguments: Any = None, *, tool_call_id: str | None = None) -> ToolCallResult:
-        """Call a tool through the whole pipeline: pre-tool hooks, the tool, post-tool hooks.
+    async def call_tool(
+        self, name: str, arguments: Any = None, *, tool_call_id: str | None = None, origin: ToolOrigin | None = None
+    ) -> ToolCallResult:
+        """Call a tool through the whole pipeline: pre-tool hooks, the tool, post-tool (or
+        failure) hooks; ``origin`` says which agent step asked for it.
 
         Failures of the tool, its extension or a guard hook come back as a result
         (``failure``, ``timeout``, ``denied``), never as an exception.
@@ -440,7 +446,7 @@ class ExtensionHost:
         unjudged = self._supervisor.not_running()
         if unjudged:
             self._warn_unjudged(unjudged, f"this call of {name}")
-        return await self._runtime.dispatcher.call_tool(name, arguments, tool_call_id=tool_call_id)
+        return await self._runtime.dispatcher.call_tool(name, arguments, tool_call_id=tool_call_id, origin=origin)
 
     async def run_command(self, name: str, args: str = "", *, timeout: float | None = None) -> CommandResult:
         """Run the slash command ``name`` (``deploy`` or ``/deploy``) with the raw argument
@@ -463,7 +469,7 @@ class ExtensionHost:
         return await self._hook_points.submit_prompt(prompt)
 
     async def start_session(self, source: str = "new", initial_prompt: str | None = None) -> SessionStartResult:
-        """Run the session-start hooks (``source``: startup, resume or new)."""
+        """Run the session-start hooks (``source``: new, resume or startup)."""
         return await self._hook_points.start_session(source, initial_prompt)
 
     async def end_session(
@@ -635,3 +641,8 @@ def _sdk_path(given: Path | str | None) -> Path | None:
     """The SDK build JavaScript extensions get: the one given, else ``$EXTENSION_HOST_SDK_PATH``."""
     chosen = given if given is not None else os.environ.get(SDK_PATH_ENV) or None
     return Path(chosen) if chosen is not None else None
+
+
+def _path(path: Path | None) -> str | None:
+    """The agent-stop hooks' ``transcriptPath``: the session's persisted event log, if any."""
+    return str(path) if path is not None else None

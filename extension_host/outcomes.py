@@ -18,6 +18,7 @@ __all__ = [
     "ReloadOutcome",
     "SessionEndResult",
     "SessionStartResult",
+    "StopDecision",
     "ToolCallResult",
 ]
 
@@ -27,13 +28,17 @@ class ToolCallResult:
     """A tool call after the whole pipeline: pre-tool hooks, the tool, post-tool hooks.
 
     ``decision`` is the permission decision of the pre-tool hooks (``None`` if none decided)
-    and ``decided_by`` who made it. ``additional_context`` joins what every hook added.
+    and ``decided_by`` who made it. ``additional_context`` joins what every hook added; what of
+    it the model does not read in the result itself (the post-tool hooks' guidance is appended
+    to a successful result, as the Copilot CLI does) is ``context_message``: the pre-tool hooks'
+    context and, for a failed call, the failure hooks' guidance as the CLI words it.
     """
 
     result: ToolResult
     additional_context: str | None = None
     decision: str | None = None
     decided_by: str | None = None
+    context_message: str | None = None
 
     @property
     def result_type(self) -> ResultType:
@@ -110,6 +115,15 @@ class ErrorDecision:
     error_handling: str | None = None
     retry_count: int | None = None
     user_notification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StopDecision:
+    """Whether the agent-stop hooks keep the agent going (``blocked``), and the follow-up
+    message they give it (``reason``)."""
+
+    blocked: bool = False
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

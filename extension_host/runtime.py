@@ -86,7 +86,7 @@ class ExtensionRuntime:
         untrusted: Callable[[], str | None],
         walk_project: Callable[[], bool],
         submit: PromptSubmitter,
-        on_crash: Callable[[str, str], None],
+        on_crash: Callable[[str, str], None] | None = None,
         model_id: Callable[[], str | None] | None = None,
         sdk_path: Path | None = None,
     ) -> None:

@@ -16,12 +16,17 @@ from typing import Any, Literal
 from .wire.results import ToolResult
 
 __all__ = [
+    "AgentStopDecision",
+    "AgentStopInput",
+    "AgentStopOutput",
     "ErrorHandling",
     "ErrorOccurredInput",
     "ErrorOccurredOutput",
     "HookInput",
     "HookInvocation",
     "PermissionDecision",
+    "PostToolUseFailureInput",
+    "PostToolUseFailureOutput",
     "PostToolUseInput",
     "PostToolUseOutput",
     "PreToolUseInput",
@@ -32,12 +37,16 @@ __all__ = [
     "SessionStartOutput",
     "UserPromptSubmittedInput",
     "UserPromptSubmittedOutput",
+    "UserPromptTransformedInput",
+    "UserPromptTransformedOutput",
 ]
 
 PermissionDecision = Literal["allow", "ask", "deny"]
 """Weakest first: the order is how decisions of several implementations rank."""
 ErrorHandling = Literal["retry", "skip", "abort"]
 """Weakest first, like :data:`PermissionDecision`."""
+AgentStopDecision = Literal["block"]
+"""The one decision an agent-stop hook can make: keep the agent going."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +61,12 @@ class HookInvocation:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HookInput:
-    """What every hook input has: when, and in which working directory."""
+    """What every hook input has: when, in which working directory, and in which session
+    (``session_id`` is empty where a host does not say)."""
 
     timestamp: datetime
     cwd: str
+    session_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,6 +74,15 @@ class UserPromptSubmittedInput(HookInput):
     """The user submitted ``prompt``."""
 
     prompt: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserPromptTransformedInput(HookInput):
+    """The prompt (as the prompt hooks left it) became ``transformed_prompt``, the text the model
+    will be sent."""
+
+    prompt: str
+    transformed_prompt: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +100,15 @@ class PostToolUseInput(HookInput):
     tool_name: str
     tool_args: Any
     tool_result: ToolResult
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PostToolUseFailureInput(HookInput):
+    """``tool_name`` ran with ``tool_args`` and failed (result type ``failure``) with ``error``."""
+
+    tool_name: str
+    tool_args: Any
+    error: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,6 +137,17 @@ class ErrorOccurredInput(HookInput):
     recoverable: bool
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentStopInput(HookInput):
+    """The agent answered without asking for a tool (``stop_reason``: ``end_turn``);
+    ``stop_hook_active`` when it answered a follow-up an agent-stop hook asked for;
+    ``transcript_path`` is the session's event log, when it has one."""
+
+    stop_reason: str | None = None
+    transcript_path: str | None = None
+    stop_hook_active: bool = False
+
+
 # -- outputs -------------------------------------------------------------------------------
 
 
@@ -117,6 +157,13 @@ class UserPromptSubmittedOutput:
 
     modified_prompt: str | None = None
     additional_context: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserPromptTransformedOutput:
+    """What a prompt-transformed hook may say: the text the model gets instead."""
+
+    modified_transformed_prompt: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,6 +181,13 @@ class PostToolUseOutput:
     """What a post-tool hook may say: a replacement result and context."""
 
     modified_result: ToolResult | None = None
+    additional_context: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PostToolUseFailureOutput:
+    """What a failed-tool hook may say: guidance for the model next to the failure."""
+
     additional_context: str | None = None
 
 
@@ -159,3 +213,12 @@ class ErrorOccurredOutput:
     error_handling: ErrorHandling | None = None
     retry_count: int | None = None
     user_notification: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentStopOutput:
+    """What an agent-stop hook may say: ``block`` with a ``reason``, which the agent gets as the
+    next user message."""
+
+    decision: AgentStopDecision | None = None
+    reason: str | None = None

@@ -26,6 +26,7 @@ An extension imports it only when the host first invokes one of its hooks.
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,11 +35,15 @@ from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hi
 
 from .errors import HookOutputError
 from .hook_models import (
+    AgentStopInput,
+    AgentStopOutput,
     ErrorOccurredInput,
     ErrorOccurredOutput,
     HookInput,
     HookInvocation,
     PermissionDecision,
+    PostToolUseFailureInput,
+    PostToolUseFailureOutput,
     PostToolUseInput,
     PostToolUseOutput,
     PreToolUseInput,
@@ -49,6 +54,8 @@ from .hook_models import (
     SessionStartOutput,
     UserPromptSubmittedInput,
     UserPromptSubmittedOutput,
+    UserPromptTransformedInput,
+    UserPromptTransformedOutput,
 )
 from .wire.protocol import HOOK_NAMES, HOOK_WIRE_NAMES, camel_case, hook_name
 from .wire.results import ToolResult, normalize_result, result_from_wire
@@ -57,12 +64,16 @@ __all__ = [
     "HOOK_NAMES",
     "HOOK_POINTS",
     "MERGES",
+    "AgentStopInput",
+    "AgentStopOutput",
     "ErrorOccurredInput",
     "ErrorOccurredOutput",
     "HookInput",
     "HookInvocation",
     "HookPoint",
     "Merge",
+    "PostToolUseFailureInput",
+    "PostToolUseFailureOutput",
     "PostToolUseInput",
     "PostToolUseOutput",
     "PreToolUseInput",
@@ -73,6 +84,8 @@ __all__ = [
     "SessionStartOutput",
     "UserPromptSubmittedInput",
     "UserPromptSubmittedOutput",
+    "UserPromptTransformedInput",
+    "UserPromptTransformedOutput",
     "hook_point",
 ]
 
@@ -165,14 +178,32 @@ def _literal_values(annotation: Any) -> tuple[str, ...]:
 
 
 _WIRE_KEYS: dict[type[Any], tuple[tuple[str, str], ...]] = {}
+_INPUT_KEY_SPELLINGS: Final = {"stop_hook_active": "stop_hook_active"}
+"""Input fields the Copilot CLI does not spell in camelCase on the wire (the published SDK
+renames ``stop_hook_active`` to ``stopHookActive`` after reading it)."""
+_INPUT_KEY_ALIASES: Final = {"cwd": "workingDirectory", "stop_hook_active": "stopHookActive"}
+"""Other spellings an input is read under when its wire key is absent (what the published SDK
+hands an extension after renaming)."""
 
 
 def _wire_keys(cls: type[Any]) -> tuple[tuple[str, str], ...]:
     """(field name, wire key) of a dataclass, computed once: hooks run on every tool call."""
     keys = _WIRE_KEYS.get(cls)
     if keys is None:
-        keys = _WIRE_KEYS[cls] = tuple((item.name, camel_case(item.name)) for item in dataclasses.fields(cls))
+        keys = _WIRE_KEYS[cls] = tuple(
+            (item.name, _INPUT_KEY_SPELLINGS.get(item.name) or camel_case(item.name))
+            for item in dataclasses.fields(cls)
+        )
     return keys
+
+
+def _error_message(value: Any) -> Any:
+    """An error as the Copilot CLI sends it to error and session-end hooks (``{message, ...}``)
+    read as its message; a string stays as it is."""
+    if isinstance(value, Mapping):
+        message = value.get("message")
+        return message if isinstance(message, str) else json.dumps(value)
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +222,8 @@ class HookPoint:
     doc: str
     rewrites: str | None = None
     guard: bool = False
+    error_object: bool = False
+    """Its input's ``error`` travels as an object ``{message}``, as the Copilot CLI sends it."""
     checks: Mapping[str, _Check] = dataclasses.field(init=False)
     ranks: Mapping[str, Mapping[str, int]] = dataclasses.field(init=False)
     """For ``strongest`` and ``decision`` fields: each allowed value's strength."""
@@ -234,7 +267,10 @@ class HookPoint:
         return camel_case(self.name)
 
     def input_to_wire(self, value: HookInput) -> dict[str, Any]:
-        """The camelCase input object, ``timestamp`` in epoch milliseconds."""
+        """The input object as the Copilot CLI sends it: camelCase (``stop_hook_active`` as it
+        is), ``timestamp`` in epoch milliseconds, a tool result with ``toolTelemetry`` (``{}``
+        when the tool gave none), an error of the error and session-end hooks as ``{message}``,
+        and no ``sessionId`` when it is not known."""
         wire: dict[str, Any] = {}
         for name, key in _wire_keys(type(value)):
             field_value = getattr(value, name)
@@ -242,6 +278,11 @@ class HookPoint:
                 field_value = round(field_value.timestamp() * 1000)
             elif isinstance(field_value, ToolResult):
                 field_value = field_value.to_wire()
+                field_value.setdefault("toolTelemetry", {})
+            elif name == "error" and self.error_object and field_value is not None:
+                field_value = {"message": field_value}
+            elif name == "session_id" and not field_value:
+                continue
             if field_value is not None:
                 wire[key] = field_value
         return wire
@@ -254,15 +295,17 @@ class HookPoint:
         """
         kwargs: dict[str, Any] = {}
         for name, key in _wire_keys(self.input_type):
-            if key == "cwd" and key not in data and "workingDirectory" in data:
-                key = "workingDirectory"
             if key not in data:
-                continue
+                key = _INPUT_KEY_ALIASES.get(name, key)
+                if key not in data:
+                    continue
             value = data[key]
             if name == "timestamp":
                 value = datetime.fromtimestamp(float(value) / 1000, tz=UTC)
             elif name == "tool_result":
                 value = result_from_wire(value)
+            elif name == "error":
+                value = _error_message(value)
             kwargs[name] = value
         kwargs.setdefault("timestamp", datetime.now(UTC))
         kwargs.setdefault("cwd", "")
@@ -378,13 +421,39 @@ HOOK_POINTS: Final[dict[str, HookPoint]] = {
             SessionEndOutput,
             {"session_summary": "paragraphs", "cleanup_actions": "concat"},
             "A session ends; may give a summary and describe cleanup actions.",
+            error_object=True,
         ),
         HookPoint(
             "on_error_occurred",
             ErrorOccurredInput,
             ErrorOccurredOutput,
             {"error_handling": "strongest", "retry_count": "max", "user_notification": "lines"},
-            "An error occurred; may say how to handle it (``retry``/``skip``/``abort``).",
+            "A model call failed; may say how to handle it (``retry``/``skip``/``abort``).",
+            error_object=True,
+        ),
+        HookPoint(
+            "on_user_prompt_transformed",
+            UserPromptTransformedInput,
+            UserPromptTransformedOutput,
+            {"modified_transformed_prompt": "rewrite"},
+            "A prompt is about to go to the model as ``transformed_prompt``; may replace that text "
+            "(``modified_transformed_prompt``).",
+            rewrites="transformed_prompt",
+        ),
+        HookPoint(
+            "on_post_tool_use_failure",
+            PostToolUseFailureInput,
+            PostToolUseFailureOutput,
+            {"additional_context": "context"},
+            "A tool failed (result type ``failure``); may add guidance for the model.",
+        ),
+        HookPoint(
+            "on_agent_stop",
+            AgentStopInput,
+            AgentStopOutput,
+            {"decision": "decision", "reason": "reason"},
+            "The agent answered without calling a tool; ``block`` keeps it going with ``reason`` as "
+            "the next user message.",
         ),
     )
 }

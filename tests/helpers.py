@@ -320,6 +320,17 @@ async def wait_for_event(host: Any, predicate: Any, timeout: float = 10) -> dict
         unsubscribe()
 
 
+def hook_callers(events: Any, hook: str | None = None) -> list[str]:
+    """Who was called, in order, at every run of a hook point (``hook``: only that one's) that
+    an event log's ``hook.end`` events list (their ``calls``)."""
+    return [
+        call["extensionId"]
+        for event in events.history("hook.end")
+        if hook is None or event["data"]["hook"] == hook
+        for call in event["data"]["calls"]
+    ]
+
+
 def is_log(message: str) -> Any:
     """A predicate matching a session.info event with this message."""
     return lambda event: event["type"] == "session.info" and event["data"].get("message") == message

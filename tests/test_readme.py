@@ -1,16 +1,19 @@
 """The README says what the code does: each fixed limit its table of limits names exists, with
-the default the table gives, every setting git is given over a repository's own is named, and
-its table of commands has a row for every command and sub-command the parser has."""
+the default the table gives, every setting git is given over a repository's own is named, its
+table of commands has a row for every command and sub-command the parser has, and its table of
+hooks is the hook-point table's."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import re
 
 from extension_host.frontends.cli import _parser
 from extension_host.git import NEUTRALISED_SETTINGS
 from helpers import REPO_ROOT
+from sdk_extension.hooks import HOOK_POINTS
 
 _UNITS = {"": 1, "s": 1, "ms": 0.001, "levels": 1, "KB": 1024, "KiB": 1024, "MiB": 1024 * 1024}
 
@@ -62,3 +65,27 @@ def test_the_readme_has_a_row_for_every_command_and_sub_command() -> None:
         assert rows, f"the README's table of commands has no row for extensions {name}"
         for sub in _commands(command):
             assert any(re.search(rf"\b{sub}\b", row.split("[")[0]) for row in rows), f"extensions {name} {sub}"
+
+
+def test_the_readme_s_table_of_hooks_is_the_hook_point_table() -> None:
+    """One row per hook point, in order: its Python and Copilot names, its input attributes
+    (beyond the ones every input has) and its output keys."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Hooks") : readme.index("**Matchers.**")]
+    rows = [
+        [re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", cell)) for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| `")
+    ]
+    common = {"timestamp", "cwd", "session_id"}
+    expected = [
+        [
+            [point.name],
+            [name for name in (f.name for f in dataclasses.fields(point.input_type)) if name not in common],
+            [f.name for f in dataclasses.fields(point.output_type)],
+        ]
+        for point in HOOK_POINTS.values()
+    ]
+    assert rows == expected
+    for point in HOOK_POINTS.values():
+        assert f"| `{point.name}` (`{point.copilot_name}`) |" in section

@@ -74,10 +74,11 @@ def call_answer(name: str, owner: str | None, outcome: ToolCallResult) -> CallAn
 
     A success is the tool's text. Anything else is an error whose first line says who decided
     what: the hook that denied (``decided_by``) and its reason, or the extension whose tool
-    failed or timed out. What the hooks added for the model follows as its own block.
+    failed or timed out. What the hooks added for the model and the result does not carry
+    (the post-tool hooks' guidance is in it) follows as its own block.
     """
     text = outcome.text_result_for_llm
-    context = (outcome.additional_context,) if outcome.additional_context else ()
+    context = (outcome.context_message,) if outcome.context_message else ()
     kind = outcome.result_type
     if kind == "success":
         return CallAnswer((text, *context), False)

@@ -301,8 +301,8 @@ class ChatLoop:
             self.say(chat_view.tool_start(data))
         elif kind == "tool.execution_complete":
             self.say(chat_view.tool_complete(data))
-        elif kind == "hook.end" and (data.get("decision") in ("deny", "ask") or data.get("outcome") != "ok"):
-            self.say(f"  [hook] {render.hook_end(data)}")
+        elif kind == "hook.end" and (lines := render.hook_end(data, notable_only=True)):
+            self.say("\n".join(f"  [hook] {line}" for line in lines.splitlines()))
         elif kind == "permission.requested" and not data.get("resolvedByHook"):
             self._settled.setdefault(str(data["requestId"]), asyncio.Event())
             self._questions.put_nowait(dict(data))

@@ -335,8 +335,8 @@ class DevLoop:
         elif kind in ("session.info", "session.warning", "session.error"):
             level = "" if kind == "session.info" else kind.split(".")[1]
             self.say(render.session_message(str(data.get("extensionId", "host")), str(data.get("message", "")), level))
-        elif kind == "hook.end" and (data.get("decision") in ("deny", "ask") or data.get("outcome") != "ok"):
-            self.say(f"[hook] {render.hook_end(data)}")
+        elif kind == "hook.end" and (lines := render.hook_end(data, notable_only=True)):
+            self.say("\n".join(f"[hook] {line}" for line in lines.splitlines()))
 
 
 def _is_yes(answer: str) -> bool:

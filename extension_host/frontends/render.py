@@ -237,13 +237,19 @@ def hook_skipped(hook: str, owner: str, tool_name: str) -> str:
     return f"{safe_cell(owner)}: {safe_cell(hook)} skipped (its matcher does not match {safe_cell(tool_name)})"
 
 
-def hook_end(data: dict[str, Any]) -> str:
-    """One line for a ``hook.end`` event: who, which hook, what came of it."""
-    error = data.get("error")  # {"message": ...}, absent on success
-    message = error["message"] if error else None
-    return f"{safe_cell(str(data['extensionId']))}: " + _hook_line(
-        data["hook"], data["outcome"], data.get("decision"), data["durationMs"], message
-    )
+def hook_end(data: dict[str, Any], notable_only: bool = False) -> str:
+    """A line per implementation a ``hook.end`` event says was called (its ``calls``): who,
+    which hook, what came of it; with ``notable_only``, only those that failed, denied or
+    asked."""
+    lines = []
+    for call in data.get("calls") or ():
+        if notable_only and call.get("outcome") == "ok" and call.get("decision") not in ("deny", "ask"):
+            continue
+        error = call.get("error")  # {"message": ...}, absent on success
+        message = error["message"] if error else None
+        line = _hook_line(data["hook"], call["outcome"], call.get("decision"), call["durationMs"], message)
+        lines.append(f"{safe_cell(str(call['extensionId']))}: {line}")
+    return "\n".join(lines)
 
 
 def _hook_line(hook: str, outcome: str, decision: str | None, duration_ms: float, error: str | None) -> str:

@@ -24,13 +24,22 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from sdk_extension.hooks import HOOK_POINTS, HookPoint
+from sdk_extension.wire.protocol import camel_case
 
-__all__ = ["CONTEXT_LIMIT_BYTES", "Composition", "join_context"]
+__all__ = ["CONTEXT_LIMIT_BYTES", "NO_REASON", "Composition", "denial_text", "join_context"]
 
 CONTEXT_LIMIT_BYTES: Final = 10 * 1024
 """The most additional context all hooks of one call may add together."""
 
 _TRUNCATED: Final = "\n[additional context truncated at 10 KB]"
+NO_REASON: Final = "No reason provided"
+"""What a denial says when the hook that denied gave no reason (the Copilot CLI's words)."""
+
+
+def denial_text(reason: str | None) -> str:
+    """What the model reads when a pre-tool hook denied a call, as the Copilot CLI words it:
+    ``Denied by preToolUse hook: <reason>``."""
+    return f"Denied by preToolUse hook: {reason or NO_REASON}"
 
 
 def join_context(parts: list[str], limit: int = CONTEXT_LIMIT_BYTES) -> str | None:
@@ -64,8 +73,11 @@ class Composition:
     stopped: bool = False
     _point: HookPoint = field(init=False, repr=False, compare=False)
 
+    _seed: Any = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         self._point = HOOK_POINTS[self.hook]
+        self._seed = self.value
 
     @property
     def prompt(self) -> Any:
@@ -159,6 +171,19 @@ class Composition:
         if how == "reason":
             return self.reason
         return value  # max, strongest
+
+    def wire_output(self) -> dict[str, Any] | None:
+        """The combined output, camelCase as on the wire: the fields someone gave (a rewrite
+        only when it changed the input); ``None`` when nobody said anything."""
+        output: dict[str, Any] = {}
+        for name, how in self._point.merge.items():
+            changed = self.value is not self._seed
+            value = (self.value if changed else None) if how == "rewrite" else self.merged_value(name)
+            if value is None or value == []:
+                continue
+            to_wire = getattr(value, "to_wire", None)
+            output[camel_case(name)] = to_wire() if to_wire is not None else value
+        return output or None
 
     @property
     def additional_context(self) -> str | None:

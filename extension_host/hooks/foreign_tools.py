@@ -13,7 +13,6 @@ is accepted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from sdk_extension.hooks import PostToolUseInput, PreToolUseInput
@@ -53,7 +52,7 @@ async def check_tool_call(hooks: HookRunner, name: str, arguments: Any) -> ToolC
     before = {} if arguments is None else arguments
     outcome = await hooks.run(
         "on_pre_tool_use",
-        PreToolUseInput(timestamp=datetime.now(UTC), cwd=hooks.cwd, tool_name=name, tool_args=before),
+        hooks.make_input(PreToolUseInput, tool_name=name, tool_args=before),
         chain,
     )
     return ToolCheck(
@@ -72,12 +71,8 @@ async def review_tool_result(hooks: HookRunner, name: str, arguments: Any, resul
         return ToolReview()
     outcome = await hooks.run(
         "on_post_tool_use",
-        PostToolUseInput(
-            timestamp=datetime.now(UTC),
-            cwd=hooks.cwd,
-            tool_name=name,
-            tool_args={} if arguments is None else arguments,
-            tool_result=result,
+        hooks.make_input(
+            PostToolUseInput, tool_name=name, tool_args={} if arguments is None else arguments, tool_result=result
         ),
         chain,
     )

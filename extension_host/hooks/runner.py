@@ -14,7 +14,10 @@ is told to cancel, and its late answer is ignored). A failure (exception, timeou
 gone, or an answer of any shape other than no opinion or a valid output) of a *guard* hook
 (the table's ``guard``: ``on_pre_tool_use``, ``on_user_prompt_submitted``) denies, with a
 reason naming the implementation; the other hook points ignore that implementation's answer,
-with a ``session.warning``. Every call emits ``hook.start`` and ``hook.end``.
+with a ``session.warning``. Each run of a hook point that has implementations emits one
+``hook.start`` (with the input) and one ``hook.end`` (with the combined output, and this host's
+addition ``calls``: each implementation's outcome, decision and time), persisted, as the
+Copilot CLI does; a hook point nobody implements emits nothing.
 
 Matchers: an implementation of a tool hook may be registered for some tools only (names or
 patterns, :func:`sdk_extension.matchers.compile_matchers`). :meth:`HookRunner.chain_for` gives the
@@ -41,18 +44,19 @@ import types
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from datetime import UTC, datetime
+from typing import Any, Final, TypeVar, cast
 
 import pluggy
 
 from sdk_extension.errors import HookOutputError
-from sdk_extension.hooks import HOOK_POINTS, HookInvocation
+from sdk_extension.hooks import HOOK_POINTS, HookInput, HookInvocation, HookPoint
 from sdk_extension.matchers import Matcher, compile_matchers
 from sdk_extension.wire.connection import ConnectionClosed, RpcError
 
 from ..events import EventLog, unique_ids
 from . import specs as hookspecs
-from .composition import Composition
+from .composition import Composition, denial_text
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -79,6 +83,8 @@ _TOOL_CHAINS_MAX: Final = 4096
 _RECENT: Final = 20
 """How many recent outcomes are kept per implementation, for ``extensions inspect``."""
 
+_Input = TypeVar("_Input", bound=HookInput)
+
 ExtensionHookCall = Callable[[str, Mapping[str, Any], float], Awaitable[Any]]
 """Forwards one hook to an extension: ``(hook name, wire input, timeout) -> the result of its
 ``hooks.invoke`` request`` as received (``{"output": ...}``), which the runner checks."""
@@ -96,6 +102,19 @@ class HookRecord:
     duration_ms: float
     error: str | None
 
+    def to_event(self) -> dict[str, Any]:
+        """Its entry in ``hook.end``'s ``calls``: ``{extensionId, outcome, decision, durationMs}``
+        and ``error: {message}`` when it failed."""
+        entry: dict[str, Any] = {
+            "extensionId": self.owner,
+            "outcome": self.outcome,
+            "decision": self.decision,
+            "durationMs": self.duration_ms,
+        }
+        if self.error is not None:
+            entry["error"] = {"message": self.error}
+        return entry
+
 
 class _Failure(Exception):
     def __init__(self, outcome: str, message: str) -> None:
@@ -104,7 +123,7 @@ class _Failure(Exception):
 
 
 class HookRunner:
-    """Holds the implementations of the six hook points and runs them."""
+    """Holds the implementations of the hook points and runs them."""
 
     def __init__(
         self,
@@ -144,6 +163,15 @@ class HookRunner:
     def cwd(self) -> str:
         """The working directory every hook input carries."""
         return self._cwd
+
+    @property
+    def session_id(self) -> str:
+        """The session every hook input and invocation carries."""
+        return self._session_id
+
+    def make_input(self, input_type: type[_Input], **fields: Any) -> _Input:
+        """An input of ``input_type`` stamped now, with this runner's working folder and session."""
+        return input_type(timestamp=datetime.now(UTC), cwd=self._cwd, session_id=self._session_id, **fields)
 
     def timeout(self, hook: str) -> float:
         """The timeout of one hook point, in seconds."""
@@ -309,12 +337,20 @@ class HookRunner:
 
     # -- running ------------------------------------------------------------------------
 
-    async def run(self, hook: str, base: Any, chain: Sequence[pluggy.HookImpl] | None = None) -> Composition:
+    async def run(
+        self,
+        hook: str,
+        base: Any,
+        chain: Sequence[pluggy.HookImpl] | None = None,
+        *,
+        tool_call_id: str | None = None,
+    ) -> Composition:
         """Call every implementation of ``hook`` in order, starting from input ``base``.
 
         ``chain`` is a snapshot taken earlier (so both halves of one tool call see one set of
         hooks even if an extension is reloaded in between); by default, the current chain,
-        matchers applied when the input names a tool.
+        matchers applied when the input names a tool. ``tool_call_id`` names the tool call a
+        tool hook is about (its ``hook.start``/``hook.end`` say which).
         """
         point = HOOK_POINTS[hook]
         composition = Composition(hook, getattr(base, point.rewrites) if point.rewrites else None)
@@ -323,24 +359,59 @@ class HookRunner:
             chain = self.chain_for(hook, tool_name) if isinstance(tool_name, str) else self.chain(hook)
         if not chain:
             return composition
+        invocation_id = next(self._ids)
+        wire = point.wire_name
+        self._events.emit(
+            "hook.start",
+            {
+                "hookInvocationId": invocation_id,
+                "hookType": wire,
+                "input": self._start_input(point, base, tool_call_id),
+                "hook": hook,
+            },
+        )
         invocation = HookInvocation(self._session_id)
+        records: list[HookRecord] = []
         for impl in chain:
             if composition.stopped:
                 break
-            await self._call_one(hook, impl, composition.next_input(base), invocation, composition)
+            records.append(await self._call_one(hook, impl, composition.next_input(base), invocation, composition))
+        failed = next((record for record in records if record.error is not None), None)
+        end: dict[str, Any] = {"hookInvocationId": invocation_id, "hookType": wire, "success": failed is None}
+        output = self._end_output(point, composition, tool_call_id)
+        if output is not None:
+            end["output"] = output
+        if failed is not None:
+            end["error"] = {"message": failed.error, "source": failed.owner}  # the SDK's shape
+        end["hook"] = hook
+        end["calls"] = [record.to_event() for record in records]
+        self._events.emit("hook.end", end)
         return composition
+
+    def _start_input(self, point: HookPoint, base: Any, tool_call_id: str | None) -> dict[str, Any]:
+        """The input ``hook.start`` shows, as the Copilot CLI shows it: a guard about a tool call
+        lists the calls (``{sessionId, cwd, toolCalls: [{id, name, args}]}``); any other hook
+        point shows its wire input."""
+        if point.guard and point.for_tools:
+            call = {"id": tool_call_id or "", "name": base.tool_name, "args": base.tool_args}
+            return {"sessionId": self._session_id, "cwd": self._cwd, "toolCalls": [call]}
+        return point.input_to_wire(base)
+
+    def _end_output(self, point: HookPoint, composition: Composition, tool_call_id: str | None) -> Any:
+        """The output ``hook.end`` shows: the combined output (per tool call id for a tool
+        hook); a guard's denial of a tool call is the text the model reads, as in the CLI."""
+        if point.guard and point.for_tools and composition.decision == point.decision_values[-1]:
+            output: Any = denial_text(composition.reason)
+        else:
+            output = composition.wire_output()
+        if output is None or not point.for_tools:
+            return output
+        return {tool_call_id or "": output}
 
     async def _call_one(
         self, hook: str, impl: pluggy.HookImpl, value: Any, invocation: HookInvocation, composition: Composition
-    ) -> None:
+    ) -> HookRecord:
         owner = impl.plugin_name
-        call_id = next(self._ids)
-        wire = HOOK_POINTS[hook].wire_name
-        self._events.emit(
-            "hook.start",
-            {"hookInvocationId": call_id, "hookType": wire, "hook": hook, "extensionId": owner},
-            ephemeral=True,
-        )
         started = time.perf_counter()
         # A chain snapshot may still hold an implementation its owner has since replaced
         # (reloaded mid-call): its health is no longer anyone's.
@@ -388,23 +459,7 @@ class HookRunner:
         if recent is None:
             recent = self.recent[owner] = deque(maxlen=_RECENT)
         recent.append(record)
-        end: dict[str, Any] = {
-            "hookInvocationId": call_id,
-            "hookType": wire,
-            "hook": hook,
-            "extensionId": owner,
-            "success": failure is None,
-            "outcome": record.outcome,
-            "decision": decision,
-            "durationMs": record.duration_ms,
-        }
-        if record.error is not None:
-            end["error"] = {"message": record.error}  # the SDK's shape: an object, absent on success
-        self._events.emit(
-            "hook.end",
-            end,
-            ephemeral=True,
-        )
+        return record
 
     async def _answer(
         self, hook: str, impl: pluggy.HookImpl, value: Any, invocation: HookInvocation, composition: Composition

@@ -1,20 +1,26 @@
 """The session hook points the host itself calls, and what their outcomes mean to the caller.
 
-:class:`SessionHooks` runs ``on_user_prompt_submitted``, ``on_session_start``,
-``on_session_end`` and ``on_error_occurred`` through the :class:`~extension_host.hooks.runner.HookRunner`
-with the input each is given (the time, the working folder, the prompt or the error) and turns
-the combined outcome into what the API returns (:mod:`~extension_host.outcomes`). It remembers
-whether the session-end hooks ran, so a host ends a session once. When each runs (start, stop,
-``/clear``, a turn, a crash) is its callers' call; tool hooks are the dispatcher's.
+:class:`SessionHooks` runs ``on_user_prompt_submitted``, ``on_user_prompt_transformed``,
+``on_session_start``, ``on_session_end``, ``on_error_occurred`` and ``on_agent_stop`` through
+the :class:`~extension_host.hooks.runner.HookRunner` with the input each is given (the time, the
+working folder, the session, the prompt or the error) and turns the combined outcome into what
+the API returns (:mod:`~extension_host.outcomes`). It remembers whether the session-end hooks
+ran, so a host ends a session once. When each runs (start, stop, ``/clear``, a turn, a failed
+model call) is its callers' call; tool hooks are the dispatcher's.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from sdk_extension.hooks import (
+    AgentStopInput,
+    ErrorOccurredInput,
+    SessionEndInput,
+    SessionStartInput,
+    UserPromptSubmittedInput,
+    UserPromptTransformedInput,
+)
 
-from sdk_extension.hooks import ErrorOccurredInput, SessionEndInput, SessionStartInput, UserPromptSubmittedInput
-
-from ..outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult
+from ..outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, StopDecision
 from .runner import HookRunner
 
 __all__ = ["SessionHooks"]
@@ -31,7 +37,8 @@ class SessionHooks:
     async def submit_prompt(self, prompt: str) -> PromptResult:
         """Run the prompt hooks on a user prompt; returns it rewritten, or rejected with a reason."""
         outcome = await self._runner.run(
-            "on_user_prompt_submitted", UserPromptSubmittedInput(timestamp=_now(), cwd=self._cwd, prompt=prompt)
+            "on_user_prompt_submitted",
+            self._runner.make_input(UserPromptSubmittedInput, prompt=prompt),
         )
         rejected = outcome.decision == "deny"
         return PromptResult(
@@ -42,11 +49,20 @@ class SessionHooks:
             rejected_by=outcome.decided_by if rejected else None,
         )
 
+    async def transform_prompt(self, prompt: str, transformed: str) -> str:
+        """Run the prompt-transformed hooks; returns the text the model gets (``transformed``
+        unless a hook replaced it)."""
+        outcome = await self._runner.run(
+            "on_user_prompt_transformed",
+            self._runner.make_input(UserPromptTransformedInput, prompt=prompt, transformed_prompt=transformed),
+        )
+        return outcome.value if isinstance(outcome.value, str) else transformed
+
     async def start_session(self, source: str, initial_prompt: str | None) -> SessionStartResult:
-        """Run the session-start hooks (``source``: startup, resume or new)."""
+        """Run the session-start hooks (``source``: new, resume or startup)."""
         outcome = await self._runner.run(
             "on_session_start",
-            SessionStartInput(timestamp=_now(), cwd=self._cwd, source=source, initial_prompt=initial_prompt),
+            self._runner.make_input(SessionStartInput, source=source, initial_prompt=initial_prompt),
         )
         return SessionStartResult(outcome.additional_context)
 
@@ -55,7 +71,7 @@ class SessionHooks:
         self.ended = True
         outcome = await self._runner.run(
             "on_session_end",
-            SessionEndInput(timestamp=_now(), cwd=self._cwd, reason=reason, final_message=final_message, error=error),
+            self._runner.make_input(SessionEndInput, reason=reason, final_message=final_message, error=error),
         )
         return SessionEndResult(outcome.merged_value("session_summary"), tuple(outcome.merged_value("cleanup_actions")))
 
@@ -63,9 +79,7 @@ class SessionHooks:
         """Run the error hooks; returns the strongest handling asked for (abort > skip > retry)."""
         outcome = await self._runner.run(
             "on_error_occurred",
-            ErrorOccurredInput(
-                timestamp=_now(), cwd=self._cwd, error=error, error_context=context, recoverable=recoverable
-            ),
+            self._runner.make_input(ErrorOccurredInput, error=error, error_context=context, recoverable=recoverable),
         )
         return ErrorDecision(
             outcome.merged_value("error_handling"),
@@ -73,10 +87,14 @@ class SessionHooks:
             outcome.merged_value("user_notification"),
         )
 
-    @property
-    def _cwd(self) -> str:
-        return self._runner.cwd
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
+    async def stop_agent(self, transcript_path: str | None, active: bool) -> StopDecision:
+        """Run the agent-stop hooks on an agent that answered without calling a tool
+        (``active``: it was answering a follow-up such a hook asked for); a ``block`` with its
+        reason keeps it going."""
+        outcome = await self._runner.run(
+            "on_agent_stop",
+            self._runner.make_input(
+                AgentStopInput, stop_reason="end_turn", transcript_path=transcript_path, stop_hook_active=active
+            ),
+        )
+        return StopDecision(outcome.decision == "block", outcome.reason)

@@ -22,6 +22,7 @@ __all__ = [
     "ExtensionsLoadedData",
     "ExternalToolCompletedData",
     "ExternalToolRequestedData",
+    "HookCall",
     "HookEndData",
     "HookStartData",
     "PermissionCompletedData",
@@ -40,7 +41,7 @@ __all__ = [
 
 @with_config(CLOSED)
 class ToolExecutionStartData(TypedDict):
-    """A tool call begins, after the pre-tool hooks allowed it (``tool.execution_start``)."""
+    """A tool call begins, before its pre-tool hooks run, as in the Copilot CLI (``tool.execution_start``)."""
 
     toolCallId: str
     toolName: str
@@ -66,8 +67,11 @@ class ToolResultContent(TypedDict):
 
     content: str
     detailedContent: NotRequired[str]
+    """The tool's ``sessionLog``, when it gave one other than ``content`` (the CLI repeats
+    ``content`` here; this host leaves it out rather than write a large result twice)."""
     resultType: NotRequired[Literal["success", "failure", "rejected", "denied", "timeout"]]
-    """This host's addition: the tool result's type."""
+    """This host's addition, on a call that did not succeed (the CLI sends no ``result`` then):
+    the result type, with the text the model read in ``content``."""
 
 
 @with_config(OPEN)
@@ -76,6 +80,7 @@ class ToolError(TypedDict):
 
     message: str
     code: NotRequired[str]
+    """The result type: ``failure``, ``denied``, ``rejected`` or ``timeout``."""
 
 
 @with_config(CLOSED)
@@ -154,17 +159,16 @@ class ExternalToolCompletedData(TypedDict):
 
 @with_config(CLOSED)
 class HookStartData(TypedDict):
-    """One hook implementation is about to be called (``hook.start``)."""
+    """A hook point is about to run its implementations (``hook.start``), once per run."""
 
     hookInvocationId: str
     hookType: str
     """The hook point's wire name (``preToolUse``)."""
     input: NotRequired[Any]
+    """The hook input as sent (for ``preToolUse``: ``{sessionId, cwd, toolCalls: [{id, name, args}]}``)."""
     parentToolCallId: NotRequired[str]
     hook: NotRequired[str]
     """This host's addition: the hook point's Python name (``on_pre_tool_use``)."""
-    extensionId: NotRequired[str]
-    """This host's addition: whose implementation (an extension id or a plugin name)."""
 
 
 @with_config(OPEN)
@@ -177,25 +181,35 @@ class HookError(TypedDict):
 
 
 @with_config(CLOSED)
+class HookCall(TypedDict):
+    """This host's addition: how one implementation of a hook point did."""
+
+    extensionId: str
+    """An extension id or an in-process plugin's name."""
+    outcome: Literal["ok", "error", "timeout", "invalid", "suspended"]
+    decision: str | None
+    """The permission, error-handling or stop decision it made, if any."""
+    durationMs: float
+    error: NotRequired[HookError]
+
+
+@with_config(CLOSED)
 class HookEndData(TypedDict):
-    """One hook implementation answered, failed or was skipped (``hook.end``)."""
+    """A hook point's implementations ran (``hook.end``), once per run."""
 
     hookInvocationId: str
     hookType: str
     success: bool
+    """False when an implementation failed (``error`` says which, as its ``source``)."""
     output: NotRequired[Any]
+    """The combined output, per tool call id for a tool hook; a denied tool call's is the text
+    the model reads."""
     error: NotRequired[HookError]
     parentToolCallId: NotRequired[str]
     hook: NotRequired[str]
     """This host's addition: the hook point's Python name (``on_pre_tool_use``)."""
-    extensionId: NotRequired[str]
-    """This host's addition: whose implementation (an extension id or a plugin name)."""
-    outcome: NotRequired[Literal["ok", "error", "timeout", "invalid", "suspended"]]
-    """This host's addition: how the call went."""
-    decision: NotRequired[str | None]
-    """This host's addition: the permission or error-handling decision it made, if any."""
-    durationMs: NotRequired[float]
-    """This host's addition: how long it took."""
+    calls: NotRequired[list[HookCall]]
+    """This host's addition: each implementation called, in order."""
 
 
 # --- permissions --------------------------------------------------------------------------------

@@ -6,17 +6,16 @@ and turn numbers a resumed log holds (:mod:`.turns`), every extension joining th
 (:class:`~extension_host.runtime.ExtensionRuntime`), the session-start hooks. ``/clear``: the
 prompts in flight are dropped, the session-end hooks run, every extension is restarted with a
 new session id between the old ones stopping and the new ones starting, the session-start hooks
-run with ``new``. Stop: turns, crash reports and the file watcher end, the session-end hooks
-run once, extensions' waiting event-log reads return (:mod:`.reader`), the extensions stop,
-``session.shutdown`` closes the log. It also runs the error hooks
-for extensions that crash, so their reports end with the session.
+run with ``new``. Stop: turns and the file watcher end, the session-end hooks run once,
+extensions' waiting event-log reads return (:mod:`.reader`), the extensions stop,
+``session.shutdown`` closes the log. A new session's start hooks hear ``new`` (as in the
+Copilot CLI), a resumed one's ``resume``. An extension that crashes does not reach the error
+hooks (nor does it in the CLI): its tool call in flight fails, which the failure hooks hear of.
 
 It decides the order only: what each step does is the part's own.
 """
 
 from __future__ import annotations
-
-from sdk_extension.tasks import BackgroundTasks
 
 from ..environment import protect_host_environment
 from ..errors import ExtensionHostError
@@ -48,7 +47,6 @@ class SessionLifecycle:
         self._hooks = hooks
         self._reader = reader
         self._run_hooks = run_hooks
-        self._crash_reports = BackgroundTasks("the host (error hooks on crashes)")
         self._started = False
         self._stopped = False
 
@@ -68,7 +66,7 @@ class SessionLifecycle:
             self._turns.begin(self._session.replay())  # the context and turn numbers the log holds
         await self._runtime.start()
         if self._run_hooks:
-            await self._hooks.start_session("resume" if self._session.resumed else "startup", None)
+            await self._hooks.start_session("resume" if self._session.resumed else "new", None)
 
     async def stop(self) -> None:
         """End the session and stop every extension; idempotent."""
@@ -76,7 +74,6 @@ class SessionLifecycle:
             return
         self._stopped = True
         await self._turns.close()
-        await self._crash_reports.cancel(self._runtime.context.stop_grace)
         await self._runtime.stop_watching()
         if self._run_hooks and self._started and not self._hooks.ended:
             await self._hooks.end_session("complete", None, None)
@@ -96,10 +93,6 @@ class SessionLifecycle:
         if self._run_hooks:
             await self._hooks.start_session("new", None)
         return self._session.id
-
-    def report_crash(self, extension_id: str, error: str) -> None:
-        """Run the error hooks for an extension that crashed, in the background."""
-        self._crash_reports.spawn(self._turns.report_crash(extension_id, error))
 
     def _renew_session(self) -> None:
         self._session.renew()

@@ -4,28 +4,33 @@
 attachments, and queues the prompt (``pending_messages.modified``, ephemeral). One prompt runs
 at a time, in order; each run is::
 
+    [prompt-transformed hooks: the text the model gets]
     [session.title_changed: the session's first prompt, ephemeral]
     → user.message → [system.notification: the prompt hooks' additional context]
     → assistant.turn_start → [assistant.message_delta: streamed text, ephemeral]
     → assistant.message (text, toolRequests) → [assistant.usage: the agent's count, ephemeral]
-      → per tool call: the host's pipeline (pre hooks, tool.execution_start/complete, post hooks)
-        [→ tool.execution_complete with the result the agent gets, when the hooks changed it]
-        [→ system.notification: the tool hooks' additional context]
+      → per tool call: the host's pipeline (tool.execution_start, pre hooks, the tool, post or
+        failure hooks, tool.execution_complete with the result the agent gets)
+        [→ system.notification: the pre hooks' context, the failure hooks' guidance]
     → assistant.turn_end → (the next step of the agent, while it calls tools)
+    → agent-stop hooks, once it answers without a tool call: a ``block`` sends its reason as
+      the next user message (through the prompt hooks) and the run goes on, at most
+      :data:`MAX_STOP_BLOCKS` times in a row
     → assistant.idle and session.idle (ephemeral) once no prompt is queued
 
 As in the published SDK, ``assistant.turn_start``/``turn_end`` frame one step of the agent (one
-model call), ``turnId`` is its number in the session. A failed tool call (``failure`` or
-``timeout``) runs the error hooks with ``tool_execution`` and applies their decision: ``retry``
-runs it again (up to ``retry_count`` times, at most :data:`MAX_TOOL_RETRIES`), ``skip`` (or no
-decision) gives the agent the failure, ``abort`` ends the run with ``session.error``; a
+model call), ``turnId`` is its number in the session. As in the Copilot CLI, a failed tool call
+reaches the agent as it is and the error hooks are not called for it; they are called when the
+agent itself (the model call) fails, with ``model_call``. Their decision is this host's
+addition: ``retry`` asks the agent again (up to ``retry_count`` times, at most
+:data:`MAX_MODEL_RETRIES`); otherwise the run ends with ``session.error``; a
 ``user_notification`` becomes a ``session.warning``.
 
 :meth:`TurnRunner.cancel` stops the running prompt (see
 :mod:`~extension_host.session.cancellation`): the tool call in flight is withdrawn, it and the
-calls not reached get a ``rejected`` result, the error hooks hear of it, the step ends with
-``abort`` and ``assistant.turn_end``, the queued prompts are dropped, and ``session.idle``
-carries ``aborted``.
+calls not reached get a ``rejected`` result, the step ends with ``abort`` and
+``assistant.turn_end``, the queued prompts are dropped, and ``session.idle`` carries
+``aborted``.
 
 The agent is asked with the model context projected from the session's events
 (:class:`~extension_host.session.model_context.ModelContext`), never with live objects. This
@@ -46,20 +51,22 @@ from typing import Any, Final
 from sdk_extension.wire.protocol import Event
 from sdk_extension.wire.results import ToolResult
 
+from ..dispatch import ToolOrigin
 from ..errors import ExtensionHostError, UnknownToolError
 from ..events import EventLog, unique_ids
-from ..outcomes import ErrorDecision, PromptResult, ToolCallResult
+from ..outcomes import ErrorDecision, PromptResult, StopDecision, ToolCallResult
 from .agents import Agent, AgentReply, AgentRequest, OfferedTool, ask_agent
 from .attachments import check_attachments
-from .cancellation import CANCEL_GRACE, Cancellation, RunCancelled
+from .cancellation import Cancellation, RunCancelled
 from .errors import NoAgentError, PromptQueueFullError, PromptRejectedError, TurnAbortedError, TurnCancelledError
 from .model_context import ModelContext, ToolCall
 
 __all__ = [
     "DEFAULT_SEND_TIMEOUT",
     "MAX_AGENT_STEPS",
+    "MAX_MODEL_RETRIES",
     "MAX_QUEUED_PROMPTS",
-    "MAX_TOOL_RETRIES",
+    "MAX_STOP_BLOCKS",
     "TITLE_CHARS",
     "TurnRunner",
 ]
@@ -72,12 +79,20 @@ MAX_QUEUED_PROMPTS: Final = 100
 """Prompts waiting behind the running one; one more is refused."""
 TITLE_CHARS: Final = 100
 """The longest ``session.title_changed`` title (the first line of the session's first prompt)."""
-MAX_TOOL_RETRIES: Final = 5
-"""Re-runs of one failed tool call, whatever ``retry_count`` an error hook asks for."""
+MAX_MODEL_RETRIES: Final = 5
+"""Times one failed agent step is asked again, whatever ``retry_count`` an error hook asks for
+(the Copilot CLI retries a failed model call five times)."""
+MAX_STOP_BLOCKS: Final = 8
+"""Agent-stop blocks in a row that keep the agent going; the next one is ignored and the run
+ends (the Copilot CLI's cap)."""
 
-CallTool = Callable[[str, Any, str], Awaitable[ToolCallResult]]
-"""Runs one tool call through the host's pipeline: ``(name, arguments, tool_call_id)``."""
+CallTool = Callable[[str, Any, str, ToolOrigin], Awaitable[ToolCallResult]]
+"""Runs one tool call through the host's pipeline: ``(name, arguments, tool_call_id, origin)``."""
 SubmitPrompt = Callable[[str], Awaitable[PromptResult]]
+TransformPrompt = Callable[[str, str], Awaitable[str]]
+"""The prompt-transformed hooks: ``(prompt, transformed) -> the text the model gets``."""
+StopAgent = Callable[[bool], Awaitable[StopDecision]]
+"""The agent-stop hooks: ``(stop_hook_active) -> whether to keep going, and why``."""
 ReportError = Callable[[str, str, bool], Awaitable[ErrorDecision]]
 SendObserver = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
 
@@ -108,6 +123,8 @@ class TurnRunner:
         call_tool: the host's tool pipeline.
         submit_prompt: the prompt hooks.
         report_error: the error hooks.
+        transform_prompt: the prompt-transformed hooks (none: the text stays).
+        stop_agent: the agent-stop hooks (none: the agent stops).
         tools: the tools on offer now.
         roots: the folders attachments may lie in (the project, the session workspace).
         on_send: told of each prompt an extension sends, after its checks; with no agent it
@@ -125,8 +142,12 @@ class TurnRunner:
         tools: Callable[[], Sequence[OfferedTool]],
         roots: Callable[[], Sequence[Path]],
         on_send: SendObserver | None = None,
+        transform_prompt: TransformPrompt | None = None,
+        stop_agent: StopAgent | None = None,
     ) -> None:
         self.agent = agent
+        self._transform_prompt = transform_prompt
+        self._stop_agent = stop_agent
         self._events = events
         self._call_tool = call_tool
         self._submit_prompt = submit_prompt
@@ -308,13 +329,6 @@ class TurnRunner:
         self.model_context.reset(counted())
         self._steps = itertools.count(turns + 1)
 
-    async def report_crash(self, extension_id: str, error: str) -> None:
-        """Run the error hooks with ``system`` for an extension that crashed; their
-        ``user_notification`` becomes a ``session.warning`` (restarts are the supervisor's)."""
-        decision = await self._report_error(f"extension {extension_id} crashed: {error}", "system", True)
-        if decision.user_notification:
-            self._events.emit("session.warning", {"warningType": "hook", "message": decision.user_notification})
-
     def check_attachments(self, attachments: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], ...]:
         """The attachments checked against the project and the session workspace (see
         :func:`~extension_host.session.attachments.check_attachments`)."""
@@ -354,20 +368,15 @@ class TurnRunner:
 
     async def _run(self, queued: _Queued) -> Event | None:
         assert self.agent is not None
-        user: dict[str, Any] = {"content": queued.prompt, "messageId": queued.message_id}
-        if queued.transformed is not None:
-            user["transformedContent"] = queued.transformed
-        if queued.attachments:
-            user["attachments"] = list(queued.attachments)
-        if queued.source is not None:
-            user["source"] = queued.source
-        if not self._titled:  # as Copilot CLI offline: the session's first prompt is its title
-            self._titled = True
-            self._events.emit("session.title_changed", {"title": _title(queued.prompt)}, ephemeral=True)
-        self._events.emit("user.message", user)
-        self._notify(queued.additional_context)
+        await self._say_user(queued.prompt, queued.transformed, queued.additional_context, queued)
         last: Event | None = None
-        for step in range(MAX_AGENT_STEPS):
+        stop_blocks = step = 0
+        message_id_of_prompt = queued.message_id
+        while True:
+            if step >= MAX_AGENT_STEPS:
+                raise _Abort(
+                    "agent", f"the agent took {MAX_AGENT_STEPS} steps without finishing its answer; the run was ended"
+                )
             turn_id = str(next(self._steps))
             self._events.emit("assistant.turn_start", {"turnId": turn_id})
             try:
@@ -375,7 +384,7 @@ class TurnRunner:
                 request = AgentRequest(
                     self.model_context.messages,
                     tuple(self._tools()),
-                    queued.message_id,
+                    message_id_of_prompt,
                     step,
                     message_id,
                     self._delta_emitter(message_id),
@@ -390,18 +399,71 @@ class TurnRunner:
                     self._events.emit("assistant.usage", {"model": reply.model or "unknown", **reply.usage})
                 for index, call in enumerate(calls):
                     try:
-                        await self._run_tool(call)
+                        await self._run_tool(call, turn_id, reply.model)
                     except RunCancelled:
-                        await self._settle_cancelled(calls[index], calls[index + 1 :])
+                        self._settle_cancelled(calls[index], calls[index + 1 :])
                         raise
             except RunCancelled:
                 self._events.emit("abort", {"reason": "user_initiated"})
                 raise
             finally:
                 self._events.emit("assistant.turn_end", {"turnId": turn_id})
-            if not calls:
+            step += 1
+            if calls:
+                continue
+            follow_up = await self._follow_up(stop_blocks)
+            if follow_up is None:
                 return last
-        raise _Abort("agent", f"the agent took {MAX_AGENT_STEPS} steps without finishing its answer; the run was ended")
+            stop_blocks += 1
+            hooked = await self._submit_prompt(follow_up)
+            if hooked.rejected:
+                return last
+            # A new prompt to the agent, as in the Copilot CLI (where it is queued as one).
+            message_id_of_prompt, step = next(self._message_ids), 0
+            transformed = hooked.prompt if hooked.prompt != follow_up else None
+            await self._say_user(follow_up, transformed, hooked.additional_context, None, message_id_of_prompt)
+
+    async def _say_user(
+        self,
+        prompt: str,
+        transformed: str | None,
+        context: str | None,
+        queued: _Queued | None,
+        message_id: str | None = None,
+    ) -> None:
+        """Emit the ``user.message`` of a prompt (a queued one, or an agent-stop hook's
+        follow-up), after the prompt-transformed hooks chose the text the model gets."""
+        text = transformed if transformed is not None else prompt
+        if self._transform_prompt is not None:
+            given = await self._transform_prompt(text, text)
+            transformed = given if given != prompt else transformed
+        user: dict[str, Any] = {"content": prompt, "messageId": queued.message_id if queued else message_id}
+        if transformed is not None:
+            user["transformedContent"] = transformed
+        if queued is not None and queued.attachments:
+            user["attachments"] = list(queued.attachments)
+        if queued is not None and queued.source is not None:
+            user["source"] = queued.source
+        if not self._titled:  # as Copilot CLI offline: the session's first prompt is its title
+            self._titled = True
+            self._events.emit("session.title_changed", {"title": _title(prompt)}, ephemeral=True)
+        self._events.emit("user.message", user)
+        self._notify(context)
+
+    async def _follow_up(self, blocks: int) -> str | None:
+        """Run the agent-stop hooks on an agent that answered without a tool call; the reason
+        of a ``block``, which keeps it going, or ``None``. Past :data:`MAX_STOP_BLOCKS` blocks
+        in a row a block is ignored, with a ``session.warning``."""
+        if self._stop_agent is None:
+            return None
+        decision = await self._stop_agent(blocks > 0)
+        if not decision.blocked or not decision.reason:
+            return None
+        if blocks >= MAX_STOP_BLOCKS:
+            message = f"Agent stop hook blocked {blocks} consecutive times; ending turn."
+            self._events.emit("session.warning", {"warningType": "hook", "message": message})
+            return None
+        return decision.reason
 
     def _delta_emitter(self, message_id: str) -> Callable[[str], None]:
         def delta(text: str) -> None:
@@ -411,58 +473,43 @@ class TurnRunner:
         return delta
 
     async def _ask(self, request: AgentRequest) -> AgentReply:
+        """Ask the agent; when it fails, the error hooks hear of it (``model_call``) and may
+        have it asked again (``retry``); otherwise the run ends."""
         assert self.agent is not None
-        try:
-            return await ask_agent(self.agent, request)
-        except ExtensionHostError as exc:
-            raise _Abort("agent", f"the agent failed: {exc}") from None  # its message says what to do
-        except Exception as exc:
-            raise _Abort("agent", f"the agent failed: {type(exc).__name__}: {exc}") from None
+        retries = 0
+        while True:
+            try:
+                return await ask_agent(self.agent, request)
+            except ExtensionHostError as exc:
+                message = f"the agent failed: {exc}"  # its message says what to do
+            except Exception as exc:
+                message = f"the agent failed: {type(exc).__name__}: {exc}"
+            decision = await self._report_error(message, "model_call", True)
+            if decision.user_notification:
+                self._events.emit("session.warning", {"warningType": "hook", "message": decision.user_notification})
+            if decision.error_handling != "retry" or retries >= min(decision.retry_count or 1, MAX_MODEL_RETRIES):
+                raise _Abort("agent", message) from None
+            retries += 1
 
-    async def _settle_cancelled(self, running: ToolCall, unreached: Sequence[ToolCall]) -> None:
+    def _settle_cancelled(self, running: ToolCall, unreached: Sequence[ToolCall]) -> None:
         """Give the cancelled call and those after it a ``rejected`` result, so the model context
-        holds a result for every tool request, and tell the error hooks of the cancelled one."""
+        holds a result for every tool request."""
         text = f"tool {running.name} was cancelled: the turn was cancelled"
         self._settle_result(running, ToolCallResult(ToolResult(text, "rejected", error=text)))
         for call in unreached:
             skipped = f"tool {call.name} was not run: the turn was cancelled before it"
             self._settle_result(call, ToolCallResult(ToolResult(skipped, "rejected", error=skipped)))
-        try:  # a cancel is prompt: hooks that take longer are not waited for
-            decision = await asyncio.wait_for(self._report_error(text, "tool_execution", False), CANCEL_GRACE)
-        except TimeoutError:
-            return
-        if decision.user_notification:
-            self._events.emit("session.warning", {"warningType": "hook", "message": decision.user_notification})
 
-    async def _run_tool(self, call: ToolCall) -> None:
-        assert call.id is not None
-        outcome = await self._call_once(call)
-        retries = 0
-        while outcome.result_type in ("failure", "timeout"):
-            decision = await self._report_error(
-                f"tool {call.name} failed: {outcome.error or outcome.text_result_for_llm}", "tool_execution", True
-            )
-            if decision.user_notification:
-                self._events.emit("session.warning", {"warningType": "hook", "message": decision.user_notification})
-            if decision.error_handling == "abort":
-                raise _Abort(
-                    "tool_execution",
-                    f"an error hook ended the run after tool {call.name} failed: "
-                    f"{outcome.error or outcome.text_result_for_llm}",
-                )
-            if decision.error_handling != "retry" or retries >= min(decision.retry_count or 1, MAX_TOOL_RETRIES):
-                break  # skip, or nobody said: the agent gets the failure
-            retries += 1
-            outcome = await self._call_once(call)
-        self._settle_result(call, outcome)
-        self._notify(outcome.additional_context)
-
-    async def _call_once(self, call: ToolCall) -> ToolCallResult:
+    async def _run_tool(self, call: ToolCall, turn_id: str, model: str | None) -> None:
         assert call.id is not None
         try:
-            return await self._cancellation.guard(self._call_tool(call.name, call.arguments, call.id))
+            outcome = await self._cancellation.guard(
+                self._call_tool(call.name, call.arguments, call.id, ToolOrigin(turn_id, model))
+            )
         except UnknownToolError as exc:
-            return ToolCallResult(ToolResult(str(exc), "failure", error=str(exc)))
+            outcome = ToolCallResult(ToolResult(str(exc), "failure", error=str(exc)))
+        self._settle_result(call, outcome)
+        self._notify(outcome.context_message)
 
     def _settle_result(self, call: ToolCall, outcome: ToolCallResult) -> None:
         """Make the model context hold the result the agent gets: the post-tool hooks may have
@@ -471,14 +518,14 @@ class TurnRunner:
         held = self.model_context.tool_result(call.id)
         if held is not None and held.content == outcome.text_result_for_llm and held.result_type == outcome.result_type:
             return
-        complete: dict[str, Any] = {
-            "toolCallId": call.id,
-            "toolName": call.name,
-            "success": outcome.success,
-            "result": {"content": outcome.text_result_for_llm, "resultType": outcome.result_type},
-        }
-        if outcome.error is not None:
-            complete["error"] = {"message": outcome.error}
+        text, kind = outcome.text_result_for_llm, outcome.result_type
+        complete: dict[str, Any] = {"toolCallId": call.id, "toolName": call.name, "success": outcome.success}
+        if outcome.success:
+            complete["result"] = {"content": text}
+        else:
+            complete["error"] = {"message": outcome.error or text, "code": kind}
+            complete["result"] = {"content": text, "resultType": kind}
+        complete["toolTelemetry"] = {}
         self._events.emit("tool.execution_complete", complete)
 
     def _notify(self, context: str | None) -> None:

@@ -164,11 +164,15 @@ HOOK_WIRE_NAMES: Final[dict[str, str]] = {
     "on_session_start": "sessionStart",
     "on_session_end": "sessionEnd",
     "on_error_occurred": "errorOccurred",
+    "on_user_prompt_transformed": "userPromptTransformed",
+    "on_post_tool_use_failure": "postToolUseFailure",
+    "on_agent_stop": "agentStop",
 }
-"""The six hook points: Python name → ``hookType`` on the wire."""
+"""The hook points: Python name → ``hookType`` on the wire (the seeds' six, then the three the
+Copilot CLI added)."""
 
 HOOK_NAMES: Final = tuple(HOOK_WIRE_NAMES)
-"""The six hook points by Python name, in the order the contract lists them."""
+"""The hook points by Python name, in the order of :data:`HOOK_WIRE_NAMES`."""
 
 
 def camel_case(name: str) -> str:

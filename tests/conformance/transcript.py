@@ -25,6 +25,8 @@ __all__ = ["Message", "Transcript", "build", "normalise", "read_tap", "sdks"]
 
 _UUID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _ISO_TIME: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
+_CALL_ID: Final = re.compile(r"call_\w+")
+"""A tool call id as a model API gives it (``call_0``)."""
 _VARYING_NUMBERS: Final = frozenset(
     {"timestamp", "timestampMs", "durationMs", "duration", "pid", "timeToFirstTokenMs", "startTime", "modifiedTime"}
 )
@@ -199,12 +201,17 @@ def _subject(
     return f"result of {asked}", message.get("result")
 
 
+def _key(key: str) -> str:
+    """A dict key as compared: a tool call id or a uuid is ``<id>``."""
+    return "<id>" if _UUID.fullmatch(key) or _CALL_ID.fullmatch(key) else key
+
+
 def normalise(value: Any, replacements: Mapping[str, str], key: str = "") -> Any:
     """``value`` with what varies between runs replaced: the session id by ``<session>``, other
     ids and uuids by ``<id>``, times by ``<time>``, varying numbers by ``<n>``, and each of
     ``replacements`` (a run's folders: longest first) by its placeholder."""
-    if isinstance(value, dict):
-        return {k: normalise(v, replacements, k) for k, v in value.items()}
+    if isinstance(value, dict):  # a key may be an id too (hook.end's output per tool call id)
+        return {_key(k): normalise(v, replacements, k) for k, v in value.items()}
     if isinstance(value, list):
         return [normalise(v, replacements, key) for v in value]
     if isinstance(value, bool) or value is None:

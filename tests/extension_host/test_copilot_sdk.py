@@ -715,3 +715,102 @@ def test_either_sdk_pages_the_session_s_events_and_waits_for_new_ones(project: P
             assert "session.eventLog.read: cursor: not a cursor this host gave" in answers["forged"]
 
     run(scenario(), timeout=240)
+
+
+JS_CLI_HOOKS = """
+import { appendFileSync } from "node:fs";
+import { joinSession } from "@github/copilot-sdk/extension";
+
+const record = (hook, input) => appendFileSync("seen.jsonl", JSON.stringify({ hook, ...input }) + "\\n");
+await joinSession({
+  tools: [{ name: "explode", description: "Always throws",
+            handler: async () => { throw new Error("kaboom from the tool"); } }],
+  hooks: {
+    onUserPromptTransformed: async (input) => {
+      record("transformed", input);
+      return { modifiedTransformedPrompt: "TRANSFORMED: " + input.transformedPrompt };
+    },
+    onPostToolUseFailure: async (input) => {
+      record("failure", input);
+      return { additionalContext: "guidance for " + input.toolName };
+    },
+    onAgentStop: async (input) => {
+      record("stop", input);
+      return input.stopHookActive ? undefined : { decision: "block", reason: "please continue" };
+    },
+  },
+});
+"""
+
+PY_CLI_HOOKS = """
+import dataclasses
+import json
+from sdk_extension import join_session, tool
+
+def record(hook, input):
+    with open("seen.jsonl", "a") as file:
+        file.write(json.dumps({"hook": hook, **dataclasses.asdict(input)}, default=str) + "\\n")
+
+@tool(description="Always throws")
+def explode() -> str:
+    raise RuntimeError("kaboom from the tool")
+
+def transformed(input, invocation):
+    record("transformed", input)
+    return {"modified_transformed_prompt": "TRANSFORMED: " + input.transformed_prompt}
+
+def failure(input, invocation):
+    record("failure", input)
+    return {"additional_context": "guidance for " + input.tool_name}
+
+def stop(input, invocation):
+    record("stop", input)
+    return None if input.stop_hook_active else {"decision": "block", "reason": "please continue"}
+
+join_session(
+    tools=[explode],
+    hooks={"on_user_prompt_transformed": transformed, "on_post_tool_use_failure": failure, "on_agent_stop": stop},
+)
+"""
+
+
+@pytest.mark.parametrize("language", ["js", "py"])
+def test_the_copilot_cli_s_three_later_hook_points_reach_an_extension_of_either_sdk(
+    project: Project, language: str
+) -> None:
+    """userPromptTransformed, postToolUseFailure and agentStop, with the inputs the CLI sends
+    (read through the published SDK 1.0.14, which renames ``cwd`` and ``stop_hook_active``),
+    and what their answers do: the text the model gets, guidance after a failed tool, a follow-up."""
+    from extension_host import AgentReply, ScriptedAgent, ToolCall
+
+    add(project, "cli_hooks", language, JS_CLI_HOOKS if language == "js" else PY_CLI_HOOKS)
+    agent = ScriptedAgent(
+        [[AgentReply("trying", (ToolCall("explode", {}, "c1"),)), AgentReply("gave up")], [AgentReply("continued")]]
+    )
+
+    async def scenario() -> str:
+        async with sdk_host(project, agent=agent, session_hooks=False) as host:
+            reply = await host.send_and_wait("go", timeout=60)
+            assert reply is not None and reply["data"]["content"] == "continued"
+            return str(host.session_id)
+
+    session_id = run(scenario(), timeout=180)
+    seen = [json.loads(line) for line in (project.root / "seen.jsonl").read_text().splitlines()]
+    assert [entry["hook"] for entry in seen] == ["transformed", "failure", "stop", "transformed", "stop"]
+    cwd, active = ("workingDirectory", "stopHookActive") if language == "js" else ("cwd", "stop_hook_active")
+    session = "sessionId" if language == "js" else "session_id"
+    assert all(entry[cwd] == str(project.root) and entry[session] == session_id for entry in seen)
+    transformed, failure, stop, again, last = seen
+    assert (transformed["prompt"], again["prompt"]) == ("go", "please continue")
+    tool_name, error = ("toolName", "error") if language == "js" else ("tool_name", "error")
+    assert failure[tool_name] == "explode" and "kaboom from the tool" in failure[error]
+    assert (stop[active], last[active]) == (False, True)
+    path = "transcriptPath" if language == "js" else "transcript_path"
+    assert stop[path].endswith(f"{session_id}/events.jsonl")
+    first, second, third = (request.messages for request in agent.requests)
+    assert first[0].content == "TRANSFORMED: go"
+    assert (
+        second[-1].content
+        == 'Tool "explode" failed. Additional guidance from postToolUseFailure hooks:\nguidance for explode'
+    )
+    assert third[-1].content == "TRANSFORMED: please continue"

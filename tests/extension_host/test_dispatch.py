@@ -1,4 +1,4 @@
-"""Dispatcher in memory: one call from name to result through pre hooks, the tool and post hooks.
+"""Dispatcher in memory: one call from name to result through pre hooks, the tool and post (or failure) hooks.
 
 A real :class:`~extension_host.registry.ToolRegistry`, :class:`~extension_host.hooks.runner.HookRunner`
 and :class:`~extension_host.events.EventLog`; tools are fake registry entries and extensions'
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from extension_host.activity import ActivityTracker
-from extension_host.dispatch import AskHandler, Dispatcher, builtin_entry
+from extension_host.dispatch import AskHandler, Dispatcher, ToolOrigin, builtin_entry
 from extension_host.errors import UnknownToolError
 from extension_host.events import EventLog
 from extension_host.hooks.runner import HookRunner
@@ -29,7 +29,7 @@ from sdk_extension.wire.results import ToolResult
 
 SESSION = "session-1"
 CWD = "/srv/project"
-PRE, POST = "on_pre_tool_use", "on_post_tool_use"
+PRE, POST, FAILED = "on_pre_tool_use", "on_post_tool_use", "on_post_tool_use_failure"
 
 Wire = Mapping[str, Any]
 
@@ -82,7 +82,7 @@ class Desk:
 
     def extension_hooks(self, extension_id: str, order: int, answer: Callable[[str, Wire], Any]) -> FakeHooks:
         forwarder = FakeHooks(answer)
-        self.hooks.register_extension(extension_id, order, (PRE, POST), forwarder)
+        self.hooks.register_extension(extension_id, order, (PRE, POST, FAILED), forwarder)
         return forwarder
 
     def call(self, name: str, arguments: Any = None, **options: Any) -> ToolCallResult:
@@ -115,7 +115,8 @@ def test_a_call_runs_the_tool_and_is_announced_by_a_start_and_a_complete_event()
                 "toolCallId": "call-7",
                 "toolName": "grep",
                 "success": True,
-                "result": {"content": "ran with {'pattern': 'x'}", "resultType": "success"},
+                "result": {"content": "ran with {'pattern': 'x'}"},
+                "toolTelemetry": {},
             },
         ),
     ]
@@ -141,15 +142,16 @@ def test_missing_arguments_are_an_empty_object_and_each_call_gets_its_own_id() -
     ids=["timeout", "failure"],
 )
 def test_an_unsuccessful_result_reaches_the_caller_and_the_complete_event_carries_its_error(result: ToolResult) -> None:
-    """A timeout or failure of the tool is a result, not an exception; the event says success false."""
+    """A timeout or failure of the tool is a result, not an exception; the event says success
+    false, with the error and its code (the result type) as the Copilot CLI sends them."""
     desk = Desk()
     desk.tool("slow", FakeTool(lambda arguments: result))
     outcome = desk.call("slow", {})
     assert outcome.result == result
     (_, complete) = desk.tool_events()[-1]
     assert complete["success"] is False
-    assert complete["result"]["resultType"] == result.result_type
-    assert complete["error"] == {"message": result.error}
+    assert complete["result"] == {"content": result.text_result_for_llm, "resultType": result.result_type}
+    assert complete["error"] == {"message": result.error, "code": result.result_type}
 
 
 def test_a_built_in_tool_that_raises_gives_a_failure_naming_the_exception() -> None:
@@ -191,8 +193,9 @@ def test_a_tool_whose_extension_failed_gives_a_failure_with_the_reason_and_runs_
 # -- pre hooks ----------------------------------------------------------------------------------
 
 
-def test_a_pre_hook_s_rewritten_arguments_are_what_the_tool_the_events_and_the_post_hook_see() -> None:
-    """modifiedArgs replaces the arguments for everything after it."""
+def test_a_pre_hook_s_rewritten_arguments_are_what_the_tool_and_the_post_hook_see() -> None:
+    """modifiedArgs replaces the arguments for everything after it; ``tool.execution_start``,
+    which comes before the hooks (as in the Copilot CLI), shows what the model asked for."""
     desk = Desk()
     tool = desk.tool("shell", FakeTool())
     hooks = desk.extension_hooks(
@@ -202,17 +205,22 @@ def test_a_pre_hook_s_rewritten_arguments_are_what_the_tool_the_events_and_the_p
     )
     outcome = desk.call("shell", {"command": "ls"})
     assert tool.calls[0][0] == {"command": "ls -la"}
-    assert desk.tool_events()[0][1]["arguments"] == {"command": "ls -la"}
+    assert desk.tool_events()[0][1]["arguments"] == {"command": "ls"}
     (pre_hook, pre_wire), (post_hook, post_wire) = hooks.received
     assert (pre_hook, pre_wire["toolName"], pre_wire["cwd"]) == (PRE, "shell", CWD)
     assert pre_wire["toolArgs"] == {"command": "ls"}
     assert (post_hook, post_wire["toolArgs"]) == (POST, {"command": "ls -la"})
-    assert post_wire["toolResult"] == {"textResultForLlm": "ran with {'command': 'ls -la'}", "resultType": "success"}
+    assert post_wire["toolResult"] == {
+        "textResultForLlm": "ran with {'command': 'ls -la'}",
+        "resultType": "success",
+        "toolTelemetry": {},
+    }
     assert outcome.result_type == "success"
 
 
-def test_a_deny_returns_denied_with_the_reason_and_the_tool_never_runs() -> None:
-    """No tool events, no post hook; the result names the tool and the reason; who decided is kept."""
+def test_a_deny_returns_denied_with_the_copilot_cli_s_text_and_the_tool_never_runs() -> None:
+    """No post hook; the model reads ``Denied by preToolUse hook: <reason>``; the call is
+    started and completed with the code ``denied``; who decided is kept."""
     desk = Desk()
     tool = desk.tool("shell", FakeTool())
     hooks = desk.extension_hooks(
@@ -220,11 +228,14 @@ def test_a_deny_returns_denied_with_the_reason_and_the_tool_never_runs() -> None
         0,
         only_pre({"permissionDecision": "deny", "permissionDecisionReason": "no rm", "additionalContext": "use trash"}),
     )
-    outcome = desk.call("shell", {"command": "rm -rf /"})
-    assert tool.calls == [] and desk.tool_events() == []
+    outcome = desk.call("shell", {"command": "rm -rf /"}, tool_call_id="call-1")
+    assert tool.calls == []
     assert [hook for hook, _ in hooks.received] == [PRE]
     assert outcome.result_type == "denied"
-    assert outcome.text_result_for_llm == "The call to shell was denied: no rm"
+    assert outcome.text_result_for_llm == "Denied by preToolUse hook: no rm"
+    [(_, _), (_, complete)] = desk.tool_events()
+    assert complete["error"] == {"message": "Denied by preToolUse hook: no rm", "code": "denied"}
+    assert complete["toolTelemetry"] == {}
     assert outcome.error == outcome.text_result_for_llm
     assert (outcome.decision, outcome.decided_by, outcome.additional_context) == ("deny", "project:guard", "use trash")
 
@@ -248,8 +259,7 @@ def test_an_ask_without_an_ask_handler_counts_as_a_deny_that_says_why() -> None:
     assert tool.calls == []
     assert (outcome.result_type, outcome.decided_by) == ("denied", "project:guard")
     assert outcome.text_result_for_llm == (
-        "The call to shell was denied: project:guard asked for confirmation (it deletes files) and nobody "
-        "can answer here: without an ask handler, ask counts as deny"
+        "Denied by preToolUse hook (unable to ask user for confirmation): it deletes files"
     )
 
 
@@ -297,7 +307,7 @@ def test_a_declined_ask_is_denied_by_the_user_and_the_handler_saw_the_rewritten_
     assert asked == [("shell", {"command": "rm -i x"}, "it deletes files")]
     assert tool.calls == []
     assert (outcome.result_type, outcome.decision, outcome.decided_by) == ("denied", "deny", "user")
-    assert outcome.text_result_for_llm == "The call to shell was denied: the user declined (it deletes files)"
+    assert outcome.text_result_for_llm == "Denied by preToolUse hook: the user declined (it deletes files)"
 
 
 def test_a_pre_hook_that_times_out_denies_the_call_naming_the_extension() -> None:
@@ -310,18 +320,19 @@ def test_a_pre_hook_that_times_out_denies_the_call_naming_the_extension() -> Non
     tool = desk.tool("shell", FakeTool())
     desk.hooks.register_extension("project:slow-guard", 0, (PRE,), no_answer)
     outcome = desk.call("shell", {"command": "ls"})
-    assert tool.calls == [] and desk.tool_events() == []
+    assert tool.calls == []
     assert (outcome.result_type, outcome.decided_by) == ("denied", "project:slow-guard")
     text = outcome.text_result_for_llm
-    assert text.startswith("The call to shell was denied: hook on_pre_tool_use of project:slow-guard")
+    assert text.startswith("Denied by preToolUse hook: hook on_pre_tool_use of project:slow-guard")
     assert text.endswith("(guard hooks fail closed)")
 
 
 # -- post hooks ---------------------------------------------------------------------------------
 
 
-def test_a_post_hook_replaces_what_the_caller_gets_but_the_events_show_what_the_tool_returned() -> None:
-    """The caller gets the modified result; context from pre and post hooks is joined in order."""
+def test_a_post_hook_replaces_the_result_and_its_guidance_is_appended_as_the_copilot_cli_does() -> None:
+    """The caller and the event get the modified result with the post hooks' guidance after it;
+    context from pre and post hooks is joined in order; the pre hooks' is a message of its own."""
     desk = Desk()
     desk.tool("read", FakeTool(lambda arguments: ToolResult("password=hunter2")))
 
@@ -332,18 +343,72 @@ def test_a_post_hook_replaces_what_the_caller_gets_but_the_events_show_what_the_
 
     desk.extension_hooks("project:redact", 0, answer)
     outcome = desk.call("read", {"path": ".env"})
-    assert outcome.text_result_for_llm == "password=***"
+    text = 'password=***\n\nTool "read" succeeded. Additional guidance from postToolUse hooks:\na secret was redacted'
+    assert outcome.text_result_for_llm == text
     assert outcome.additional_context == "reading a config file\n\na secret was redacted"
-    assert desk.tool_events()[-1][1]["result"]["content"] == "password=hunter2"
+    assert outcome.context_message == "reading a config file"
+    assert desk.tool_events()[-1][1]["result"]["content"] == text
 
 
-def test_a_post_hook_sees_a_failed_result_too() -> None:
+def test_a_failed_result_goes_to_the_failure_hooks_not_the_post_hooks() -> None:
+    """As in the Copilot CLI: a ``failure`` gets ``postToolUseFailure`` with its error, whose
+    guidance the model reads as a message of its own after the result, and no ``postToolUse``."""
     desk = Desk()
     desk.tool("read", FakeTool(lambda arguments: ToolResult("no such file", "failure", error="ENOENT")))
+    hooks = desk.extension_hooks(
+        "project:audit", 0, lambda hook, wire: {"additionalContext": "check the path"} if hook == FAILED else None
+    )
+    desk.hooks.register_extension("project:post", 1, (POST,), FakeHooks(lambda hook, wire: None))
+    outcome = desk.call("read", {"path": "x"}, tool_call_id="call-9")
+    (pre_hook, _), (failed_hook, wire) = hooks.received
+    assert (pre_hook, failed_hook) == (PRE, FAILED)
+    assert (wire["toolName"], wire["toolArgs"], wire["error"], wire["sessionId"]) == (
+        "read",
+        {"path": "x"},
+        "ENOENT",
+        SESSION,
+    )
+    assert (outcome.result_type, outcome.text_result_for_llm, outcome.error) == ("failure", "no such file", "ENOENT")
+    assert (
+        outcome.context_message
+        == 'Tool "read" failed. Additional guidance from postToolUseFailure hooks:\ncheck the path'
+    )
+    ends = [e["data"] for e in desk.events.history("hook.end")]
+    assert [end["hookType"] for end in ends] == ["preToolUse", "postToolUseFailure"]
+    assert ends[-1]["output"] == {"call-9": {"additionalContext": "check the path"}}
+
+
+@pytest.mark.parametrize("kind", ["denied", "rejected", "timeout"])
+def test_a_denied_rejected_or_timed_out_result_gets_neither_post_nor_failure_hooks(kind: str) -> None:
+    desk = Desk()
+    desk.tool("read", FakeTool(lambda arguments: ToolResult(f"{kind} text", kind, error=f"{kind} error")))  # type: ignore[arg-type]
     hooks = desk.extension_hooks("project:audit", 0, lambda hook, wire: None)
-    outcome = desk.call("read", {"path": "x"})
-    assert hooks.received[-1][1]["toolResult"]["resultType"] == "failure"
-    assert outcome.result_type == "failure" and outcome.error == "ENOENT"
+    desk.hooks.register_extension("project:later", 1, (POST, FAILED), FakeHooks(lambda hook, wire: None))
+    outcome = desk.call("read", {})
+    assert [hook for hook, _ in hooks.received] == [PRE]
+    assert outcome.result_type == kind
+    (_, complete) = desk.tool_events()[-1]
+    message = f"{kind} text" if kind in ("denied", "rejected") else f"{kind} error"
+    assert complete["error"] == {"message": message, "code": kind}
+
+
+def test_a_tool_and_the_agent_step_that_asked_for_it_are_named_in_its_events() -> None:
+    """``turnId`` and ``model`` go into ``tool.execution_start`` and ``_complete``; a session log
+    is the complete event's ``detailedContent`` and the tool's telemetry its ``toolTelemetry``."""
+    desk = Desk()
+    result = ToolResult("3 matches", session_log="a.py:1\nb.py:2\nc.py:3", tool_telemetry={"metrics": {"n": 3}})
+    desk.tool("grep", FakeTool(lambda arguments: result))
+    desk.extension_hooks("project:audit", 0, lambda hook, wire: None)
+    run(desk.dispatcher.call_tool("grep", {}, tool_call_id="call-2", origin=ToolOrigin("4", "test-model")), timeout=5)
+    (_, start), (_, complete) = desk.tool_events()
+    assert (start["turnId"], start["model"], complete["turnId"], complete["model"]) == (
+        "4",
+        "test-model",
+        "4",
+        "test-model",
+    )
+    assert complete["result"] == {"content": "3 matches", "detailedContent": "a.py:1\nb.py:2\nc.py:3"}
+    assert complete["toolTelemetry"] == {"metrics": {"n": 3}}
 
 
 def test_both_hook_points_use_the_hooks_registered_when_the_call_began() -> None:
@@ -411,16 +476,16 @@ def test_a_failing_post_hook_leaves_the_tool_s_result_and_warns_naming_the_exten
     assert "hook on_post_tool_use of project:audit failed" in warning["data"]["message"]
 
 
-def test_the_events_of_a_call_follow_the_pipeline_pre_hook_tool_post_hook() -> None:
+def test_the_events_of_a_call_follow_the_copilot_cli_s_order_start_pre_hook_post_hook_complete() -> None:
     desk = Desk()
     desk.tool("read", FakeTool())
     desk.extension_hooks("project:audit", 0, lambda hook, wire: None)
     desk.call("read", {})
     assert [(e["type"], e["data"].get("hook")) for e in desk.events.history()] == [
+        ("tool.execution_start", None),
         ("hook.start", PRE),
         ("hook.end", PRE),
-        ("tool.execution_start", None),
-        ("tool.execution_complete", None),
         ("hook.start", POST),
         ("hook.end", POST),
+        ("tool.execution_complete", None),
     ]

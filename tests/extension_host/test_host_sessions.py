@@ -217,7 +217,7 @@ def test_new_session_ends_the_old_one_reloads_every_extension_and_starts_a_new_i
     assert new_pid != old_pid and calls == "1"  # a new process: its memory is gone
     assert old_workspace == str(project.home / "sessions" / old / "files")
     assert new_workspace == str(project.home / "sessions" / new / "files") and Path(new_workspace).is_dir()
-    assert lines == [f"start startup {old}", f"end complete {old}", f"start new {new}"]
+    assert lines == [f"start new {old}", f"end complete {old}", f"start new {new}"]
     store = project.home / "sessions"
     old_types = [json.loads(line)["type"] for line in (store / old / "events.jsonl").read_bytes().splitlines()]
     assert old_types[0] == "session.start" and old_types[-1] == "session.shutdown"
@@ -240,7 +240,7 @@ def test_resuming_runs_the_start_hooks_with_source_resume(
 
     session_id = run(scenario())
     assert trail.read_text().splitlines() == [
-        f"start startup {session_id}",
+        f"start new {session_id}",
         f"end complete {session_id}",
         f"start resume {session_id}",
         f"end complete {session_id}",

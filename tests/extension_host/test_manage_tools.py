@@ -336,11 +336,11 @@ def test_hooks_judge_the_built_in_tools_and_after_a_reload_the_new_versions_post
     agent = calls((MANAGE_TOOL, {"operation": "scaffold", "name": "made"}), (RELOAD_TOOL, {}))
 
     def check(host: ExtensionHost) -> None:
-        (_, denied_kind, denied), (_, reload_kind, _) = results(host)
+        (_, denied_kind, denied), (_, reload_kind, reloaded) = results(host)
         assert denied_kind == "denied" and "no new extensions today" in denied
         assert reload_kind == "success"
-        contexts = [m.content for m in host.model_context.messages if m.role == "user"]
-        assert f"post hook of pid {host.extension('hooked').pid}" in contexts[-1]  # the new process's
+        # The post hook's guidance follows the result the model reads, as in Copilot CLI.
+        assert f"post hook of pid {host.extension('hooked').pid}" in reloaded  # the new process's
         assert host.events.history("session.warning") == []
 
     turn(project, agent, check)

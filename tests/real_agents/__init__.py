@@ -27,6 +27,9 @@ otherwise). ``pytest -m "not real_agent"`` leaves the tier out.
 - ``test_copilot``: an extension exported with ``extensions export copilot`` in Copilot CLI and
   in a Copilot SDK session; no process left when the CLI exits or is killed; the switches
   Copilot CLI needs, said by the export and the README.
+- ``test_copilot_hooks``: the hook points as Copilot CLI calls them (a failed tool's failure
+  hooks, agent stop and its follow-up, the prompt-transformed hooks, the words of a denial): the
+  behaviour the host copies.
 - ``test_programs`` and ``test_runner``: the installer and the runner themselves, with stand-ins
   (not marked: they need neither node nor the network).
 """

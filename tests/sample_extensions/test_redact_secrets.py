@@ -379,7 +379,9 @@ def test_under_the_host_prompts_and_tool_results_reach_the_agent_redacted(projec
             assert prompt.prompt == "use [REDACTED:slack-token] to post"
             assert prompt.additional_context is not None and "slack-token" in prompt.additional_context
             called = await host.call_tool("show_env")
-            assert called.text_result_for_llm == "GITHUB_TOKEN=[REDACTED:github-token]\nDEBUG=1\n"
+            redacted = "GITHUB_TOKEN=[REDACTED:github-token]\nDEBUG=1\n"
+            guidance = 'Tool "show_env" succeeded. Additional guidance from postToolUse hooks:\n'
+            assert called.text_result_for_llm == f"{redacted}\n\n{guidance}{called.additional_context}"
             assert called.result_type == "success"
 
     run(scenario())

@@ -15,6 +15,8 @@ from sdk_extension.hook_models import PermissionDecision
 from sdk_extension.hooks import (
     HOOK_POINTS,
     MERGES,
+    AgentStopInput,
+    AgentStopOutput,
     ErrorOccurredInput,
     HookPoint,
     PostToolUseInput,
@@ -35,13 +37,16 @@ from sdk_extension.wire.connection import Connection
 from sdk_extension.wire.protocol import HOOK_NAMES, METHOD_CONNECT, METHOD_SESSION_RESUME, PROTOCOL_VERSION
 from sdk_extension.wire.results import ToolResult
 
-SIX = [
+NINE = [
     "on_user_prompt_submitted",
     "on_pre_tool_use",
     "on_post_tool_use",
     "on_session_start",
     "on_session_end",
     "on_error_occurred",
+    "on_user_prompt_transformed",
+    "on_post_tool_use_failure",
+    "on_agent_stop",
 ]
 
 PRE = HOOK_POINTS["on_pre_tool_use"]
@@ -60,13 +65,13 @@ def other_handler(data: Any, invocation: Any) -> None:
     return None
 
 
-# -- the six points ----------------------------------------------------------------------
+# -- the points -------------------------------------------------------------------------
 
 
-def test_hook_points_are_exactly_the_six_in_contract_order() -> None:
-    """HOOK_POINTS and HOOK_NAMES list the six hook points in order."""
-    assert list(HOOK_POINTS) == SIX
-    assert tuple(SIX) == HOOK_NAMES
+def test_hook_points_are_the_seeds_six_then_the_three_the_copilot_cli_added() -> None:
+    """HOOK_POINTS and HOOK_NAMES list the hook points in order."""
+    assert list(HOOK_POINTS) == NINE
+    assert tuple(NINE) == HOOK_NAMES
 
 
 def test_each_hook_point_has_copilot_and_wire_spellings() -> None:
@@ -78,6 +83,9 @@ def test_each_hook_point_has_copilot_and_wire_spellings() -> None:
         ("onSessionStart", "sessionStart"),
         ("onSessionEnd", "sessionEnd"),
         ("onErrorOccurred", "errorOccurred"),
+        ("onUserPromptTransformed", "userPromptTransformed"),
+        ("onPostToolUseFailure", "postToolUseFailure"),
+        ("onAgentStop", "agentStop"),
     ]
 
 
@@ -101,10 +109,10 @@ def test_resolve_hooks_keys_snake_case_and_camel_case_names_by_python_name() -> 
     assert resolved == {"on_pre_tool_use": handler, "on_session_end": other_handler}
 
 
-def test_resolve_hooks_accepts_all_six_copilot_names() -> None:
+def test_resolve_hooks_accepts_every_copilot_name() -> None:
     """Every onXxx spelling maps to its hook."""
     resolved = resolve_hooks({p.copilot_name: handler for p in HOOK_POINTS.values()})
-    assert list(resolved) == SIX
+    assert list(resolved) == NINE
 
 
 def test_resolve_hooks_of_none_or_empty_is_empty() -> None:
@@ -120,7 +128,7 @@ def test_unknown_hook_name_is_rejected_listing_all_six_valid_names() -> None:
     assert info.value.hook == "on_pre_tool"
     message = str(info.value)
     assert "'on_pre_tool'" in message
-    for name in SIX:
+    for name in NINE:
         assert name in message
 
 
@@ -240,7 +248,8 @@ def test_input_to_wire_writes_the_exact_millisecond_of_the_timestamp() -> None:
 
 
 def test_input_to_wire_writes_tool_result_in_wire_form() -> None:
-    """A ToolResult inside an input goes out as its camelCase object."""
+    """A ToolResult inside an input goes out as its camelCase object, with ``toolTelemetry``
+    (empty when the tool gave none) as the Copilot CLI sends it."""
     value = PostToolUseInput(
         timestamp=datetime(1970, 1, 1, tzinfo=UTC),
         cwd="/",
@@ -253,7 +262,7 @@ def test_input_to_wire_writes_tool_result_in_wire_form() -> None:
         "cwd": "/",
         "toolName": "t",
         "toolArgs": {"a": 1},
-        "toolResult": {"textResultForLlm": "out", "resultType": "denied"},
+        "toolResult": {"textResultForLlm": "out", "resultType": "denied", "toolTelemetry": {}},
     }
 
 
@@ -451,7 +460,11 @@ def test_a_table_entry_missing_a_merge_strategy_or_its_rewrite_field_is_refused_
 
 
 def test_only_the_tool_hooks_take_matchers() -> None:
-    assert [p.name for p in HOOK_POINTS.values() if p.for_tools] == ["on_pre_tool_use", "on_post_tool_use"]
+    assert [p.name for p in HOOK_POINTS.values() if p.for_tools] == [
+        "on_pre_tool_use",
+        "on_post_tool_use",
+        "on_post_tool_use_failure",
+    ]
 
 
 # -- matchers --------------------------------------------------------------------------------
@@ -537,3 +550,83 @@ def test_the_client_sends_hook_matchers_in_session_resume_only_when_given() -> N
     with_matchers = asyncio.run(resume_of({"preToolUse": ["bash"]}))
     assert with_matchers["hookTypes"] == ["preToolUse"] and with_matchers["hookMatchers"] == {"preToolUse": ["bash"]}
     assert "hookMatchers" not in asyncio.run(resume_of(None))
+
+
+# -- inputs as the Copilot CLI sends them -------------------------------------------------------
+
+
+def test_inputs_are_read_as_the_copilot_cli_sends_them() -> None:
+    """``sessionId`` and ``cwd`` on every input; ``stop_hook_active`` spelled as it is; the error
+    of the error and session-end hooks an object whose message is the error."""
+    stop = HOOK_POINTS["on_agent_stop"].input_from_wire(
+        {
+            "sessionId": "s-1",
+            "transcriptPath": "/home/u/.copilot/session-state/s-1/events.jsonl",
+            "stopReason": "end_turn",
+            "stop_hook_active": True,
+            "timestamp": 0,
+            "cwd": "/srv/project",
+        }
+    )
+    assert stop == AgentStopInput(
+        timestamp=datetime(1970, 1, 1, tzinfo=UTC),
+        cwd="/srv/project",
+        session_id="s-1",
+        stop_reason="end_turn",
+        transcript_path="/home/u/.copilot/session-state/s-1/events.jsonl",
+        stop_hook_active=True,
+    )
+    error = ERR.input_from_wire(
+        {
+            "sessionId": "s-1",
+            "error": {"name": "Error", "message": "500 fake model exploded", "stack": "Error: ..."},
+            "errorContext": "model_call",
+            "recoverable": True,
+            "timestamp": 0,
+            "cwd": "/",
+        }
+    )
+    assert (error.error, error.session_id) == ("500 fake model exploded", "s-1")
+    ended = END.input_from_wire(
+        {"reason": "error", "error": {"message": "retried 5 times"}, "timestamp": 0, "cwd": "/"}
+    )
+    assert ended.error == "retried 5 times"
+
+
+def test_inputs_are_also_read_as_the_published_sdk_hands_them_on() -> None:
+    """``workingDirectory``, ``stopHookActive`` and a plain string error; no ``sessionId`` is empty."""
+    stop = HOOK_POINTS["on_agent_stop"].input_from_wire({"stopHookActive": True, "workingDirectory": "/p"})
+    assert (stop.stop_hook_active, stop.cwd, stop.session_id) == (True, "/p", "")
+    assert (
+        ERR.input_from_wire({"error": "boom", "errorContext": "system", "recoverable": False, "cwd": "/"}).error
+        == "boom"
+    )
+
+
+def test_inputs_are_written_as_the_copilot_cli_sends_them() -> None:
+    now = datetime(1970, 1, 1, tzinfo=UTC)
+    stop = AgentStopInput(timestamp=now, cwd="/p", session_id="s-1", stop_reason="end_turn", stop_hook_active=False)
+    assert HOOK_POINTS["on_agent_stop"].input_to_wire(stop) == {
+        "timestamp": 0,
+        "cwd": "/p",
+        "sessionId": "s-1",
+        "stopReason": "end_turn",
+        "stop_hook_active": False,
+    }
+    error = ErrorOccurredInput(timestamp=now, cwd="/p", error="boom", error_context="model_call", recoverable=True)
+    assert ERR.input_to_wire(error) == {
+        "timestamp": 0,
+        "cwd": "/p",
+        "error": {"message": "boom"},
+        "errorContext": "model_call",
+        "recoverable": True,
+    }
+
+
+def test_an_agent_stop_hook_may_only_block() -> None:
+    point = HOOK_POINTS["on_agent_stop"]
+    assert point.output_from_wire({"decision": "block", "reason": "go on"}) == AgentStopOutput(
+        decision="block", reason="go on"
+    )
+    with pytest.raises(HookOutputError, match="expected one of block, got 'allow'"):
+        point.output_from_wire({"decision": "allow"})

@@ -169,7 +169,11 @@ def test_the_client_lists_the_tools_and_calls_them_through_the_hooks(project: Pr
     (events_file,) = (project.home / "sessions").glob("*/events.jsonl")
     events = [json.loads(line) for line in events_file.read_text(encoding="utf-8").splitlines()]
     completed = [e["data"] for e in events if e["type"] == "tool.execution_complete"]
-    assert [(c["toolName"], c["success"]) for c in completed] == [("tools_echo", True), ("tools_fail", False)]
+    assert [(c["toolName"], c["success"], c.get("error", {}).get("code")) for c in completed] == [
+        ("tools_echo", True, None),
+        ("tools_echo", False, "denied"),
+        ("tools_fail", False, "failure"),
+    ]
     denials = [e["data"] for e in events if e["type"] == "permission.completed"]
     assert [d["result"]["kind"] for d in denials] == ["denied-by-permission-request-hook"]
 

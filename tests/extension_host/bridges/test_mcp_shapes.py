@@ -32,10 +32,13 @@ def test_a_tool_without_an_object_schema_takes_any_object() -> None:
     assert input_schema(ToolInfo("t", "d", None, "project:x")) == {"type": "object", "properties": {}}
 
 
-def test_a_success_is_the_tools_text_followed_by_what_the_hooks_added() -> None:
+def test_a_success_is_the_tools_text_followed_by_what_the_hooks_added_that_it_does_not_carry() -> None:
+    """The post hooks' guidance is in the result's text already; the rest follows as a block."""
     assert call_answer("t", "project:x", outcome("42")) == CallAnswer(("42",), False)
-    added = outcome("42", additional_context="audit: t logged")
+    added = outcome("42", additional_context="audit: t logged", context_message="audit: t logged")
     assert call_answer("t", "project:x", added) == CallAnswer(("42", "audit: t logged"), False)
+    in_text = outcome("42\n\nguidance", additional_context="guidance")
+    assert call_answer("t", "project:x", in_text) == CallAnswer(("42\n\nguidance",), False)
 
 
 def test_a_denial_names_the_hook_that_decided_and_its_reason() -> None:

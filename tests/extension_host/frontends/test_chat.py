@@ -61,7 +61,7 @@ def test_a_scripted_conversation_streams_runs_tools_asks_and_takes_commands(proj
     ]
     assert 'allow count_words {"text": "my secret"}? (it mentions a secret) [y/N]' in lines
     assert "why not? (a note for the model; Enter for none)" in lines
-    denied = "The call to count_words was denied: the user declined (it mentions a secret): it is private"
+    denied = "Denied by preToolUse hook: the user declined (it mentions a secret): it is private"
     assert f"  ← count_words: [denied] {denied}" in lines
     assert "Understood, I will not." in lines
     assert any(line.startswith("  /shout") and "project:words" in line for line in lines)

@@ -138,15 +138,19 @@ def test_extension_detail_with_hostile_values_shows_no_raw_control() -> None:
 
 
 def test_hook_end_and_reload_outcome_are_one_safe_line() -> None:
-    """A hook.end event and a reload outcome print one line, escapes visible."""
+    """A hook.end event (one line per call) and a reload outcome print one line, escapes visible."""
     hook = render.hook_end(
         {
-            "extensionId": f"project:{HOSTILE}",
             "hook": HOSTILE,
-            "outcome": "error",
-            "decision": HOSTILE,
-            "durationMs": 2.0,
-            "error": {"message": HOSTILE},
+            "calls": [
+                {
+                    "extensionId": f"project:{HOSTILE}",
+                    "outcome": "error",
+                    "decision": HOSTILE,
+                    "durationMs": 2.0,
+                    "error": {"message": HOSTILE},
+                }
+            ],
         }
     )
     outcome = render.reload_outcome(ReloadOutcome(f"project:{HOSTILE}", "kept", "running", HOSTILE))

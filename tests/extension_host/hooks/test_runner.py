@@ -127,8 +127,13 @@ def hook_events(events: EventLog) -> list[tuple[str, dict[str, Any]]]:
     return [(e["type"], e["data"]) for e in events.history() if e["type"] in ("hook.start", "hook.end")]
 
 
+def hook_calls(events: EventLog) -> list[dict[str, Any]]:
+    """Every implementation call the ``hook.end`` events list, in order."""
+    return [call for e in events.history("hook.end") for call in e["data"]["calls"]]
+
+
 def started_owners(events: EventLog) -> list[str]:
-    return [e["data"]["extensionId"] for e in events.history("hook.start")]
+    return [call["extensionId"] for call in hook_calls(events)]
 
 
 # -- order ------------------------------------------------------------------------------------
@@ -266,7 +271,11 @@ def test_tool_result_rewrites_chain_and_travel_as_wire_results() -> None:
 
     composition = run(runner.run(hook, base_input(hook)))
 
-    assert one.received[0][1]["toolResult"] == {"textResultForLlm": "output", "resultType": "success"}
+    assert one.received[0][1]["toolResult"] == {
+        "textResultForLlm": "output",
+        "resultType": "success",
+        "toolTelemetry": {},
+    }
     assert two.received[0][1]["toolResult"]["textResultForLlm"] == "redacted"
     assert composition.result is not None and composition.result.text_result_for_llm == "redacted"
 
@@ -306,8 +315,8 @@ def test_a_deny_stops_the_chain_before_later_implementations() -> None:
     assert composition.stopped is True
     assert started_owners(events) == ["before", "guard"]
     assert "after" not in runner.recent
-    end = events.history("hook.end")[-1]["data"]
-    assert (end["extensionId"], end["decision"], end["success"]) == ("guard", "deny", True)
+    end = hook_calls(events)[-1]
+    assert (end["extensionId"], end["decision"], end["outcome"]) == ("guard", "deny", "ok")
 
 
 def test_ask_does_not_stop_the_chain_and_wins_over_a_later_allow() -> None:
@@ -427,7 +436,9 @@ def test_a_failing_guard_implementation_denies_naming_its_owner(
     assert (record.hook, record.owner, record.outcome, record.decision) == (hook, owner, outcome, "deny")
     assert record.error is not None
     (end,) = [e["data"] for e in events.history("hook.end")]
-    assert (end["extensionId"], end["success"], end["outcome"], end["decision"]) == (owner, False, outcome, "deny")
+    assert (end["success"], end["error"]["source"]) == (False, owner)
+    (call,) = end["calls"]
+    assert (call["extensionId"], call["outcome"], call["decision"]) == (owner, outcome, "deny")
     assert events.history("session.warning") == []
 
 
@@ -458,9 +469,10 @@ def test_a_failing_non_guard_implementation_fails_open_with_a_warning(
     record = runner.recent[owner][-1]
     assert (record.outcome, record.decision) == (outcome, None)
     assert runner.recent["after"][-1].outcome == "ok"
-    ends = {e["data"]["extensionId"]: e["data"] for e in events.history("hook.end")}
-    assert (ends[owner]["success"], ends[owner]["outcome"]) == (False, outcome)
-    assert ends["after"]["success"] is True
+    (end,) = [e["data"] for e in events.history("hook.end")]
+    assert (end["success"], end["error"]["source"]) == (False, owner)
+    outcomes = {call["extensionId"]: call["outcome"] for call in end["calls"]}
+    assert outcomes == {owner: outcome, "after": "ok"}
 
 
 def test_a_timed_out_plugin_is_cancelled() -> None:
@@ -495,30 +507,59 @@ def test_recent_outcomes_keep_only_the_last_twenty_per_owner() -> None:
 # -- events -----------------------------------------------------------------------------------
 
 
-def test_every_call_emits_a_hook_start_and_hook_end_pair() -> None:
-    """Pairs in call order, with equal ids within a pair, distinct across pairs, and a duration."""
+def test_a_hook_point_s_run_emits_one_persisted_start_and_end_pair_listing_every_call() -> None:
+    """One pair per run of a hook point, not per implementation, persisted as in the Copilot CLI:
+    the start carries the input, the end the combined output and each call in order."""
     runner, events = make_runner()
     hook = "on_pre_tool_use"
     runner.register_plugin(recording_plugin(hook, "plugin", [], answer={"permissionDecision": "allow"}), "plugin")
     runner.register_extension("ext", 0, (hook,), FakeExtension("ext"))
     runner.register_plugin(recording_plugin(hook, "first", [], tryfirst=True), "first")
 
-    run(runner.run(hook, base_input(hook)))
+    run(runner.run(hook, base_input(hook), tool_call_id="call_7"))
+    run(runner.run(hook, base_input(hook), tool_call_id="call_8"))
 
     pairs = hook_events(events)
-    assert [kind for kind, _ in pairs] == ["hook.start", "hook.end"] * 3
-    owners = []
-    for (_, start), (_, end) in zip(pairs[::2], pairs[1::2], strict=True):
-        assert start["hookInvocationId"] == end["hookInvocationId"]
-        assert start["hookType"] == end["hookType"] == "preToolUse"
-        assert start["extensionId"] == end["extensionId"]
-        assert isinstance(end["durationMs"], (int, float)) and end["durationMs"] >= 0
-        assert (end["success"], end["outcome"], "error" in end) == (True, "ok", False)
-        owners.append(start["extensionId"])
-    assert owners == ["first", "ext", "plugin"]
-    assert len({start["hookInvocationId"] for _, start in pairs[::2]}) == 3
-    assert pairs[-1][1]["decision"] == "allow"
-    assert all(e.get("ephemeral") is True for e in events.history() if e["type"].startswith("hook."))
+    assert [kind for kind, _ in pairs] == ["hook.start", "hook.end"] * 2
+    (_, start), (_, end) = pairs[:2]
+    assert start["hookInvocationId"] == end["hookInvocationId"] != pairs[2][1]["hookInvocationId"]
+    assert start["hookType"] == end["hookType"] == "preToolUse"
+    assert start["input"] == {
+        "sessionId": SESSION,
+        "cwd": CWD,
+        "toolCalls": [{"id": "call_7", "name": "shell", "args": {"command": "ls"}}],
+    }
+    assert (end["success"], "error" in end) == (True, False)
+    assert end["output"] == {"call_7": {"permissionDecision": "allow"}}
+    assert [call["extensionId"] for call in end["calls"]] == ["first", "ext", "plugin"]
+    assert all(call["outcome"] == "ok" and call["durationMs"] >= 0 for call in end["calls"])
+    assert end["calls"][-1]["decision"] == "allow"
+    assert not any(e.get("ephemeral") for e in events.history() if e["type"].startswith("hook."))
+
+
+def test_a_denied_tool_call_s_hook_end_output_is_the_text_the_model_reads() -> None:
+    """As in the Copilot CLI: ``{toolCallId: "Denied by preToolUse hook: <reason>"}``, and
+    ``No reason provided`` when the hook gave none."""
+    runner, events = make_runner()
+    hook = "on_pre_tool_use"
+    reasons = iter(["not here", None])
+    runner.register_extension(
+        "guard",
+        0,
+        (hook,),
+        FakeExtension(
+            "guard", answer=lambda wire: {"permissionDecision": "deny", "permissionDecisionReason": next(reasons)}
+        ),
+    )
+
+    run(runner.run(hook, base_input(hook), tool_call_id="call_1"))
+    run(runner.run(hook, base_input(hook), tool_call_id="call_2"))
+
+    outputs = [e["data"]["output"] for e in events.history("hook.end")]
+    assert outputs == [
+        {"call_1": "Denied by preToolUse hook: not here"},
+        {"call_2": "Denied by preToolUse hook: No reason provided"},
+    ]
 
 
 @pytest.mark.parametrize("hook", list(WIRE_NAMES))
@@ -839,8 +880,9 @@ def test_a_guard_that_timed_out_twice_in_a_row_is_suspended_and_denies_without_b
     assert warning["extensionId"] == "slow"
     assert "timed out 2 times in a row and is suspended" in warning["message"]
     assert "denies every call at once until the extension reloads" in warning["message"]
-    ends = [e["data"] for e in events.history("hook.end")]
-    assert [(e["outcome"], e["success"], e["decision"]) for e in ends][-1] == ("suspended", False, "deny")
+    (last,) = events.history("hook.end")[-1]["data"]["calls"]
+    assert (last["outcome"], last["decision"]) == ("suspended", "deny")
+    assert events.history("hook.end")[-1]["data"]["success"] is False
 
 
 def test_an_answer_between_two_timeouts_resets_the_count() -> None:

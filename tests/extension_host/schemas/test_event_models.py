@@ -100,19 +100,26 @@ def test_something_that_is_not_an_object_is_not_an_event(value: Any) -> None:
 
 
 def test_the_hosts_own_additions_pass_alongside_the_sdk_fields() -> None:
-    """hook.end as the runner emits it: the SDK's fields plus the host's outcome, decision, duration."""
+    """hook.end as the runner emits it: the SDK's fields plus the host's hook name and calls
+    (each implementation's outcome, decision and duration)."""
     data = {
         "hookInvocationId": "h1",
         "hookType": "preToolUse",
-        "hook": "on_pre_tool_use",
-        "extensionId": "project:guard",
         "success": False,
-        "outcome": "timeout",
-        "decision": "deny",
-        "durationMs": 30000.0,
-        "error": {"message": "timed out after 30 s"},
+        "output": {"call_1": "Denied by preToolUse hook: hook on_pre_tool_use of project:guard failed"},
+        "error": {"message": "timed out after 30 s", "source": "project:guard"},
+        "hook": "on_pre_tool_use",
+        "calls": [
+            {
+                "extensionId": "project:guard",
+                "outcome": "timeout",
+                "decision": "deny",
+                "durationMs": 30000.0,
+                "error": {"message": "timed out after 30 s"},
+            }
+        ],
     }
-    assert check_event(event("hook.end", data, ephemeral=True)) is None
+    assert check_event(event("hook.end", data)) is None
 
 
 def test_every_modelled_event_type_has_an_example_that_passes() -> None:

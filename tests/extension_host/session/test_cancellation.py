@@ -80,7 +80,6 @@ def test_cancelling_a_turn_withdraws_its_tool_call_and_ends_it_as_the_sdk_ends_a
                 "tool.execution_start",
                 "tool.execution_complete",
                 "tool.execution_complete",
-                "session.warning",
                 "abort",
                 "assistant.turn_end",
                 "assistant.idle",
@@ -93,7 +92,7 @@ def test_cancelling_a_turn_withdraws_its_tool_call_and_ends_it_as_the_sdk_ends_a
             assert (second["data"]["toolCallId"], second["data"]["result"]["resultType"]) == ("c2", "rejected")
             assert host.events.history("abort")[0]["data"] == {"reason": "user_initiated"}
             assert host.events.history("session.idle")[-1]["data"] == {"aborted": True}
-            assert hooks.seen == [("tool hang was cancelled: the turn was cancelled", "tool_execution", False)]
+            assert hooks.seen == []  # a cancelled call is no error of the session (nor in the Copilot CLI)
             assert [e["data"]["content"] for e in host.events.history("user.message")] == ["hang around"]
 
             # Every tool request has its result, so the next prompt runs on a well-formed context.

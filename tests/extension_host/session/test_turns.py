@@ -113,9 +113,7 @@ def test_a_turn_with_a_tool_call_through_hooks_produces_the_event_sequence(proje
             "assistant.turn_start",
             "assistant.message",
             "tool.execution_start",
-            "tool.execution_complete",
-            "tool.execution_complete",  # the result after the post hook, the one the agent gets
-            "system.notification",
+            "tool.execution_complete",  # after the post hook: the result the agent gets
             "assistant.turn_end",
             "assistant.turn_start",
             "assistant.message",
@@ -134,14 +132,14 @@ def test_a_turn_with_a_tool_call_through_hooks_produces_the_event_sequence(proje
 
     with_host(project, scenario, Hooks(), builtin_tools=[count_todos], agent=agent)
     # What the agent saw at its second step: the rewritten prompt, the hooks' context, its call,
-    # and the result after the post hook.
+    # and the result after the post hook, with its guidance appended as the Copilot CLI does.
     messages = agent.requests[1].messages
+    guidance = 'Tool "count_todos" succeeded. Additional guidance from postToolUse hooks:\naudit ok'
     assert [(m.role, m.content) for m in messages] == [
         ("user", "count the TODOs [checked]"),
         ("user", "the repo is big"),
         ("assistant", "Let me look."),
-        ("tool", "3 TODOs in src (audited)"),
-        ("user", "audit ok"),
+        ("tool", f"3 TODOs in src (audited)\n\n{guidance}"),
     ]
     offered = {t.name: t for t in agent.requests[0].tools}
     assert sorted(offered) == ["count_todos", "extensions_manage", "extensions_reload"]  # the agent's own too
@@ -153,7 +151,7 @@ def test_the_model_context_rebuilt_from_the_events_equals_the_live_one(project: 
         await host.send_and_wait("count the TODOs", timeout=10)
         rebuilt = ModelContext.from_events(host.events.history())
         assert rebuilt == host.model_context
-        assert [m.role for m in rebuilt.messages] == ["user", "user", "assistant", "tool", "user", "assistant"]
+        assert [m.role for m in rebuilt.messages] == ["user", "user", "assistant", "tool", "assistant"]
 
     with_host(project, scenario, Hooks(), builtin_tools=[count_todos], agent=one_tool_call_agent())
 
@@ -245,64 +243,175 @@ class ErrorPolicy:
         return {key: value for key, value in self.output.items() if value is not None}
 
 
-def test_retry_reruns_a_failed_tool_up_to_retry_count_times(project: Project) -> None:
-    policy = ErrorPolicy("retry", retry_count=2, notification="flaky failed, retrying")
+class FailureGuide:
+    """Adds guidance when a tool fails, and records what it saw."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    @hookimpl
+    def on_post_tool_use_failure(self, input: Any) -> dict[str, Any]:
+        self.seen.append((input.tool_name, input.error))
+        return {"additional_context": "try again with fewer files"}
+
+
+def test_a_failed_tool_reaches_the_failure_hooks_not_the_error_hooks_and_the_agent_reads_their_guidance(
+    project: Project,
+) -> None:
+    """As in the Copilot CLI: a ``failure`` is not an error of the session; the failure hooks
+    hear of it once and their guidance follows the result as a user message in the CLI's words."""
+    policy, guide = ErrorPolicy("retry", retry_count=2), FailureGuide()
     agent = one_tool_call_agent("flaky", {})
 
     async def scenario(host: ExtensionHost) -> None:
         await host.send_and_wait("go", timeout=10)
-        assert len(flaky_runs) == 3
-        assert [context for context, _ in policy.seen] == ["tool_execution", "tool_execution"]
-        assert "attempt 1 failed" in policy.seen[0][1]
-        warnings = [e["data"] for e in host.events.history("session.warning")]
-        assert warnings == [{"warningType": "hook", "message": "flaky failed, retrying"}] * 2
+        assert len(flaky_runs) == 1
+        assert policy.seen == []
+        assert [name for name, _ in guide.seen] == ["flaky"] and "attempt 1 failed" in guide.seen[0][1]
 
-    with_host(project, scenario, policy, builtin_tools=[flaky], agent=agent)
-    tool_message = agent.requests[1].messages[-1]
-    assert (tool_message.role, tool_message.content, tool_message.result_type) == ("tool", "worked", "success")
-
-
-def test_retry_stops_after_retry_count_and_the_agent_gets_the_failure(project: Project) -> None:
-    policy = ErrorPolicy("retry", retry_count=1)
-    agent = one_tool_call_agent("flaky", {})
-
-    async def scenario(host: ExtensionHost) -> None:
-        await host.send_and_wait("go", timeout=10)
-        assert len(flaky_runs) == 2
-
-    with_host(project, scenario, policy, builtin_tools=[flaky], agent=agent)
-    assert agent.requests[1].messages[-1].result_type == "failure"
-    assert "attempt 2 failed" in agent.requests[1].messages[-1].content
+    with_host(project, scenario, policy, guide, builtin_tools=[flaky], agent=agent)
+    *_, result, guidance = agent.requests[1].messages
+    assert (result.role, result.result_type) == ("tool", "failure")
+    assert "attempt 1 failed" in result.content
+    assert (guidance.role, guidance.content) == (
+        "user",
+        'Tool "flaky" failed. Additional guidance from postToolUseFailure hooks:\ntry again with fewer files',
+    )
 
 
-def test_skip_gives_the_agent_the_failure_at_once(project: Project) -> None:
-    policy = ErrorPolicy("skip")
-    agent = one_tool_call_agent("flaky", {})
+class FailingAgent:
+    """Fails its first ``failures`` answers, then answers ``done``."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.asked = 0
+
+    async def respond(self, request: Any) -> AgentReply:
+        self.asked += 1
+        if self.asked <= self.failures:
+            raise ConnectionError(f"model call {self.asked} failed: 500")
+        return AgentReply("done")
+
+
+def test_a_failed_model_call_runs_the_error_hooks_and_retry_asks_the_agent_again(project: Project) -> None:
+    """The error hooks hear of a failed agent step (``model_call``, recoverable); ``retry`` (this
+    host's addition) asks again, up to ``retry_count`` times; a notification is a warning."""
+    policy = ErrorPolicy("retry", retry_count=2, notification="the model is flaky")
+    agent = FailingAgent(failures=2)
 
     async def scenario(host: ExtensionHost) -> None:
         reply = await host.send_and_wait("go", timeout=10)
-        assert reply is not None and reply["data"]["content"] == "There are 3 TODOs."
-        assert len(flaky_runs) == 1
+        assert reply is not None and reply["data"]["content"] == "done"
+        assert [context for context, _ in policy.seen] == ["model_call", "model_call"]
+        assert "model call 1 failed: 500" in policy.seen[0][1]
+        warnings = [e["data"]["message"] for e in host.events.history("session.warning")]
+        assert warnings == ["the model is flaky"] * 2
 
-    with_host(project, scenario, policy, builtin_tools=[flaky], agent=agent)
-    assert "attempt 1 failed" in agent.requests[1].messages[-1].content
+    with_host(project, scenario, policy, agent=agent)
+    assert agent.asked == 3
 
 
-def test_abort_ends_the_turn_with_a_session_error(project: Project) -> None:
-    policy = ErrorPolicy("abort")
-    agent = one_tool_call_agent("flaky", {})
+@pytest.mark.parametrize("handling", [None, "skip", "abort"])
+def test_a_failed_model_call_ends_the_run_with_a_session_error_unless_an_error_hook_says_retry(
+    project: Project, handling: str | None
+) -> None:
+    plugins = [ErrorPolicy(handling)] if handling else []
+    agent = FailingAgent(failures=1)
 
     async def scenario(host: ExtensionHost) -> None:
-        with pytest.raises(TurnAbortedError, match="error hook ended the run after tool flaky failed"):
+        with pytest.raises(TurnAbortedError, match="model call 1 failed: 500"):
             await host.send_and_wait("go", timeout=10)
         (error,) = host.events.history("session.error")
-        assert error["data"]["errorType"] == "tool_execution"
+        assert error["data"]["errorType"] == "agent"
         types = [e["type"] for e in host.events.history() if e["type"].startswith(("assistant.", "session."))]
         assert types[-4:] == ["assistant.turn_end", "session.error", "assistant.idle", "session.idle"]
         assert host.events.history("session.idle")[-1]["data"] == {"aborted": True}
 
-    with_host(project, scenario, policy, builtin_tools=[flaky], agent=agent)
-    assert len(agent.requests) == 1  # never asked again
+    with_host(project, scenario, *plugins, agent=agent)
+    assert agent.asked == 1
+
+
+class Stopper:
+    """Blocks the agent's stop ``times`` times, recording each input."""
+
+    def __init__(self, times: int) -> None:
+        self.times = times
+        self.seen: list[Any] = []
+
+    @hookimpl
+    def on_agent_stop(self, input: Any) -> dict[str, Any] | None:
+        self.seen.append(input)
+        if len(self.seen) > self.times:
+            return None
+        return {"decision": "block", "reason": f"keep going {len(self.seen)}"}
+
+
+def test_an_agent_stop_block_sends_its_reason_as_the_next_user_message_and_the_run_goes_on(project: Project) -> None:
+    """The reason passes the prompt hooks like any prompt; the next stop says ``stop_hook_active``;
+    the transcript is the session's event log."""
+    stopper = Stopper(times=1)
+
+    class Marker:
+        @hookimpl
+        def on_user_prompt_submitted(self, input: Any) -> dict[str, Any]:
+            return {"modified_prompt": input.prompt + " [seen]"}
+
+    agent = ScriptedAgent.replies("first answer", "second answer")
+
+    async def scenario(host: ExtensionHost) -> None:
+        reply = await host.send_and_wait("go", timeout=10)
+        assert reply is not None and reply["data"]["content"] == "second answer"
+        users = [e["data"] for e in host.events.history("user.message")]
+        assert [(u["content"], u.get("transformedContent")) for u in users] == [
+            ("go", "go [seen]"),
+            ("keep going 1", "keep going 1 [seen]"),
+        ]
+        assert [(i.stop_reason, i.stop_hook_active) for i in stopper.seen] == [("end_turn", False), ("end_turn", True)]
+        transcript = Path(stopper.seen[0].transcript_path)
+        assert transcript.name == "events.jsonl" and transcript.is_file()
+        assert host.session_id in transcript.read_text()
+
+    with_host(project, scenario, stopper, Marker(), agent=agent)
+    assert [m.content for m in agent.requests[1].messages] == ["go [seen]", "first answer", "keep going 1 [seen]"]
+
+
+def test_agent_stop_blocks_in_a_row_are_capped_at_eight_then_the_run_ends_with_a_warning(project: Project) -> None:
+    stopper = Stopper(times=100)
+
+    async def scenario(host: ExtensionHost) -> None:
+        await host.send_and_wait("go", timeout=10)
+        assert len(stopper.seen) == 9
+        assert len(host.events.history("user.message")) == 9
+        (warning,) = host.events.history("session.warning")
+        assert warning["data"]["message"] == "Agent stop hook blocked 8 consecutive times; ending turn."
+
+    with_host(project, scenario, stopper, agent=ScriptedAgent.replies(*["again"] * 9))
+
+
+def test_the_prompt_transformed_hooks_choose_the_text_the_model_gets(project: Project) -> None:
+    """They see the prompt as the prompt hooks left it; ``user.message`` keeps what the user
+    typed and carries the replacement as ``transformedContent``."""
+    seen: list[tuple[str, str]] = []
+
+    class Transformer:
+        @hookimpl
+        def on_user_prompt_transformed(self, input: Any) -> dict[str, Any]:
+            seen.append((input.prompt, input.transformed_prompt))
+            return {"modified_transformed_prompt": f"<context>today</context>\n\n{input.transformed_prompt}"}
+
+    agent = ScriptedAgent.replies("ok")
+
+    async def scenario(host: ExtensionHost) -> None:
+        await host.send_and_wait("hello", timeout=10)
+        (user,) = host.events.history("user.message")
+        assert (user["data"]["content"], user["data"]["transformedContent"]) == (
+            "hello",
+            "<context>today</context>\n\nhello",
+        )
+
+    with_host(project, scenario, Transformer(), agent=agent)
+    assert seen == [("hello", "hello")]
+    assert [m.content for m in agent.requests[0].messages] == ["<context>today</context>\n\nhello"]
 
 
 def test_an_agent_that_fails_ends_the_turn_with_a_session_error(project: Project) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall, hookimpl
-from helpers import Project, run, wait_for_event
+from helpers import Project, run
 from sdk_extension import tool
 
 pytestmark = pytest.mark.subprocess
@@ -145,7 +145,11 @@ def test_an_ask_resolved_by_the_embedding_application_with_feedback_reaches_the_
     assert "deploy to staging first" in result.content
 
 
-def test_an_extension_crash_runs_the_error_hooks_with_system(project: Project) -> None:
+def test_an_extension_crash_fails_its_call_for_the_failure_hooks_and_does_not_reach_the_error_hooks(
+    project: Project,
+) -> None:
+    """As in the Copilot CLI: the call in flight fails (``postToolUseFailure`` hears of it) and
+    ``errorOccurred`` is not called."""
     project.add_extension(
         "fragile",
         """
@@ -159,23 +163,24 @@ def test_an_extension_crash_runs_the_error_hooks_with_system(project: Project) -
         join_session(tools=[die])
         """,
     )
-    seen: list[tuple[str, str]] = []
+    errors: list[str] = []
+    failures: list[tuple[str, str]] = []
 
-    class Notify:
+    class Watch:
         @hookimpl
-        def on_error_occurred(self, input: Any) -> dict[str, Any]:
-            seen.append((input.error_context, input.error))
-            return {"user_notification": "an extension crashed; see extensions list"}
+        def on_error_occurred(self, input: Any) -> None:
+            errors.append(input.error)
+
+        @hookimpl
+        def on_post_tool_use_failure(self, input: Any) -> None:
+            failures.append((input.tool_name, input.error))
 
     async def scenario() -> None:
         async with host_for(project, watch=False) as host:
-            host.register_plugin(Notify(), "notify")
-            await host.call_tool("die")
-            warning = await wait_for_event(
-                host, lambda e: e["type"] == "session.warning" and e["data"].get("warningType") == "hook"
-            )
-            assert warning["data"]["message"] == "an extension crashed; see extensions list"
-            assert [context for context, _ in seen] == ["system"]
-            assert seen[0][1].startswith("extension project:fragile crashed: ")
+            host.register_plugin(Watch(), "watch")
+            result = await host.call_tool("die")
+            assert result.result_type == "failure"
+            assert failures == [("die", result.error)]
+            assert errors == []
 
     run(scenario())

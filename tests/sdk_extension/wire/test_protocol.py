@@ -90,8 +90,8 @@ def test_project_error_codes_are_in_the_server_error_range() -> None:
         assert -32099 <= code <= -32000
 
 
-def test_hook_wire_names_cover_the_six_hooks() -> None:
-    """HOOK_WIRE_NAMES maps each of the six Python hook names to a distinct wire name."""
+def test_hook_wire_names_cover_every_hook_point() -> None:
+    """HOOK_WIRE_NAMES maps each Python hook name to a distinct wire name."""
     assert list(HOOK_WIRE_NAMES) == [
         "on_user_prompt_submitted",
         "on_pre_tool_use",
@@ -99,9 +99,12 @@ def test_hook_wire_names_cover_the_six_hooks() -> None:
         "on_session_start",
         "on_session_end",
         "on_error_occurred",
+        "on_user_prompt_transformed",
+        "on_post_tool_use_failure",
+        "on_agent_stop",
     ]
     assert set(HOOK_WIRE_NAMES) == set(HOOK_POINTS)
-    assert len(set(HOOK_WIRE_NAMES.values())) == 6
+    assert len(set(HOOK_WIRE_NAMES.values())) == 9
 
 
 def test_hook_wire_names_are_the_python_names_without_on_in_camel_case() -> None:
@@ -151,7 +154,7 @@ def test_hook_name_of_an_unknown_spelling_is_none() -> None:
     assert hook_name("SessionEnd") is None
 
 
-def test_hook_names_are_the_six_python_names_in_order() -> None:
-    """HOOK_NAMES is the keys of HOOK_WIRE_NAMES, in order."""
+def test_hook_names_are_the_python_names_in_order() -> None:
+    """HOOK_NAMES is the keys of HOOK_WIRE_NAMES, in order: the seeds' six, then the CLI's three."""
     assert tuple(HOOK_WIRE_NAMES) == protocol.HOOK_NAMES
-    assert len(protocol.HOOK_NAMES) == 6
+    assert len(protocol.HOOK_NAMES) == 9
