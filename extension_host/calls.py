@@ -2,7 +2,8 @@
 
 :class:`PendingCalls` sends a call as an ``external_tool.requested`` event (persisted, with the
 ``workingDirectory``, and sent to the tool's owner only, as Copilot CLI does), matches the
-extension's ``session.tools.handlePendingToolCall`` to it by request id, and settles it with a
+extension's ``session.tools.handlePendingToolCall`` to it by request id (an ``error`` answer, a
+handler that threw, is worded as Copilot CLI words it: :func:`thrown`), and settles it with a
 ``timeout`` after the tool timeout or a ``failure`` when the extension goes away (:meth:`end_all`).
 An answered call, or one withdrawn by its caller (the turn was cancelled), is announced as
 ``external_tool.completed`` (persisted, to every extension that wants it); a withdrawn call's
@@ -15,6 +16,7 @@ or hooks.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Final
@@ -27,10 +29,27 @@ from sdk_extension.wire.results import ToolResult, result_from_wire
 
 from .events import EventLog, unique_ids
 
-__all__ = ["REMEMBERED_CANCELLED_CALLS", "PendingCalls"]
+__all__ = ["REMEMBERED_CANCELLED_CALLS", "THROWN", "PendingCalls", "thrown"]
 
 REMEMBERED_CANCELLED_CALLS: Final = 256
 """Withdrawn calls remembered per extension, so a late answer is told why it is not wanted."""
+
+
+THROWN: Final = "Tool execution failed"
+"""The error hooks and events are told of a tool that answered with an ``error`` (its handler
+threw), as Copilot CLI tells them: the extension's own message goes to the session log only."""
+
+
+def thrown(tool_name: str, arguments: Any, error: Any) -> ToolResult:
+    """The failure of a tool whose handler threw ``error``, worded as Copilot CLI words it for the model."""
+    said = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False, default=str)
+    message = error if isinstance(error, str) else json.dumps(error, default=str)
+    return ToolResult(
+        f"Failed to execute `{tool_name}` tool with arguments: {said} due to error: Error: {THROWN}",
+        "failure",
+        error=THROWN,
+        session_log=f"{tool_name} failed: {message}",
+    )
 
 
 def _failure(text: str, result_type: ResultType = "failure") -> ToolResult:
@@ -56,7 +75,7 @@ class PendingCalls:
         self._tool_timeout = tool_timeout
         self._events = events
         self._working_directory = working_directory
-        self._pending: dict[str, tuple[asyncio.Future[ToolResult], str]] = {}
+        self._pending: dict[str, tuple[asyncio.Future[ToolResult], str, Any]] = {}
         self._ids = unique_ids()
         self._cancelled: deque[str] = deque(maxlen=REMEMBERED_CANCELLED_CALLS)
 
@@ -65,7 +84,7 @@ class PendingCalls:
         request_id = next(self._ids)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[ToolResult] = loop.create_future()
-        self._pending[request_id] = (future, tool_name)
+        self._pending[request_id] = (future, tool_name, arguments)
         data: p.ToolRequestedData = {
             "requestId": request_id,
             "sessionId": self._session_id,
@@ -121,9 +140,14 @@ class PendingCalls:
                 p.INVALID_PARAMS,
                 f"no pending tool call with requestId {request_id!r} (it finished, timed out, or never existed)",
             )
-        future, tool_name = pending
+        future, tool_name, arguments = pending
         try:
-            result = result_from_wire(params.get("result"), params.get("error"))
+            error, answered = params.get("error"), params.get("result")
+            result = (
+                thrown(tool_name, arguments, error)
+                if error is not None and answered is None
+                else result_from_wire(answered)
+            )
         except (TypeError, ValueError) as exc:
             text = f"extension {self._owner} returned an invalid result for tool {tool_name!r}: {exc}"
             if not future.done():
@@ -136,7 +160,7 @@ class PendingCalls:
 
     def end_all(self, reason: str) -> None:
         """Fail every call in flight at once, saying ``reason``."""
-        for future, tool_name in self._pending.values():
+        for future, tool_name, _ in self._pending.values():
             if not future.done():
                 future.set_result(_failure(f"tool {tool_name!r} could not finish: {reason}"))
         self._pending.clear()

@@ -34,6 +34,7 @@ __all__ = [
     "HISTORY_BYTES",
     "HISTORY_EVENT_BYTES",
     "HISTORY_LIMIT",
+    "SESSION_MODE",
     "TRUNCATION_MARKER",
     "EventListener",
     "EventLog",
@@ -43,6 +44,10 @@ __all__ = [
     "make_event",
     "unique_ids",
 ]
+
+SESSION_MODE: Final = "interactive"
+"""The session's mode as Copilot CLI names it (in ``session.resume``'s answer and
+``session.idle``): this host has no plan or autopilot mode."""
 
 HISTORY_LIMIT: Final = 1_000
 """Events kept in memory; the host forgets the oldest beyond this.

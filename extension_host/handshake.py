@@ -24,6 +24,7 @@ from .context import GrantLookup, SessionContext
 from .discovery import ExtensionSpec
 from .environment import EnvironmentGrant, resolve_request, validate_request
 from .errors import ExtensionHostError
+from .events import SESSION_MODE
 from .registry import ToolEntry, ToolRegistry
 
 __all__ = [
@@ -166,7 +167,7 @@ def join_answer(context: SessionContext, resume: p.ResumeParams, granted: Mappin
     if context.start_time:
         result["startTime"] = context.start_time
     result["isRemote"] = False
-    result["mode"] = "interactive"
+    result["mode"] = SESSION_MODE
     if context.workspace_path is not None:
         result["workspacePath"] = str(context.workspace_path)
     result["capabilities"] = {"ui": {"elicitation": False, "mcpApps": False, "canvases": False}, "extensions": False}

@@ -21,7 +21,7 @@ from sdk_extension.wire.connection import Handler, RpcError
 
 from .context import SessionContext
 from .errors import ExtensionHostError
-from .events import iso_now
+from .events import SESSION_MODE, iso_now
 from .info import host_version
 from .interests import Interests, TooManyInterests
 from .session_rpc import session_rpc_handlers
@@ -84,7 +84,7 @@ class ExtensionRequests:
             await context.on_send(send["prompt"], attachments, self._id)
         else:
             # No agent is attached: the turn is over as soon as it starts.
-            context.events.emit("session.idle", {}, ephemeral=True)
+            context.events.emit("session.idle", {"mode": SESSION_MODE}, ephemeral=True)
         return {"messageId": event["id"]}
 
     def on_permission_answer(self, params: Any) -> dict[str, Any]:

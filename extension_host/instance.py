@@ -420,9 +420,9 @@ class ExtensionInstance:
         # Its commands are checked in _claim; registered once it runs, so the commands.changed
         # this causes reaches it too, as in Copilot CLI.
         self._context.commands.replace(self.id, self._declared_commands)
+        # As Copilot CLI does, every join says the tools on offer changed (to the joiner too).
+        announce_tools(self._context, added=[entry.name for entry in entries], extensionId=self.id)
         if rejoining:
-            tools = [entry.name for entry in entries]
-            announce_tools(self._context, added=tools, extensionId=self.id)
             self._context.events.emit(
                 "session.info",
                 {"infoType": "extension", "message": f"extension {self.id} joined again", "extensionId": self.id},

@@ -53,7 +53,7 @@ from sdk_extension.wire.results import ToolResult
 
 from ..dispatch import ToolOrigin
 from ..errors import ExtensionHostError, UnknownToolError
-from ..events import EventLog, unique_ids
+from ..events import SESSION_MODE, EventLog, unique_ids
 from ..outcomes import ErrorDecision, PromptResult, StopDecision, ToolCallResult
 from .agents import Agent, AgentReply, AgentRequest, OfferedTool, ask_agent
 from .attachments import check_attachments
@@ -227,7 +227,7 @@ class TurnRunner:
             data = {"content": prompt, "attachments": checked, "source": extension_id}
             event = self._events.emit("user.message", data)
             await self._on_send(prompt, checked, extension_id)
-            self._events.emit("session.idle", {}, ephemeral=True)
+            self._events.emit("session.idle", {"mode": SESSION_MODE}, ephemeral=True)
             return event["id"]
         message_id = await self.submit(prompt, attachments, source=extension_id)
         if self._on_send is not None:
@@ -354,7 +354,7 @@ class TurnRunner:
             aborted = any(isinstance(result, TurnAbortedError) for result in self._results.values())
             idle = {"aborted": True} if aborted else {}
             self._events.emit("assistant.idle", idle, ephemeral=True)  # the agent's loop is over, as in Copilot CLI
-            self._events.emit("session.idle", dict(idle), ephemeral=True)
+            self._events.emit("session.idle", {**idle, "mode": SESSION_MODE}, ephemeral=True)
             results, self._results = self._results, {}
             self._idle.set()
             for message_id, result in results.items():
@@ -537,12 +537,15 @@ class TurnRunner:
 
 
 def _assistant_data(reply: AgentReply, calls: Sequence[ToolCall], turn_id: str, message_id: str) -> dict[str, Any]:
-    data: dict[str, Any] = {"messageId": message_id, "content": reply.text, "turnId": turn_id}
-    if calls:
-        data["toolRequests"] = [
+    data: dict[str, Any] = {
+        "messageId": message_id,
+        "content": reply.text,
+        "turnId": turn_id,
+        "toolRequests": [  # empty too, as Copilot CLI sends it
             {"toolCallId": call.id, "name": call.name, "arguments": call.arguments, "type": "function"}
             for call in calls
-        ]
+        ],
+    }
     if reply.model:
         data["model"] = reply.model
     return data

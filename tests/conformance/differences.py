@@ -1,10 +1,8 @@
 """The reviewed tables of how this host may differ from the real Copilot CLI on the wire.
 
-A :class:`~conformance.compare.Difference` the suite observes is allowed when an entry of
+A :class:`~conformance.compare.Difference` the suite observes is allowed only when an entry of
 :data:`INTENDED` matches it (a difference by design, with its reason; the README's section
-"Differences from Copilot CLI" lists exactly these) or, for now, one of :data:`PENDING` (a
-difference still to be closed, with the issue item that closes it). Anything else fails the
-suite. When a fix lands, its ``PENDING`` entries go; the suite must pass with ``PENDING`` empty.
+"Differences from Copilot CLI" lists exactly these). Anything else fails the suite.
 
 An entry matches a difference's subject and key path by glob (``fnmatch``: ``*`` matches
 anything, ``[`` is literal here); ``path=""`` is the subject as a whole (sent by one side only),
@@ -22,7 +20,7 @@ from typing import Final
 
 from conformance.compare import Difference
 
-__all__ = ["INTENDED", "PENDING", "Entry", "classify", "readme_rows"]
+__all__ = ["INTENDED", "Entry", "classify", "readme_rows"]
 
 
 @dataclass(frozen=True)
@@ -32,8 +30,6 @@ class Entry:
     subject: str
     path: str = ""
     reason: str = ""
-    item: int | None = None
-    """The item of issue 22 that closes a pending difference."""
     kind: str = ""
     """Only differences of this kind (``cli only``, ``host only``, ``values``...; empty: any)."""
     languages: tuple[str, ...] = ()
@@ -88,6 +84,31 @@ _SUBSCRIBED = (
 )
 
 INTENDED: Final = (
+    Entry("result of connect", "version", kind="values", reason="each answers with its own version"),
+    Entry(
+        "result of connect",
+        "taskKinds[]",
+        reason="this host runs no session tasks (background agents, shells), so it offers an extension none",
+    ),
+    Entry(
+        "result of session.resume",
+        "capabilities.ui.elicitation",
+        kind="values",
+        reason=(
+            "this host says it can ask the user only when something can answer; the CLI says so in a prompt "
+            "run (`-p`) too, where nothing can"
+        ),
+    ),
+    Entry(
+        "event session.usage_info",
+        reason="the CLI's context-window accounting; this host keeps no context window, its agents report usage",
+    ),
+    Entry(
+        "event system.message",
+        reason=(
+            "the CLI's own system prompt, recorded in the session; this host's agent has no system prompt of its own"
+        ),
+    ),
     Entry("event *", languages=("py",), reason=_SUBSCRIBED),
     Entry("link event *", languages=("py",), reason=_SUBSCRIBED),
     Entry("hook *", languages=("py",), reason=_DECLARED_HOOKS),
@@ -236,48 +257,9 @@ INTENDED: Final = (
 """Differences by design (each with its reason); the README lists these."""
 
 
-def _called(hook: str, scenarios: tuple[str, ...] = ()) -> Entry:
-    """A hook point one side calls and the other never does: its call, answer and events (item 3)."""
-    return Entry(f"hook {hook}|result of hook {hook}|event hook.* {hook}", item=3, scenarios=scenarios)
-
-
-PENDING: Final = (
-    Entry("result of connect", "*", item=1),
-    Entry("result of session.resume", "*", item=2),
-    Entry(
-        "hook postToolUseFailure|event hook.start postToolUseFailure|event tool.execution_complete",
-        "error|data.input.error|data.error.message",
-        item=9,
-        languages=("mjs",),
-        scenarios=("tool-fails",),
-    ),
-    Entry("session.lifecycle", item=5),
-    Entry(
-        "|".join(
-            f"event {event}"
-            for event in (
-                "assistant.idle",
-                "session.tools_updated",
-                "session.title_changed",
-                "session.usage_info",
-                "system.message",
-                "commands.changed",
-                "external_tool.completed",
-            )
-        ),
-        item=6,
-    ),
-    Entry("event session.idle", "data.mode", item=6),
-    Entry("event assistant.message", "data.toolRequests", item=6),
-    Entry("model: result of probe_fail", "content", item=9),
-    Entry("*", item=14, scenarios=("rejoin",)),
-)
-"""Differences observed today that are not by design, each with the issue item that closes it."""
-
-
 def classify(difference: Difference, language: str, scenario: str) -> Entry | None:
-    """The entry that allows ``difference`` (intended first), or ``None``."""
-    for entry in (*INTENDED, *PENDING):
+    """The entry that allows ``difference``, or ``None``."""
+    for entry in INTENDED:
         if entry.matches(difference, language, scenario):
             return entry
     return None

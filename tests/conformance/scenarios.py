@@ -2,8 +2,8 @@
 
 A scenario is a project with one extension (``probe``), written once in JavaScript
 (``extension.mjs``, against ``@github/copilot-sdk/extension``) and once in Python (``extension.py``,
-against ``sdk_extension``) doing the same things, a prompt, and the fake model's script. The
-issue items each one is behind are listed with it. Both extensions subscribe to every event,
+against ``sdk_extension``) doing the same things, a prompt, and the fake model's script, with
+the parts of the wire it covers (:data:`SURFACES`; together they cover all). Both extensions subscribe to every event,
 so the two sides are compared on everything they send. An extension's first import is its
 tap (``tap.mjs``/``tap.py``, copied beside it).
 
@@ -21,7 +21,7 @@ from typing import Final
 
 from real_agents.models import Call, Say, Turn
 
-__all__ = ["DENY_REASON", "LANGUAGES", "SCENARIOS", "Scenario"]
+__all__ = ["DENY_REASON", "LANGUAGES", "SCENARIOS", "SURFACES", "Scenario"]
 
 LANGUAGES: Final = ("mjs", "py")
 DENY_REASON: Final = "the probe refuses this call"
@@ -41,6 +41,25 @@ WANTED_HOOKS: Final = {
 """Every hook of the published SDK's extension API (JavaScript name: Python name)."""
 
 
+SURFACES: Final = (
+    "connect answer",
+    "resume answer",
+    "hook points",
+    "hook input",
+    "lifecycle notifications",
+    "events",
+    "hook events",
+    "tool requests",
+    "tool events",
+    "deny text",
+    "listings",
+    "method names",
+    "extension tools",
+    "re-join",
+)
+"""The parts of the wire the scenarios compare between the two sides."""
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One scenario: ``mjs`` and ``py`` are the extension's code; ``model_tools`` the tools whose
@@ -48,7 +67,8 @@ class Scenario:
     model is compared."""
 
     name: str
-    items: tuple[int, ...]
+    covers: tuple[str, ...]
+    """Which of :data:`SURFACES` it compares."""
     what: str
     prompt: str
     script: Sequence[Turn]
@@ -157,7 +177,15 @@ def _all_hooks_py(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
 SCENARIOS: Final = (
     Scenario(
         "join",
-        (1, 2, 5, 6, 8, 11, 13),
+        (
+            "connect answer",
+            "resume answer",
+            "lifecycle notifications",
+            "events",
+            "tool requests",
+            "listings",
+            "extension tools",
+        ),
         "joins with a tool and a command, lists the commands; the model only answers",
         "say hello",
         [Say("hello")],
@@ -167,7 +195,7 @@ SCENARIOS: Final = (
     ),
     Scenario(
         "prompt",
-        (3, 4),
+        ("hook points", "hook input"),
         "every session and prompt hook; the prompt hook adds context",
         "say hello",
         [Say("hello")],
@@ -177,7 +205,7 @@ SCENARIOS: Final = (
     ),
     Scenario(
         "tool",
-        (3, 4, 7, 8, 9),
+        ("hook points", "hook input", "hook events", "tool requests", "tool events"),
         "the model calls the extension's tool, which answers; every hook is declared",
         "echo hi",
         [Call("probe_echo", {"text": "hi"}), Say("done")],
@@ -186,7 +214,7 @@ SCENARIOS: Final = (
     ),
     Scenario(
         "tool-fails",
-        (3, 9),
+        ("hook points", "tool events"),
         "the model calls a tool that throws; every hook is declared",
         "try the failing tool",
         [Call("probe_fail", {}), Say("done")],
@@ -196,7 +224,7 @@ SCENARIOS: Final = (
     ),
     Scenario(
         "deny",
-        (9, 10),
+        ("tool events", "deny text"),
         "a pre-tool hook denies the extension's own tool; what the model reads",
         "echo hi",
         [Call("probe_echo", {"text": "hi"}), Say("done")],
@@ -208,7 +236,7 @@ SCENARIOS: Final = (
     ),
     Scenario(
         "rpc",
-        (12,),
+        ("method names",),
         "after joining, the extension reads the session's events and asks for the auth status",
         "say hello",
         [Say("hello")],
@@ -232,7 +260,7 @@ SCENARIOS: Final = (
     ),
     Scenario(
         "rejoin",
-        (14,),
+        ("re-join",),
         "the extension joins, disconnects and joins again from the same process, then logs",
         "say hello",
         [Say("hello")],

@@ -285,7 +285,8 @@ def test_apply_starts_new_folders_and_stops_removed_ones(tmp_path: Path) -> None
         assert outcomes[0].error == "its folder or extension.py was removed"
         await stage.supervisor.drain()
         assert old.stopped.is_set() and old.retired
-        [updated] = stage.events.history("session.tools_updated")
+        *joined, updated = stage.events.history("session.tools_updated")  # each join announces its tools too
+        assert {"added": ["fresh"], "extensionId": "project:new"} in [event["data"] for event in joined]
         assert updated["data"] == {"added": ["fresh"], "removed": ["gone"]}
 
     fast(scenario())

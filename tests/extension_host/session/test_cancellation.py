@@ -91,7 +91,7 @@ def test_cancelling_a_turn_withdraws_its_tool_call_and_ends_it_as_the_sdk_ends_a
             assert first["data"]["error"]["message"] == "tool hang was cancelled: the turn was cancelled"
             assert (second["data"]["toolCallId"], second["data"]["result"]["resultType"]) == ("c2", "rejected")
             assert host.events.history("abort")[0]["data"] == {"reason": "user_initiated"}
-            assert host.events.history("session.idle")[-1]["data"] == {"aborted": True}
+            assert host.events.history("session.idle")[-1]["data"] == {"aborted": True, "mode": "interactive"}
             assert hooks.seen == []  # a cancelled call is no error of the session (nor in the Copilot CLI)
             assert [e["data"]["content"] for e in host.events.history("user.message")] == ["hang around"]
 
@@ -256,7 +256,7 @@ def test_cancelling_a_turn_stops_waiting_for_an_extension_whose_tool_hangs(proje
                 await asyncio.wait_for(waiting, 10)  # far sooner than the tool or its timeout
             (complete,) = host.events.history("tool.execution_complete")
             assert complete["data"]["result"]["resultType"] == "rejected"
-            assert host.events.history("session.idle")[-1]["data"] == {"aborted": True}
+            assert host.events.history("session.idle")[-1]["data"] == {"aborted": True, "mode": "interactive"}
 
     run(scenario(), timeout=60)
 

@@ -325,7 +325,7 @@ def test_a_failed_model_call_ends_the_run_with_a_session_error_unless_an_error_h
         assert error["data"]["errorType"] == "agent"
         types = [e["type"] for e in host.events.history() if e["type"].startswith(("assistant.", "session."))]
         assert types[-4:] == ["assistant.turn_end", "session.error", "assistant.idle", "session.idle"]
-        assert host.events.history("session.idle")[-1]["data"] == {"aborted": True}
+        assert host.events.history("session.idle")[-1]["data"] == {"aborted": True, "mode": "interactive"}
 
     with_host(project, scenario, *plugins, agent=agent)
     assert agent.asked == 1
