@@ -20,7 +20,7 @@ import pytest
 from extension_host.launch.node_sdk import ensure_sdk
 from extension_host.session.agents import AgentReply, ScriptedAgent
 from extension_host.session.model_context import ToolCall
-from helpers import Project, copilot_sdk_marks, is_log, run, sdk_host, wait_for_event
+from helpers import RAW_PROTOCOL, Project, copilot_sdk_marks, is_log, run, sdk_host, wait_for_event
 from sdk_extension.wire.framing import FrameDecoder
 
 pytestmark = copilot_sdk_marks()
@@ -148,6 +148,59 @@ def test_a_javascript_extension_receives_the_session_as_copilot_cli_describes_it
         assert any(kind == "session.lifecycle" and what == "session.updated" for kind, what, _ in told["seen"])
 
     run(scenario(), timeout=240)
+
+
+RAW_NARROW_LEAVER = (
+    RAW_PROTOCOL
+    + r"""
+import pathlib
+
+RECEIVED = pathlib.Path(__file__).with_name("received.jsonl")
+
+def handle(message):
+    with RECEIVED.open("a") as out:
+        out.write(json.dumps(message) + "\n")
+
+session = os.environ["SESSION_ID"]
+request(1, "connect", {})
+request(2, "session.resume", {"sessionId": session, "eventTypes": ["assistant.message"]})
+request(3, "session.log", {"sessionId": session, "message": "narrow joined"})
+handle({"mark": "detaching"})
+request(4, "session.detach", {"sessionId": session})
+handle({"mark": "detached"})
+while True:
+    handle(read())
+"""
+)
+
+
+def test_session_lifecycle_goes_to_every_connected_extension_whatever_it_asked_for_and_while_detached(
+    project: Project,
+) -> None:
+    """As Copilot CLI, which sends it on every connection: an extension whose join named only
+    ``assistant.message`` is sent it, and so is one that left the session (it may join again)."""
+    folder = project.add_extension("narrow", RAW_NARROW_LEAVER)
+    agent = ScriptedAgent([[AgentReply("hello")]], model="test-model")
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with sdk_host(project, agent=agent, persist=True) as host:
+            (info,) = host.extensions
+            await wait_for_event(host, is_log(f"extension {info.id} detached from the session"))
+            await host.send_and_wait("say hello")
+            return host.events.history()
+
+    history = run(scenario(), timeout=60)
+    received = [json.loads(line) for line in (folder / "received.jsonl").read_text().splitlines()]
+    marks = [message.get("mark") for message in received]
+    joined, detached = received[: marks.index("detaching")], received[marks.index("detached") + 1 :]
+    lifecycle = [m["params"] for m in joined if m.get("method") == "session.lifecycle"]
+    (logged,) = [e for e in history if e["data"].get("message") == "narrow joined"]
+    assert [item["metadata"]["modifiedTime"] for item in lifecycle] == [logged["timestamp"]]
+    assert not [m for m in joined if m.get("method") == "session.event"]  # its event types still hold
+    # Detached: no events at all, but the session's changes, one per persisted event of the turn.
+    assert {m["method"] for m in detached} == {"session.lifecycle"}
+    turn = [e["timestamp"] for e in history if e["type"] == "user.message" or e["type"] == "assistant.message"]
+    assert set(turn) <= {m["params"]["metadata"]["modifiedTime"] for m in detached}
 
 
 JS_REJOIN = """
