@@ -187,7 +187,7 @@ def test_session_lifecycle_goes_to_every_connected_extension_whatever_it_asked_f
             (info,) = host.extensions
             await wait_for_event(host, is_log(f"extension {info.id} detached from the session"))
             await host.send_and_wait("say hello")
-            return host.events.history()
+            return [dict(event) for event in host.events.history()]
 
     history = run(scenario(), timeout=60)
     received = [json.loads(line) for line in (folder / "received.jsonl").read_text().splitlines()]
@@ -206,12 +206,14 @@ def test_session_lifecycle_goes_to_every_connected_extension_whatever_it_asked_f
 JS_REJOIN = """
 import { joinSession } from "@github/copilot-sdk/extension";
 
+const seen = [];
 const tools = [{ name: "again", description: "Which join answered",
                  parameters: { type: "object", properties: {} },
-                 handler: async () => `joined twice in pid ${process.pid}` }];
+                 handler: async () => `joined twice in pid ${process.pid}; seen ${seen.join(" ")}` }];
 let session = await joinSession({ tools });
 await session.disconnect();
 session = await joinSession({ tools });
+session.on((event) => seen.push(event.type));
 await session.log("joined again");
 """
 
@@ -219,13 +221,16 @@ PY_REJOIN = """
 import os
 from sdk_extension import join_session, tool
 
+seen = []
+
 @tool(description="Which join answered")
 def again() -> str:
-    return f"joined twice in pid {os.getpid()}"
+    return f"joined twice in pid {os.getpid()}; seen {' '.join(seen)}"
 
 session = join_session(tools=[again])
 session.detach()
 session.rejoin()
+session.on("*", lambda event: seen.append(event["type"]))
 session.log("joined again")
 """
 
@@ -236,21 +241,26 @@ session.log("joined again")
 def test_an_extension_that_leaves_and_joins_again_from_the_same_process_is_accepted(
     project: Project, entry: str, code: str
 ) -> None:
+    """Joined again, it has its tool back for the next prompt and is sent that prompt's events."""
     project.add_extension("rejoin", code, entry=entry)
+    agent = ScriptedAgent([[AgentReply(tool_calls=(ToolCall("again", {}, "call-again"),)), AgentReply("done")]])
 
     async def scenario() -> None:
-        async with sdk_host(project) as host:
+        async with sdk_host(project, agent=agent) as host:
             await wait_for_event(host, is_log("joined again"), timeout=120)
             (info,) = host.extensions
             assert info.status == "running", info.error
-            result = await host.call_tool("again")
-            assert result.text_result_for_llm == f"joined twice in pid {info.pid}"
+            await host.send_and_wait("which join answers?")
             messages = [e["data"].get("message") for e in host.events.history()]
             departed, rejoined = (
                 messages.index(f"extension {info.id} detached from the session"),
                 messages.index(f"extension {info.id} joined again"),
             )
             assert departed < rejoined
+            (result,) = (e["data"]["result"]["content"] for e in host.events.history("tool.execution_complete"))
+            assert result.startswith(f"joined twice in pid {info.pid}; seen ")
+            assert {"user.message", "assistant.turn_start"} <= set(result.split()[6:])
+        assert "again" in {tool.name for tool in agent.requests[0].tools}
 
     run(scenario(), timeout=180)
 
