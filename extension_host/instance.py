@@ -543,12 +543,12 @@ class ExtensionInstance:
                 pass  # a dying extension misses events; its exit watcher reports it
 
     def deliver_lifecycle(self, params: p.SessionLifecycleParams) -> None:
-        """Forward a ``session.lifecycle`` notification if this extension wants them (every
-        type, or ``session.lifecycle`` named among its event types)."""
-        if self.status != "running" or self._connection is None:
+        """Forward a ``session.lifecycle`` notification. As Copilot CLI, to every extension
+        connected to the session, whatever event types it asked for, and while it is detached
+        (its connection is still open; it may join again)."""
+        if self.status not in ("running", "detached") or self._connection is None:
             return
-        if self._interests.wants(p.METHOD_SESSION_LIFECYCLE):
-            try:
-                self._connection.notify(p.METHOD_SESSION_LIFECYCLE, params)
-            except Exception:
-                pass  # as for events
+        try:
+            self._connection.notify(p.METHOD_SESSION_LIFECYCLE, params)
+        except Exception:
+            pass  # as for events

@@ -9,8 +9,9 @@ prompt once:
   a JavaScript extension gets the SDK the CLI injects, a Python one runs through the exported
   launcher.
 - ``host``: this host as a user runs it with a model, ``extensions trust`` then ``extensions chat
-  --base-url ... --model test-model`` with the prompt on its standard input; a JavaScript
-  extension gets the SDK the host pins (installed once into :func:`host_cache`).
+  --base-url ... --model test-model`` with the prompt on its standard input (typed once the
+  extension has logged the scenario's ``prompt_after``, if it has one); a JavaScript extension
+  gets the SDK the host pins (installed once into :func:`host_cache`).
 
 Both runs are bounded and reaped by the tier's runner. The result holds the transcript (the tap
 file, normalised with this run's folders and session id) and what reached the model.
@@ -19,9 +20,13 @@ file, normalised with this run's folders and session id) and what reached the mo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
+import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -42,6 +47,8 @@ EXTENSION: Final = "probe"
 TAP_ENV: Final = "CONFORMANCE_TAP_DIR"
 RUN_TIMEOUT: Final = 60.0
 """Seconds one run may take (a scenario takes a few)."""
+PROMPT_WAIT: Final = 30.0
+"""Seconds the host's prompt waits for what its scenario waits for (``Scenario.prompt_after``)."""
 _TAPS: Final = Path(__file__).parent
 
 
@@ -87,6 +94,54 @@ def _write_project(workspace: Workspace, scenario: Scenario, language: str) -> N
         workspace.extensions("export", "copilot", EXTENSION)
 
 
+@contextlib.contextmanager
+def _typed(prompt: Path, scenario: Scenario, tap: Path) -> Iterator[None]:
+    """Make ``prompt`` the chat's standard input for the scenario's prompt: a file holding it,
+    or, with :attr:`~conformance.scenarios.Scenario.prompt_after`, a pipe it is written to once
+    the tap shows the extension logged that (bounded: at :data:`PROMPT_WAIT` it is written anyway).
+    """
+    text = (scenario.prompt + "\n").encode()
+    if scenario.prompt_after is None:
+        prompt.write_bytes(text)
+        yield
+        return
+    os.mkfifo(prompt)
+    pipe = os.open(prompt, os.O_RDWR)  # a FIFO opened both ways does not wait for the reader
+    done = threading.Event()
+
+    def type_when_logged() -> None:
+        deadline = time.monotonic() + PROMPT_WAIT
+        while not done.is_set() and time.monotonic() < deadline and not _logged(tap, scenario.prompt_after):
+            done.wait(0.05)
+        if not done.is_set():
+            os.write(pipe, text)
+        os.close(pipe)  # the chat reads the end of its input once the prompt is read
+
+    typist = threading.Thread(target=type_when_logged, name="typist", daemon=True)
+    typist.start()
+    try:
+        yield
+    finally:
+        done.set()
+        typist.join(timeout=PROMPT_WAIT)
+
+
+def _logged(tap: Path, message: str | None) -> bool:
+    """Whether the tap holds a ``session.log`` of ``message`` from the extension (a record being
+    written counts once it is whole)."""
+    try:
+        messages = read_tap(tap) if tap.exists() else []
+    except ValueError:
+        return False
+    return any(
+        direction == "from extension"
+        and isinstance(sent, dict)
+        and sent.get("method") == "session.log"
+        and (sent.get("params") or {}).get("message") == message
+        for _, _, direction, sent in messages
+    )
+
+
 def record(scenario: Scenario, language: str, side: str, copilot_cli: Agent, base: Path, cache: Path) -> Recording:
     """Run ``scenario`` with its extension in ``language`` on ``side`` (see the module's doc)."""
     workspace = Workspace.create(base / side)
@@ -107,14 +162,14 @@ def record(scenario: Scenario, language: str, side: str, copilot_cli: Agent, bas
             else:
                 workspace.extensions("trust")
                 prompt = workspace.root / "prompt.txt"
-                prompt.write_text(scenario.prompt + "\n")
                 chat = [str(EXTENSIONS_BIN / "extensions"), "chat", "--base-url", f"{model.origin}/v1"]
-                run = workspace.run(
-                    [*chat, "--model", "test-model"],
-                    env=workspace.env(**{TAP_ENV: str(taps), CACHE_ENV: str(cache)}, **scenario.env),
-                    timeout=RUN_TIMEOUT,
-                    stdin=prompt,
-                )
+                with _typed(prompt, scenario, taps / f"{EXTENSION}.jsonl"):
+                    run = workspace.run(
+                        [*chat, "--model", "test-model"],
+                        env=workspace.env(**{TAP_ENV: str(taps), CACHE_ENV: str(cache)}, **scenario.env),
+                        timeout=RUN_TIMEOUT,
+                        stdin=prompt,
+                    )
             requests = model.conversation_requests()
     finally:
         workspace.remove()

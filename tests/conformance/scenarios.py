@@ -77,6 +77,14 @@ class Scenario:
     model_tools: tuple[str, ...] = ("probe_echo",)
     markers: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    prompt_after: str | None = None
+    """On the host, the prompt is typed once the extension has logged this (``session.log``),
+    as a person types after the start; ``None``: it is there from the start. Copilot CLI's
+    ``-p`` prompt runs some tens of milliseconds after its extensions join (it loads skills and
+    MCP servers meanwhile), this host's at once, and neither waits for an extension that left
+    to join again: a scenario whose extension does something right after joining that the
+    prompt's turn must come after says so here, so that the turn is compared, not the start's
+    speed."""
 
     def code(self, language: str) -> str:
         return self.mjs if language == "mjs" else self.py
@@ -276,10 +284,11 @@ SCENARIOS: Final = (
             "probe_echo",
             after="""
             session.detach()
-            again = join_session(tools=[probe_echo])
-            again.log("joined again")
+            session.rejoin()
+            session.log("joined again")
             """,
         ),
+        prompt_after="joined again",
     ),
 )
 """Every scenario, in the order the suite runs them."""

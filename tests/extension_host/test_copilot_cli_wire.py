@@ -20,7 +20,7 @@ import pytest
 from extension_host.launch.node_sdk import ensure_sdk
 from extension_host.session.agents import AgentReply, ScriptedAgent
 from extension_host.session.model_context import ToolCall
-from helpers import Project, copilot_sdk_marks, is_log, run, sdk_host, wait_for_event
+from helpers import RAW_PROTOCOL, Project, copilot_sdk_marks, is_log, run, sdk_host, wait_for_event
 from sdk_extension.wire.framing import FrameDecoder
 
 pytestmark = copilot_sdk_marks()
@@ -150,15 +150,70 @@ def test_a_javascript_extension_receives_the_session_as_copilot_cli_describes_it
     run(scenario(), timeout=240)
 
 
+RAW_NARROW_LEAVER = (
+    RAW_PROTOCOL
+    + r"""
+import pathlib
+
+RECEIVED = pathlib.Path(__file__).with_name("received.jsonl")
+
+def handle(message):
+    with RECEIVED.open("a") as out:
+        out.write(json.dumps(message) + "\n")
+
+session = os.environ["SESSION_ID"]
+request(1, "connect", {})
+request(2, "session.resume", {"sessionId": session, "eventTypes": ["assistant.message"]})
+request(3, "session.log", {"sessionId": session, "message": "narrow joined"})
+handle({"mark": "detaching"})
+request(4, "session.detach", {"sessionId": session})
+handle({"mark": "detached"})
+while True:
+    handle(read())
+"""
+)
+
+
+def test_session_lifecycle_goes_to_every_connected_extension_whatever_it_asked_for_and_while_detached(
+    project: Project,
+) -> None:
+    """As Copilot CLI, which sends it on every connection: an extension whose join named only
+    ``assistant.message`` is sent it, and so is one that left the session (it may join again)."""
+    folder = project.add_extension("narrow", RAW_NARROW_LEAVER)
+    agent = ScriptedAgent([[AgentReply("hello")]], model="test-model")
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with sdk_host(project, agent=agent, persist=True) as host:
+            (info,) = host.extensions
+            await wait_for_event(host, is_log(f"extension {info.id} detached from the session"))
+            await host.send_and_wait("say hello")
+            return [dict(event) for event in host.events.history()]
+
+    history = run(scenario(), timeout=60)
+    received = [json.loads(line) for line in (folder / "received.jsonl").read_text().splitlines()]
+    marks = [message.get("mark") for message in received]
+    joined, detached = received[: marks.index("detaching")], received[marks.index("detached") + 1 :]
+    lifecycle = [m["params"] for m in joined if m.get("method") == "session.lifecycle"]
+    (logged,) = [e for e in history if e["data"].get("message") == "narrow joined"]
+    assert [item["metadata"]["modifiedTime"] for item in lifecycle] == [logged["timestamp"]]
+    assert not [m for m in joined if m.get("method") == "session.event"]  # its event types still hold
+    # Detached: no events at all, but the session's changes, one per persisted event of the turn.
+    assert {m["method"] for m in detached} == {"session.lifecycle"}
+    turn = [e["timestamp"] for e in history if e["type"] == "user.message" or e["type"] == "assistant.message"]
+    assert set(turn) <= {m["params"]["metadata"]["modifiedTime"] for m in detached}
+
+
 JS_REJOIN = """
 import { joinSession } from "@github/copilot-sdk/extension";
 
+const seen = [];
 const tools = [{ name: "again", description: "Which join answered",
                  parameters: { type: "object", properties: {} },
-                 handler: async () => `joined twice in pid ${process.pid}` }];
+                 handler: async () => `joined twice in pid ${process.pid}; seen ${seen.join(" ")}` }];
 let session = await joinSession({ tools });
 await session.disconnect();
 session = await joinSession({ tools });
+session.on((event) => seen.push(event.type));
 await session.log("joined again");
 """
 
@@ -166,13 +221,16 @@ PY_REJOIN = """
 import os
 from sdk_extension import join_session, tool
 
+seen = []
+
 @tool(description="Which join answered")
 def again() -> str:
-    return f"joined twice in pid {os.getpid()}"
+    return f"joined twice in pid {os.getpid()}; seen {' '.join(seen)}"
 
 session = join_session(tools=[again])
 session.detach()
 session.rejoin()
+session.on("*", lambda event: seen.append(event["type"]))
 session.log("joined again")
 """
 
@@ -183,21 +241,26 @@ session.log("joined again")
 def test_an_extension_that_leaves_and_joins_again_from_the_same_process_is_accepted(
     project: Project, entry: str, code: str
 ) -> None:
+    """Joined again, it has its tool back for the next prompt and is sent that prompt's events."""
     project.add_extension("rejoin", code, entry=entry)
+    agent = ScriptedAgent([[AgentReply(tool_calls=(ToolCall("again", {}, "call-again"),)), AgentReply("done")]])
 
     async def scenario() -> None:
-        async with sdk_host(project) as host:
+        async with sdk_host(project, agent=agent) as host:
             await wait_for_event(host, is_log("joined again"), timeout=120)
             (info,) = host.extensions
             assert info.status == "running", info.error
-            result = await host.call_tool("again")
-            assert result.text_result_for_llm == f"joined twice in pid {info.pid}"
+            await host.send_and_wait("which join answers?")
             messages = [e["data"].get("message") for e in host.events.history()]
             departed, rejoined = (
                 messages.index(f"extension {info.id} detached from the session"),
                 messages.index(f"extension {info.id} joined again"),
             )
             assert departed < rejoined
+            (result,) = (e["data"]["result"]["content"] for e in host.events.history("tool.execution_complete"))
+            assert result.startswith(f"joined twice in pid {info.pid}; seen ")
+            assert {"user.message", "assistant.turn_start"} <= set(result.split()[6:])
+        assert "again" in {tool.name for tool in agent.requests[0].tools}
 
     run(scenario(), timeout=180)
 
