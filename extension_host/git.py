@@ -122,6 +122,10 @@ def git_command(folder: Path, *args: str, environ: Mapping[str, str] | None = No
     return argv, environment
 
 
+_DRAIN_SECONDS: Final = 5.0
+"""How long what git printed after reading stopped may take to drain once git is killed."""
+
+
 async def run_git(folder: Path, *args: str, timeout: float = GIT_TIMEOUT, limit: int = 100_000) -> GitOutput | None:
     """Run ``git -C folder args...`` (see :func:`git_command`); ``None`` when git is not installed.
 
@@ -159,8 +163,13 @@ async def run_git(folder: Path, *args: str, timeout: float = GIT_TIMEOUT, limit:
         if process.returncode is None:
             stopped = True
             signal_group(process.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            await process.wait()
+        # Read what is left: a stream whose reader stopped early pauses its pipe, and the exit is
+        # reported only once the pipe is closed. Bounded, in case something left the group.
+        with contextlib.suppress(TimeoutError, ProcessLookupError):
+            async with asyncio.timeout(_DRAIN_SECONDS):
+                while await process.stdout.read(_READ_CHUNK):
+                    pass
+                await process.wait()
         signal_group(process.pid, signal.SIGKILL)  # whatever it started and left behind
     failed = not stopped and process.returncode != 0
     return GitOutput(tuple(records[:limit]), failed)

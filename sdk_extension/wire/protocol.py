@@ -168,8 +168,8 @@ HOOK_WIRE_NAMES: Final[dict[str, str]] = {
     "on_post_tool_use_failure": "postToolUseFailure",
     "on_agent_stop": "agentStop",
 }
-"""The hook points: Python name → ``hookType`` on the wire (the seeds' six, then the three the
-Copilot CLI added)."""
+"""The hook points: Python name → ``hookType`` on the wire (the Copilot SDK's first six, then
+the three Copilot CLI added since)."""
 
 HOOK_NAMES: Final = tuple(HOOK_WIRE_NAMES)
 """The hook points by Python name, in the order of :data:`HOOK_WIRE_NAMES`."""

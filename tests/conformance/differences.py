@@ -110,7 +110,7 @@ INTENDED: Final = (
         ),
     ),
     Entry("event *", languages=("py",), reason=_SUBSCRIBED),
-    Entry("link event *", languages=("py",), reason=_SUBSCRIBED),
+    Entry("event *", "event *", kind="link", languages=("py",), reason=_SUBSCRIBED),
     Entry("hook *", languages=("py",), reason=_DECLARED_HOOKS),
     Entry("result of hook *", languages=("py",), reason=_DECLARED_HOOKS),
     Entry(

@@ -81,4 +81,6 @@ def test_differences_name_the_subject_the_key_and_the_side_that_has_it(tmp_path:
 def test_a_difference_no_table_allows_is_left_for_the_test_to_report() -> None:
     assert classify(Difference("event session.usage_info", "", "cli only"), "mjs", "join") is not None
     assert classify(Difference("event no.such_event", "", "cli only"), "mjs", "join") is None
+    link = Difference("event assistant.turn_start data.turnId", "event tool.execution_start data.turnId", "link")
+    assert classify(link, "py", "deny") is not None and classify(link, "mjs", "deny") is None
     assert classify(Difference("hook sessionStart", "", "cli only"), "mjs", "join") is None
