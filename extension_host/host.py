@@ -32,7 +32,7 @@ from .discovery import ExtensionSpec
 from .dispatch import AskHandler, ToolOrigin
 from .errors import UnknownExtensionError
 from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventListener, EventLog
-from .hooks.foreign_tools import ToolCheck, ToolReview, check_tool_call, review_tool_result
+from .hooks.foreign_tools import ToolCheck, ToolReview, check_tool_call, review_tool_failure, review_tool_result
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .hooks.session_hooks import SessionHooks
 from .hooks.unjudged import warning_message
@@ -47,6 +47,7 @@ from .outcomes import (
     ReloadOutcome,
     SessionEndResult,
     SessionStartResult,
+    StopDecision,
     ToolCallResult,
 )
 from .paths import find_project_root
@@ -494,6 +495,17 @@ class ExtensionHost:
     async def review_tool_result(self, name: str, arguments: Any, result: ToolResult) -> ToolReview:
         """Run only the post-tool hooks on the ``result`` another agent's tool ``name`` gave."""
         return await review_tool_result(self._hooks, name, arguments, result)
+
+    async def review_tool_failure(self, name: str, arguments: Any, error: str) -> str | None:
+        """Run only the failed-tool hooks on another agent's tool ``name`` that failed with
+        ``error``; returns their guidance for the model, if any."""
+        return await review_tool_failure(self._hooks, name, arguments, error)
+
+    async def stop_agent(self, transcript_path: str | None = None, active: bool = False) -> StopDecision:
+        """Run the agent-stop hooks on an agent (this host's or another) about to stop
+        (``active``: it was answering a follow-up such a hook asked for); a ``block`` with its
+        reason asks it to go on."""
+        return await self._hook_points.stop_agent(transcript_path, active)
 
     # -- turns and permissions ----------------------------------------------------------
 

@@ -20,6 +20,9 @@ Claude Code event   hook point, from stdin       answer, on stdout (exit 0)
                                                  the hook's JSON when it has the result's fields (values edited),
                                                  Bash's ``stdout`` for Bash; any other new result is not applied, and
                                                  a ``systemMessage`` (and stderr) warning line says so
+``PostToolUseFailure`` ``on_post_tool_use_failure``: ``hookSpecificOutput.additionalContext`` (Claude Code gives it
+                    ``tool_name``, ``tool_input``, to the model after the failure)
+                    ``error`` → error
 ``UserPromptSubmit`` ``on_user_prompt_submitted``: ``{"decision": "block", "reason"}`` when rejected;
                     ``prompt`` → prompt          ``hookSpecificOutput.additionalContext``; a rewritten prompt is
                                                  not carried (Claude Code cannot rewrite one)
@@ -32,7 +35,16 @@ Claude Code event   hook point, from stdin       answer, on stdout (exit 0)
                     anything else (clear,
                     logout, prompt_input_exit,
                     ...) → user_exit
+``Stop``            ``on_agent_stop``:           ``{"decision": "block", "reason"}`` when a hook blocks: Claude Code
+                    ``stop_hook_active``,        goes on with the reason as its next instruction (the hooks see
+                    ``transcript_path`` (Claude  ``stop_hook_active`` then, and decide when to let it stop)
+                    Code's own), stop reason
+                    ``end_turn``
 ==================  ===========================  ==============================================================
+
+A failed tool gets ``PostToolUseFailure`` and not ``PostToolUse``, as a failed call gets
+``on_post_tool_use_failure`` and not ``on_post_tool_use`` in the host. ``on_user_prompt_transformed``
+has no equivalent (Claude Code does not show a hook the expanded prompt before the model gets it).
 
 ``PreToolUse`` and ``UserPromptSubmit`` are guards: they fail closed (exit 2, reason on stderr:
 :mod:`.hook_adapter`). ``additional_context`` of a pre-tool hook is not carried. This module
@@ -56,6 +68,8 @@ from .hook_adapter import (
     session_start_reply,
     session_start_request,
     specific,
+    stop_reply,
+    stop_request,
 )
 
 __all__ = ["CLAUDE"]
@@ -68,6 +82,8 @@ def _tool_request(hook: str) -> Any:
             "toolName": field(payload, "tool_name", str),
             "toolArgs": field(payload, "tool_input", dict, required=False) or {},
         }
+        if hook == "postToolUseFailure":
+            params["error"] = field(payload, "error", str, required=False) or "the tool failed"
         if hook == "postToolUse":
             response = payload.get("tool_response")
             text = response if isinstance(response, str) else json.dumps(response)
@@ -160,6 +176,13 @@ def _prompt_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply
     return json_reply(reply)
 
 
+def _failure_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
+    context = answer.get("additionalContext")
+    return json_reply(
+        {"hookSpecificOutput": specific("PostToolUseFailure", additionalContext=context)} if context else None
+    )
+
+
 _SOURCES: Final = {"startup": "startup", "resume": "resume", "compact": "resume", "clear": "new"}
 
 _COMPLETE: Final = ("other",)
@@ -173,6 +196,13 @@ CLAUDE: Final = HookAgent(
     events={
         "PreToolUse": AgentEvent("PreToolUse", "preToolUse", True, _tool_request("preToolUse"), _pre_reply),
         "PostToolUse": AgentEvent("PostToolUse", "postToolUse", False, _tool_request("postToolUse"), _post_reply),
+        "PostToolUseFailure": AgentEvent(
+            "PostToolUseFailure",
+            "postToolUseFailure",
+            False,
+            _tool_request("postToolUseFailure"),
+            _failure_reply,
+        ),
         "UserPromptSubmit": AgentEvent(
             "UserPromptSubmit",
             "userPromptSubmitted",
@@ -184,6 +214,7 @@ CLAUDE: Final = HookAgent(
             "SessionStart", "sessionStart", False, session_start_request(_SOURCES), session_start_reply
         ),
         "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, session_end_request(_COMPLETE), session_end_reply),
+        "Stop": AgentEvent("Stop", "agentStop", False, stop_request, stop_reply),
     },
 )
 """Claude Code's table: event name → row."""

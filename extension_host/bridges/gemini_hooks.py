@@ -17,8 +17,11 @@ Gemini event     hook point, from stdin        answer, on stdout (exit 0)
                                                merges it over the model's arguments)
 ``AfterTool``    ``on_post_tool_use``:         ``modified_result`` → ``{"decision": "deny", "reason": <the new
                  ``tool_response.llmContent``  result>}``: Gemini CLI gives the model the reason as the tool's
-                 → the result text (failure    error in place of its result (with ``additional_context`` after
-                 when ``error`` is set)        it); else ``hookSpecificOutput.additionalContext``
+                 → the result text             error in place of its result (with ``additional_context`` after
+                                               it); else ``hookSpecificOutput.additionalContext``
+``AfterTool``,   ``on_post_tool_use_failure``: ``hookSpecificOutput.additionalContext`` (Gemini CLI puts it
+a failed tool    ``tool_response.error``       after the tool's error)
+(``error`` set)  (its ``message``) → error
 ``BeforeAgent``  ``on_user_prompt_submitted``: ``{"decision": "deny", "reason"}`` when rejected;
                  ``prompt`` → prompt           ``hookSpecificOutput.additionalContext``; a rewritten prompt
                                                is not carried (Gemini CLI cannot rewrite one)
@@ -31,7 +34,15 @@ Gemini event     hook point, from stdin        answer, on stdout (exit 0)
                  complete; anything else
                  (clear, logout, ...) →
                  user_exit
+``AfterAgent``   ``on_agent_stop``:            ``{"decision": "block", "reason"}`` when a hook blocks: Gemini
+                 ``stop_hook_active``,         CLI sends the reason as the next prompt (the hooks see
+                 ``transcript_path``, stop     ``stop_hook_active`` then, and decide when to let it stop)
+                 reason ``end_turn``
 ===============  ============================  ===========================================================
+
+A failed tool gets ``on_post_tool_use_failure`` and not ``on_post_tool_use``, as in the host.
+``on_user_prompt_transformed`` has no equivalent (Gemini CLI shows no hook the prompt the model
+gets).
 
 ``BeforeTool`` and ``BeforeAgent`` are guards: they fail closed (exit 2, reason on stderr:
 :mod:`.hook_adapter`). ``additional_context`` of a pre-tool hook is not carried. This module
@@ -54,6 +65,8 @@ from .hook_adapter import (
     session_start_reply,
     session_start_request,
     specific,
+    stop_reply,
+    stop_request,
 )
 
 __all__ = ["GEMINI"]
@@ -92,18 +105,17 @@ def _before_tool_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> Hook
 def _after_tool_request(payload: dict[str, Any]) -> dict[str, Any]:
     params = _before_tool_request(payload)
     response = payload.get("tool_response")
-    failed = False
     if isinstance(response, dict):
-        failed = response.get("error") not in (None, "", {})
+        error = response.get("error")
+        if error not in (None, "", {}):  # the tool failed: {type, message}
+            message = error.get("message") if isinstance(error, dict) else error
+            text = message if isinstance(message, str) and message else json.dumps(error)
+            return {**params, "hook": "postToolUseFailure", "error": text}
         content = response.get("llmContent")
         text = content if isinstance(content, str) else json.dumps(content if content is not None else response)
     else:
         text = response if isinstance(response, str) else json.dumps(response)
-    return {
-        **params,
-        "hook": "postToolUse",
-        "toolResult": {"textResultForLlm": text, "resultType": "failure" if failed else "success"},
-    }
+    return {**params, "hook": "postToolUse", "toolResult": {"textResultForLlm": text}}
 
 
 def _after_tool_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
@@ -147,6 +159,7 @@ GEMINI: Final = HookAgent(
             "SessionStart", "sessionStart", False, session_start_request(_SOURCES), session_start_reply
         ),
         "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, session_end_request(_COMPLETE), session_end_reply),
+        "AfterAgent": AgentEvent("AfterAgent", "agentStop", False, stop_request, stop_reply),
     },
 )
 """Gemini CLI's table: event name → row."""

@@ -61,6 +61,8 @@ __all__ = [
     "session_start_reply",
     "session_start_request",
     "specific",
+    "stop_reply",
+    "stop_request",
 ]
 
 MAX_HOOK_INPUT_BYTES: Final = 8 * 1024 * 1024
@@ -297,3 +299,24 @@ def session_end_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookR
     """``SessionEnd``'s answer: the hooks' session summary as a system message."""
     summary = answer.get("sessionSummary")
     return json_reply({"systemMessage": summary} if summary else None)
+
+
+def stop_request(payload: dict[str, Any]) -> dict[str, Any]:
+    """The agent-stop request of an agent about to stop, the same for both agents: whether it
+    was answering a hook's follow-up (``stop_hook_active``) and its ``transcript_path``."""
+    params: dict[str, Any] = {
+        "hook": "agentStop",
+        "stopHookActive": field(payload, "stop_hook_active", bool, required=False) or False,
+    }
+    transcript = field(payload, "transcript_path", str, required=False)
+    if transcript:
+        params["transcriptPath"] = transcript
+    return params
+
+
+def stop_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
+    """The agent-stop answer, the same for both agents: ``{"decision": "block", "reason"}`` (the
+    agent goes on with the reason as its next instruction) when a hook blocked, else nothing."""
+    if answer.get("decision") != "block":
+        return json_reply(None)
+    return json_reply({"decision": "block", "reason": answer.get("reason") or "an extension asked to go on"})

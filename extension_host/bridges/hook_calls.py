@@ -1,15 +1,18 @@
 """One hook point of a host's extensions run for another agent: the ``host.hook`` request.
 
 A hook adapter (:mod:`.hook_adapter`) turns an agent's hook payload into an agent-neutral
-request, ``{hook, toolName?, toolArgs?, toolResult?, prompt?, source?, reason?}``, and gets back
+request, ``{hook, toolName?, toolArgs?, toolResult?, error?, prompt?, source?, reason?,
+transcriptPath?, stopHookActive?}``, and gets back
 an agent-neutral answer (see :func:`run_hook_call`). The request arrives over the control socket
 (from a hook command, a process of the same user, but still checked: shapes and sizes are
 validated here) or from the adapter's one-shot host. This module owns that shape and how it is
 run on an :class:`~extension_host.ExtensionHost`; it ignores any agent's own format.
 
 ``hook`` is the wire name of a hook point (``preToolUse``, ``postToolUse``,
-``userPromptSubmitted``, ``sessionStart``, ``sessionEnd``). The answer has only the keys that
-apply: ``decision`` (``allow``/``ask``/``deny``), ``reason``, ``decidedBy``, ``modifiedArgs``,
+``postToolUseFailure`` (with the tool's ``error``), ``userPromptSubmitted``, ``sessionStart``,
+``sessionEnd``, ``agentStop``). The answer has only the keys that apply: ``decision``
+(``allow``/``ask``/``deny``; ``block`` for ``agentStop``: the agent should go on with
+``reason``), ``reason``, ``decidedBy``, ``modifiedArgs``,
 ``modifiedPrompt``, ``modifiedResult`` (text), ``additionalContext``, ``sessionSummary``, and for
 the two guard hook points ``unjudged`` (``{message, extensions, allowed}``) when extensions that
 should be running are not, so they judged nothing (:mod:`extension_host.hooks.unjudged`):
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import StrictBool, TypeAdapter, ValidationError
 from typing_extensions import TypedDict as PydanticTypedDict
 
 from sdk_extension.wire.connection import RpcError
@@ -41,7 +44,9 @@ __all__ = ["MAX_HOOK_TOOL_NAME_CHARS", "METHOD_HOOK", "HookCall", "parse_hook_ca
 MAX_HOOK_TOOL_NAME_CHARS: Final = 256
 """Longest tool name a hook request may carry; agents' tool names are far shorter."""
 
-HookWireName = Literal["preToolUse", "postToolUse", "userPromptSubmitted", "sessionStart", "sessionEnd"]
+HookWireName = Literal[
+    "preToolUse", "postToolUse", "postToolUseFailure", "userPromptSubmitted", "sessionStart", "sessionEnd", "agentStop"
+]
 
 
 class _ToolResultShape(PydanticTypedDict):
@@ -54,9 +59,12 @@ class _HookCallShape(PydanticTypedDict):
     toolName: NotRequired[str]
     toolArgs: NotRequired[dict[str, Any]]
     toolResult: NotRequired[_ToolResultShape]
+    error: NotRequired[str]
     prompt: NotRequired[str]
     source: NotRequired[str]
     reason: NotRequired[str]
+    transcriptPath: NotRequired[str]
+    stopHookActive: NotRequired[StrictBool]
 
 
 class HookCall(TypedDict, total=False):
@@ -66,13 +74,16 @@ class HookCall(TypedDict, total=False):
     toolName: str
     toolArgs: dict[str, Any]
     toolResult: dict[str, str]
+    error: str
     prompt: str
     source: str
     reason: str
+    transcriptPath: str
+    stopHookActive: bool
 
 
 _VALIDATOR: Final = TypeAdapter(_HookCallShape)
-_TOOL_HOOKS: Final = frozenset({"preToolUse", "postToolUse"})
+_TOOL_HOOKS: Final = frozenset({"preToolUse", "postToolUse", "postToolUseFailure"})
 _SOURCES: Final = frozenset({"startup", "resume", "new"})
 _END_REASONS: Final = frozenset({"complete", "error", "abort", "timeout", "user_exit"})
 
@@ -94,6 +105,8 @@ def parse_hook_call(params: Any) -> HookCall:
             )
     if hook == "postToolUse" and "toolResult" not in call:
         raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: postToolUse needs a toolResult")
+    if hook == "postToolUseFailure" and "error" not in call:
+        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: postToolUseFailure needs an error")
     if hook == "userPromptSubmitted" and "prompt" not in call:
         raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: userPromptSubmitted needs a prompt")
     if hook == "sessionStart" and call.get("source", "startup") not in _SOURCES:
@@ -129,6 +142,12 @@ async def _run(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
             modifiedResult=review.result.text_result_for_llm if review.result is not None else None,
             additionalContext=review.additional_context,
         )
+    if hook == "postToolUseFailure":
+        guidance = await host.review_tool_failure(call["toolName"], call.get("toolArgs") or {}, call["error"])
+        return _compact(additionalContext=guidance)
+    if hook == "agentStop":
+        stop = await host.stop_agent(call.get("transcriptPath"), call.get("stopHookActive", False))
+        return _compact(decision="block" if stop.blocked else None, reason=stop.reason if stop.blocked else None)
     if hook == "userPromptSubmitted":
         prompt = call["prompt"]
         outcome = await host.submit_prompt(prompt)

@@ -66,7 +66,7 @@ HOOK_COMMAND_TIMEOUT_SECONDS: Final = 60
 """The timeout written for each hook command (Gemini CLI takes it in milliseconds)."""
 COMMAND_NAME: Final = "extensions"
 """The console script the agents run (``[project.scripts]``)."""
-_TOOL_EVENTS: Final = frozenset({"PreToolUse", "PostToolUse", "BeforeTool", "AfterTool"})
+_TOOL_EVENTS: Final = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool"})
 _MATCH_ALL: Final = {"claude": "*", "gemini": ".*"}
 
 

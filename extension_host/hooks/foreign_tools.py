@@ -5,9 +5,9 @@ When this host's extensions guard another agent (Claude Code, Gemini CLI: see
 ``on_pre_tool_use`` on the call it is about to make and returns the verdict as it stands: an
 ``ask`` is passed on (the other agent asks its user), not resolved here as the dispatcher does
 for the host's own tools. :func:`review_tool_result` runs ``on_post_tool_use`` on the result
-it got. Both honour matchers, emit ``hook.start``/``hook.end`` and fail closed as the runner
-does; neither looks up, runs or announces a tool (no ``tool.execution_*`` event), so any name
-is accepted.
+it got, :func:`review_tool_failure` ``on_post_tool_use_failure`` on a call that failed. All
+honour matchers, emit ``hook.start``/``hook.end`` and fail closed as the runner does; none
+looks up, runs or announces a tool (no ``tool.execution_*`` event), so any name is accepted.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sdk_extension.hooks import PostToolUseInput, PreToolUseInput
+from sdk_extension.hooks import PostToolUseFailureInput, PostToolUseInput, PreToolUseInput
 from sdk_extension.wire.results import ToolResult
 
 from .runner import HookRunner
 
-__all__ = ["ToolCheck", "ToolReview", "check_tool_call", "review_tool_result"]
+__all__ = ["ToolCheck", "ToolReview", "check_tool_call", "review_tool_failure", "review_tool_result"]
 
 
 @dataclass(frozen=True)
@@ -78,3 +78,19 @@ async def review_tool_result(hooks: HookRunner, name: str, arguments: Any, resul
     )
     rewritten = outcome.value if isinstance(outcome.value, ToolResult) and outcome.value != result else None
     return ToolReview(rewritten, outcome.additional_context)
+
+
+async def review_tool_failure(hooks: HookRunner, name: str, arguments: Any, error: str) -> str | None:
+    """Run ``on_post_tool_use_failure`` for a call of tool ``name`` made elsewhere that failed
+    with ``error``; returns the hooks' guidance for the model, if any."""
+    chain = hooks.chain_for("on_post_tool_use_failure", name)
+    if not chain:
+        return None
+    outcome = await hooks.run(
+        "on_post_tool_use_failure",
+        hooks.make_input(
+            PostToolUseFailureInput, tool_name=name, tool_args={} if arguments is None else arguments, error=error
+        ),
+        chain,
+    )
+    return outcome.additional_context

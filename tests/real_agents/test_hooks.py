@@ -460,3 +460,58 @@ def test_hook_check_and_gemini_cli_agree_on_whether_the_project_is_trusted(
     assert_finished(run, model)
     assert output in model.bodies(), model.log()
     assert calls.read_text().splitlines() == ["pre run_shell_command", "post run_shell_command"]
+
+
+STOPPER = """
+from sdk_extension import join_session
+
+def stop(input, invocation):
+    if input.stop_hook_active:  # it went on once already: let it stop
+        return None
+    return {"decision": "block", "reason": "stop-marker-5521: check your answer once more"}
+
+join_session(hooks={"on_agent_stop": stop})
+"""
+
+
+@for_agents()
+def test_an_agent_stop_hook_that_blocks_makes_the_agent_go_on_once_with_its_reason(
+    agent: Agent, workspace: Workspace
+) -> None:
+    workspace.add_extension("stopper", STOPPER)
+    agent.install_hooks(workspace)
+    with agent.model([Say("first answer"), Say("checked")]) as model:
+        run = agent.run(workspace, model, "say something")
+    assert_finished(run, model)
+    requests = [json.dumps(body) for body in model.conversation_requests()]
+    assert "stop-marker-5521" not in requests[0], model.log()
+    assert requests[-1].count("stop-marker-5521") == 1, model.log()
+    assert "first answer" in requests[-1], model.log()
+
+
+@for_agents("claude")
+def test_guidance_a_failed_tool_hook_adds_reaches_the_model_and_no_post_tool_hook_runs(
+    agent: Agent, workspace: Workspace
+) -> None:
+    workspace.add_extension(
+        "failures",
+        """
+from sdk_extension import join_session
+
+def failed(input, invocation):
+    return {"additional_context": f"failure-marker-6613: {input.tool_name} failed with {input.error!r}"}
+
+def ran(input, invocation):
+    return {"additional_context": "post-marker-6614"}
+
+join_session(hooks={"on_post_tool_use_failure": failed, "on_post_tool_use": ran})
+""",
+    )
+    agent.install_hooks(workspace)
+    with agent.model([agent.shell("echo broken-7 >&2; exit 3"), Say("done")]) as model:
+        run = agent.run(workspace, model, "run the command", *agent.shell_allowed)
+    assert_finished(run, model)
+    bodies = model.bodies()
+    assert f"failure-marker-6613: {agent.shell_tool} failed with " in bodies, model.log()
+    assert "broken-7" in bodies.split("failure-marker-6613", 1)[1], model.log()
+    assert "post-marker-6614" not in bodies, model.log()

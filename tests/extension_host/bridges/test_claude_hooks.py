@@ -90,6 +90,57 @@ def test_post_tool_use_sends_the_tool_response_as_text(project: Project) -> None
     assert output(reply) == {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "wrote a.txt"}}
 
 
+FAILED_BASH = payload(
+    "PostToolUseFailure",
+    tool_name="Bash",
+    tool_input={"command": "make"},
+    tool_use_id="toolu_01",
+    error="Exit code 2\nmake: *** No targets.  Stop.",
+    is_interrupt=False,
+    duration_ms=12,
+)
+
+
+def test_post_tool_use_failure_sends_the_tool_and_its_error(project: Project) -> None:
+    asked, _ = hook(project, "PostToolUseFailure", FAILED_BASH, {})
+    assert asked == {
+        "hook": "postToolUseFailure",
+        "toolName": "Bash",
+        "toolArgs": {"command": "make"},
+        "error": "Exit code 2\nmake: *** No targets.  Stop.",
+    }
+
+
+def test_post_tool_use_failure_context_is_additional_context(project: Project) -> None:
+    _, reply = hook(project, "PostToolUseFailure", FAILED_BASH, {"additionalContext": "run make build"})
+    assert output(reply) == {
+        "hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": "run make build"}
+    }
+
+
+def test_post_tool_use_failure_with_no_guidance_prints_nothing(project: Project) -> None:
+    _, reply = hook(project, "PostToolUseFailure", FAILED_BASH, {})
+    assert reply == HookReply("", "", 0)
+
+
+STOP = payload("Stop", stop_hook_active=False, last_assistant_message="Done.")
+
+
+def test_stop_sends_whether_a_stop_hook_is_active_and_the_transcript(project: Project) -> None:
+    asked, _ = hook(project, "Stop", payload("Stop", stop_hook_active=True), {})
+    assert asked == {"hook": "agentStop", "stopHookActive": True, "transcriptPath": COMMON["transcript_path"]}
+
+
+def test_stop_block_is_claudes_block_with_the_reason(project: Project) -> None:
+    _, reply = hook(project, "Stop", STOP, {"decision": "block", "reason": "now run the tests"})
+    assert output(reply) == {"decision": "block", "reason": "now run the tests"}
+
+
+def test_stop_with_no_block_lets_claude_stop(project: Project) -> None:
+    _, reply = hook(project, "Stop", STOP, {})
+    assert reply == HookReply("", "", 0)
+
+
 def post(tool: str, response: Any) -> bytes:
     return payload("PostToolUse", tool_name=tool, tool_input={}, tool_response=response)
 
@@ -216,9 +267,11 @@ def test_a_host_that_fails_is_only_a_warning_for_an_observer(project: Project) -
 
 
 def test_an_unknown_event_is_a_warning_listing_the_events(project: Project) -> None:
-    _, reply = hook(project, "Stop", payload("Stop"), {})
+    _, reply = hook(project, "SubagentStop", payload("SubagentStop"), {})
     assert reply.exit_code == 1
-    assert "PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, SessionEnd" in reply.stderr
+    assert "PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, Stop" in (
+        reply.stderr
+    )
 
 
 def test_a_project_root_that_cannot_be_used_makes_pre_tool_use_block(tmp_path: Path) -> None:

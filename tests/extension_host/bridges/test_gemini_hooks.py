@@ -76,22 +76,52 @@ def test_after_tool_sends_the_llm_content_as_the_result(project: Project) -> Non
         tool_response={"llmContent": "hello", "returnDisplay": "Read a.txt"},
     )
     asked, reply = hook(project, "AfterTool", stdin, {"additionalContext": "a.txt is generated"})
-    assert asked["toolResult"] == {"textResultForLlm": "hello", "resultType": "success"}
+    assert asked["hook"] == "postToolUse"
+    assert asked["toolResult"] == {"textResultForLlm": "hello"}
     assert asked["toolArgs"] == {"absolute_path": "/a.txt"}
     assert output(reply) == {
         "hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "a.txt is generated"}
     }
 
 
-def test_after_tool_with_an_error_is_a_failed_result(project: Project) -> None:
-    stdin = payload(
-        "AfterTool",
-        tool_name="run_shell_command",
-        tool_input={"command": "false"},
-        tool_response={"llmContent": "exit 1", "returnDisplay": "", "error": {"message": "exit 1"}},
+FAILED = payload(
+    "AfterTool",
+    tool_name="run_shell_command",
+    tool_input={"command": "false"},
+    tool_response={
+        "llmContent": "Exit Code: 1",
+        "returnDisplay": "",
+        "error": {"type": "shell_execute_error", "message": "Command exited with code 1"},
+    },
+)
+
+
+def test_after_tool_with_an_error_runs_the_failed_tool_hooks_and_gives_their_guidance(project: Project) -> None:
+    asked, reply = hook(project, "AfterTool", FAILED, {"additionalContext": "use true"})
+    assert (asked["hook"], asked["toolName"], asked["error"]) == (
+        "postToolUseFailure",
+        "run_shell_command",
+        "Command exited with code 1",
     )
-    asked, _ = hook(project, "AfterTool", stdin, {})
-    assert asked["toolResult"]["resultType"] == "failure"
+    assert "toolResult" not in asked
+    assert output(reply) == {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "use true"}}
+    _, reply = hook(project, "AfterTool", FAILED, {})
+    assert reply == HookReply("", "", 0)
+
+
+AFTER_AGENT = payload("AfterAgent", prompt="fix it", prompt_response="Done.", stop_hook_active=False)
+
+
+def test_after_agent_sends_whether_a_stop_hook_is_active_and_the_transcript(project: Project) -> None:
+    asked, _ = hook(project, "AfterAgent", AFTER_AGENT, {})
+    assert asked == {"hook": "agentStop", "stopHookActive": False, "transcriptPath": COMMON["transcript_path"]}
+
+
+def test_after_agent_block_makes_gemini_go_on_with_the_reason(project: Project) -> None:
+    _, reply = hook(project, "AfterAgent", AFTER_AGENT, {"decision": "block", "reason": "now run the tests"})
+    assert output(reply) == {"decision": "block", "reason": "now run the tests"}
+    _, reply = hook(project, "AfterAgent", AFTER_AGENT, {})
+    assert reply == HookReply("", "", 0)
 
 
 def test_after_tool_rewrite_is_a_deny_whose_reason_is_the_new_result(project: Project) -> None:

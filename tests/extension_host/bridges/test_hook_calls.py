@@ -39,6 +39,16 @@ class Policy:
         return {"additional_context": f"{input.tool_name} gave {len(text)} characters"}
 
     @hookimpl
+    def on_post_tool_use_failure(self, input: Any) -> dict[str, Any]:
+        self.seen.append((input.tool_name, input.error))
+        return {"additional_context": f"{input.tool_name} failed with {input.error!r}: try make build"}
+
+    @hookimpl
+    def on_agent_stop(self, input: Any) -> dict[str, Any] | None:
+        self.seen.append(("stop", (input.transcript_path, input.stop_hook_active)))
+        return None if input.stop_hook_active else {"decision": "block", "reason": "now run the tests"}
+
+    @hookimpl
     def on_user_prompt_submitted(self, input: Any) -> dict[str, Any] | None:
         if "secret" in input.prompt:
             raise ValueError("prompts must not carry secrets")
@@ -101,6 +111,22 @@ def test_a_post_tool_context_comes_back(project: Project) -> None:
     assert got == {"additionalContext": "Read gave 3 characters"}
 
 
+def test_a_failed_tool_runs_the_failure_hooks_not_the_post_tool_ones(project: Project) -> None:
+    policy = Policy()
+    params = {"hook": "postToolUseFailure", "toolName": "Bash", "toolArgs": {"command": "make"}, "error": "exit 2"}
+    got = answer(project, params, policy)
+    assert got == {"additionalContext": "Bash failed with 'exit 2': try make build"}
+    assert policy.seen == [("Bash", "exit 2")]
+
+
+def test_an_agent_stop_block_comes_back_with_its_reason_until_a_stop_hook_is_active(project: Project) -> None:
+    policy = Policy()
+    first = answer(project, {"hook": "agentStop", "transcriptPath": "/t.jsonl"}, policy)
+    assert first == {"decision": "block", "reason": "now run the tests"}
+    assert answer(project, {"hook": "agentStop", "transcriptPath": "/t.jsonl", "stopHookActive": True}, policy) == {}
+    assert policy.seen == [("stop", ("/t.jsonl", False)), ("stop", ("/t.jsonl", True))]
+
+
 def test_a_prompt_guard_that_fails_rejects_the_prompt(project: Project) -> None:
     got = answer(project, {"hook": "userPromptSubmitted", "prompt": "my secret"})
     assert got["decision"] == "deny"
@@ -128,6 +154,9 @@ def test_session_start_and_end_run_their_hooks(project: Project) -> None:
         ({"hook": "preToolUse", "toolName": "Bash", "toolArgs": ["rm"]}, "toolArgs"),
         ({"hook": "postToolUse", "toolName": "Bash"}, "toolResult"),
         ({"hook": "postToolUse", "toolName": "Bash", "toolResult": {"textResultForLlm": 3}}, "textResultForLlm"),
+        ({"hook": "postToolUseFailure", "toolName": "Bash"}, "error"),
+        ({"hook": "postToolUseFailure", "error": "exit 2"}, "toolName"),
+        ({"hook": "agentStop", "stopHookActive": "yes"}, "stopHookActive"),
         ({"hook": "userPromptSubmitted"}, "prompt"),
         ({"hook": "sessionStart", "source": "reboot"}, "source"),
         ({"hook": "sessionEnd", "reason": "bored"}, "reason"),

@@ -51,11 +51,23 @@ def commands(groups: list[dict[str, Any]]) -> list[str]:
 def test_install_writes_every_claude_event_into_a_new_project_settings_file(project: Project) -> None:
     assert install(project, "claude") == 0
     written = settings(project.root / ".claude" / "settings.json")
-    assert list(written["hooks"]) == ["PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "SessionEnd"]
+    assert list(written["hooks"]) == [
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "UserPromptSubmit",
+        "SessionStart",
+        "SessionEnd",
+        "Stop",
+    ]
     assert written["hooks"]["PreToolUse"] == [
         {"matcher": "*", "hooks": [{"type": "command", "command": command("claude", "PreToolUse"), "timeout": 60}]}
     ]
+    assert written["hooks"]["PostToolUseFailure"][0]["matcher"] == "*"
     assert "matcher" not in written["hooks"]["UserPromptSubmit"][0]
+    assert written["hooks"]["Stop"] == [
+        {"hooks": [{"type": "command", "command": command("claude", "Stop"), "timeout": 60}]}
+    ]
 
 
 def test_install_keeps_every_other_entry(project: Project) -> None:
@@ -83,7 +95,7 @@ def test_installing_twice_changes_nothing(project: Project, capsys: pytest.Captu
 def test_gemini_entries_have_a_regex_matcher_a_name_and_a_timeout_in_milliseconds(project: Project) -> None:
     assert install(project, "gemini") == 0
     hooks = settings(project.root / ".gemini" / "settings.json")["hooks"]
-    assert list(hooks) == ["BeforeTool", "AfterTool", "BeforeAgent", "SessionStart", "SessionEnd"]
+    assert list(hooks) == ["BeforeTool", "AfterTool", "BeforeAgent", "SessionStart", "SessionEnd", "AfterAgent"]
     assert hooks["BeforeTool"] == [
         {
             "matcher": ".*",
@@ -181,7 +193,7 @@ def test_dry_run_json_says_what_would_change(project: Project, capsys: pytest.Ca
     assert install(project, "gemini", "--dry-run", "--json") == 0
     report = json.loads(capsys.readouterr().out)
     assert (report["agent"], report["changed"], report["dry_run"]) == ("gemini", True, True)
-    assert report["added"] == ["BeforeTool", "AfterTool", "BeforeAgent", "SessionStart", "SessionEnd"]
+    assert report["added"] == ["BeforeTool", "AfterTool", "BeforeAgent", "SessionStart", "SessionEnd", "AfterAgent"]
     assert not (project.root / ".gemini" / "settings.json").exists()
 
 
