@@ -155,6 +155,6 @@ def test_hook_name_of_an_unknown_spelling_is_none() -> None:
 
 
 def test_hook_names_are_the_python_names_in_order() -> None:
-    """HOOK_NAMES is the keys of HOOK_WIRE_NAMES, in order: the seeds' six, then the CLI's three."""
+    """HOOK_NAMES is the keys of HOOK_WIRE_NAMES, in order: the Copilot SDK's first six, then the CLI's three."""
     assert tuple(HOOK_WIRE_NAMES) == protocol.HOOK_NAMES
     assert len(protocol.HOOK_NAMES) == 9
