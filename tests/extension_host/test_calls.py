@@ -37,7 +37,7 @@ def calls_and_extension(
 ) -> tuple[PendingCalls, Connection, Extension]:
     extension = Extension()
     host_end = Connection(asyncio.StreamReader(), extension.writer, **connection)
-    calls = PendingCalls("project:ext", "session-1", tool_timeout, events or EventLog(), "/work/project")
+    calls = PendingCalls("project:ext", "session-1", tool_timeout, events or EventLog(), "/projects/example")
     return calls, host_end, extension
 
 
@@ -48,7 +48,7 @@ def test_a_call_is_sent_as_an_event_and_settled_by_the_answer_with_its_request_i
         call = asyncio.ensure_future(calls.call(connection, "add", {"a": 1}, "call-1"))
         (data,) = await extension.requested()
         assert (data["toolName"], data["arguments"], data["toolCallId"]) == ("add", {"a": 1}, "call-1")
-        assert (data["sessionId"], data["workingDirectory"]) == ("session-1", "/work/project")
+        assert (data["sessionId"], data["workingDirectory"]) == ("session-1", "/projects/example")
         answer = {"requestId": data["requestId"], "result": {"textResultForLlm": "2", "resultType": "success"}}
         assert calls.answer(answer) == {"success": True}
         result = await call
@@ -86,7 +86,7 @@ def test_a_call_nobody_answers_times_out_and_end_all_fails_the_rest_at_once() ->
         assert slow.result_type == "timeout"
         assert slow.text_result_for_llm == "tool 'slow' of project:ext did not answer within 0.05 s"
 
-        calls = PendingCalls("project:ext", "session-1", 30, EventLog(), "/work/project")
+        calls = PendingCalls("project:ext", "session-1", 30, EventLog(), "/projects/example")
         waiting = [asyncio.ensure_future(calls.call(connection, f"t{n}", {}, f"c{n}")) for n in range(3)]
         await extension.requested(4)
         calls.end_all("extension project:ext failed: boom")

@@ -14,7 +14,7 @@ from real_agents.programs import CACHE_ENV, InstallError, Program, install
 
 FAKE = Program("fake-agent", "1.2.3", entry="fake-agent/cli.js", node=True)
 
-FAKE_NPM = """#!{python}
+FAKE_NPM = """#!{python} -P
 import sys, time
 from pathlib import Path
 
