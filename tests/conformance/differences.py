@@ -184,7 +184,6 @@ INTENDED: Final = (
         reason="the CLI adds its own context-window figures to a result's telemetry; this host has none",
     ),
     Entry("event session.extensions_loaded", "data.changes", reason=_HOST_EXTRA, kind="host only"),
-    Entry("event session.extensions_loaded", "data.extensions[].*", reason=_HOST_EXTRA, kind="host only"),
     Entry("event tool.execution_complete", "data.toolName", reason=_HOST_EXTRA, kind="host only"),
     Entry(
         "event session.tools_updated", "data.added|data.removed|data.extensionId", reason=_HOST_EXTRA, kind="host only"
