@@ -62,11 +62,16 @@ class HookInvocation:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HookInput:
     """What every hook input has: when, in which working directory, and in which session
-    (``session_id`` is empty where a host does not say)."""
+    (``session_id`` is empty where a host does not say). In a subagent's child session,
+    ``session_id`` is the child's, ``agent_id`` the same id, ``agent_type`` the custom agent's
+    name and ``parent_agent_id`` the session that started it (all ``None`` elsewhere)."""
 
     timestamp: datetime
     cwd: str
     session_id: str = ""
+    agent_id: str | None = None
+    agent_type: str | None = None
+    parent_agent_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

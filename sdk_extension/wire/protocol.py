@@ -284,6 +284,10 @@ class ResumeParams(TypedDict):
     disableResume: NotRequired[bool]
     requestPermission: NotRequired[bool]
     """The extension answers ``permission.requested`` events (it has a permission handler)."""
+    customAgents: NotRequired[list[dict[str, Any]]]
+    """Custom agents the session's agent may start as subagents (the SDK's ``CustomAgentConfig``:
+    ``name``, ``prompt``, ``displayName``, ``description``, ``tools``, ``model``,
+    ``toolDefinitions``)."""
 
 
 class UiCapabilities(TypedDict):
