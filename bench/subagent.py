@@ -14,8 +14,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall
-from extension_host.session.custom_agents import CustomAgent
+from extension_host import AgentReply, CustomAgent, ExtensionHost, ScriptedAgent, ToolCall
 
 from .host import CALL_TIMEOUT, _check_running
 

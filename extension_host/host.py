@@ -204,7 +204,7 @@ class ExtensionHost:
             timeout=hook_timeout,
             timeouts=hook_timeouts,
         )
-        self._hook_points = SessionHooks(self._hooks)
+        self._hook_points = SessionHooks(self._hooks, lambda: _path(self._session.events_path))
         self.trust_store: Final = TrustStore(self.user_home)
         """The user's recorded decisions: trusted projects and granted variables."""
         self._trust = trust
@@ -222,7 +222,12 @@ class ExtensionHost:
                 submit_prompt=self.submit_prompt,
                 report_error=self.report_error,
                 transform_prompt=self._hook_points.transform_prompt,
-                stop_agent=lambda active: self._hook_points.stop_agent(_path(self._session.events_path), active),
+                start_subagent=lambda child, agent: self._hook_points.start_subagent(
+                    child, agent.name, agent.shown_name, agent.description
+                ),
+                stop_subagent=lambda child, agent, response, active: self._hook_points.stop_subagent(
+                    child, agent.name, agent.shown_name, agent.description, response, active
+                ),
                 tools=lambda: [OfferedTool(t.name, t.description, t.parameters) for t in self.tools.values()],
                 agent=lambda: self.agent,
                 session_id=lambda: self.session_id,

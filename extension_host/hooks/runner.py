@@ -173,17 +173,18 @@ class HookRunner:
         """An input of ``input_type`` stamped now, with this runner's working folder and session
         (in a sub-agent's child session: the child's, with the agent's fields)."""
         scope = CURRENT_AGENT.get()
-        if scope is None:
+        if scope is None and "session_id" not in fields:
             return input_type(timestamp=datetime.now(UTC), cwd=self._cwd, session_id=self._session_id, **fields)
-        return input_type(
-            timestamp=datetime.now(UTC),
-            cwd=self._cwd,
-            session_id=scope.agent_id,
-            agent_id=scope.agent_id,
-            agent_type=scope.agent_type,
-            parent_agent_id=scope.parent_id,
-            **fields,
-        )
+        if scope is None:
+            return input_type(timestamp=datetime.now(UTC), cwd=self._cwd, **fields)
+        given: dict[str, Any] = {
+            "session_id": scope.agent_id,
+            "agent_id": scope.agent_id,
+            "agent_type": scope.agent_type,
+            "parent_agent_id": scope.parent_id,
+        }
+        given.update(fields)  # the subagent hook points name the parent's session
+        return input_type(timestamp=datetime.now(UTC), cwd=self._cwd, **given)
 
     def timeout(self, hook: str) -> float:
         """The timeout of one hook point, in seconds."""

@@ -8,8 +8,11 @@ call runs one child session, inside the call (cancelling the parent's turn cance
 
     subagent.started (remoteSessionId, toolCallId, agentName, agentDisplayName)
     → subagent.selected (the tools it is offered)
+    → subagent-start hooks (in the starting session; their context goes before the prompt)
     → system.message (the agent's prompt) → the child's run: user.message, its steps and tool
-      calls, each through the host's pipeline with every hook point
+      calls, each through the host's pipeline with every hook point; when it answers without a
+      tool call, the subagent-stop hooks (not the agent-stop ones): a ``block`` keeps it going,
+      a ``modified_response`` is what the parent reads
     → subagent.completed (its final answer is the tool's result) or subagent.failed (error)
 
 Every event of the child carries ``agentId`` (the child's id), so it reaches the parent's
@@ -27,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -37,11 +40,11 @@ from sdk_extension.wire.results import ToolResult
 from ..dispatch import ToolOrigin
 from ..errors import ExtensionHostError
 from ..events import CURRENT_AGENT, AgentScope, EventLog
-from ..outcomes import ToolCallResult
+from ..outcomes import StopDecision, ToolCallResult
 from .agents import Agent, OfferedTool, agent_model
 from .custom_agents import CustomAgent, offered_definitions
 from .errors import PromptRejectedError, TurnAbortedError
-from .turns import CallTool, ReportError, StopAgent, SubmitPrompt, TransformPrompt, TurnRunner
+from .turns import CallTool, ReportError, SubmitPrompt, TransformPrompt, TurnRunner
 
 __all__ = ["MAX_DEPTH", "NOT_SUPPORTED", "TASK_TOOL", "ParentPipeline", "Subagents", "task_definition"]
 
@@ -88,7 +91,10 @@ class ParentPipeline:
     submit_prompt: SubmitPrompt
     report_error: ReportError
     transform_prompt: TransformPrompt | None
-    stop_agent: StopAgent | None
+    start_subagent: Callable[[AgentScope, CustomAgent], Awaitable[str | None]]
+    """The subagent-start hooks: the context they put before the child's prompt."""
+    stop_subagent: Callable[[AgentScope, CustomAgent, str, bool], Awaitable[StopDecision]]
+    """The subagent-stop hooks on the child's answer (``active``: a follow-up they asked for)."""
     tools: Callable[[], Sequence[OfferedTool]]
     """The tools the session's own agent is offered now (without ``task``)."""
     agent: Callable[[], Agent | None]
@@ -163,11 +169,21 @@ class Subagents:
         )
         token = CURRENT_AGENT.set(scope)
         try:
-            return await self._run_child(agent, scope, prompt)
+            return await self._run_child(agent, scope, prompt, parent)
         finally:
             CURRENT_AGENT.reset(token)
 
-    async def _run_child(self, agent: CustomAgent, scope: AgentScope, prompt: str) -> ToolResult:
+    async def _start_hooks(self, agent: CustomAgent, scope: AgentScope, parent: AgentScope | None) -> str | None:
+        """The subagent-start hooks, run in the session that starts the child."""
+        token = CURRENT_AGENT.set(parent)
+        try:
+            return await self._pipeline.start_subagent(scope, agent)
+        finally:
+            CURRENT_AGENT.reset(token)
+
+    async def _run_child(
+        self, agent: CustomAgent, scope: AgentScope, prompt: str, parent: AgentScope | None
+    ) -> ToolResult:
         child_agent = agent.agent or self._pipeline.agent()
         model = agent.model or agent_model(child_agent)
         names = {"toolCallId": scope.tool_call_id, "agentName": agent.name, "agentDisplayName": agent.shown_name}
@@ -181,13 +197,17 @@ class Subagents:
         if model:
             started["model"] = model
         self._events.emit("subagent.started", started)
-        runner = self._child_runner(child_agent, scope)  # its model context hears what follows
+        replaced: list[str] = []  # a subagent-stop hook's answer for the parent, if any
+        runner = self._child_runner(child_agent, scope, agent, replaced)  # its context hears what follows
         offered = self.offered()
         selected = None if agent.tools is None else [tool.name for tool in offered]
         self._events.emit(
             "subagent.selected",
             {"agentName": agent.name, "agentDisplayName": agent.shown_name, "tools": selected},
         )
+        context = await self._start_hooks(agent, scope, parent)
+        if context:
+            prompt = f"{context}\n\n{prompt}"
         self._events.emit("system.message", {"role": "system", "content": agent.prompt})
         calls = _Counter(self._events, scope.agent_id)
         began = time.monotonic()
@@ -212,11 +232,20 @@ class Subagents:
         finally:
             calls.stop()
         self._events.emit("subagent.completed", ended({}))
-        answer = str(last["data"].get("content") or "") if last is not None else ""
+        answer = replaced[-1] if replaced else str(last["data"].get("content") or "") if last is not None else ""
         return ToolResult(answer, "success")
 
-    def _child_runner(self, agent: Agent | None, scope: AgentScope) -> TurnRunner:
+    def _child_runner(
+        self, agent: Agent | None, scope: AgentScope, custom: CustomAgent, replaced: list[str]
+    ) -> TurnRunner:
         pipeline = self._pipeline
+
+        async def stop(active: bool) -> StopDecision:
+            answers = [m.content for m in runner.model_context.messages if m.role == "assistant"]
+            decision = await pipeline.stop_subagent(scope, custom, answers[-1] if answers else "", active)
+            if decision.response is not None:
+                replaced.append(decision.response)
+            return decision
 
         async def call_tool(name: str, arguments: Any, call_id: str, origin: ToolOrigin) -> ToolCallResult:
             refused = self.refusal(name)
@@ -224,18 +253,19 @@ class Subagents:
                 return ToolCallResult(ToolResult(refused, "failure", error=refused))
             return await pipeline.call_tool(name, arguments, call_id, origin)
 
-        return TurnRunner(
+        runner = TurnRunner(
             self._events,
             agent=agent,
             call_tool=call_tool,
             submit_prompt=pipeline.submit_prompt,
             report_error=pipeline.report_error,
             transform_prompt=pipeline.transform_prompt,
-            stop_agent=pipeline.stop_agent,
+            stop_agent=stop,
             tools=self.offered,
             roots=tuple,
             agent_id=scope.agent_id,
         )
+        return runner
 
 
 class _Counter:

@@ -167,9 +167,11 @@ HOOK_WIRE_NAMES: Final[dict[str, str]] = {
     "on_user_prompt_transformed": "userPromptTransformed",
     "on_post_tool_use_failure": "postToolUseFailure",
     "on_agent_stop": "agentStop",
+    "on_subagent_start": "subagentStart",
+    "on_subagent_stop": "subagentStop",
 }
 """The hook points: Python name → ``hookType`` on the wire (the Copilot SDK's first six, then
-the three Copilot CLI added since)."""
+the five Copilot CLI added since)."""
 
 HOOK_NAMES: Final = tuple(HOOK_WIRE_NAMES)
 """The hook points by Python name, in the order of :data:`HOOK_WIRE_NAMES`."""

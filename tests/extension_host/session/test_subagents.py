@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall
+from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall, hookimpl
 from extension_host.schemas.events import check_event
 from extension_host.session.agents import AgentRequest
 from extension_host.session.custom_agents import CustomAgent
@@ -456,3 +456,53 @@ def same_in_a_child_session(project: Project, language: str) -> None:
     in_child = [entry for entry in hooks if entry.get("agentId")]
     assert {entry["sessionId"] for entry in in_child} == {child_id}
     assert [entry["hook"] for entry in in_child] == ["userPromptSubmitted", "preToolUse", "preToolUse"]
+
+
+class SubagentHooks:
+    """An in-process plugin on the subagent hook points (and agent stop, to see it is not run
+    for a child): start adds context, the first stop blocks, the second rewrites the answer."""
+
+    def __init__(self) -> None:
+        self.inputs: list[Any] = []
+
+    @hookimpl
+    def on_subagent_start(self, input: Any) -> dict[str, Any]:
+        self.inputs.append(input)
+        return {"additional_context": "Mind the tests."}
+
+    @hookimpl
+    def on_subagent_stop(self, input: Any) -> dict[str, Any]:
+        self.inputs.append(input)
+        if not input.stop_hook_active:
+            return {"decision": "block", "reason": "check once more"}
+        return {"modified_response": f"reviewed: {input.response}"}
+
+    @hookimpl
+    def on_agent_stop(self, input: Any) -> None:
+        self.inputs.append(input)
+
+
+def test_the_subagent_hook_points_frame_the_child_and_the_agent_stop_hooks_do_not_run_in_it(
+    project: Project,
+) -> None:
+    child = ScriptedAgent([calls("first look"), calls("second look")])
+    parent = ScriptedAgent([calls(task(), "parent done")])
+    plugin = SubagentHooks()
+
+    async def scenario() -> str:
+        async with host_for(project, agent=parent, custom_agents=[reviewer(child)]) as host:
+            host.register_plugin(plugin)
+            await asyncio.wait_for(host.send_and_wait("delegate"), 60)
+            return host.session_id
+
+    session_id = run(scenario())
+    assert [m.content for m in child.requests[0].messages if m.role == "user"] == ["Mind the tests.\n\nreview it"]
+    assert [m.content for m in child.requests[1].messages if m.role == "user"][-1] == "check once more"
+    assert results(parent.requests[-1]) == ["reviewed: second look"]
+    start, first_stop, second_stop, parent_stop = plugin.inputs
+    assert (start.agent_name, start.session_id, start.parent_agent_id) == ("reviewer", session_id, session_id)
+    assert start.agent_id and start.agent_id != session_id and start.agent_type == "reviewer"
+    assert (first_stop.response, first_stop.stop_hook_active) == ("first look", False)
+    assert (second_stop.response, second_stop.stop_hook_active) == ("second look", True)
+    assert first_stop.agent_id == start.agent_id and first_stop.session_id == session_id
+    assert type(parent_stop).__name__ == "AgentStopInput" and parent_stop.agent_id is None
