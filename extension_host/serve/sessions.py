@@ -197,7 +197,12 @@ def fetch_turns(session: ServedSession, before: str | None, limit: int) -> dict[
     for event in session.host.replay():
         for action, _origin in mapper.map(event):
             state = reduce(state, action, now=lambda: 0)
-        if event.get("type") == "user.message" and mapper.turn_id is not None and state.get("activeTurn") is None:
+        if (
+            event.get("type") == "user.message"
+            and not event.get("agentId")
+            and mapper.turn_id is not None
+            and state.get("activeTurn") is None
+        ):
             # A client's turn: its own turnStarted was the envelope, so it is rebuilt here.
             text = str(event.get("data", {}).get("content", ""))
             start = {"type": "session/turnStarted", "session": session.uri, "turnId": mapper.turn_id}
