@@ -17,6 +17,7 @@ from pathlib import Path
 from extension_host import AgentReply, CustomAgent, ExtensionHost, ScriptedAgent, ToolCall
 
 from .host import CALL_TIMEOUT, _check_running
+from .serve import api_turns
 
 _ECHO = ToolCall("echo0", {"text": "hi"})
 _TASK = ToolCall("task", {"name": "b", "description": "bench", "prompt": "echo hi", "agent_type": "worker"})
@@ -28,16 +29,8 @@ def _steps(call: ToolCall, turns: int) -> ScriptedAgent:
 
 async def parent_turns(project: Path, home: Path, rounds: int) -> list[float]:
     """Seconds of each round of two one-tool-call turns of the session's own agent."""
-    async with ExtensionHost(project, home, trust=True, watch=False, agent=_steps(_ECHO, rounds * 2)) as host:
-        _check_running(host)
-        times = []
-        async with asyncio.timeout(CALL_TIMEOUT * 4):
-            for _ in range(rounds):
-                started = time.perf_counter()
-                await host.send_and_wait("go")
-                await host.send_and_wait("go")
-                times.append(time.perf_counter() - started)
-        return times
+    turns = await api_turns(project, home, rounds * 2)
+    return [first + second for first, second in zip(turns[::2], turns[1::2], strict=True)]
 
 
 async def subagent_turns(project: Path, home: Path, rounds: int) -> list[float]:

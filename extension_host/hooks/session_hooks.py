@@ -13,6 +13,7 @@ model call) is its callers' call; tool hooks are the dispatcher's.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sdk_extension.hooks import (
     AgentStopInput,
@@ -30,6 +31,8 @@ from ..outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionSta
 from .runner import HookRunner
 
 __all__ = ["SessionHooks"]
+
+_Subagent = TypeVar("_Subagent", SubagentStartInput, SubagentStopInput)
 
 
 class SessionHooks:
@@ -110,21 +113,8 @@ class SessionHooks:
     async def start_subagent(self, child: AgentScope, name: str, display_name: str, description: str) -> str | None:
         """Run the subagent-start hooks before ``child``'s first turn (in the session that
         starts it); the context they put before its prompt."""
-        outcome = await self._runner.run(
-            "on_subagent_start",
-            self._runner.make_input(
-                SubagentStartInput,
-                session_id=child.parent_id,
-                agent_id=child.agent_id,
-                agent_type=child.agent_type,
-                parent_agent_id=child.parent_id,
-                agent_name=name,
-                agent_display_name=display_name,
-                agent_description=description,
-                transcript_path=self.transcript_path(),
-            ),
-        )
-        return outcome.additional_context
+        given = self._subagent_input(SubagentStartInput, child, name, display_name, description)
+        return (await self._runner.run("on_subagent_start", given)).additional_context
 
     async def stop_subagent(
         self, child: AgentScope, name: str, display_name: str, description: str, response: str, active: bool
@@ -132,22 +122,33 @@ class SessionHooks:
         """Run the subagent-stop hooks on a child session that answered ``response`` without
         calling a tool (``active``: a follow-up such a hook asked for); a ``block`` keeps it
         going, a replaced response is what the parent reads."""
-        outcome = await self._runner.run(
-            "on_subagent_stop",
-            self._runner.make_input(
-                SubagentStopInput,
-                session_id=child.parent_id,
-                agent_id=child.agent_id,
-                agent_type=child.agent_type,
-                parent_agent_id=child.parent_id,
-                agent_name=name,
-                agent_display_name=display_name,
-                agent_description=description,
-                response=response,
-                stop_reason="end_turn",
-                transcript_path=self.transcript_path(),
-                stop_hook_active=active,
-            ),
+        given = self._subagent_input(
+            SubagentStopInput,
+            child,
+            name,
+            display_name,
+            description,
+            response=response,
+            stop_reason="end_turn",
+            stop_hook_active=active,
         )
+        outcome = await self._runner.run("on_subagent_stop", given)
         replaced = outcome.value if isinstance(outcome.value, str) and outcome.value != response else None
         return StopDecision(outcome.decision == "block", outcome.reason, replaced)
+
+    def _subagent_input(
+        self, input_type: type[_Subagent], child: AgentScope, name: str, display: str, description: str, **fields: Any
+    ) -> _Subagent:
+        """A subagent hook point's input: the starting session's id, the child's as ``agent_id``."""
+        return self._runner.make_input(
+            input_type,
+            session_id=child.parent_id,
+            agent_id=child.agent_id,
+            agent_type=child.agent_type,
+            parent_agent_id=child.parent_id,
+            agent_name=name,
+            agent_display_name=display,
+            agent_description=description,
+            transcript_path=self.transcript_path(),
+            **fields,
+        )
