@@ -69,9 +69,10 @@ class Agent:
     prefix: Path
     """Where its npm package is installed."""
 
-    def model(self, script: Sequence[Turn]) -> ScriptedModel:
-        """A model server for this agent answering from ``script`` (not started)."""
-        return self.model_api(script)
+    def model(self, script: Sequence[Turn], agents: Mapping[str, Sequence[Turn]] | None = None) -> ScriptedModel:
+        """A model server for this agent answering from ``script`` (not started), and a
+        subagent's conversation whose system prompt holds a marker of ``agents`` from its script."""
+        return self.model_api(script, agents)
 
     def shell(self, command: str) -> Call:
         """The model's call of the agent's shell tool."""
