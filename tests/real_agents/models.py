@@ -30,6 +30,7 @@ what reached the model and what never did.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -310,6 +311,10 @@ class AnthropicModel(ScriptedModel):
 
     name = "anthropic-model"
 
+    def __init__(self, script: Sequence[Turn], agents: Mapping[str, Sequence[Turn]] | None = None) -> None:
+        super().__init__(script, agents)
+        self._answers = itertools.count(1)
+
     def offered_tools(self, body: dict[str, Any]) -> list[str]:
         tools = body.get("tools")
         return [t["name"] for t in tools if isinstance(t, dict) and "name" in t] if isinstance(tools, list) else []
@@ -340,8 +345,10 @@ class AnthropicModel(ScriptedModel):
 
     def respond(self, handler: BaseHTTPRequestHandler, body: dict[str, Any], turn: Turn) -> None:
         model = str(body.get("model", "claude"))
+        with self._lock:  # Claude Code merges the assistant messages that share an id
+            number = next(self._answers)
         if isinstance(turn, Call):
-            block: dict[str, Any] = {"type": "tool_use", "id": "toolu_01", "name": turn.tool, "input": {}}
+            block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_{number:02d}", "name": turn.tool, "input": {}}
             delta: dict[str, Any] = {"type": "input_json_delta", "partial_json": json.dumps(dict(turn.arguments))}
             stop = "tool_use"
         else:
@@ -350,13 +357,14 @@ class AnthropicModel(ScriptedModel):
             stop = "end_turn"
         if not body.get("stream"):
             whole = {**block, "input": dict(turn.arguments)} if isinstance(turn, Call) else {**block, "text": turn.text}
-            send_json(handler, 200, _anthropic_message(model, [whole], stop))
+            send_json(handler, 200, _anthropic_message(number, model, [whole], stop))
             return
+        start = _anthropic_message(number, model, [], None)
         send_events(
             handler,
             iter(
                 [
-                    ("message_start", {"type": "message_start", "message": _anthropic_message(model, [], None)}),
+                    ("message_start", {"type": "message_start", "message": start}),
                     ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
                     ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
                     ("content_block_stop", {"type": "content_block_stop", "index": 0}),
@@ -374,9 +382,9 @@ class AnthropicModel(ScriptedModel):
         )
 
 
-def _anthropic_message(model: str, content: list[dict[str, Any]], stop: str | None) -> dict[str, Any]:
+def _anthropic_message(number: int, model: str, content: list[dict[str, Any]], stop: str | None) -> dict[str, Any]:
     return {
-        "id": "msg_01",
+        "id": f"msg_{number:02d}",
         "type": "message",
         "role": "assistant",
         "model": model,

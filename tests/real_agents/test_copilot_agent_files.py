@@ -12,7 +12,7 @@ import pytest
 from extension_host.session.agent_files import load_agent_files
 from extension_host.session.subagents import TASK_TOOL
 from real_agents.agents import Agent, assert_finished
-from real_agents.models import Call, Say, Turn
+from real_agents.models import Say, Turn
 from real_agents.programs import skip_without_node
 from real_agents.runner import Workspace
 
@@ -55,10 +55,7 @@ def test_the_same_agent_files_give_the_cli_and_the_host_the_same_agents(
     for path, text in FILES.items():
         (workspace.project / path).parent.mkdir(parents=True, exist_ok=True)
         (workspace.project / path).write_text(text)
-    delegate: list[Turn] = [
-        Call(TASK_TOOL, {"description": "delegate", "prompt": "do it", "agent_type": name, "name": name})
-        for name in MARKERS
-    ]
+    delegate: list[Turn] = [copilot_cli.delegate(name, "do it") for name in MARKERS]
     children: dict[str, list[Turn]] = {marker: [Say(f"{marker} answer")] for marker in MARKERS.values()}
     with copilot_cli.model([*delegate, Say("done")], children) as model:
         run = copilot_cli.run(workspace, model, "delegate to each agent", stop_hook_host=False)
