@@ -24,13 +24,13 @@ Whether a project's files may be read at all (its trust) is the caller's decisio
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from ..paths import PROJECT_AGENT_DIRS, agents_dir
+from ..private_files import NotRegularFile, open_regular
 from .custom_agents import CustomAgent
 from .front_matter import FrontMatterError, Value, parse_front_matter, split_front_matter
 
@@ -164,10 +164,10 @@ def _read(path: Path, folder: Path, source: str, max_bytes: int) -> tuple[Custom
 
 def _text(path: Path, max_bytes: int) -> str:
     try:
-        if not stat.S_ISREG(path.stat().st_mode):  # a pipe or a device would never end
-            raise _Unusable("not a regular file: replace it with one or remove it")
-        with path.open("rb") as file:
+        with open_regular(path) as (file, _info):  # a pipe or a device would never end
             data = file.read(max_bytes + 1)
+    except NotRegularFile:
+        raise _Unusable("not a regular file: replace it with one or remove it") from None
     except OSError as exc:
         raise _Unusable(f"cannot be read ({exc.strerror or exc}): check that it is a readable file") from None
     if len(data) > max_bytes:
