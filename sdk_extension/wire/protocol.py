@@ -52,6 +52,7 @@ __all__ = [
     "CommandDefinition",
     "CommandExecuteData",
     "ConnectResult",
+    "CustomAgentConfig",
     "Event",
     "ExecuteCommandParams",
     "HandlePendingCommandParams",
@@ -244,6 +245,20 @@ class ExecuteCommandParams(TypedDict):
     args: NotRequired[str]
 
 
+class CustomAgentConfig(TypedDict):
+    """One custom agent an extension declares in ``session.resume`` (the published SDK's
+    ``CustomAgentConfig``): ``tools`` unset lets it call every tool, ``[]`` none; with ``tools``
+    come the ``toolDefinitions`` of the extension's own tools it names."""
+
+    name: str
+    prompt: str
+    displayName: NotRequired[str]
+    description: NotRequired[str]
+    tools: NotRequired[list[str]]
+    model: NotRequired[str]
+    toolDefinitions: NotRequired[list[ToolDefinition]]
+
+
 class ConnectResult(TypedDict):
     """Answer to ``connect``, as Copilot CLI gives it: ``ok`` (always true), the protocol
     version, the server's package ``version`` and the ``taskKinds`` (of those the client named
@@ -284,6 +299,8 @@ class ResumeParams(TypedDict):
     disableResume: NotRequired[bool]
     requestPermission: NotRequired[bool]
     """The extension answers ``permission.requested`` events (it has a permission handler)."""
+    customAgents: NotRequired[list[CustomAgentConfig]]
+    """The extension's own custom agents (``join_session(custom_agents=...)``)."""
 
 
 class UiCapabilities(TypedDict):
