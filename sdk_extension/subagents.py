@@ -27,7 +27,7 @@ allowlists; not the connection, nor how handlers run.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Generic, TypeVar
@@ -70,7 +70,8 @@ class CustomAgent:
     prompt: str
     display_name: str | None = None
     description: str | None = None
-    tools: tuple[str, ...] | None = None
+    tools: Sequence[str] | None = None
+    """Kept as a tuple."""
     model: str | None = None
 
     def __post_init__(self) -> None:
