@@ -1,0 +1,135 @@
+"""A Python extension inside a custom agent's child session of the real GitHub Copilot CLI.
+
+Copilot CLI announces the child with ``subagent.started`` (the child's id only in the event's
+``agentId``), then sends the child's tool calls and hook calls naming the parent session, with
+the child's id in the event's ``agentId`` and the hook input's ``agentId``/``sessionId``. It also
+takes the custom agents an extension declares in ``session.resume`` (``customAgents``) and
+offers their child only what their allowlist names. The extension, exported with ``extensions
+export copilot``, records what its handlers were given.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from real_agents.agents import Agent, assert_finished
+from real_agents.models import Call, Say, ScriptedModel, Turn
+from real_agents.programs import skip_without_node
+from real_agents.runner import Workspace
+
+pytestmark = pytest.mark.real_agent
+skip_without_node()
+
+PROMPT = "You review things (REVIEWER-PROMPT-5c1e)."
+
+RECORDER = """
+import json
+from pathlib import Path
+from sdk_extension import CustomAgent, join_session, tool
+
+SEEN = Path(__file__).with_name("seen.jsonl")
+
+def note(**record):
+    with SEEN.open("a") as out:
+        out.write(json.dumps(record) + "\\n")
+
+@tool(description="Save a result")
+def save(text: str, invocation) -> str:
+    note(what="save", session=invocation.session_id)
+    return "saved"
+
+def pre_tool(input, invocation):
+    note(what="hook", tool=input.tool_name, session=invocation.session_id)
+
+def started(event):
+    note(what="started", child=event.get("agentId"), agent=event["data"].get("agentName"))
+
+session = join_session(tools=[save], hooks={"on_pre_tool_use": pre_tool}, custom_agents=AGENTS)
+session.on("subagent.started", started)
+"""
+
+AGENT_FILE = f"""---
+name: reviewer
+description: Reviews things
+tools: ["save"]
+---
+{PROMPT}
+"""
+
+TASK = {"name": "rev", "prompt": "save it", "agent_type": "reviewer", "description": "review"}
+
+
+def delegate(
+    copilot_cli: Agent, workspace: Workspace, agents: str = "[]"
+) -> tuple[list[tuple[str, str | None, str]], str, list[dict[str, Any]]]:
+    """Run a parent turn that saves, then delegates to ``reviewer``, whose child saves, tries to
+    delegate in turn, and answers (turns are picked by how many the conversation has had). The
+    extension declares ``agents`` (Python source); without any, ``reviewer`` is a project file.
+
+    Returns what the extension's handlers recorded (what, tool, session id) with the child's
+    ids replaced by ``child`` and ``parent``, the result of the ``task`` call, and the bodies
+    of the child's model requests.
+    """
+    workspace.add_extension("recorder", RECORDER.replace("AGENTS", agents))
+    workspace.extensions("export", "copilot", "recorder")
+    if agents == "[]":
+        (workspace.project / ".github" / "agents").mkdir(parents=True)
+        (workspace.project / ".github" / "agents" / "reviewer.agent.md").write_text(AGENT_FILE)
+    script: list[Turn] = [Call("save", {"text": "x"}), Call("task", TASK), Say("finished")]
+    with copilot_cli.model(script) as model:
+        run = copilot_cli.run(workspace, model, "delegate", stop_hook_host=False)
+    assert_finished(run, model)
+    results = model.tool_results()
+    assert results[0] == "saved" and len(results) == 2, model.log()
+    seen_file = workspace.project / ".github" / "extensions" / "recorder" / "seen.jsonl"
+    seen = [json.loads(line) for line in seen_file.read_text().splitlines()]
+    (started,) = [entry for entry in seen if entry["what"] == "started"]
+    assert started["agent"] == "reviewer" and started["child"], seen
+    parent = seen[0]["session"]
+    assert started["child"] != parent
+    names = {started["child"]: "child", parent: "parent"}
+    handlers = [(e["what"], e.get("tool"), names.get(e["session"], e["session"])) for e in seen if "session" in e]
+    return handlers, results[1], child_requests(model)
+
+
+def child_requests(model: ScriptedModel) -> list[dict[str, Any]]:
+    """The bodies of the requests of the child's conversation (its system message is the agent's prompt)."""
+    return [body for body in model.posted() if PROMPT in json.dumps((body.get("messages") or [{}])[0])]
+
+
+def test_a_childs_tool_call_and_hook_reach_the_python_handlers_with_the_childs_id(
+    copilot_cli: Agent, workspace: Workspace
+) -> None:
+    handlers, answer, requests = delegate(copilot_cli, workspace)
+    assert answer == "finished"  # the child's last words
+    assert handlers == [
+        ("hook", "save", "parent"),
+        ("save", None, "parent"),
+        ("hook", "task", "parent"),
+        ("hook", "save", "child"),
+        ("save", None, "child"),
+        ("hook", "task", "child"),  # the CLI runs the hook, then refuses a tool the child does not have
+    ]
+    assert [tool["function"]["name"] for tool in requests[0]["tools"]] == ["save"]
+
+
+def test_copilot_cli_takes_an_extensions_custom_agent_and_offers_its_child_only_its_allowlist(
+    copilot_cli: Agent, workspace: Workspace
+) -> None:
+    agents = f"[CustomAgent(name='reviewer', prompt={PROMPT!r}, description='Reviews things', tools=['save'])]"
+    handlers, answer, requests = delegate(copilot_cli, workspace, agents)
+    assert answer == "finished"
+    assert handlers[3:5] == [("hook", "save", "child"), ("save", None, "child")]
+    assert [tool["function"]["name"] for tool in requests[0]["tools"]] == ["save"]
+
+
+def test_an_extensions_custom_agent_with_an_empty_allowlist_leaves_its_child_no_tool_to_call(
+    copilot_cli: Agent, workspace: Workspace
+) -> None:
+    agents = f"[CustomAgent(name='reviewer', prompt={PROMPT!r}, description='Reviews things', tools=[])]"
+    handlers, _, requests = delegate(copilot_cli, workspace, agents)
+    assert handlers == [("hook", "save", "parent"), ("save", None, "parent"), ("hook", "task", "parent")]
+    assert requests and all(not body.get("tools") for body in requests)
