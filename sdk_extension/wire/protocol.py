@@ -248,15 +248,16 @@ class ExecuteCommandParams(TypedDict):
 class CustomAgentConfig(TypedDict):
     """One custom agent an extension declares in ``session.resume`` (the published SDK's
     ``CustomAgentConfig``): ``tools`` unset lets it call every tool, ``[]`` none; with ``tools``
-    come the ``toolDefinitions`` of the extension's own tools it names."""
+    come the ``toolDefinitions`` of the extension's own tools it names. The published SDK's
+    other fields (``mcpServers``, ``infer``, ``skills``...) are accepted and ignored."""
 
     name: str
     prompt: str
-    displayName: NotRequired[str]
-    description: NotRequired[str]
-    tools: NotRequired[list[str]]
-    model: NotRequired[str]
-    toolDefinitions: NotRequired[list[ToolDefinition]]
+    displayName: NotRequired[str | None]
+    description: NotRequired[str | None]
+    tools: NotRequired[list[str] | None]
+    model: NotRequired[str | None]
+    toolDefinitions: NotRequired[list[ToolDefinition] | None]
 
 
 class ConnectResult(TypedDict):
