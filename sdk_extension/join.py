@@ -16,7 +16,7 @@ import threading
 import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
 from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
@@ -179,7 +179,7 @@ def join_session(
         NotUnderHostError: not started by an extension host.
         InvalidToolError, InvalidHookError: a tool or hook definition (or a matcher) is unusable.
         InvalidCommandError: a command is given twice, or is not a ``Command``.
-        ExtensionError: a custom agent is given twice, or is not a ``CustomAgent``.
+        ExtensionError: a custom agent is given twice (``TypeError``: one is not a ``CustomAgent``).
         JoinError: the host refused the join (e.g. a tool name is taken, or a requested
             variable is not granted) or did not answer.
     """
@@ -263,46 +263,65 @@ def _claim_join() -> None:
         raise ExtensionError("join_session() was already called in this process; call it once")
 
 
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_N = TypeVar("_N", bound=_Named)
+
+
+def _unique(items: Iterable[Any], kind: type[_N], wrong_type: str, twice: Callable[[str], Exception]) -> list[_N]:
+    """``items``, each a ``kind`` and no name twice.
+
+    Raises:
+        TypeError: ``wrong_type``, with the type of the item at fault.
+        Exception: ``twice(name)`` for a name given twice.
+    """
+    checked = list(items)
+    seen: set[str] = set()
+    for item in checked:
+        if not isinstance(item, kind):
+            raise TypeError(f"{wrong_type}, got {type(item).__name__}")
+        if item.name in seen:
+            raise twice(item.name)
+        seen.add(item.name)
+    return checked
+
+
 def _prepare(
     tools: Iterable[Tool], hooks: Mapping[str, Callable[..., Any]] | None
 ) -> tuple[list[Tool], dict[str, Callable[..., Any]]]:
-    tool_list = list(tools)
-    seen: set[str] = set()
-    for item in tool_list:
-        if not isinstance(item, Tool):
-            raise TypeError(f"tools must be Tool objects (use @tool or Tool(...)), got {type(item).__name__}")
-        if item.name in seen:
-            raise ExtensionError(f"tool {item.name!r} is given twice")
-        seen.add(item.name)
+    tool_list = _unique(
+        tools,
+        Tool,
+        "tools must be Tool objects (use @tool or Tool(...))",
+        lambda name: ExtensionError(f"tool {name!r} is given twice"),
+    )
     return tool_list, resolve_hooks(hooks)
 
 
 def _commands(commands: Iterable[Command]) -> tuple[Command, ...]:
-    checked = tuple(commands)
-    seen: set[str] = set()
-    for item in checked:
-        if not isinstance(item, Command):
-            raise TypeError(
-                f"commands must be Command objects (use @command or Command(...)), got {type(item).__name__}"
-            )
-        if item.name in seen:
-            raise InvalidCommandError(item.name, "is given twice")
-        seen.add(item.name)
+    checked = _unique(
+        commands,
+        Command,
+        "commands must be Command objects (use @command or Command(...))",
+        lambda name: InvalidCommandError(name, "is given twice"),
+    )
     if len(checked) > MAX_COMMANDS:
         raise InvalidCommandError(checked[-1].name, f"{len(checked)} commands given, over the limit of {MAX_COMMANDS}")
-    return checked
+    return tuple(checked)
 
 
 def _custom_agents(agents: Iterable[CustomAgent]) -> tuple[CustomAgent, ...]:
-    checked = tuple(agents)
-    seen: set[str] = set()
-    for item in checked:
-        if not isinstance(item, CustomAgent):
-            raise ExtensionError(f"custom_agents must be CustomAgent objects, got {type(item).__name__}")
-        if item.name in seen:
-            raise ExtensionError(f"custom agent {item.name!r} is given twice")
-        seen.add(item.name)
-    return checked
+    return tuple(
+        _unique(
+            agents,
+            CustomAgent,
+            "custom_agents must be CustomAgent objects",
+            lambda name: ExtensionError(f"custom agent {name!r} is given twice"),
+        )
+    )
 
 
 def wire_hook_matchers(matchers: Mapping[str, Iterable[str]] | None, hooks: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -116,20 +116,28 @@ def test_a_childs_tool_call_and_hook_reach_the_python_handlers_with_the_childs_i
     assert [tool["function"]["name"] for tool in requests[0]["tools"]] == ["save"]
 
 
+@pytest.mark.parametrize(
+    ("allowlist", "child_handlers", "offered"),
+    [
+        (["save"], [("hook", "save", "child"), ("save", None, "child"), ("hook", "task", "child")], ["save"]),
+        ([], [], []),  # the child is offered no tool: nothing of the extension runs for it
+    ],
+)
 def test_copilot_cli_takes_an_extensions_custom_agent_and_offers_its_child_only_its_allowlist(
-    copilot_cli: Agent, workspace: Workspace
+    copilot_cli: Agent,
+    workspace: Workspace,
+    allowlist: list[str],
+    child_handlers: list[tuple[str, str | None, str]],
+    offered: list[str],
 ) -> None:
-    agents = f"[CustomAgent(name='reviewer', prompt={PROMPT!r}, description='Reviews things', tools=['save'])]"
-    handlers, answer, requests = delegate(copilot_cli, workspace, agents)
-    assert answer == "finished"
-    assert handlers[3:5] == [("hook", "save", "child"), ("save", None, "child")]
-    assert [tool["function"]["name"] for tool in requests[0]["tools"]] == ["save"]
-
-
-def test_an_extensions_custom_agent_with_an_empty_allowlist_leaves_its_child_no_tool_to_call(
-    copilot_cli: Agent, workspace: Workspace
-) -> None:
-    agents = f"[CustomAgent(name='reviewer', prompt={PROMPT!r}, description='Reviews things', tools=[])]"
+    agents = f"[CustomAgent(name='reviewer', prompt={PROMPT!r}, description='Reviews things', tools={allowlist!r})]"
     handlers, _, requests = delegate(copilot_cli, workspace, agents)
-    assert handlers == [("hook", "save", "parent"), ("save", None, "parent"), ("hook", "task", "parent")]
-    assert requests and all(not body.get("tools") for body in requests)
+    assert handlers == [
+        ("hook", "save", "parent"),
+        ("save", None, "parent"),
+        ("hook", "task", "parent"),
+        *child_handlers,
+    ]
+    assert requests and all(
+        [tool["function"]["name"] for tool in body.get("tools") or []] == offered for body in requests
+    )

@@ -486,6 +486,6 @@ def test_custom_agents_are_checked_before_joining(monkeypatch: pytest.MonkeyPatc
         CustomAgent(name="a", prompt="p", tools="save")
     with pytest.raises(ExtensionError, match="'a' is given twice"):
         join_session(custom_agents=[CustomAgent(name="a", prompt="p"), CustomAgent(name="a", prompt="q")])
-    with pytest.raises(ExtensionError, match="must be CustomAgent objects, got dict"):
+    with pytest.raises(TypeError, match="must be CustomAgent objects, got dict"):
         join_session(custom_agents=[{"name": "a"}])  # type: ignore[list-item]
     assert CustomAgent(name="a", prompt="p", tools=["x"]).tools == ("x",)
