@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from . import floor, host, mcp_bridge, mcp_sdk, session_log
+from . import floor, host, mcp_bridge, mcp_sdk, session_log, subagent
 from . import serve as served
 from .stats import Figure, Target, figure, interleaved, ratios, run_medians, run_p99s
 
@@ -514,6 +514,28 @@ async def serve_replay(ctx: Context) -> Outcome:
     return Outcome([figure("serve_replay.ms", f"reconnect replaying {count:,} actions", MS, times, Target("<=", 1000))])
 
 
+async def subagents(ctx: Context) -> Outcome:
+    """A turn that delegates to a custom agent's child session (one tool call in the child)
+    against two one-tool-call turns of the session's own agent (see :mod:`bench.subagent`)."""
+    s = ctx.settings
+    one = ctx.project("subagent", 1)
+    rounds = max(3, s.calls // 30)
+    parents, children = await interleaved(
+        s.runs,
+        lambda: subagent.parent_turns(one, ctx.home, rounds),
+        lambda: subagent.subagent_turns(one, ctx.home, rounds),
+    )
+    warmup = 1
+    a, c = run_medians(parents, warmup, 1e3), run_medians(children, warmup, 1e3)
+    return Outcome(
+        [
+            figure("subagent.parent_ms", "two one-tool-call turns of the session's agent", MS, a),
+            figure("subagent.child_ms", "  the same work through a subagent (task → child turn)", MS, c),
+            figure("subagent.ratio", "  subagent / two turns", X, ratios(c, a), Target("<=", 1.5)),
+        ]
+    )
+
+
 SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "round_trip": round_trip,
     "in_flight": in_flight,
@@ -529,5 +551,6 @@ SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "serve_turn": serve_turn,
     "serve_fanout": serve_fanout,
     "serve_replay": serve_replay,
+    "subagent": subagents,
 }
 """Every scenario, in the order they run and are reported."""

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
     from .permissions import PermissionOutcome
     from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
+    from .session.custom_agents import CustomAgent
     from .session.errors import (
         AttachmentError,
         NoAgentError,
@@ -88,6 +89,7 @@ _EXPORTS = {
     "RuntimeFolderError": ".errors",
     "ScaffoldError": ".errors",
     "ScriptedAgent": ".session.agents",
+    "CustomAgent": ".session.custom_agents",
     "SessionEndResult": ".outcomes",
     "SessionError": ".errors",
     "SessionIdError": ".errors",
@@ -127,6 +129,7 @@ __all__ = [
     "CommandResult",
     "ContextMessage",
     "CrashBudget",
+    "CustomAgent",
     "ErrorDecision",
     "ExtensionHost",
     "ExtensionHostError",

@@ -2,6 +2,8 @@
 
 Events look as in the Copilot session-events schema: ``{id, timestamp, parentId, type, data}``
 plus ``agentId`` when a sub-agent emitted it and ``ephemeral`` when the event is not persisted.
+A sub-agent's events are those emitted while its :class:`AgentScope` is current
+(:data:`CURRENT_AGENT`, a context variable: the child session's run and every task it starts).
 ``parentId`` links each event to the previous persistent one. Which types are ephemeral is one
 table, :data:`EPHEMERAL_EVENT_TYPES`: :meth:`EventLog.emit` marks them by type. Every
 non-ephemeral event is handed to the log's sink (the session's file, see
@@ -25,17 +27,21 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Final
 
 from sdk_extension.wire.protocol import Event
 
 __all__ = [
+    "CURRENT_AGENT",
     "EPHEMERAL_EVENT_TYPES",
     "HISTORY_BYTES",
     "HISTORY_EVENT_BYTES",
     "HISTORY_LIMIT",
     "SESSION_MODE",
     "TRUNCATION_MARKER",
+    "AgentScope",
     "EventListener",
     "EventLog",
     "EventSink",
@@ -48,6 +54,27 @@ __all__ = [
 SESSION_MODE: Final = "interactive"
 """The session's mode as Copilot CLI names it (in ``session.resume``'s answer and
 ``session.idle``): this host has no plan or autopilot mode."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentScope:
+    """The sub-agent whose child session is running: its events carry ``agentId``, its hooks
+    get the child's session id and the agent's fields."""
+
+    agent_id: str
+    """The child session's id."""
+    agent_type: str
+    """The custom agent's name."""
+    parent_id: str
+    """The session (or child session) that started it."""
+    tool_call_id: str
+    """The parent's tool call that started it."""
+    depth: int = 1
+    """1 for a child of the session, 2 for a child of a child, and so on."""
+
+
+CURRENT_AGENT: Final[ContextVar[AgentScope | None]] = ContextVar("extension_host_current_agent", default=None)
+"""The sub-agent running in this context, if any (see :class:`AgentScope`)."""
 
 HISTORY_LIMIT: Final = 1_000
 """Events kept in memory; the host forgets the oldest beyond this.
@@ -199,8 +226,10 @@ class EventLog:
     ) -> Event:
         """Record an event (cut if large), persist it unless ephemeral, tell every listener
         (whole), and return it (whole). Types in :data:`EPHEMERAL_EVENT_TYPES` are ephemeral
-        whatever ``ephemeral`` says."""
+        whatever ``ephemeral`` says; ``agent_id`` is the current sub-agent's unless given."""
         ephemeral = ephemeral or event_type in EPHEMERAL_EVENT_TYPES
+        if agent_id is None and (scope := CURRENT_AGENT.get()) is not None:
+            agent_id = scope.agent_id
         event = make_event(event_type, data, parent_id=self._last_persistent, ephemeral=ephemeral, agent_id=agent_id)
         size = self._keep(event)
         if not ephemeral:

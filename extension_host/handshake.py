@@ -19,6 +19,7 @@ from sdk_extension.matchers import Matcher, compile_matchers
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.results import ToolResult
 
+from .agent_configs import CustomAgentConfig, check_agents
 from .commands import declared_commands as check_commands
 from .context import GrantLookup, SessionContext
 from .discovery import ExtensionSpec
@@ -30,6 +31,7 @@ from .registry import ToolEntry, ToolRegistry
 __all__ = [
     "JoinRefused",
     "builtin_overrides",
+    "declared_agents",
     "declared_commands",
     "declared_hooks",
     "declared_matchers",
@@ -52,6 +54,14 @@ class JoinRefused(Exception):
         self.code = code
         self.data = data
         self.grant = grant
+
+
+def declared_agents(resume: p.ResumeParams) -> tuple[CustomAgentConfig, ...]:
+    """The custom agents it gives the session (``customAgents``)."""
+    try:
+        return check_agents(resume.get("customAgents"))
+    except ValueError as exc:
+        raise JoinRefused(f"{exc} (in session.resume)") from None
 
 
 def declared_hooks(resume: p.ResumeParams) -> tuple[str, ...]:

@@ -53,14 +53,16 @@ from .outcomes import (
 from .paths import find_project_root
 from .paths import user_home as resolve_user_home
 from .permissions import PermissionBroker, PermissionOutcome
-from .registry import ToolRegistry
+from .registry import BUILTIN_OWNER, ToolRegistry
 from .runtime import ExtensionRuntime
 from .session.agents import Agent, OfferedTool, agent_model, agent_models, agent_usage
+from .session.custom_agents import CustomAgent, agent_from_config, merge_agents
 from .session.lifecycle import SessionLifecycle
 from .session.model_context import ModelContext
 from .session.persisted import PersistedSession
 from .session.reader import SessionEventReader
 from .session.store import SessionStore
+from .session.subagents import TASK_TOOL, ParentPipeline, Subagents
 from .session.turns import DEFAULT_SEND_TIMEOUT, TurnRunner
 from .session_rpc import SessionRpcSources
 from .trust import TrustDecision, TrustStore, decide_project_trust, untrusted_reason
@@ -180,6 +182,7 @@ class ExtensionHost:
         persist: bool = True,
         extension_tools: bool = True,
         extension_sdk_path: Path | str | None = None,
+        custom_agents: Iterable[CustomAgent] = (),
     ) -> None:
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
@@ -201,12 +204,34 @@ class ExtensionHost:
             timeout=hook_timeout,
             timeouts=hook_timeouts,
         )
-        self._hook_points = SessionHooks(self._hooks)
+        self._hook_points = SessionHooks(self._hooks, lambda: _path(self._session.events_path))
         self.trust_store: Final = TrustStore(self.user_home)
         """The user's recorded decisions: trusted projects and granted variables."""
         self._trust = trust
         self._permissions = PermissionBroker(
             self.events, on_ask, lambda: self._runtime.permission_handlers(), clients=permission_clients
+        )
+        self._given_agents = tuple(custom_agents)
+        self._subagents = Subagents(
+            self.events,
+            lambda: self.custom_agents,
+            ParentPipeline(
+                call_tool=lambda name, arguments, call_id, origin: self.call_tool(
+                    name, arguments, tool_call_id=call_id, origin=origin
+                ),
+                submit_prompt=self.submit_prompt,
+                report_error=self.report_error,
+                transform_prompt=self._hook_points.transform_prompt,
+                start_subagent=lambda child, agent: self._hook_points.start_subagent(
+                    child, agent.name, agent.shown_name, agent.description
+                ),
+                stop_subagent=lambda child, agent, response, active: self._hook_points.stop_subagent(
+                    child, agent.name, agent.shown_name, agent.description, response, active
+                ),
+                tools=lambda: [OfferedTool(t.name, t.description, t.parameters) for t in self.tools.values()],
+                agent=lambda: self.agent,
+                session_id=lambda: self.session_id,
+            ),
         )
         self._runtime = ExtensionRuntime(
             self.project_root,
@@ -226,7 +251,7 @@ class ExtensionHost:
                 self.run_command,
                 self._event_reader,
             ),
-            builtin_tools=[*builtin_tools, *(self._extension_tools() if agent is not None and extension_tools else ())],
+            builtin_tools=[*builtin_tools, *(self._agent_tools(extension_tools) if agent is not None else ())],
             readiness_timeout=readiness_timeout,
             tool_timeout=tool_timeout,
             stop_grace=stop_grace,
@@ -262,7 +287,7 @@ class ExtensionHost:
             report_error=self.report_error,
             transform_prompt=self._hook_points.transform_prompt,
             stop_agent=lambda active: self._hook_points.stop_agent(_path(self._session.events_path), active),
-            tools=lambda: [OfferedTool(t.name, t.description, t.parameters) for t in self.tools.values()],
+            tools=self._subagents.offered,
             roots=self._attachment_roots,
             on_send=on_send,
         )
@@ -353,6 +378,22 @@ class ExtensionHost:
         """Whether the project's own extensions may run now, and who decided it."""
         return decide_project_trust(self.project_root, self.trust_store, explicit=self._trust)
 
+    @property
+    def custom_agents(self) -> dict[str, CustomAgent]:
+        """The custom agents the session's agent may start as subagents (the ``task`` tool),
+        by name: those given to the host first, then those its extensions declared."""
+        declared = self._runtime.custom_agents()
+        if not declared:
+            return merge_agents(self._given_agents)
+        return merge_agents(
+            self._given_agents, (agent_from_config(config, f"extension:{owner}") for owner, config in declared)
+        )
+
+    def _agent_tools(self, extension_tools: bool) -> list[Tool]:
+        """The agent's own built-in tools: ``task``, and ``extensions_manage`` and
+        ``extensions_reload`` unless turned off."""
+        return [self._subagents.tool(), *(self._extension_tools() if extension_tools else ())]
+
     def _extension_tools(self) -> list[Tool]:
         """``extensions_manage`` and ``extensions_reload`` over this host."""
         return extension_tools(
@@ -407,10 +448,13 @@ class ExtensionHost:
 
     @property
     def tools(self) -> dict[str, ToolInfo]:
-        """Every tool offered right now, by name."""
+        """Every tool offered right now, by name (the ``task`` tool only while there are custom
+        agents to start)."""
+        idle_task = self._registry.builtin(TASK_TOOL) is not None and not self.custom_agents
         return {
             entry.name: ToolInfo(entry.name, entry.description, entry.parameters, entry.owner)
             for entry in self._registry.entries()
+            if not (idle_task and entry.name == TASK_TOOL and entry.owner == BUILTIN_OWNER)
         }
 
     @property

@@ -33,6 +33,7 @@ from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOve
 from sdk_extension.wire.framing import MAX_DEPTH, FramingError
 from sdk_extension.wire.results import ToolResult
 
+from .agent_configs import CustomAgentConfig
 from .calls import PendingCalls
 from .command_calls import PendingCommands
 from .commands import CommandCollisionError, CommandEntry, CommandResult
@@ -43,6 +44,7 @@ from .errors import ExtensionLoadError, ToolCollisionError
 from .handshake import (
     JoinRefused,
     builtin_overrides,
+    declared_agents,
     declared_commands,
     declared_hooks,
     declared_matchers,
@@ -127,6 +129,8 @@ class ExtensionInstance:
         self._interests = Interests()
         self.handles_permissions = False
         """It joined with a permission handler (``requestPermission``) and is not failed."""
+        self.custom_agents: tuple[CustomAgentConfig, ...] = ()
+        """The custom agents it declared when it joined (``customAgents``)."""
         self._process: ExtensionProcess | None = None
         self._connection: Connection | None = None
         self._calls = PendingCalls(
@@ -383,6 +387,7 @@ class ExtensionInstance:
         try:
             hooks = declared_hooks(resume)
             matchers = declared_matchers(resume, hooks)
+            agents = declared_agents(resume)
             commands = declared_commands(resume)
             self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants)
         except JoinRefused as refused:
@@ -410,6 +415,7 @@ class ExtensionInstance:
         self.hooks = hooks
         self.hook_matchers = matchers
         self.handles_permissions = bool(resume.get("requestPermission"))
+        self.custom_agents = agents
         self._interests.join(resume.get("eventTypes"), self.handles_permissions)
         self._context.hooks.register_extension(
             self.id, self.order, hooks, self.invoke_hook, holder=self, matchers=matchers

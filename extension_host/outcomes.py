@@ -120,10 +120,12 @@ class ErrorDecision:
 @dataclass(frozen=True, slots=True)
 class StopDecision:
     """Whether the agent-stop hooks keep the agent going (``blocked``), and the follow-up
-    message they give it (``reason``)."""
+    message they give it (``reason``); for a subagent, the answer its parent reads instead of
+    the child's (``response``, when a subagent-stop hook replaced it)."""
 
     blocked: bool = False
     reason: str | None = None
+    response: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from sdk_extension.tools import Tool
 from sdk_extension.wire.protocol import Event, SessionLifecycleParams
 
 from .activity import ActivityTracker
+from .agent_configs import CustomAgentConfig
 from .budget import CrashBudget, ReloadBudget
 from .commands import CommandRegistry
 from .context import GrantLookup, PromptSubmitter, SendHandler, SessionContext
@@ -228,6 +229,10 @@ class ExtensionRuntime:
         # Trust may have changed, and with it which extension folders are walked.
         if self.watcher is not None:
             await self.watcher.refresh()
+
+    def custom_agents(self) -> list[tuple[str, CustomAgentConfig]]:
+        """The custom agents the running extensions declared, with who declared each, in load order."""
+        return [(i.id, agent) for i in self.supervisor.current() if i.status == "running" for agent in i.custom_agents]
 
     def permission_handlers(self) -> bool:
         """Whether a running extension answers permission requests."""

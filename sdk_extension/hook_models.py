@@ -35,6 +35,10 @@ __all__ = [
     "SessionEndOutput",
     "SessionStartInput",
     "SessionStartOutput",
+    "SubagentStartInput",
+    "SubagentStartOutput",
+    "SubagentStopInput",
+    "SubagentStopOutput",
     "UserPromptSubmittedInput",
     "UserPromptSubmittedOutput",
     "UserPromptTransformedInput",
@@ -62,11 +66,16 @@ class HookInvocation:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HookInput:
     """What every hook input has: when, in which working directory, and in which session
-    (``session_id`` is empty where a host does not say)."""
+    (``session_id`` is empty where a host does not say). In a subagent's child session,
+    ``session_id`` is the child's, ``agent_id`` the same id, ``agent_type`` the custom agent's
+    name and ``parent_agent_id`` the session that started it (all ``None`` elsewhere)."""
 
     timestamp: datetime
     cwd: str
     session_id: str = ""
+    agent_id: str | None = None
+    agent_type: str | None = None
+    parent_agent_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,6 +157,33 @@ class AgentStopInput(HookInput):
     stop_hook_active: bool = False
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStartInput(HookInput):
+    """A custom agent's child session is about to take its first turn. ``session_id`` is the
+    parent's, ``agent_id`` the child's; the agent is ``agent_name`` (also ``agent_type``)."""
+
+    agent_name: str
+    agent_display_name: str | None = None
+    agent_description: str | None = None
+    transcript_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStopInput(HookInput):
+    """A custom agent's child session answered without asking for a tool: ``response`` is its
+    answer, which becomes the ``task`` call's result; ``stop_hook_active`` when it answered a
+    follow-up a subagent-stop hook asked for. ``session_id`` is the parent's, ``agent_id`` the
+    child's."""
+
+    agent_name: str
+    response: str
+    agent_display_name: str | None = None
+    agent_description: str | None = None
+    stop_reason: str | None = None
+    transcript_path: str | None = None
+    stop_hook_active: bool = False
+
+
 # -- outputs -------------------------------------------------------------------------------
 
 
@@ -222,3 +258,20 @@ class AgentStopOutput:
 
     decision: AgentStopDecision | None = None
     reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStartOutput:
+    """What a subagent-start hook may say: context put before the child's prompt."""
+
+    additional_context: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStopOutput:
+    """What a subagent-stop hook may say: ``block`` with a ``reason``, which the child gets as its
+    next user message, or a ``modified_response`` for the parent to read instead."""
+
+    decision: AgentStopDecision | None = None
+    reason: str | None = None
+    modified_response: str | None = None

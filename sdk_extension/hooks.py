@@ -52,6 +52,10 @@ from .hook_models import (
     SessionEndOutput,
     SessionStartInput,
     SessionStartOutput,
+    SubagentStartInput,
+    SubagentStartOutput,
+    SubagentStopInput,
+    SubagentStopOutput,
     UserPromptSubmittedInput,
     UserPromptSubmittedOutput,
     UserPromptTransformedInput,
@@ -82,6 +86,10 @@ __all__ = [
     "SessionEndOutput",
     "SessionStartInput",
     "SessionStartOutput",
+    "SubagentStartInput",
+    "SubagentStartOutput",
+    "SubagentStopInput",
+    "SubagentStopOutput",
     "UserPromptSubmittedInput",
     "UserPromptSubmittedOutput",
     "UserPromptTransformedInput",
@@ -454,6 +462,22 @@ HOOK_POINTS: Final[dict[str, HookPoint]] = {
             {"decision": "decision", "reason": "reason"},
             "The agent answered without calling a tool; ``block`` keeps it going with ``reason`` as "
             "the next user message.",
+        ),
+        HookPoint(
+            "on_subagent_start",
+            SubagentStartInput,
+            SubagentStartOutput,
+            {"additional_context": "context"},
+            "A custom agent's child session is about to start; may add context before its prompt.",
+        ),
+        HookPoint(
+            "on_subagent_stop",
+            SubagentStopInput,
+            SubagentStopOutput,
+            {"decision": "decision", "reason": "reason", "modified_response": "rewrite"},
+            "A custom agent's child session answered; ``block`` keeps it going with ``reason`` as its "
+            "next user message, ``modified_response`` replaces the answer its parent reads.",
+            rewrites="response",
         ),
     )
 }

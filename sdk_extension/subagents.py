@@ -32,8 +32,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Generic, TypeVar
 
-from .wire import protocol as p
-
 __all__ = [
     "SUBAGENT_EVENTS",
     "ChildSessions",
@@ -95,10 +93,11 @@ class CustomAgent:
         """Whether its allowlist lets a child call ``tool_name``."""
         return self.tools is None or tool_name in self.tools
 
-    def to_wire(self, own_tools: Mapping[str, Any]) -> p.CustomAgentConfig:
-        """Its ``customAgents`` entry in ``session.resume``; ``own_tools`` (name → ``Tool``) gives
-        the ``toolDefinitions`` of the tools its allowlist names (none when it names none)."""
-        wire: p.CustomAgentConfig = {"name": self.name, "prompt": self.prompt}
+    def to_wire(self, own_tools: Mapping[str, Any]) -> dict[str, Any]:
+        """Its ``customAgents`` entry in ``session.resume`` (camelCase; unset fields left out);
+        ``own_tools`` (name → ``Tool``) gives the ``toolDefinitions`` of the tools its allowlist
+        names (none when it names none)."""
+        wire: dict[str, Any] = {"name": self.name, "prompt": self.prompt}
         if self.display_name is not None:
             wire["displayName"] = self.display_name
         if self.description is not None:

@@ -77,7 +77,7 @@ def test_the_readme_s_table_of_hooks_is_the_hook_point_table() -> None:
         for line in section.splitlines()
         if line.startswith("| `")
     ]
-    common = {"timestamp", "cwd", "session_id"}
+    common = {"timestamp", "cwd", "session_id", "agent_id", "agent_type", "parent_agent_id"}
     expected = [
         [
             [point.name],

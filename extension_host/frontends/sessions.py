@@ -151,6 +151,11 @@ def _describe(kind: str, data: dict[str, Any]) -> str:
         result = data.get("result")
         content = result.get("content") if isinstance(result, dict) else None
         return f"{outcome}" + (f": {content}" if isinstance(content, str) and content else "")
+    if kind == "subagent.started":
+        return f"{data.get('agentName', '?')} for call {data.get('toolCallId', '?')}"
+    if kind in ("subagent.completed", "subagent.failed"):
+        how = "cancelled" if data.get("cancelled") else f"failed: {data.get('error')}" if "error" in data else "done"
+        return f"{data.get('agentName', '?')} {how} ({data.get('totalToolCalls', 0)} tool calls)"
     if kind == "session.start":
         return f"new session {data.get('sessionId', '')} in {_cwd(data)}"
     if kind == "session.resume":

@@ -54,7 +54,7 @@ from sdk_extension.hooks import HOOK_POINTS, HookInput, HookInvocation, HookPoin
 from sdk_extension.matchers import Matcher, compile_matchers
 from sdk_extension.wire.connection import ConnectionClosed, RpcError
 
-from ..events import EventLog, unique_ids
+from ..events import CURRENT_AGENT, EventLog, unique_ids
 from . import specs as hookspecs
 from .composition import Composition, denial_text
 
@@ -170,8 +170,21 @@ class HookRunner:
         return self._session_id
 
     def make_input(self, input_type: type[_Input], **fields: Any) -> _Input:
-        """An input of ``input_type`` stamped now, with this runner's working folder and session."""
-        return input_type(timestamp=datetime.now(UTC), cwd=self._cwd, session_id=self._session_id, **fields)
+        """An input of ``input_type`` stamped now, with this runner's working folder and session
+        (in a sub-agent's child session: the child's, with the agent's fields)."""
+        scope = CURRENT_AGENT.get()
+        if scope is None and "session_id" not in fields:
+            return input_type(timestamp=datetime.now(UTC), cwd=self._cwd, session_id=self._session_id, **fields)
+        if scope is None:
+            return input_type(timestamp=datetime.now(UTC), cwd=self._cwd, **fields)
+        given: dict[str, Any] = {
+            "session_id": scope.agent_id,
+            "agent_id": scope.agent_id,
+            "agent_type": scope.agent_type,
+            "parent_agent_id": scope.parent_id,
+        }
+        given.update(fields)  # the subagent hook points name the parent's session
+        return input_type(timestamp=datetime.now(UTC), cwd=self._cwd, **given)
 
     def timeout(self, hook: str) -> float:
         """The timeout of one hook point, in seconds."""
@@ -370,7 +383,7 @@ class HookRunner:
                 "hook": hook,
             },
         )
-        invocation = HookInvocation(self._session_id)
+        invocation = HookInvocation(base.session_id or self._session_id)  # a sub-agent's: the child's
         records: list[HookRecord] = []
         for impl in chain:
             if composition.stopped:
@@ -394,7 +407,7 @@ class HookRunner:
         point shows its wire input."""
         if point.guard and point.for_tools:
             call = {"id": tool_call_id or "", "name": base.tool_name, "args": base.tool_args}
-            return {"sessionId": self._session_id, "cwd": self._cwd, "toolCalls": [call]}
+            return {"sessionId": base.session_id or self._session_id, "cwd": self._cwd, "toolCalls": [call]}
         return point.input_to_wire(base)
 
     def _end_output(self, point: HookPoint, composition: Composition, tool_call_id: str | None) -> Any:

@@ -1,7 +1,8 @@
 """The session hook points the host itself calls, and what their outcomes mean to the caller.
 
 :class:`SessionHooks` runs ``on_user_prompt_submitted``, ``on_user_prompt_transformed``,
-``on_session_start``, ``on_session_end``, ``on_error_occurred`` and ``on_agent_stop`` through
+``on_session_start``, ``on_session_end``, ``on_error_occurred``, ``on_agent_stop``,
+``on_subagent_start`` and ``on_subagent_stop`` through
 the :class:`~extension_host.hooks.runner.HookRunner` with the input each is given (the time, the
 working folder, the session, the prompt or the error) and turns the combined outcome into what
 the API returns (:mod:`~extension_host.outcomes`). It remembers whether the session-end hooks
@@ -11,26 +12,36 @@ model call) is its callers' call; tool hooks are the dispatcher's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from sdk_extension.hooks import (
     AgentStopInput,
     ErrorOccurredInput,
     SessionEndInput,
     SessionStartInput,
+    SubagentStartInput,
+    SubagentStopInput,
     UserPromptSubmittedInput,
     UserPromptTransformedInput,
 )
 
+from ..events import AgentScope
 from ..outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, StopDecision
 from .runner import HookRunner
 
 __all__ = ["SessionHooks"]
 
+_Subagent = TypeVar("_Subagent", SubagentStartInput, SubagentStopInput)
+
 
 class SessionHooks:
     """The session hook points of one host, run through ``runner``."""
 
-    def __init__(self, runner: HookRunner) -> None:
+    def __init__(self, runner: HookRunner, transcript_path: Callable[[], str | None] = lambda: None) -> None:
         self._runner = runner
+        self.transcript_path = transcript_path
+        """The session's event log, for the hook points that name it."""
         self.ended = False
         """The session-end hooks ran for the current session."""
 
@@ -98,3 +109,46 @@ class SessionHooks:
             ),
         )
         return StopDecision(outcome.decision == "block", outcome.reason)
+
+    async def start_subagent(self, child: AgentScope, name: str, display_name: str, description: str) -> str | None:
+        """Run the subagent-start hooks before ``child``'s first turn (in the session that
+        starts it); the context they put before its prompt."""
+        given = self._subagent_input(SubagentStartInput, child, name, display_name, description)
+        return (await self._runner.run("on_subagent_start", given)).additional_context
+
+    async def stop_subagent(
+        self, child: AgentScope, name: str, display_name: str, description: str, response: str, active: bool
+    ) -> StopDecision:
+        """Run the subagent-stop hooks on a child session that answered ``response`` without
+        calling a tool (``active``: a follow-up such a hook asked for); a ``block`` keeps it
+        going, a replaced response is what the parent reads."""
+        given = self._subagent_input(
+            SubagentStopInput,
+            child,
+            name,
+            display_name,
+            description,
+            response=response,
+            stop_reason="end_turn",
+            stop_hook_active=active,
+        )
+        outcome = await self._runner.run("on_subagent_stop", given)
+        replaced = outcome.value if isinstance(outcome.value, str) and outcome.value != response else None
+        return StopDecision(outcome.decision == "block", outcome.reason, replaced)
+
+    def _subagent_input(
+        self, input_type: type[_Subagent], child: AgentScope, name: str, display: str, description: str, **fields: Any
+    ) -> _Subagent:
+        """A subagent hook point's input: the starting session's id, the child's as ``agent_id``."""
+        return self._runner.make_input(
+            input_type,
+            session_id=child.parent_id,
+            agent_id=child.agent_id,
+            agent_type=child.agent_type,
+            parent_agent_id=child.parent_id,
+            agent_name=name,
+            agent_display_name=display,
+            agent_description=description,
+            transcript_path=self.transcript_path(),
+            **fields,
+        )

@@ -26,6 +26,10 @@ __all__ = [
     "AssistantTurnData",
     "AssistantUsageData",
     "Attachment",
+    "SubagentCompletedData",
+    "SubagentFailedData",
+    "SubagentSelectedData",
+    "SubagentStartedData",
     "UserMessageData",
 ]
 
@@ -224,3 +228,58 @@ class AbortData(TypedDict):
     """The current turn was stopped (``abort``)."""
 
     reason: Literal["user_initiated", "remote_command", "user_abort", "autopilot_credit_limit"]
+
+
+# --- subagents ----------------------------------------------------------------------------------
+
+
+@with_config(CLOSED)
+class SubagentStartedData(TypedDict):
+    """A custom agent started as a child session for a ``task`` tool call (``subagent.started``;
+    the event's ``agentId`` and ``remoteSessionId`` are the child's id)."""
+
+    toolCallId: str
+    agentName: str
+    agentDisplayName: str
+    agentDescription: str
+    remoteSessionId: str
+    agentType: NotRequired[str]
+    executionMode: NotRequired[Literal["sync", "background"]]
+    model: NotRequired[str]
+
+
+@with_config(CLOSED)
+class SubagentSelectedData(TypedDict):
+    """The tools the child session of a custom agent is offered (``subagent.selected``;
+    ``tools`` is null when it may use every tool of the parent)."""
+
+    agentName: str
+    agentDisplayName: str
+    tools: list[str] | None
+
+
+@with_config(CLOSED)
+class SubagentCompletedData(TypedDict):
+    """A custom agent's child session ended with an answer, or was cancelled with its parent's
+    turn (``cancelled``) (``subagent.completed``)."""
+
+    toolCallId: str
+    agentName: str
+    agentDisplayName: str
+    model: NotRequired[str]
+    totalToolCalls: NotRequired[int]
+    durationMs: NotRequired[float]
+    cancelled: NotRequired[bool]
+
+
+@with_config(CLOSED)
+class SubagentFailedData(TypedDict):
+    """A custom agent's child session failed (``subagent.failed``)."""
+
+    toolCallId: str
+    agentName: str
+    agentDisplayName: str
+    error: str
+    model: NotRequired[str]
+    totalToolCalls: NotRequired[int]
+    durationMs: NotRequired[float]

@@ -62,6 +62,9 @@ longer result is also kept there whole and the action carries a ``resource`` par
 URI, which ``resourceRead`` answers."""
 _ENVELOPE_BYTES: Final = 160
 """What an envelope's keys, ids and numbers take, about."""
+_FROM_SUBAGENTS: Final = frozenset({"permission.requested", "permission.completed"})
+"""The events of a subagent's child session a client hears of, in the parent's turn: what it
+may have to answer. The rest of the child's conversation ends in the ``task`` call's result."""
 _MAX_REMEMBERED: Final = 1024
 """Client turn ids and streamed parts remembered per session (older ones fall back to ids
 from the events)."""
@@ -153,6 +156,8 @@ class EventMapper:
         data = event.get("data")
         if not isinstance(data, dict):
             return []
+        if event.get("agentId") and event.get("type") not in _FROM_SUBAGENTS:
+            return []  # a subagent's conversation is the task tool's business; its result is the call's
         if event.get("type") == "user.message":
             return self._user_message(data)
         return [(action, None) for action in self._map(event.get("type"), data)]

@@ -78,6 +78,8 @@ class CreateSessionParams(TypedDict):
     model: NotRequired[ModelSelection | Annotated[str, Field(min_length=1, max_length=256)]]
     workingDirectory: NotRequired[Uri]
     fork: NotRequired[SessionForkSource]
+    customAgents: NotRequired[list[dict[str, Any]]]
+    """The session's custom agents (checked by :func:`~extension_host.agent_configs.check_agents`)."""
 
 
 class SessionParams(TypedDict):

@@ -48,6 +48,7 @@ from ..launch.forkserver import ForkServer, fork_server_supported
 from ..launch.logs import rotate_log
 from ..paths import logs_dir, user_home
 from ..private_files import private_folder
+from ..session.custom_agents import agents_from_wire
 from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
@@ -267,6 +268,10 @@ class ProtocolServer:
         model_id = model["id"] if isinstance(model, dict) else model
         argument = self.options.provider_argument if provider == self.options.provider else None
         agent = make_agent(provider, ProviderOptions(argument, model_id))
+        try:
+            agents = agents_from_wire(checked.get("customAgents"), "client")
+        except ValueError as exc:
+            raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None
         fork = checked.get("fork")
         source = self.session(fork["session"]) if fork is not None else None
         self._creating.add(uri)
@@ -284,6 +289,7 @@ class ProtocolServer:
                     resume=forked,
                     contents=self.content.contents,
                     peers=lambda: [served.host for served in self.sessions.values()],
+                    custom_agents=agents,
                 )
             except ExtensionHostError as exc:
                 raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None

@@ -27,6 +27,7 @@ from ..errors import ExtensionHostError
 from ..host import ExtensionHost
 from ..launch.forkserver import ForkServer
 from ..session.agents import Agent
+from ..session.custom_agents import CustomAgent
 from ..session.store import SessionStore
 from .actions import EventMapper
 from .contents import ContentStore
@@ -80,6 +81,7 @@ class ServedSession:
         resume: str | None = None,
         contents: ContentStore | None = None,
         peers: Callable[[], Iterable[ExtensionHost]] = tuple,
+        custom_agents: Iterable[CustomAgent] = (),
     ) -> None:
         """``peers()``: the hosts of the server's other sessions; those in this session's
         project hear of a decision recorded while they run through its control socket, if it
@@ -97,6 +99,7 @@ class ServedSession:
             fork_server=options.fork_server,
             permission_clients=True,
             session=resume,
+            custom_agents=custom_agents,
         )
         self.state: dict[str, Any] = initial_state(uri, provider, model=model, now=now_ms())
         self.state["summary"]["workingDirectory"] = working_directory.as_uri()
@@ -194,7 +197,12 @@ def fetch_turns(session: ServedSession, before: str | None, limit: int) -> dict[
     for event in session.host.replay():
         for action, _origin in mapper.map(event):
             state = reduce(state, action, now=lambda: 0)
-        if event.get("type") == "user.message" and mapper.turn_id is not None and state.get("activeTurn") is None:
+        if (
+            event.get("type") == "user.message"
+            and not event.get("agentId")
+            and mapper.turn_id is not None
+            and state.get("activeTurn") is None
+        ):
             # A client's turn: its own turnStarted was the envelope, so it is rebuilt here.
             text = str(event.get("data", {}).get("content", ""))
             start = {"type": "session/turnStarted", "session": session.uri, "turnId": mapper.turn_id}

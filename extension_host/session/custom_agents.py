@@ -7,9 +7,8 @@ bring its own :class:`~extension_host.session.agents.Agent`. ``tool_definitions`
 definitions of tools its allowlist names that the giver forwarded with it (an SDK does, so the
 child can be offered tools the parent does not know by definition).
 
-:class:`CustomAgentConfig` is the wire form (camelCase, as the published SDK's
-``CustomAgentConfig``), checked at the trust boundary: ``createSession`` in ``serve`` and an
-extension's ``session.resume``. :func:`merge_agents` decides which agent a name means when it is
+The wire form, checked at the trust boundary, is :mod:`~extension_host.agent_configs`'s;
+:func:`agent_from_config` makes an agent of it. :func:`merge_agents` decides which agent a name means when it is
 given twice: earlier sources win (the API, then clients, extensions, project files, user files).
 Running a child session is :mod:`~extension_host.session.subagents`'s business.
 """
@@ -19,27 +18,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Final
+from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
+from ..agent_configs import CustomAgentConfig, check_agents
 from .agents import Agent, OfferedTool
 
 __all__ = [
-    "MAX_AGENT_PROMPT",
-    "MAX_CUSTOM_AGENTS",
     "CustomAgent",
-    "CustomAgentConfig",
+    "agent_from_config",
     "agents_from_wire",
     "merge_agents",
     "offered_definitions",
 ]
 
-MAX_CUSTOM_AGENTS: Final = 64
-"""Custom agents one giver may give a session."""
-MAX_AGENT_PROMPT: Final = 64 * 1024
-"""Characters of one agent's prompt."""
-_NAME: Final = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 _NAME_RE: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
 
@@ -88,69 +79,24 @@ class CustomAgent:
         return self.tools is None or tool in self.tools
 
 
-class _ToolDefinition(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    name: Annotated[str, Field(min_length=1, max_length=128)]
-    description: Annotated[str, Field(max_length=8192)] = ""
-    parameters: dict[str, Any] | None = None
-
-
-class CustomAgentConfig(BaseModel):
-    """One custom agent as a client or an extension sends it (the SDK's ``CustomAgentConfig``)."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    name: Annotated[str, Field(pattern=_NAME)]
-    prompt: Annotated[str, Field(max_length=MAX_AGENT_PROMPT)]
-    displayName: Annotated[str, Field(max_length=256)] | None = None
-    description: Annotated[str, Field(max_length=4096)] | None = None
-    tools: Annotated[list[Annotated[str, Field(min_length=1, max_length=128)]], Field(max_length=256)] | None = None
-    model: Annotated[str, Field(max_length=256)] | None = None
-    toolDefinitions: Annotated[list[_ToolDefinition], Field(max_length=256)] | None = None
-
-    def to_agent(self, source: str) -> CustomAgent:
-        """The agent this config gives, said to come from ``source``."""
-        return CustomAgent(
-            name=self.name,
-            prompt=self.prompt,
-            display_name=self.displayName,
-            description=self.description or "",
-            tools=None if self.tools is None else tuple(self.tools),
-            model=self.model,
-            tool_definitions=tuple(
-                OfferedTool(d.name, d.description, d.parameters) for d in self.toolDefinitions or ()
-            ),
-            source=source,
-        )
+def agent_from_config(config: CustomAgentConfig, source: str) -> CustomAgent:
+    """The agent a client's or an extension's config gives, said to come from ``source``."""
+    return CustomAgent(
+        name=config.name,
+        prompt=config.prompt,
+        display_name=config.displayName,
+        description=config.description or "",
+        tools=None if config.tools is None else tuple(config.tools),
+        model=config.model,
+        tool_definitions=tuple(OfferedTool(d.name, d.description, d.parameters) for d in config.toolDefinitions or ()),
+        source=source,
+    )
 
 
 def agents_from_wire(value: object, source: str) -> tuple[CustomAgent, ...]:
-    """The custom agents in a ``customAgents`` value from a client or an extension.
-
-    Raises:
-        ValueError: one line naming what is wrong (not a list, too many, a bad entry, a name
-            given twice).
-    """
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise ValueError("customAgents must be a list of agents ({name, prompt, ...})")
-    if len(value) > MAX_CUSTOM_AGENTS:
-        raise ValueError(f"customAgents has {len(value)} agents; at most {MAX_CUSTOM_AGENTS}")
-    agents: list[CustomAgent] = []
-    for index, entry in enumerate(value):
-        try:
-            agents.append(CustomAgentConfig.model_validate(entry).to_agent(source))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            raise ValueError(f"customAgents[{index}].{where}: {first['msg']}") from None
-    names = [agent.name for agent in agents]
-    twice = sorted({name for name in names if names.count(name) > 1})
-    if twice:
-        raise ValueError(f"customAgents names {', '.join(twice)} more than once; give each agent one entry")
-    return tuple(agents)
+    """The custom agents in a ``customAgents`` value from ``source`` (see
+    :func:`~extension_host.agent_configs.check_agents`, whose ``ValueError`` it raises)."""
+    return tuple(agent_from_config(config, source) for config in check_agents(value))
 
 
 def merge_agents(*sources: Iterable[CustomAgent]) -> dict[str, CustomAgent]:

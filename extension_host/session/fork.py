@@ -5,7 +5,8 @@ A turn is one prompt's run, named by its user message: the message id ``send`` r
 with the last ``assistant.turn_end`` of the run (each agent step ends with one, the last step
 being the answer; see :mod:`extension_host.session.turns`), or with the ``session.error`` that
 ended it, whichever comes last before the next ``user.message``. What follows that event and
-precedes the next prompt (a command, a warning) is not the turn's.
+precedes the next prompt (a command, a warning) is not the turn's. A subagent's events
+(``agentId``) belong to the turn whose ``task`` call ran them.
 
 The fork holds every persisted event of the source up to and including that end, but the
 source's own lifecycle (``session.start``, ``session.resume``, ``session.shutdown``): it begins
@@ -46,6 +47,8 @@ def turn_end(events: Iterable[Event], turn_id: str) -> int:
     start: int | None = None
     end: int | None = None
     for index, event in enumerate(events):
+        if event.get("agentId"):
+            continue  # a subagent's child session runs inside a turn of the session's own
         kind = event["type"]
         if kind == "user.message":
             if start is not None:

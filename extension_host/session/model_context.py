@@ -68,9 +68,14 @@ class ContextMessage:
 
 
 class ModelContext:
-    """The model context of one session, fed one event at a time (see the module)."""
+    """The model context of one session, fed one event at a time (see the module).
 
-    def __init__(self) -> None:
+    ``agent_id`` names the sub-agent whose child session this context is: only events carrying
+    that ``agentId`` count. A session's own context (``None``) leaves every sub-agent's out.
+    """
+
+    def __init__(self, agent_id: str | None = None) -> None:
+        self.agent_id = agent_id
         self._system: list[ContextMessage] = []
         self._system_index: dict[tuple[str, str | None], int] = {}
         self._chat: list[ContextMessage] = []
@@ -78,9 +83,9 @@ class ModelContext:
         self._requested: set[str] = set()
 
     @classmethod
-    def from_events(cls, events: Iterable[Mapping[str, Any]]) -> ModelContext:
+    def from_events(cls, events: Iterable[Mapping[str, Any]], agent_id: str | None = None) -> ModelContext:
         """Build the context from events in session order (live history or a replayed log)."""
-        context = cls()
+        context = cls(agent_id)
         for event in events:
             context.apply(event)
         return context
@@ -118,7 +123,7 @@ class ModelContext:
         """Apply one event; types that are not about the model are ignored, and so are events
         whose data lacks what the model needs (they cannot be sent to a model anyway)."""
         kind = event.get("type")
-        if kind not in MODEL_EVENT_TYPES:
+        if kind not in MODEL_EVENT_TYPES or event.get("agentId") != self.agent_id:
             return
         data = event.get("data")
         if not isinstance(data, Mapping):

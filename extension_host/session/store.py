@@ -437,6 +437,6 @@ def _count_user_messages(path: Path) -> tuple[int, list[str]]:
                 event = read_line(line)
                 if isinstance(event, str):
                     problems.append(line_problem(number, event))
-                elif event["type"] == "user.message":
-                    count += 1
+                elif event["type"] == "user.message" and not event.get("agentId"):
+                    count += 1  # a subagent's prompt is not a turn of the session
     return count, problems

@@ -129,6 +129,8 @@ class TurnRunner:
         roots: the folders attachments may lie in (the project, the session workspace).
         on_send: told of each prompt an extension sends, after its checks; with no agent it
             stands in for one (see :meth:`submit_from_extension`).
+        agent_id: the sub-agent whose child session this runs (its model context holds only
+            that agent's events); ``None`` for a session's own turns.
     """
 
     def __init__(
@@ -144,6 +146,7 @@ class TurnRunner:
         on_send: SendObserver | None = None,
         transform_prompt: TransformPrompt | None = None,
         stop_agent: StopAgent | None = None,
+        agent_id: str | None = None,
     ) -> None:
         self.agent = agent
         self._transform_prompt = transform_prompt
@@ -155,7 +158,7 @@ class TurnRunner:
         self._tools = tools
         self._roots = roots
         self._on_send = on_send
-        self.model_context = ModelContext()
+        self.model_context = ModelContext(agent_id)
         """The model context, kept up to date with every event of the session."""
         self._queue: deque[_Queued] = deque()
         self._runner: asyncio.Task[None] | None = None
@@ -268,6 +271,35 @@ class TurnRunner:
         async with asyncio.timeout(timeout):
             await self._idle.wait()
 
+    async def run_once(self, prompt: str, *, source: str | None = None) -> Event | None:
+        """Run one prompt now, in the caller's task, outside the queue: a sub-agent's child
+        session, which a parent's tool call awaits (cancelling that call cancels it). Returns
+        the run's last ``assistant.message``. No title and no idle events: the child's end is
+        the caller's to announce.
+
+        Raises:
+            NoAgentError: there is no agent.
+            PromptRejectedError: a prompt hook rejected it.
+            TurnAbortedError: the run failed (the agent failed, or took too many steps).
+        """
+        if self.agent is None:
+            raise NoAgentError()
+        hooked = await self._submit_prompt(prompt)
+        if hooked.rejected:
+            raise PromptRejectedError(hooked.reason, hooked.rejected_by)
+        transformed = hooked.prompt if hooked.prompt != prompt else None
+        queued = _Queued(next(self._message_ids), prompt, transformed, hooked.additional_context, (), source)
+        self._titled = True
+        self._cancellation.reset()
+        try:
+            return await self._run(queued)
+        except _Abort as abort:
+            raise TurnAbortedError(abort.message) from None
+        except RunCancelled:
+            raise TurnCancelledError("the turn was cancelled") from None
+        finally:
+            self._unsubscribe()
+
     def cancel(self) -> bool:
         """Cancel the running prompt and drop the queued ones; True if a prompt was running
         or waiting (see :mod:`~extension_host.session.cancellation` for what is stopped).
@@ -320,7 +352,9 @@ class TurnRunner:
         def counted() -> Iterator[Event]:
             nonlocal turns
             for event in events:
-                if event.get("type") == "assistant.turn_start":
+                if event.get("agentId"):
+                    pass  # a sub-agent's turns are its child session's
+                elif event.get("type") == "assistant.turn_start":
                     turns += 1
                 elif event.get("type") == "user.message":
                     self._titled = True

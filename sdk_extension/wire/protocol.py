@@ -52,7 +52,6 @@ __all__ = [
     "CommandDefinition",
     "CommandExecuteData",
     "ConnectResult",
-    "CustomAgentConfig",
     "Event",
     "ExecuteCommandParams",
     "HandlePendingCommandParams",
@@ -168,9 +167,11 @@ HOOK_WIRE_NAMES: Final[dict[str, str]] = {
     "on_user_prompt_transformed": "userPromptTransformed",
     "on_post_tool_use_failure": "postToolUseFailure",
     "on_agent_stop": "agentStop",
+    "on_subagent_start": "subagentStart",
+    "on_subagent_stop": "subagentStop",
 }
 """The hook points: Python name → ``hookType`` on the wire (the Copilot SDK's first six, then
-the three Copilot CLI added since)."""
+the five Copilot CLI added since)."""
 
 HOOK_NAMES: Final = tuple(HOOK_WIRE_NAMES)
 """The hook points by Python name, in the order of :data:`HOOK_WIRE_NAMES`."""
@@ -245,21 +246,6 @@ class ExecuteCommandParams(TypedDict):
     args: NotRequired[str]
 
 
-class CustomAgentConfig(TypedDict):
-    """One custom agent an extension declares in ``session.resume`` (the published SDK's
-    ``CustomAgentConfig``): ``tools`` unset lets it call every tool, ``[]`` none; with ``tools``
-    come the ``toolDefinitions`` of the extension's own tools it names. The published SDK's
-    other fields (``mcpServers``, ``infer``, ``skills``...) are accepted and ignored."""
-
-    name: str
-    prompt: str
-    displayName: NotRequired[str | None]
-    description: NotRequired[str | None]
-    tools: NotRequired[list[str] | None]
-    model: NotRequired[str | None]
-    toolDefinitions: NotRequired[list[ToolDefinition] | None]
-
-
 class ConnectResult(TypedDict):
     """Answer to ``connect``, as Copilot CLI gives it: ``ok`` (always true), the protocol
     version, the server's package ``version`` and the ``taskKinds`` (of those the client named
@@ -300,8 +286,10 @@ class ResumeParams(TypedDict):
     disableResume: NotRequired[bool]
     requestPermission: NotRequired[bool]
     """The extension answers ``permission.requested`` events (it has a permission handler)."""
-    customAgents: NotRequired[list[CustomAgentConfig]]
-    """The extension's own custom agents (``join_session(custom_agents=...)``)."""
+    customAgents: NotRequired[list[dict[str, Any]]]
+    """Custom agents the session's agent may start as subagents (the SDK's ``CustomAgentConfig``:
+    ``name``, ``prompt``, ``displayName``, ``description``, ``tools``, ``model``,
+    ``toolDefinitions``)."""
 
 
 class UiCapabilities(TypedDict):

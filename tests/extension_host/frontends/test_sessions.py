@@ -239,3 +239,24 @@ def test_dev_refuses_a_resume_id_that_is_not_one_before_starting_anything(projec
     assert completed.returncode == 2
     assert completed.stderr.startswith("error: '../x' is not a session id")
     assert not (project.home / "sessions").exists()
+
+
+def test_show_names_a_subagents_events_by_its_id_and_list_counts_only_the_sessions_own_turns(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    opened = SessionStore(project.home).create(project.root)
+    opened.log.append(make_event("user.message", {"content": "delegate"}))
+    started = {"toolCallId": "call-1", "agentName": "reviewer", "agentDisplayName": "reviewer"}
+    opened.log.append(
+        make_event("subagent.started", {**started, "agentDescription": "", "remoteSessionId": "c1"}, agent_id="c1")
+    )
+    opened.log.append(make_event("user.message", {"content": "review it"}, agent_id="c1"))
+    opened.log.append(make_event("subagent.completed", {**started, "totalToolCalls": 2}, agent_id="c1"))
+    opened.close()
+    assert cli(project, "sessions", "list", "--json") == 0
+    assert json.loads(capsys.readouterr().out)[0]["turns"] == 1
+    assert cli(project, "sessions", "show", opened.id) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[1:] == ["subagent.started", "[c1]", "reviewer", "for", "call", "call-1"]
+    assert lines[2].split()[1:] == ["user.message", "[c1]", "review", "it"]
+    assert lines[3].split()[1:] == ["subagent.completed", "[c1]", "reviewer", "done", "(2", "tool", "calls)"]

@@ -757,3 +757,41 @@ def test_an_action_nested_deeper_than_a_client_reads_reaches_every_client_with_o
             await server.close()
 
     run(scenario())
+
+
+def test_a_session_created_with_custom_agents_delegates_and_the_client_sees_one_tool_call(project: Project) -> None:
+    """The scripted agent answers the child's run too: prompt 1 is the parent's ``task`` call,
+    prompt 2 the child's steps, whose last answer the parent's next step also reads."""
+    project.add_extension("counter", COUNTER)
+    task = {"name": "c", "description": "count", "prompt": "count one two", "agent_type": "counter-agent"}
+    prompts: list[list[dict[str, Any]]] = [
+        [{"text": "", "toolCalls": [{"name": "task", "arguments": task}]}, {"text": "unused"}],
+        [{"text": "", "toolCalls": [{"name": "count", "arguments": {"text": "one two"}}]}, {"text": "Two words."}],
+    ]
+    agents = [{"name": "counter-agent", "prompt": "You count.", "tools": ["count"], "description": "Counts words"}]
+
+    async def scenario() -> None:
+        server = served(project, prompts)
+        client = await connect_in_process(server)
+        try:
+            await client.initialize()
+            with pytest.raises(RpcError) as bad:
+                await client.create_session("copilot:/bad", project.root, customAgents=[{"name": "x y", "prompt": "p"}])
+            assert bad.value.code == INVALID_PARAMS and "customAgents[0].name" in bad.value.message
+            await client.create_session("copilot:/one", project.root, customAgents=agents)
+            await client.request("subscribe", {"resource": "copilot:/one"})
+            client.start_turn("copilot:/one", "turn-1", "Delegate the count")
+            await client.wait_for_action("session/turnComplete", turnId="turn-1")
+            kinds = [action["type"] for action in client.actions()]
+            assert kinds.count("session/turnStarted") == kinds.count("session/turnComplete") == 1
+            [complete] = client.actions("session/toolCallComplete")
+            assert complete["result"]["content"] == [{"type": "text", "text": "Two words."}]
+            host = server.sessions["copilot:/one"].host
+            assert list(host.custom_agents) == ["counter-agent"]
+            started = [e for e in host.events.history() if e["type"] == "subagent.started"]
+            assert len(started) == 1 and started[0]["data"]["agentName"] == "counter-agent"
+        finally:
+            await client.close()
+            await server.close()
+
+    run(scenario())

@@ -148,6 +148,23 @@ def test_a_turn_ends_at_its_last_step_or_its_error_and_not_at_what_follows_befor
         turn_end(events, "m3")
 
 
+def test_a_subagents_prompt_and_steps_inside_a_turn_belong_to_that_turn() -> None:
+    def child(kind: str, data: dict[str, object]) -> Event:
+        return make_event(kind, data, agent_id="child-1")
+
+    events = [
+        event("user.message", {"content": "one", "messageId": "m1"}),
+        event("assistant.turn_start", {"turnId": "1"}),
+        child("user.message", {"content": "review", "messageId": "c1"}),
+        child("assistant.turn_end", {"turnId": "1"}),
+        event("assistant.turn_end", {"turnId": "1"}),
+        event("user.message", {"content": "two", "messageId": "m2"}),
+    ]
+    assert turn_end(events, "m1") == 4
+    with pytest.raises(TurnNotForkable, match="it has no turn 'c1'"):
+        turn_end(events, "c1")
+
+
 def test_the_sources_lifecycle_is_left_out_and_the_rest_rechained() -> None:
     events = [
         event("session.start"),
