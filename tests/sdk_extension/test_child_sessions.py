@@ -3,7 +3,8 @@ protocol speaks JSON-RPC to an extension on the SDK over its stdio, announces ch
 ``subagent.*`` events, and sends tool calls, hook calls and permission requests in both wire
 forms (the child's id as the session, or the parent's with the child's id beside it). What
 each handler ran with is written by the extension to a file, so a handler that never ran is
-seen not to have run. The resolver's maps are also checked against arbitrary events.
+seen not to have run. The same extension code also runs under this host, whose ``task`` tool
+starts a real child; and the resolver's maps are checked against arbitrary events.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import run
+from extension_host import AgentReply, ScriptedAgent, ToolCall
+from extension_host.session.custom_agents import CustomAgent as HostAgent
+from helpers import Project, run, sdk_host
 from sdk_extension import CustomAgent, ExtensionError, ToolResult, join_session
 from sdk_extension.subagents import SUBAGENT_EVENTS, ChildSessions, not_supported
 from sdk_extension.wire import protocol as p
@@ -390,6 +393,58 @@ def test_a_childs_handler_that_waits_for_another_childs_call_is_not_blocked_by_r
                 assert await waiting == ToolResult("marked")
 
     run(scenario())
+
+
+HOSTED = """
+import json
+from pathlib import Path
+from sdk_extension import join_session, tool
+
+SEEN = Path(__file__).with_name("seen.jsonl")
+
+def note(**record):
+    with SEEN.open("a") as out:
+        out.write(json.dumps(record) + "\\n")
+
+@tool(description="Save a result")
+def save(text: str, invocation) -> str:
+    note(what="save", session=invocation.session_id)
+    return "saved"
+
+def pre_tool(input, invocation):
+    note(what="hook", tool=input.tool_name, session=invocation.session_id)
+
+join_session(tools=[save], hooks={"on_pre_tool_use": pre_tool})
+"""
+
+
+def test_under_this_host_a_childs_call_and_hook_reach_the_handlers_with_the_childs_id(project: Project) -> None:
+    """The host's ``task`` tool starts a custom agent's child: the extension's tool and hook see
+    the child's id (``remoteSessionId`` of ``subagent.started``) for the child's call, the
+    session's own id for the parent's."""
+    folder = project.add_extension("recorder", HOSTED)
+    task = ToolCall("task", {"name": "r", "description": "review", "prompt": "save it", "agent_type": "reviewer"})
+    child = ScriptedAgent([[AgentReply("", (ToolCall("save", {"text": "c"}),)), AgentReply("child done")]])
+    parent = ScriptedAgent(
+        [[AgentReply("", (ToolCall("save", {"text": "p"}),)), AgentReply("", (task,)), AgentReply("ok")]]
+    )
+    reviewer = HostAgent("reviewer", "You review.", description="Reviews", tools=("save",), agent=child)
+
+    async def scenario() -> tuple[str, str]:
+        async with sdk_host(project, agent=parent, custom_agents=[reviewer], trust=True, watch=False) as host:
+            await host.send_and_wait("delegate")
+            (started,) = host.events.history("subagent.started")
+            return host.session_id, started["data"]["remoteSessionId"]
+
+    parent_id, child_id = run(scenario(), timeout=120)
+    seen = [json.loads(line) for line in (folder / "seen.jsonl").read_text().splitlines()]
+    assert [(entry["what"], entry["session"]) for entry in seen] == [
+        ("hook", parent_id),
+        ("save", parent_id),
+        ("hook", parent_id),  # the parent's task call
+        ("hook", child_id),
+        ("save", child_id),
+    ]
 
 
 # -- the resolver's maps, against arbitrary events ----------------------------------------
