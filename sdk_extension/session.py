@@ -4,6 +4,10 @@ The client sends ``connect`` and ``session.resume`` with the extension's tools, 
 matchers, then answers ``external_tool.requested`` events and ``hooks.invoke`` requests until the
 host closes the connection; :mod:`sdk_extension.join` sets it up (``join_session``).
 
+Every request (a tool call, a hook call, a permission request) is first resolved to the joined
+session or to a subagent's child session of it (:mod:`sdk_extension.subagents`); handlers see
+the child's id when it came from a child, and one for no joined session is refused.
+
 Every tool call is answered: a result that cannot be sent (larger than the host accepts, not
 JSON) is replaced by a ``failure`` that says why. A call the host withdraws
 (``external_tool.completed`` while it runs: its turn was cancelled) is cancelled instead, and
@@ -548,9 +552,10 @@ class _Client:
             return {"output": None}
         requested = params.get("sessionId", self.session_id)
         wire_input = params.get("input") or {}
-        # A child's hook names the parent, with the child's id in its input (``agentId``, or a
-        # ``sessionId`` of its own), or names the child itself.
-        agent_id = wire_input.get("agentId", wire_input.get("sessionId")) if isinstance(wire_input, dict) else None
+        # A child's hook names the parent with the child's id as its input's ``sessionId`` (else
+        # ``agentId``), or names the child itself. A hook about a child that runs in the parent
+        # (subagent start and stop) has the parent's ``sessionId``: it is the parent's.
+        agent_id = wire_input.get("sessionId", wire_input.get("agentId")) if isinstance(wire_input, dict) else None
         session_id = str(requested)
         _, child, error = self.children.route(session_id, agent_id)
         if error is not None:

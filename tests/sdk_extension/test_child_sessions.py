@@ -77,13 +77,17 @@ def pre_tool(input, invocation):
     note(what="hook", session=invocation.session_id, input_session=input.session_id)
     return None
 
+def subagent_stop(input, invocation):
+    note(what="stop", session=invocation.session_id, agent=input.agent_id)
+    return None
+
 def permission(request, invocation):
     note(what="permission", session=invocation.session_id)
     return True
 
 session = join_session(
     tools=[save, wipe, wait_for_mark, mark],
-    hooks={"on_pre_tool_use": pre_tool},
+    hooks={"on_pre_tool_use": pre_tool, "on_subagent_stop": subagent_stop},
     on_permission_request=permission,
     custom_agents=[
         CustomAgent(name="reviewer", prompt="Review.", display_name="Reviewer", description="Reviews",
@@ -142,9 +146,9 @@ class Host:
         async with asyncio.timeout(20):
             return await self.results[request_id]
 
-    async def hook(self, session_id: str, **wire_input: Any) -> Any:
+    async def hook(self, session_id: str, hook_type: str = "preToolUse", **wire_input: Any) -> Any:
         wire_input = {"timestamp": 0, "cwd": "/", "toolName": "save", "toolArgs": {}, **wire_input}
-        params = {"sessionId": session_id, "hookType": "preToolUse", "input": wire_input}
+        params = {"sessionId": session_id, "hookType": hook_type, "input": wire_input}
         return await self.connection.request(p.METHOD_HOOKS_INVOKE, params, timeout=20)
 
     def ask_permission(self, session_id: str, *, agent_id: str | None = None) -> asyncio.Future[Any]:
@@ -256,7 +260,8 @@ def test_a_childs_tool_call_and_hook_reach_the_parents_handlers_with_the_childs_
     """In the seed's form the requests name the child; in Copilot CLI's they name the parent,
     with the child in the envelope's ``agentId`` (tools, permissions) or the hook input's
     ``agentId``/``sessionId``. Either way the handler sees the child's id, and the answer goes
-    to the parent."""
+    to the parent. A subagent-stop hook, about the child but run by the parent (its input's
+    ``sessionId``), is the parent's."""
 
     async def scenario() -> None:
         async with extension(tmp_path) as host:
@@ -271,6 +276,8 @@ def test_a_childs_tool_call_and_hook_reach_the_parents_handlers_with_the_childs_
                 approved = host.ask_permission(PARENT, agent_id="child-1")
             async with asyncio.timeout(20):
                 assert await approved == {"kind": "approve-once"}
+            stop = {"sessionId": PARENT, "agentId": "child-1", "agentName": "reviewer", "response": "done"}
+            await host.hook(PARENT, "subagentStop", **stop)
             assert result == ToolResult("saved by child-1")
             assert set(host.answered_on.values()) == {PARENT}
             assert hooked == {"output": None}
@@ -278,6 +285,7 @@ def test_a_childs_tool_call_and_hook_reach_the_parents_handlers_with_the_childs_
                 {"what": "save", "session": "child-1", "text": "from child"},
                 {"what": "hook", "session": "child-1", "input_session": "child-1" if wire == "copilot" else ""},
                 {"what": "permission", "session": "child-1"},
+                {"what": "stop", "session": PARENT, "agent": "child-1"},
             ]
 
     run(scenario())
