@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from helpers import CHILD_RECORDER, recorded
 from real_agents.agents import Agent, assert_finished
 from real_agents.models import Call, Say, ScriptedModel, Turn
 from real_agents.programs import skip_without_node
@@ -24,32 +25,6 @@ pytestmark = pytest.mark.real_agent
 skip_without_node()
 
 PROMPT = "You review things (REVIEWER-PROMPT-5c1e)."
-
-RECORDER = """
-import json
-from pathlib import Path
-from sdk_extension import CustomAgent, join_session, tool
-
-SEEN = Path(__file__).with_name("seen.jsonl")
-
-def note(**record):
-    with SEEN.open("a") as out:
-        out.write(json.dumps(record) + "\\n")
-
-@tool(description="Save a result")
-def save(text: str, invocation) -> str:
-    note(what="save", session=invocation.session_id)
-    return "saved"
-
-def pre_tool(input, invocation):
-    note(what="hook", tool=input.tool_name, session=invocation.session_id)
-
-def started(event):
-    note(what="started", child=event.get("agentId"), agent=event["data"].get("agentName"))
-
-session = join_session(tools=[save], hooks={"on_pre_tool_use": pre_tool}, custom_agents=AGENTS)
-session.on("subagent.started", started)
-"""
 
 AGENT_FILE = f"""---
 name: reviewer
@@ -73,7 +48,7 @@ def delegate(
     ids replaced by ``child`` and ``parent``, the result of the ``task`` call, and the bodies
     of the child's model requests.
     """
-    workspace.add_extension("recorder", RECORDER.replace("AGENTS", agents))
+    workspace.add_extension("recorder", CHILD_RECORDER.replace("AGENTS", agents))
     workspace.extensions("export", "copilot", "recorder")
     if agents == "[]":
         (workspace.project / ".github" / "agents").mkdir(parents=True)
@@ -84,8 +59,7 @@ def delegate(
     assert_finished(run, model)
     results = model.tool_results()
     assert results[0] == "saved" and len(results) == 2, model.log()
-    seen_file = workspace.project / ".github" / "extensions" / "recorder" / "seen.jsonl"
-    seen = [json.loads(line) for line in seen_file.read_text().splitlines()]
+    seen = recorded(workspace.project / ".github" / "extensions" / "recorder")
     (started,) = [entry for entry in seen if entry["what"] == "started"]
     assert started["agent"] == "reviewer" and started["child"], seen
     parent = seen[0]["session"]

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from extension_host import AgentReply, ScriptedAgent, ToolCall
 from extension_host.session.custom_agents import CustomAgent as HostAgent
-from helpers import Project, run, sdk_host
+from helpers import CHILD_RECORDER, Project, recorded, run, sdk_host
 from sdk_extension import CustomAgent, ExtensionError, ToolResult, join_session
 from sdk_extension.subagents import SUBAGENT_EVENTS, ChildSessions, not_supported
 from sdk_extension.wire import protocol as p
@@ -403,34 +403,11 @@ def test_a_childs_handler_that_waits_for_another_childs_call_is_not_blocked_by_r
     run(scenario())
 
 
-HOSTED = """
-import json
-from pathlib import Path
-from sdk_extension import join_session, tool
-
-SEEN = Path(__file__).with_name("seen.jsonl")
-
-def note(**record):
-    with SEEN.open("a") as out:
-        out.write(json.dumps(record) + "\\n")
-
-@tool(description="Save a result")
-def save(text: str, invocation) -> str:
-    note(what="save", session=invocation.session_id)
-    return "saved"
-
-def pre_tool(input, invocation):
-    note(what="hook", tool=input.tool_name, session=invocation.session_id)
-
-join_session(tools=[save], hooks={"on_pre_tool_use": pre_tool})
-"""
-
-
 def test_under_this_host_a_childs_call_and_hook_reach_the_handlers_with_the_childs_id(project: Project) -> None:
     """The host's ``task`` tool starts a custom agent's child: the extension's tool and hook see
     the child's id (``remoteSessionId`` of ``subagent.started``) for the child's call, the
     session's own id for the parent's."""
-    folder = project.add_extension("recorder", HOSTED)
+    folder = project.add_extension("recorder", CHILD_RECORDER.replace("AGENTS", "[]"))
     task = ToolCall("task", {"name": "r", "description": "review", "prompt": "save it", "agent_type": "reviewer"})
     child = ScriptedAgent([[AgentReply("", (ToolCall("save", {"text": "c"}),)), AgentReply("child done")]])
     parent = ScriptedAgent(
@@ -445,7 +422,7 @@ def test_under_this_host_a_childs_call_and_hook_reach_the_handlers_with_the_chil
             return host.session_id, started["data"]["remoteSessionId"]
 
     parent_id, child_id = run(scenario(), timeout=120)
-    seen = [json.loads(line) for line in (folder / "seen.jsonl").read_text().splitlines()]
+    seen = [entry for entry in recorded(folder) if entry["what"] != "started"]
     assert [(entry["what"], entry["session"]) for entry in seen] == [
         ("hook", parent_id),
         ("save", parent_id),
