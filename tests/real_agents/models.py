@@ -128,12 +128,15 @@ class ScriptedModel:
         with self._lock:
             return "\n".join(request.body for request in self.requests)
 
-    def conversation_requests(self) -> list[dict[str, Any]]:
-        """The bodies of the requests that offered tools (the agent's own conversation), in order."""
+    def posted(self) -> list[Any]:
+        """The bodies of every POST request, parsed, in order (side requests included)."""
         with self._lock:
             requests = list(self.requests)
-        bodies = [request.json() for request in requests if request.method == "POST" and request.body]
-        return [body for body in bodies if isinstance(body, dict) and self.offers_tools(body)]
+        return [request.json() for request in requests if request.method == "POST" and request.body]
+
+    def conversation_requests(self) -> list[dict[str, Any]]:
+        """The bodies of the requests that offered tools (the agent's own conversation), in order."""
+        return [body for body in self.posted() if isinstance(body, dict) and self.offers_tools(body)]
 
     def tool_names(self) -> list[str]:
         """The tool names the agent offered the model in its first conversation request."""
