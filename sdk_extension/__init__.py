@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     )
     from .join import join_session, join_session_async
     from .session import Session
+    from .subagents import CustomAgent
     from .tools import Tool, ToolInvocation, tool
     from .wire.protocol import HOOK_NAMES
     from .wire.results import ToolResult
@@ -60,6 +61,7 @@ _EXPORTS = {
     "CommandContext": ".commands",
     "ErrorOccurredInput": ".hooks",
     "ErrorOccurredOutput": ".hooks",
+    "CustomAgent": ".subagents",
     "ExtensionError": ".errors",
     "HOOK_NAMES": ".wire.protocol",
     "HookInvocation": ".hooks",
@@ -99,6 +101,7 @@ __all__ = [
     "HOOK_NAMES",
     "Command",
     "CommandContext",
+    "CustomAgent",
     "ErrorOccurredInput",
     "ErrorOccurredOutput",
     "ExtensionError",

@@ -16,7 +16,7 @@ import threading
 import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
 from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
@@ -24,6 +24,7 @@ from .commands import MAX_COMMANDS, Command
 from .errors import ExtensionError, InvalidCommandError, InvalidHookError, JoinError, NotUnderHostError
 from .permissions import PermissionHandler
 from .session import Session, _Client
+from .subagents import CustomAgent
 from .tools import Tool
 from .wire import protocol as p
 from .wire.connection import Connection
@@ -65,6 +66,7 @@ class _Joining:
     read_fd: int
     write_fd: int
     commands: tuple[Command, ...] = ()
+    custom_agents: tuple[CustomAgent, ...] = ()
 
     async def client(self) -> _Client:
         """The client over the protocol streams (on the running loop), not yet joined."""
@@ -73,7 +75,14 @@ class _Joining:
             PipeReader(self.read_fd), await open_pipe_writer(self.write_fd), max_outbound_depth=MAX_DEPTH
         )
         return _Client(
-            self.session_id, self.tools, self.hooks, connection, self.requested, self.matchers, self.commands
+            self.session_id,
+            self.tools,
+            self.hooks,
+            connection,
+            self.requested,
+            self.matchers,
+            self.commands,
+            self.custom_agents,
         )
 
 
@@ -83,16 +92,18 @@ def _begin(
     hook_matchers: Mapping[str, Iterable[str]] | None,
     requested_environment_variables: Iterable[str],
     commands: Iterable[Command] = (),
+    custom_agents: Iterable[CustomAgent] = (),
 ) -> _Joining:
     """Check what the author gave, then claim the protocol's descriptors (once per process)."""
     tool_list, hook_map = _prepare(tools, hooks)
     command_list = _commands(commands)
+    agents = _custom_agents(custom_agents)
     matchers = wire_hook_matchers(hook_matchers, hook_map)
     requested = _requested(requested_environment_variables)
     session_id = _session_id()
     _claim_join()
     read_fd, write_fd = claim_protocol_stdio()
-    return _Joining(session_id, tool_list, hook_map, requested, matchers, read_fd, write_fd, command_list)
+    return _Joining(session_id, tool_list, hook_map, requested, matchers, read_fd, write_fd, command_list, agents)
 
 
 async def join_session_async(
@@ -104,12 +115,14 @@ async def join_session_async(
     hook_matchers: Mapping[str, Iterable[str]] | None = None,
     commands: Iterable[Command] = (),
     on_permission_request: PermissionHandler | None = None,
+    custom_agents: Iterable[CustomAgent] = (),
 ) -> Session:
     """Join the host's session on the running event loop and return the :class:`Session`.
 
     Keep the loop running afterwards (``await session.wait_closed()``); the host ends the
     extension by closing the connection. ``requested_environment_variables``,
-    ``hook_matchers``, ``on_permission_request`` and ``commands`` work as in :func:`join_session`.
+    ``hook_matchers``, ``on_permission_request``, ``commands`` and ``custom_agents`` work as in
+    :func:`join_session`.
 
     Raises:
         NotUnderHostError: not started by an extension host.
@@ -117,7 +130,7 @@ async def join_session_async(
         JoinError: the host refused the join (e.g. a tool name is taken, or a requested
             variable is not granted) or did not answer.
     """
-    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables, commands)
+    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables, commands, custom_agents)
     client = await joining.client()
     client.permission_handler = on_permission_request
     session = await client.join(join_timeout)
@@ -134,6 +147,7 @@ def join_session(
     hook_matchers: Mapping[str, Iterable[str]] | None = None,
     commands: Iterable[Command] = (),
     on_permission_request: PermissionHandler | None = None,
+    custom_agents: Iterable[CustomAgent] = (),
 ) -> Session:
     """Join the host's session and return the :class:`Session` once joined.
 
@@ -156,14 +170,20 @@ def join_session(
     ``commands`` are slash commands (:class:`~sdk_extension.commands.Command`, or ``@command``
     functions) the user can run as ``/name args``; their names are unique across extensions.
 
+    ``custom_agents`` are agents (:class:`~sdk_extension.subagents.CustomAgent`) the session may
+    start as subagents; each one's ``tools`` allowlist decides which of this extension's tools
+    its child sessions may call (``None`` all, ``[]`` none). Requests from a child reach the
+    handlers with the child's id as ``invocation.session_id``.
+
     Raises:
         NotUnderHostError: not started by an extension host.
         InvalidToolError, InvalidHookError: a tool or hook definition (or a matcher) is unusable.
         InvalidCommandError: a command is given twice, or is not a ``Command``.
+        ExtensionError: a custom agent is given twice (``TypeError``: one is not a ``CustomAgent``).
         JoinError: the host refused the join (e.g. a tool name is taken, or a requested
             variable is not granted) or did not answer.
     """
-    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables, commands)
+    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables, commands, custom_agents)
     joined = threading.Event()
     outcome: list[Session | BaseException] = []
 
@@ -243,34 +263,65 @@ def _claim_join() -> None:
         raise ExtensionError("join_session() was already called in this process; call it once")
 
 
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_N = TypeVar("_N", bound=_Named)
+
+
+def _unique(items: Iterable[Any], kind: type[_N], wrong_type: str, twice: Callable[[str], Exception]) -> list[_N]:
+    """``items``, each a ``kind`` and no name twice.
+
+    Raises:
+        TypeError: ``wrong_type``, with the type of the item at fault.
+        Exception: ``twice(name)`` for a name given twice.
+    """
+    checked = list(items)
+    seen: set[str] = set()
+    for item in checked:
+        if not isinstance(item, kind):
+            raise TypeError(f"{wrong_type}, got {type(item).__name__}")
+        if item.name in seen:
+            raise twice(item.name)
+        seen.add(item.name)
+    return checked
+
+
 def _prepare(
     tools: Iterable[Tool], hooks: Mapping[str, Callable[..., Any]] | None
 ) -> tuple[list[Tool], dict[str, Callable[..., Any]]]:
-    tool_list = list(tools)
-    seen: set[str] = set()
-    for item in tool_list:
-        if not isinstance(item, Tool):
-            raise TypeError(f"tools must be Tool objects (use @tool or Tool(...)), got {type(item).__name__}")
-        if item.name in seen:
-            raise ExtensionError(f"tool {item.name!r} is given twice")
-        seen.add(item.name)
+    tool_list = _unique(
+        tools,
+        Tool,
+        "tools must be Tool objects (use @tool or Tool(...))",
+        lambda name: ExtensionError(f"tool {name!r} is given twice"),
+    )
     return tool_list, resolve_hooks(hooks)
 
 
 def _commands(commands: Iterable[Command]) -> tuple[Command, ...]:
-    checked = tuple(commands)
-    seen: set[str] = set()
-    for item in checked:
-        if not isinstance(item, Command):
-            raise TypeError(
-                f"commands must be Command objects (use @command or Command(...)), got {type(item).__name__}"
-            )
-        if item.name in seen:
-            raise InvalidCommandError(item.name, "is given twice")
-        seen.add(item.name)
+    checked = _unique(
+        commands,
+        Command,
+        "commands must be Command objects (use @command or Command(...))",
+        lambda name: InvalidCommandError(name, "is given twice"),
+    )
     if len(checked) > MAX_COMMANDS:
         raise InvalidCommandError(checked[-1].name, f"{len(checked)} commands given, over the limit of {MAX_COMMANDS}")
-    return checked
+    return tuple(checked)
+
+
+def _custom_agents(agents: Iterable[CustomAgent]) -> tuple[CustomAgent, ...]:
+    return tuple(
+        _unique(
+            agents,
+            CustomAgent,
+            "custom_agents must be CustomAgent objects",
+            lambda name: ExtensionError(f"custom agent {name!r} is given twice"),
+        )
+    )
 
 
 def wire_hook_matchers(matchers: Mapping[str, Iterable[str]] | None, hooks: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -4,6 +4,10 @@ The client sends ``connect`` and ``session.resume`` with the extension's tools, 
 matchers, then answers ``external_tool.requested`` events and ``hooks.invoke`` requests until the
 host closes the connection; :mod:`sdk_extension.join` sets it up (``join_session``).
 
+Every request (a tool call, a hook call, a permission request) is first resolved to the joined
+session or to a subagent's child session of it (:mod:`sdk_extension.subagents`); handlers see
+the child's id when it came from a child, and one for no joined session is refused.
+
 Every tool call is answered: a result that cannot be sent (larger than the host accepts, not
 JSON) is replaced by a ``failure`` that says why. A call the host withdraws
 (``external_tool.completed`` while it runs: its turn was cancelled) is cancelled instead, and
@@ -25,13 +29,14 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 from .commands import Command, CommandContext, run_command
 from .errors import ExtensionError, JoinError, SessionRpcError
 from .event_log import EventLogReader
 from .permissions import PermissionHandler, decide_permission
+from .subagents import SUBAGENT_EVENTS, ChildSessions, CustomAgent, not_supported
 from .tasks import BackgroundTasks
 from .tools import Tool, ToolInvocation, run_tool
 from .wire import protocol as p
@@ -42,6 +47,9 @@ from .wire.results import ToolResult
 __all__ = ["Session"]
 
 EventHandler = Callable[[dict[str, Any]], Any]
+
+_ROUTING_EVENTS: Final = SUBAGENT_EVENTS | {"session.shutdown"}
+"""Events every join asks for: they start, end and clean up child sessions."""
 
 
 class Session:
@@ -193,6 +201,7 @@ class Session:
         """Leave the session (the JS SDK's ``disconnect()``): the host withdraws this
         extension's tools, commands and hooks; the process keeps running until it ends."""
         await self.rpc_async(p.METHOD_SESSION_DETACH)
+        self._client.children.unregister(self.session_id)
 
     def detach(self) -> None:
         """Blocking form of :meth:`detach_async` (not for use inside async handlers)."""
@@ -236,8 +245,12 @@ class _Client:
         requested_environment: tuple[str, ...] = (),
         hook_matchers: dict[str, list[str]] | None = None,
         commands: Iterable[Command] = (),
+        custom_agents: Iterable[CustomAgent] = (),
     ) -> None:
         self.session_id = session_id
+        self.children: ChildSessions[_Client] = ChildSessions(custom_agents)
+        """The joined session, its subagents' child sessions, and this extension's agents."""
+        self.children.register(session_id, self)
         self.hook_matchers = hook_matchers or {}
         """Tool patterns per hook, keyed by wire hook type (``session.resume``'s ``hookMatchers``)."""
         self.requested_environment = requested_environment
@@ -285,7 +298,7 @@ class _Client:
                     "tools": [t.to_wire() for t in self.tools.values()],
                     "hooks": bool(self.hooks),
                     "hookTypes": [p.HOOK_WIRE_NAMES[name] for name in self.hooks],
-                    "eventTypes": sorted(self.interests),
+                    "eventTypes": sorted(self.interests | _ROUTING_EVENTS),
                     "disableResume": True,
                 }
                 if self.requested_environment:
@@ -296,6 +309,8 @@ class _Client:
                     resume["commands"] = [c.to_wire() for c in self.commands.values()]
                 if self.permission_handler is not None:
                     resume["requestPermission"] = True
+                if self.children.agents:
+                    resume["customAgents"] = [agent.to_wire(self.tools) for agent in self.children.agents.values()]
                 result = await self.connection.request(p.METHOD_SESSION_RESUME, resume)
         except RpcError as exc:
             self.connection.close()
@@ -311,6 +326,7 @@ class _Client:
             for name, value in granted.items():
                 if name in self.requested_environment and isinstance(value, str):
                     os.environ[name] = value
+        self.children.register(self.session_id, self)
         return result if isinstance(result, dict) else {}
 
     async def _serve(self) -> None:
@@ -319,6 +335,7 @@ class _Client:
         except Exception as exc:
             print(f"extension protocol stopped: {exc}", file=sys.stderr)
         finally:
+            self.children.clear()
             if not self.closed.done():
                 self.closed.set_result(None)
 
@@ -372,6 +389,8 @@ class _Client:
     def on_lifecycle(self, params: Any) -> None:
         """``session.lifecycle``: to the handlers of ``session.on("session.lifecycle", ...)``."""
         if isinstance(params, dict):
+            if params.get("type") == "session.deleted" and isinstance(params.get("sessionId"), str):
+                self.children.unregister(params["sessionId"])
             self._dispatch(p.METHOD_SESSION_LIFECYCLE, self.subscribers.get(p.METHOD_SESSION_LIFECYCLE, ()), params)
 
     def on_session_event(self, params: Any) -> None:
@@ -379,11 +398,14 @@ class _Client:
         if not isinstance(event, dict):
             return
         event_type = event.get("type")
+        stream = params.get("sessionId")
+        stream_id = stream if isinstance(stream, str) else self.session_id
         if event_type == "external_tool.requested":
             data = event.get("data") or {}
             selected = self.tools.get(str(data.get("toolName")))
             if selected is not None:
-                self._track_tool(str(data.get("requestId")), self.background.spawn(self._run_tool(selected, data)))
+                run = self._run_tool(selected, data, *self._route_tool(selected.name, data, stream_id, event))
+                self._track_tool(str(data.get("requestId")), self.background.spawn(run))
         elif event_type == "external_tool.completed":
             # The host no longer waits for this call (its turn was cancelled): stop it. A plain
             # ``def`` tool's thread runs on, but its result is not sent.
@@ -393,7 +415,12 @@ class _Client:
         elif event_type == "command.execute":
             self.background.spawn(self._run_command(event.get("data") or {}))
         elif event_type == "permission.requested" and self.permission_handler is not None:
-            self.background.spawn(self._answer_permission(self.permission_handler, event.get("data") or {}))
+            self._permission_requested(self.permission_handler, event, stream_id)
+        elif event_type in _ROUTING_EVENTS:
+            if event_type == "session.shutdown":
+                self.children.forget_children(stream_id)
+            else:
+                self.children.on_event(stream_id, event)
         self._dispatch(event_type, (*self.subscribers.get(str(event_type), ()), *self.subscribers.get("*", ())), event)
 
     def _dispatch(self, event_type: Any, handlers: Iterable[EventHandler], message: dict[str, Any]) -> None:
@@ -421,15 +448,30 @@ class _Client:
             lambda done: self.running_tools.pop(request_id) if self.running_tools.get(request_id) is done else None
         )
 
-    async def _run_tool(self, selected: Tool, data: dict[str, Any]) -> None:
+    def _route_tool(
+        self, tool_name: str, data: dict[str, Any], stream_id: str, event: dict[str, Any]
+    ) -> tuple[str, str | None]:
+        """The session id a call's handler sees, or why it is refused: a call for no joined
+        session, or from a child whose agent may not use this tool."""
+        requested = data.get("sessionId")
+        session_id = requested if isinstance(requested, str) else stream_id
+        _, child, refusal = self.children.route(session_id, event.get("agentId"))
+        if child is not None and not self.children.allows(child, tool_name):
+            refusal = not_supported(tool_name)
+        return child or session_id, refusal
+
+    async def _run_tool(self, selected: Tool, data: dict[str, Any], session_id: str, refusal: str | None) -> None:
         await self.released.wait()
-        invocation = ToolInvocation(
-            session_id=str(data.get("sessionId", self.session_id)),
-            tool_call_id=str(data.get("toolCallId", "")),
-            tool_name=selected.name,
-            arguments=data.get("arguments"),
-        )
-        result = await run_tool(selected, data.get("arguments"), invocation)
+        if refusal is not None:
+            result = ToolResult(refusal, "failure", error=refusal)
+        else:
+            invocation = ToolInvocation(
+                session_id=session_id,
+                tool_call_id=str(data.get("toolCallId", "")),
+                tool_name=selected.name,
+                arguments=data.get("arguments"),
+            )
+            result = await run_tool(selected, data.get("arguments"), invocation)
         self._send_result(selected.name, str(data.get("requestId")), result)
 
     async def _run_command(self, data: dict[str, Any]) -> None:
@@ -451,11 +493,22 @@ class _Client:
                 params["error"] = error
         self.request_in_background(p.METHOD_HANDLE_PENDING_COMMAND, params)
 
-    async def _answer_permission(self, handler: PermissionHandler, data: dict[str, Any]) -> None:
+    def _permission_requested(self, handler: PermissionHandler, event: dict[str, Any], stream_id: str) -> None:
+        """Resolve a permission request's session; one for no joined session is left unanswered."""
+        data = event.get("data") or {}
+        requested = data.get("sessionId")
+        session_id = requested if isinstance(requested, str) else stream_id
+        _, child, error = self.children.route(session_id, event.get("agentId"))
+        if error is not None:
+            print(f"permission request {data.get('requestId')} not answered: {error}", file=sys.stderr)
+            return
+        self.background.spawn(self._answer_permission(handler, data, child or self.session_id))
+
+    async def _answer_permission(self, handler: PermissionHandler, data: dict[str, Any], session_id: str) -> None:
         await self.released.wait()
         # Plain handlers run on the hook threads: they may block (asking somebody).
         decision = await decide_permission(
-            handler, data, self.session_id, functools.partial(self.sync_hooks.run, "on_permission_request")
+            handler, data, session_id, functools.partial(self.sync_hooks.run, "on_permission_request")
         )
         if decision is not None:
             params: p.HandlePendingPermissionParams = {
@@ -497,6 +550,16 @@ class _Client:
         handler = self.hooks.get(name) if name is not None else None
         if name is None or handler is None:
             return {"output": None}
+        requested = params.get("sessionId", self.session_id)
+        wire_input = params.get("input") or {}
+        # A child's hook names the parent with the child's id as its input's ``sessionId`` (else
+        # ``agentId``), or names the child itself. A hook about a child that runs in the parent
+        # (subagent start and stop) has the parent's ``sessionId``: it is the parent's.
+        agent_id = wire_input.get("sessionId", wire_input.get("agentId")) if isinstance(wire_input, dict) else None
+        session_id = str(requested)
+        _, child, error = self.children.route(session_id, agent_id)
+        if error is not None:
+            raise RpcError(p.INVALID_PARAMS, error, {"sessionId": session_id})
         await self.released.wait()
         # Loaded on first use: the typed inputs and outputs cost start-up time otherwise.
         from .errors import HookOutputError
@@ -504,10 +567,10 @@ class _Client:
 
         point = HOOK_POINTS[name]
         try:
-            value = point.input_from_wire(params.get("input") or {})
-        except ValueError as exc:
+            value = point.input_from_wire(wire_input)
+        except (TypeError, ValueError) as exc:
             raise RpcError(p.INVALID_PARAMS, str(exc)) from None
-        invocation = HookInvocation(session_id=str(params.get("sessionId", self.session_id)))
+        invocation = HookInvocation(session_id=child or session_id)
         try:
             if asyncio.iscoroutinefunction(handler):
                 output = await handler(value, invocation)

@@ -96,6 +96,43 @@ over the descriptors the launcher hands over, ``read()``, ``send()``, and ``requ
 passes what arrives meanwhile to a ``handle(message)`` the extension defines after it."""
 
 
+CHILD_RECORDER = """
+import json
+from pathlib import Path
+from sdk_extension import CustomAgent, join_session, tool
+
+SEEN = Path(__file__).with_name("seen.jsonl")
+
+def note(**record):
+    with SEEN.open("a") as out:
+        out.write(json.dumps(record) + "\\n")
+
+@tool(description="Save a result")
+def save(text: str, invocation) -> str:
+    note(what="save", session=invocation.session_id)
+    return "saved"
+
+def pre_tool(input, invocation):
+    note(what="hook", tool=input.tool_name, session=invocation.session_id)
+
+def started(event):
+    note(what="started", child=event.get("agentId"), agent=event["data"].get("agentName"))
+
+session = join_session(tools=[save], hooks={"on_pre_tool_use": pre_tool}, custom_agents=AGENTS)
+session.on("subagent.started", started)
+"""
+"""A Python extension for subagent scenarios: its tool ``save`` and its pre-tool hook write the
+session id they were given to ``seen.jsonl`` beside it (``{what, tool?, session}``), and so does
+each ``subagent.started`` it is sent (``{what: "started", child, agent}``). Replace ``AGENTS``
+with the Python source of its ``custom_agents`` (``"[]"`` for none); read it with
+:func:`recorded`."""
+
+
+def recorded(folder: Path) -> list[dict[str, Any]]:
+    """What a :data:`CHILD_RECORDER` extension in ``folder`` wrote, in order."""
+    return [json.loads(line) for line in (folder / "seen.jsonl").read_text().splitlines()]
+
+
 @dataclass
 class Project:
     """A temporary project (with a .git folder) and a temporary user home."""

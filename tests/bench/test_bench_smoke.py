@@ -57,6 +57,7 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
     "serve_turn": (["api_ms", "serve_ms", "ratio"], []),
     "serve_fanout": (["median_ms", "p99_ms"], []),
     "serve_replay": (["ms"], []),
+    "subagent": (["parent_ms", "child_ms", "ratio"], []),
 }
 
 

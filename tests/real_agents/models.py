@@ -136,15 +136,18 @@ class ScriptedModel:
         with self._lock:
             return "\n".join(request.body for request in self.requests)
 
+    def posted(self) -> list[Any]:
+        """The bodies of every POST request, parsed, in order (side requests included)."""
+        with self._lock:
+            requests = list(self.requests)
+        return [request.json() for request in requests if request.method == "POST" and request.body]
+
     def conversation_requests(self, agent: str | None = None) -> list[dict[str, Any]]:
         """The bodies of one conversation's requests, in order: the agent's own (``agent``
         unset; those that offered tools), else the child's whose system prompt holds ``agent``."""
-        with self._lock:
-            requests = list(self.requests)
-        bodies = [request.json() for request in requests if request.method == "POST" and request.body]
         return [
             body
-            for body in bodies
+            for body in self.posted()
             if isinstance(body, dict)
             and self.conversation_of(body) == agent
             and (agent is not None or self.offers_tools(body))

@@ -37,7 +37,7 @@ from sdk_extension.wire.connection import Connection
 from sdk_extension.wire.protocol import HOOK_NAMES, METHOD_CONNECT, METHOD_SESSION_RESUME, PROTOCOL_VERSION
 from sdk_extension.wire.results import ToolResult
 
-NINE = [
+ELEVEN = [
     "on_user_prompt_submitted",
     "on_pre_tool_use",
     "on_post_tool_use",
@@ -47,6 +47,8 @@ NINE = [
     "on_user_prompt_transformed",
     "on_post_tool_use_failure",
     "on_agent_stop",
+    "on_subagent_start",
+    "on_subagent_stop",
 ]
 
 PRE = HOOK_POINTS["on_pre_tool_use"]
@@ -68,10 +70,10 @@ def other_handler(data: Any, invocation: Any) -> None:
 # -- the points -------------------------------------------------------------------------
 
 
-def test_hook_points_are_the_seeds_six_then_the_three_the_copilot_cli_added() -> None:
+def test_hook_points_are_the_seeds_six_then_the_five_the_copilot_cli_added() -> None:
     """HOOK_POINTS and HOOK_NAMES list the hook points in order."""
-    assert list(HOOK_POINTS) == NINE
-    assert tuple(NINE) == HOOK_NAMES
+    assert list(HOOK_POINTS) == ELEVEN
+    assert tuple(ELEVEN) == HOOK_NAMES
 
 
 def test_each_hook_point_has_copilot_and_wire_spellings() -> None:
@@ -86,6 +88,8 @@ def test_each_hook_point_has_copilot_and_wire_spellings() -> None:
         ("onUserPromptTransformed", "userPromptTransformed"),
         ("onPostToolUseFailure", "postToolUseFailure"),
         ("onAgentStop", "agentStop"),
+        ("onSubagentStart", "subagentStart"),
+        ("onSubagentStop", "subagentStop"),
     ]
 
 
@@ -112,7 +116,7 @@ def test_resolve_hooks_keys_snake_case_and_camel_case_names_by_python_name() -> 
 def test_resolve_hooks_accepts_every_copilot_name() -> None:
     """Every onXxx spelling maps to its hook."""
     resolved = resolve_hooks({p.copilot_name: handler for p in HOOK_POINTS.values()})
-    assert list(resolved) == NINE
+    assert list(resolved) == ELEVEN
 
 
 def test_resolve_hooks_of_none_or_empty_is_empty() -> None:
@@ -128,7 +132,7 @@ def test_unknown_hook_name_is_rejected_listing_all_six_valid_names() -> None:
     assert info.value.hook == "on_pre_tool"
     message = str(info.value)
     assert "'on_pre_tool'" in message
-    for name in NINE:
+    for name in ELEVEN:
         assert name in message
 
 

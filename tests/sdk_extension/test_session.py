@@ -365,8 +365,9 @@ def guard(value: Any, invocation: Any) -> None:
 
 
 def test_the_join_sends_connect_then_resume_with_the_tools_and_the_hook_types() -> None:
-    """Resume carries the session id, each tool's wire form, the hooks by wire name, no event
-    types (events come by subscription), and nothing about the environment when none is asked."""
+    """Resume carries the session id, each tool's wire form, the hooks by wire name, only the
+    event types that start and end child sessions (others come by subscription), and nothing
+    about the environment or custom agents when none is given."""
 
     async def scenario() -> None:
         async with linked([echo, shout], {"on_pre_tool_use": guard, "on_session_end": guard}) as (client, host):
@@ -379,7 +380,7 @@ def test_the_join_sends_connect_then_resume_with_the_tools_and_the_hook_types() 
                 "tools": [echo.to_wire(), shout.to_wire()],
                 "hooks": True,
                 "hookTypes": ["preToolUse", "sessionEnd"],
-                "eventTypes": [],
+                "eventTypes": ["session.shutdown", "subagent.completed", "subagent.failed", "subagent.started"],
                 "disableResume": True,
             }
             assert (session.session_id, session.workspace_path, session.capabilities) == ("s", "/w", {"x": 1})

@@ -224,6 +224,34 @@ def test_every_modelled_event_type_has_an_example_that_passes() -> None:
         make_event("assistant.intent", {"intent": "reading files"}, ephemeral=True),
         make_event("assistant.idle", {}, ephemeral=True),
         make_event("abort", {"reason": "user_initiated"}),
+        make_event(
+            "subagent.started",
+            {
+                "toolCallId": "c3",
+                "agentName": "reviewer",
+                "agentDisplayName": "Reviewer",
+                "agentDescription": "Reviews code",
+                "remoteSessionId": "child-1",
+                "agentType": "reviewer",
+                "executionMode": "sync",
+            },
+            agent_id="child-1",
+        ),
+        make_event(
+            "subagent.selected",
+            {"agentName": "reviewer", "agentDisplayName": "Reviewer", "tools": ["view"]},
+            agent_id="child-1",
+        ),
+        make_event(
+            "subagent.completed",
+            {"toolCallId": "c3", "agentName": "reviewer", "agentDisplayName": "Reviewer", "totalToolCalls": 1},
+            agent_id="child-1",
+        ),
+        make_event(
+            "subagent.failed",
+            {"toolCallId": "c4", "agentName": "reviewer", "agentDisplayName": "Reviewer", "error": "the model failed"},
+            agent_id="child-2",
+        ),
         make_event("session.title_changed", {"title": "Fix the tests"}, ephemeral=True),
         make_event("session.model_change", {"newModel": "scripted", "source": "sdk"}),
     ]

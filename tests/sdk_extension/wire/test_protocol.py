@@ -102,9 +102,11 @@ def test_hook_wire_names_cover_every_hook_point() -> None:
         "on_user_prompt_transformed",
         "on_post_tool_use_failure",
         "on_agent_stop",
+        "on_subagent_start",
+        "on_subagent_stop",
     ]
     assert set(HOOK_WIRE_NAMES) == set(HOOK_POINTS)
-    assert len(set(HOOK_WIRE_NAMES.values())) == 9
+    assert len(set(HOOK_WIRE_NAMES.values())) == 11
 
 
 def test_hook_wire_names_are_the_python_names_without_on_in_camel_case() -> None:
@@ -157,4 +159,4 @@ def test_hook_name_of_an_unknown_spelling_is_none() -> None:
 def test_hook_names_are_the_python_names_in_order() -> None:
     """HOOK_NAMES is the keys of HOOK_WIRE_NAMES, in order: the Copilot SDK's first six, then the CLI's three."""
     assert tuple(HOOK_WIRE_NAMES) == protocol.HOOK_NAMES
-    assert len(protocol.HOOK_NAMES) == 9
+    assert len(protocol.HOOK_NAMES) == 11
