@@ -29,8 +29,10 @@ __all__ = [
     "APP_NAME",
     "CACHE_ENV",
     "HOME_ENV",
+    "PROJECT_AGENT_DIRS",
     "PROJECT_EXTENSIONS_DIR",
     "RUNTIME_ENV",
+    "agents_dir",
     "cache_dir",
     "control_socket_path",
     "control_socket_paths",
@@ -48,6 +50,9 @@ APP_NAME: Final = "extension-host"
 HOME_ENV: Final = "EXTENSION_HOST_HOME"
 """Set this to put the user's extensions and logs somewhere else (tests, CI, portable setups)."""
 PROJECT_EXTENSIONS_DIR: Final = Path(".github") / "extensions"
+PROJECT_AGENT_DIRS: Final = (Path(".github") / "agents", Path(".claude") / "agents")
+"""Where a project's custom agent files live, the first winning a name both give (as GitHub
+Copilot CLI reads them)."""
 RUNTIME_ENV: Final = "EXTENSION_HOST_RUNTIME_DIR"
 """Set this to put control sockets somewhere else than the platform's user runtime folder."""
 CACHE_ENV: Final = "EXTENSION_HOST_CACHE_DIR"
@@ -99,6 +104,11 @@ def user_home(explicit: Path | str | None = None) -> Path:
 def extensions_dir(home: Path) -> Path:
     """Where user-scope extensions live under a home folder."""
     return home / "extensions"
+
+
+def agents_dir(home: Path) -> Path:
+    """Where user-scope custom agent files live under a home folder."""
+    return home / "agents"
 
 
 def logs_dir(home: Path) -> Path:

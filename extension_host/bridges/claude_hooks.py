@@ -42,6 +42,12 @@ Claude Code event   hook point, from stdin       answer, on stdout (exit 0)
                     ``end_turn``
 ==================  ===========================  ==============================================================
 
+Inside a subagent (its ``Agent`` tool) Claude Code runs the same tool events with the parent's
+``session_id`` and the child's ``agent_id`` and ``agent_type``; they become the request's
+``agentId`` and ``agentType`` (:mod:`.hook_calls`), so the hooks see the child's ``sessionId``,
+``agentId``, ``agentType`` and ``parentAgentId`` as GitHub Copilot CLI gives a child's hooks.
+Its ``SubagentStart`` and ``SubagentStop`` events are not mapped.
+
 A failed tool gets ``PostToolUseFailure`` and not ``PostToolUse``, as a failed call gets
 ``on_post_tool_use_failure`` and not ``on_post_tool_use`` in the host. ``on_user_prompt_transformed``
 has no equivalent (Claude Code does not show a hook the expanded prompt before the model gets it).
@@ -75,12 +81,23 @@ from .hook_adapter import (
 __all__ = ["CLAUDE"]
 
 
+def _subagent(payload: dict[str, Any]) -> dict[str, Any]:
+    """``agentId`` and ``agentType`` of a call made inside a subagent (Claude Code gives
+    ``agent_id`` only there; ``agent_type`` alone names the main thread's ``--agent``)."""
+    agent_id = field(payload, "agent_id", str, required=False)
+    if not agent_id:
+        return {}
+    agent_type = field(payload, "agent_type", str, required=False)
+    return {"agentId": agent_id, "agentType": agent_type} if agent_type else {"agentId": agent_id}
+
+
 def _tool_request(hook: str) -> Any:
     def request(payload: dict[str, Any]) -> dict[str, Any]:
         params: dict[str, Any] = {
             "hook": hook,
             "toolName": field(payload, "tool_name", str),
             "toolArgs": field(payload, "tool_input", dict, required=False) or {},
+            **_subagent(payload),
         }
         if hook == "postToolUseFailure":
             params["error"] = field(payload, "error", str, required=False) or "the tool failed"

@@ -2,11 +2,17 @@
 
 A hook adapter (:mod:`.hook_adapter`) turns an agent's hook payload into an agent-neutral
 request, ``{hook, toolName?, toolArgs?, toolResult?, error?, prompt?, source?, reason?,
-transcriptPath?, stopHookActive?}``, and gets back
+transcriptPath?, stopHookActive?, agentId?, agentType?}``, and gets back
 an agent-neutral answer (see :func:`run_hook_call`). The request arrives over the control socket
 (from a hook command, a process of the same user, but still checked: shapes and sizes are
 validated here) or from the adapter's one-shot host. This module owns that shape and how it is
 run on an :class:`~extension_host.ExtensionHost`; it ignores any agent's own format.
+
+``agentId`` (with ``agentType``) says the call was made inside one of the agent's subagents:
+the hook point then runs in that child's scope (:data:`~extension_host.events.CURRENT_AGENT`),
+so its input carries ``sessionId`` = ``agentId`` = the child's id, ``agentType``, and
+``parentAgentId`` = this host's session, as GitHub Copilot CLI gives a child's hooks, and its
+``hook.start``/``hook.end`` events carry the child's ``agentId``.
 
 ``hook`` is the wire name of a hook point (``preToolUse``, ``postToolUse``,
 ``postToolUseFailure`` (with the tool's ``error``), ``userPromptSubmitted``, ``sessionStart``,
@@ -35,14 +41,24 @@ from sdk_extension.wire.protocol import INVALID_PARAMS
 from sdk_extension.wire.results import ToolResult
 
 from ..errors import TrustFileError
+from ..events import CURRENT_AGENT, AgentScope
 from ..hooks.unjudged import unjudged_answer
 from ..host import ExtensionHost
 from .hook_client import METHOD_HOOK
 
-__all__ = ["MAX_HOOK_TOOL_NAME_CHARS", "METHOD_HOOK", "HookCall", "parse_hook_call", "run_hook_call"]
+__all__ = [
+    "MAX_HOOK_AGENT_CHARS",
+    "MAX_HOOK_TOOL_NAME_CHARS",
+    "METHOD_HOOK",
+    "HookCall",
+    "parse_hook_call",
+    "run_hook_call",
+]
 
 MAX_HOOK_TOOL_NAME_CHARS: Final = 256
 """Longest tool name a hook request may carry; agents' tool names are far shorter."""
+MAX_HOOK_AGENT_CHARS: Final = 256
+"""Longest subagent id or type a hook request may carry."""
 
 HookWireName = Literal[
     "preToolUse", "postToolUse", "postToolUseFailure", "userPromptSubmitted", "sessionStart", "sessionEnd", "agentStop"
@@ -65,6 +81,8 @@ class _HookCallShape(PydanticTypedDict):
     reason: NotRequired[str]
     transcriptPath: NotRequired[str]
     stopHookActive: NotRequired[StrictBool]
+    agentId: NotRequired[str]
+    agentType: NotRequired[str]
 
 
 class HookCall(TypedDict, total=False):
@@ -80,6 +98,8 @@ class HookCall(TypedDict, total=False):
     reason: str
     transcriptPath: str
     stopHookActive: bool
+    agentId: str
+    agentType: str
 
 
 _VALIDATOR: Final = TypeAdapter(_HookCallShape)
@@ -103,6 +123,11 @@ def parse_hook_call(params: Any) -> HookCall:
             raise RpcError(
                 INVALID_PARAMS, f"{METHOD_HOOK}: {hook} needs a toolName of 1 to {MAX_HOOK_TOOL_NAME_CHARS} characters"
             )
+    for key in ("agentId", "agentType"):
+        if key in call and not 0 < len(call[key]) <= MAX_HOOK_AGENT_CHARS:
+            raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: {key} must have 1 to {MAX_HOOK_AGENT_CHARS} characters")
+    if "agentType" in call and "agentId" not in call:
+        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: agentType needs the agentId of the subagent")
     if hook == "postToolUse" and "toolResult" not in call:
         raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: postToolUse needs a toolResult")
     if hook == "postToolUseFailure" and "error" not in call:
@@ -119,7 +144,15 @@ def parse_hook_call(params: Any) -> HookCall:
 async def run_hook_call(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
     """Run the hook point ``call`` names on ``host``; returns the agent-neutral answer."""
     refused = await _trust_refused(host)
-    return _compact(**await _run(host, call), trustRefused=refused)
+    child = call.get("agentId")
+    if child is None:
+        return _compact(**await _run(host, call), trustRefused=refused)
+    scope = AgentScope(child, call.get("agentType", ""), host.session_id, tool_call_id="")
+    token = CURRENT_AGENT.set(scope)
+    try:
+        return _compact(**await _run(host, call), trustRefused=refused)
+    finally:
+        CURRENT_AGENT.reset(token)
 
 
 async def _run(host: ExtensionHost, call: HookCall) -> dict[str, Any]:

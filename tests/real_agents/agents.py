@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from real_agents.models import AnthropicModel, Call, ChatCompletionsModel, GeminiModel, ScriptedModel, Turn
+from real_agents.models import AnthropicModel, Call, ChatCompletionsModel, GeminiModel, Say, ScriptedModel, Turn
 from real_agents.programs import CLAUDE_CODE, COPILOT_CLI, GEMINI_CLI, Program
 from real_agents.runner import EXTENSIONS_BIN, AgentRun, Workspace
 
@@ -35,6 +35,13 @@ __all__ = [
 
 FAKE_KEY = "fake-key-0123456789abcdef0123456789abcdef"
 """An API key in the shape the agents accept; only the loopback fake ever sees it."""
+
+
+def write_file(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path``, making its folder; the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
 
 
 def merge_json(path: Path, update: Mapping[str, Any]) -> None:
@@ -69,13 +76,30 @@ class Agent:
     prefix: Path
     """Where its npm package is installed."""
 
-    def model(self, script: Sequence[Turn]) -> ScriptedModel:
-        """A model server for this agent answering from ``script`` (not started)."""
-        return self.model_api(script)
+    def model(self, script: Sequence[Turn], agents: Mapping[str, Sequence[Turn]] | None = None) -> ScriptedModel:
+        """A model server for this agent answering from ``script`` (not started), and a
+        subagent's conversation whose system prompt holds a marker of ``agents`` from its script."""
+        return self.model_api(script, agents)
+
+    subagent_marks_calls: ClassVar[bool] = False
+    """Whether its hook payloads say that a tool call was made inside a subagent."""
 
     def shell(self, command: str) -> Call:
         """The model's call of the agent's shell tool."""
         return Call(self.shell_tool, {"command": command})
+
+    def add_subagent(self, workspace: Workspace, name: str, description: str, prompt: str) -> Path:
+        """Write a custom agent ``name`` allowed only the shell tool, in the file the agent
+        reads without asking; the file."""
+        raise NotImplementedError
+
+    def delegate(self, name: str, prompt: str) -> Call:
+        """The model's call of the agent's subagent tool, handing ``prompt`` to agent ``name``."""
+        raise NotImplementedError
+
+    def finish_subagent(self, answer: str) -> Turn:
+        """A subagent's last turn, answering ``answer`` to its parent."""
+        return Say(answer)
 
     def mcp_tool(self, server: str, tool: str) -> str:
         """The name the model sees for MCP server ``server``'s tool ``tool``."""
@@ -160,8 +184,17 @@ class ClaudeCode(Agent):
             MCP_CONNECTION_NONBLOCKING="false",
         )
 
+    subagent_marks_calls = True
+
     def mcp_options(self, *servers: str) -> tuple[str, ...]:
         return ("--allowedTools", ",".join(f"mcp__{server}" for server in servers))
+
+    def add_subagent(self, workspace: Workspace, name: str, description: str, prompt: str) -> Path:
+        text = f"---\nname: {name}\ndescription: {description}\ntools: {self.shell_tool}\n---\n{prompt}\n"
+        return write_file(workspace.project / ".claude" / "agents" / f"{name}.md", text)
+
+    def delegate(self, name: str, prompt: str) -> Call:
+        return Call("Agent", {"description": f"delegate to {name}", "prompt": prompt, "subagent_type": name})
 
     def argv(self, prompt: str, options: Sequence[str]) -> list[str]:
         command = self.program.command(self.prefix)
@@ -208,6 +241,17 @@ class GeminiCli(Agent):
     def mcp_options(self, *servers: str) -> tuple[str, ...]:
         return self.shell_allowed  # headless, Gemini CLI offers no tool it would ask about
 
+    def add_subagent(self, workspace: Workspace, name: str, description: str, prompt: str) -> Path:
+        # The user's folder: a project's agents wait until the user acknowledges them.
+        text = f"---\nname: {name}\ndescription: {description}\ntools:\n  - {self.shell_tool}\n---\n{prompt}\n"
+        return write_file(workspace.home / ".gemini" / "agents" / f"{name}.md", text)
+
+    def delegate(self, name: str, prompt: str) -> Call:
+        return Call("invoke_agent", {"agent_name": name, "prompt": prompt})
+
+    def finish_subagent(self, answer: str) -> Turn:
+        return Call("complete_task", {"result": answer})
+
     def argv(self, prompt: str, options: Sequence[str]) -> list[str]:
         command = self.program.command(self.prefix)
         return [*command, "-p", prompt, "--output-format", "stream-json", "-m", "gemini-2.5-flash", *options]
@@ -228,8 +272,17 @@ class CopilotCli(Agent):
     mcp_name = "{server}-{tool}"
     shell_tool = "bash"
 
+    subagent_marks_calls = True
+
     def shell(self, command: str) -> Call:
         return Call(self.shell_tool, {"command": command, "description": "run a command"})
+
+    def add_subagent(self, workspace: Workspace, name: str, description: str, prompt: str) -> Path:
+        text = f"---\nname: {name}\ndescription: {description}\ntools: [{self.shell_tool}]\n---\n{prompt}\n"
+        return write_file(workspace.project / ".github" / "agents" / f"{name}.agent.md", text)
+
+    def delegate(self, name: str, prompt: str) -> Call:
+        return Call("task", {"description": f"delegate to {name}", "prompt": prompt, "agent_type": name, "name": name})
 
     def env(self, workspace: Workspace, model: ScriptedModel) -> dict[str, str]:
         return workspace.env(

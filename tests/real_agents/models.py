@@ -8,6 +8,12 @@ same answer, and the agents' side requests (a title, a summary, a routing decisi
 that offers the model no tools) never use up the script; they get :data:`SIDE_ANSWER`. Past the
 script's end the model says :data:`LAST_WORDS`.
 
+A subagent's conversation is a separate conversation with the same model. Given ``agents``
+(``{marker: script}``), a request whose system prompt (or instructions) holds ``marker`` is a
+child's and is answered from that script, its answers counted in that conversation alone; a
+request that holds no marker is the parent's, answered from ``script``. A child's request is
+a turn of its conversation even when it offers no tools (an agent allowed none).
+
 A turn may carry ``before``: a function the server runs, once, before it first answers that
 turn (a test kills or stops a process there, at a known point of the agent's run).
 
@@ -24,6 +30,7 @@ what reached the model and what never did.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -97,11 +104,12 @@ class ScriptedModel:
 
     name: ClassVar[str] = "model"
 
-    def __init__(self, script: Sequence[Turn]) -> None:
+    def __init__(self, script: Sequence[Turn], agents: Mapping[str, Sequence[Turn]] | None = None) -> None:
         self.script = tuple(script)
+        self.agents = {marker: tuple(turns) for marker, turns in (agents or {}).items()}
         self.requests: list[ModelRequest] = []
         self._lock = threading.Lock()
-        self._done_before: set[int] = set()
+        self._done_before: set[tuple[str | None, int]] = set()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name=self.name, daemon=True)
@@ -134,9 +142,23 @@ class ScriptedModel:
             requests = list(self.requests)
         return [request.json() for request in requests if request.method == "POST" and request.body]
 
-    def conversation_requests(self) -> list[dict[str, Any]]:
-        """The bodies of the requests that offered tools (the agent's own conversation), in order."""
-        return [body for body in self.posted() if isinstance(body, dict) and self.offers_tools(body)]
+    def conversation_requests(self, agent: str | None = None) -> list[dict[str, Any]]:
+        """The bodies of one conversation's requests, in order: the agent's own (``agent``
+        unset; those that offered tools), else the child's whose system prompt holds ``agent``."""
+        return [
+            body
+            for body in self.posted()
+            if isinstance(body, dict)
+            and self.conversation_of(body) == agent
+            and (agent is not None or self.offers_tools(body))
+        ]
+
+    def conversation_of(self, body: dict[str, Any]) -> str | None:
+        """The marker of the child conversation ``body`` belongs to (``None``: the agent's own)."""
+        if not self.agents:
+            return None
+        system = self.system_text(body)
+        return next((marker for marker in self.agents if marker in system), None)
 
     def tool_names(self) -> list[str]:
         """The tool names the agent offered the model in its first conversation request."""
@@ -165,6 +187,10 @@ class ScriptedModel:
     def offered_tools(self, body: dict[str, Any]) -> list[str]:
         raise NotImplementedError
 
+    def system_text(self, body: dict[str, Any]) -> str:
+        """The request's system prompt or instructions, as text."""
+        raise NotImplementedError
+
     def answers_so_far(self, body: dict[str, Any]) -> int:
         raise NotImplementedError
 
@@ -182,15 +208,17 @@ class ScriptedModel:
 
     def turn_for(self, body: dict[str, Any]) -> Turn:
         """The turn that answers ``body``, running its ``before`` the first time."""
-        if not self.offers_tools(body):
+        conversation = self.conversation_of(body)
+        if conversation is None and not self.offers_tools(body):
             return Say(SIDE_ANSWER)
+        script = self.script if conversation is None else self.agents[conversation]
         index = self.answers_so_far(body)
-        if index >= len(self.script):
+        if index >= len(script):
             return Say(LAST_WORDS)
-        turn = self.script[index]
+        turn = script[index]
         with self._lock:
-            first = index not in self._done_before
-            self._done_before.add(index)
+            first = (conversation, index) not in self._done_before
+            self._done_before.add((conversation, index))
         if first and turn.before is not None:
             turn.before()
         return turn
@@ -263,6 +291,18 @@ def send_events(handler: BaseHTTPRequestHandler, events: Iterator[tuple[str | No
         handler.wfile.flush()
 
 
+def _texts(value: Any) -> str:
+    """The text of a system prompt given as a string, a list of text blocks or parts, or
+    an object with ``parts``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return _texts(value.get("parts", value.get("text", "")))
+    if isinstance(value, list):
+        return "\n".join(_texts(item) for item in value)
+    return ""
+
+
 def _count(messages: Any, role: str) -> int:
     if not isinstance(messages, list):
         return 0
@@ -274,9 +314,16 @@ class AnthropicModel(ScriptedModel):
 
     name = "anthropic-model"
 
+    def __init__(self, script: Sequence[Turn], agents: Mapping[str, Sequence[Turn]] | None = None) -> None:
+        super().__init__(script, agents)
+        self._answers = itertools.count(1)
+
     def offered_tools(self, body: dict[str, Any]) -> list[str]:
         tools = body.get("tools")
         return [t["name"] for t in tools if isinstance(t, dict) and "name" in t] if isinstance(tools, list) else []
+
+    def system_text(self, body: dict[str, Any]) -> str:
+        return _texts(body.get("system"))
 
     def answers_so_far(self, body: dict[str, Any]) -> int:
         return _count(body.get("messages"), "assistant")
@@ -301,8 +348,10 @@ class AnthropicModel(ScriptedModel):
 
     def respond(self, handler: BaseHTTPRequestHandler, body: dict[str, Any], turn: Turn) -> None:
         model = str(body.get("model", "claude"))
+        with self._lock:  # Claude Code merges the assistant messages that share an id
+            number = next(self._answers)
         if isinstance(turn, Call):
-            block: dict[str, Any] = {"type": "tool_use", "id": "toolu_01", "name": turn.tool, "input": {}}
+            block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_{number:02d}", "name": turn.tool, "input": {}}
             delta: dict[str, Any] = {"type": "input_json_delta", "partial_json": json.dumps(dict(turn.arguments))}
             stop = "tool_use"
         else:
@@ -311,13 +360,14 @@ class AnthropicModel(ScriptedModel):
             stop = "end_turn"
         if not body.get("stream"):
             whole = {**block, "input": dict(turn.arguments)} if isinstance(turn, Call) else {**block, "text": turn.text}
-            send_json(handler, 200, _anthropic_message(model, [whole], stop))
+            send_json(handler, 200, _anthropic_message(number, model, [whole], stop))
             return
+        start = _anthropic_message(number, model, [], None)
         send_events(
             handler,
             iter(
                 [
-                    ("message_start", {"type": "message_start", "message": _anthropic_message(model, [], None)}),
+                    ("message_start", {"type": "message_start", "message": start}),
                     ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
                     ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
                     ("content_block_stop", {"type": "content_block_stop", "index": 0}),
@@ -335,9 +385,9 @@ class AnthropicModel(ScriptedModel):
         )
 
 
-def _anthropic_message(model: str, content: list[dict[str, Any]], stop: str | None) -> dict[str, Any]:
+def _anthropic_message(number: int, model: str, content: list[dict[str, Any]], stop: str | None) -> dict[str, Any]:
     return {
-        "id": "msg_01",
+        "id": f"msg_{number:02d}",
         "type": "message",
         "role": "assistant",
         "model": model,
@@ -361,6 +411,9 @@ class GeminiModel(ScriptedModel):
                 if isinstance(declaration, dict) and "name" in declaration:
                     names.append(declaration["name"])
         return names
+
+    def system_text(self, body: dict[str, Any]) -> str:
+        return _texts(body.get("systemInstruction"))
 
     def answers_so_far(self, body: dict[str, Any]) -> int:
         return _count(body.get("contents"), "model")
@@ -412,6 +465,15 @@ class ChatCompletionsModel(ScriptedModel):
             if isinstance(function, dict) and "name" in function:
                 names.append(function["name"])
         return names
+
+    def system_text(self, body: dict[str, Any]) -> str:
+        messages = body.get("messages")
+        system = [
+            message.get("content")
+            for message in (messages if isinstance(messages, list) else [])
+            if isinstance(message, dict) and message.get("role") in ("system", "developer")
+        ]
+        return _texts(system)
 
     def answers_so_far(self, body: dict[str, Any]) -> int:
         return _count(body.get("messages"), "assistant")

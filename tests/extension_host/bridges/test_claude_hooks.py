@@ -39,6 +39,27 @@ def test_pre_tool_use_sends_claudes_tool_name_and_input(project: Project) -> Non
     assert asked == {"hook": "preToolUse", "toolName": "Bash", "toolArgs": {"command": "rm -rf build"}}
 
 
+@pytest.mark.parametrize("event", ["PreToolUse", "PostToolUse", "PostToolUseFailure"])
+def test_a_tool_call_inside_a_subagent_sends_the_childs_id_and_agent_type(project: Project, event: str) -> None:
+    inside = payload(
+        event,
+        tool_name="Bash",
+        tool_input={"command": "cat .env"},
+        tool_response="x",
+        error="exit 1",
+        agent_id="a43a262c30d8af895",
+        agent_type="helper",
+    )
+    asked, _ = hook(project, event, inside, {})
+    assert (asked["toolName"], asked["agentId"], asked["agentType"]) == ("Bash", "a43a262c30d8af895", "helper")
+
+
+def test_the_main_threads_agent_type_alone_is_not_a_subagent(project: Project) -> None:
+    main = payload("PreToolUse", tool_name="Bash", tool_input={"command": "ls"}, agent_type="reviewer")
+    asked, _ = hook(project, "PreToolUse", main, {})
+    assert "agentId" not in asked and "agentType" not in asked
+
+
 def test_pre_tool_use_deny_is_a_permission_decision_with_its_reason(project: Project) -> None:
     _, reply = hook(project, "PreToolUse", PRE, {"decision": "deny", "reason": "no rm -rf", "decidedBy": "guard"})
     assert output(reply) == {

@@ -72,6 +72,62 @@ def answer(project: Project, params: dict[str, Any], policy: Policy | None = Non
     return run(scenario())
 
 
+class Inputs:
+    """A plugin that keeps the session fields of each tool hook's input."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, str | None, str | None, str | None]] = []
+
+    def note(self, hook: str, input: Any) -> None:
+        self.seen.append((hook, input.session_id, input.agent_id, input.agent_type, input.parent_agent_id))
+
+    @hookimpl
+    def on_pre_tool_use(self, input: Any) -> dict[str, Any]:
+        self.note("pre", input)
+        if input.agent_id is not None:
+            return {"permission_decision": "deny", "permission_decision_reason": f"not inside {input.agent_type}"}
+        return {"permission_decision": "allow"}
+
+    @hookimpl
+    def on_post_tool_use(self, input: Any) -> None:
+        self.note("post", input)
+
+    @hookimpl
+    def on_post_tool_use_failure(self, input: Any) -> None:
+        self.note("failure", input)
+
+
+def test_a_call_inside_a_subagent_runs_the_hooks_with_the_childs_session_and_its_events_carry_it(
+    project: Project,
+) -> None:
+    inputs = Inputs()
+    child = {"agentId": "child-1", "agentType": "helper"}
+    calls: list[dict[str, Any]] = [
+        {"hook": "preToolUse", "toolName": "Bash", "toolArgs": {"command": "cat .env"}, **child},
+        {"hook": "postToolUse", "toolName": "Bash", "toolResult": {"textResultForLlm": "x"}, **child},
+        {"hook": "postToolUseFailure", "toolName": "Bash", "error": "exit 1", **child},
+        {"hook": "preToolUse", "toolName": "Bash", "toolArgs": {"command": "cat .env"}},
+    ]
+
+    async def scenario() -> tuple[list[dict[str, Any]], str, list[tuple[str, Any]]]:
+        async with ExtensionHost(project.root, project.home, watch=False, persist=False, session_hooks=False) as host:
+            host.register_plugin(inputs, "inputs")
+            answers = [await run_hook_call(host, parse_hook_call(call)) for call in calls]
+            events = [(e["type"], e.get("agentId")) for e in host.events.history() if e["type"].startswith("hook.")]
+            return answers, host.session_id, events
+
+    answers, parent, events = run(scenario())
+    assert [a.get("decision") for a in answers] == ["deny", None, None, "allow"]
+    assert answers[0]["reason"] == "not inside helper"
+    assert inputs.seen == [
+        ("pre", "child-1", "child-1", "helper", parent),
+        ("post", "child-1", "child-1", "helper", parent),
+        ("failure", "child-1", "child-1", "helper", parent),
+        ("pre", parent, None, None, None),
+    ]
+    assert [agent for _, agent in events] == ["child-1"] * 6 + [None] * 2
+
+
 def test_a_pre_tool_deny_comes_back_with_its_reason_and_who_decided(project: Project) -> None:
     got = answer(project, {"hook": "preToolUse", "toolName": "Bash", "toolArgs": {"command": "rm -rf /"}})
     assert got == {"decision": "deny", "reason": "no rm -rf", "decidedBy": "policy"}
@@ -160,6 +216,10 @@ def test_session_start_and_end_run_their_hooks(project: Project) -> None:
         ({"hook": "userPromptSubmitted"}, "prompt"),
         ({"hook": "sessionStart", "source": "reboot"}, "source"),
         ({"hook": "sessionEnd", "reason": "bored"}, "reason"),
+        ({"hook": "preToolUse", "toolName": "Bash", "agentId": ""}, "agentId"),
+        ({"hook": "preToolUse", "toolName": "Bash", "agentId": "a" * 257}, "agentId"),
+        ({"hook": "preToolUse", "toolName": "Bash", "agentId": 7}, "agentId"),
+        ({"hook": "preToolUse", "toolName": "Bash", "agentType": "helper"}, "agentType"),
     ],
 )
 def test_a_malformed_request_is_invalid_params_naming_the_field(params: Any, fault: str) -> None:
