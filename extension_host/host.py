@@ -55,6 +55,7 @@ from .paths import user_home as resolve_user_home
 from .permissions import PermissionBroker, PermissionOutcome
 from .registry import BUILTIN_OWNER, ToolRegistry
 from .runtime import ExtensionRuntime
+from .session.agent_files import load_agent_files
 from .session.agents import Agent, OfferedTool, agent_model, agent_models, agent_usage
 from .session.custom_agents import CustomAgent, agent_from_config, merge_agents
 from .session.lifecycle import SessionLifecycle
@@ -212,6 +213,7 @@ class ExtensionHost:
             self.events, on_ask, lambda: self._runtime.permission_handlers(), clients=permission_clients
         )
         self._given_agents = tuple(custom_agents)
+        self._file_agents: tuple[CustomAgent, ...] = ()
         self._subagents = Subagents(
             self.events,
             lambda: self.custom_agents,
@@ -319,6 +321,7 @@ class ExtensionHost:
             ExtensionHostError: the host was already started.
         """
         await self._lifecycle.start()
+        self._read_agent_files()
 
     async def stop(self) -> None:
         """Stop every extension (stop ladder: end of stream, SIGTERM, SIGKILL); idempotent."""
@@ -362,6 +365,7 @@ class ExtensionHost:
             UnknownExtensionError: ``name`` is not a discovered extension.
         """
         if name is None:
+            self._read_agent_files()
             return await self._runtime.restart_all()
         return await self._runtime.apply({self.extension(name).id})
 
@@ -381,13 +385,24 @@ class ExtensionHost:
     @property
     def custom_agents(self) -> dict[str, CustomAgent]:
         """The custom agents the session's agent may start as subagents (the ``task`` tool),
-        by name: those given to the host first, then those its extensions declared."""
+        by name: those given to the host first, then those its extensions declared, then the
+        user's agent files and the project's (read at start and at a reload of everything)."""
         declared = self._runtime.custom_agents()
         if not declared:
-            return merge_agents(self._given_agents)
+            return merge_agents(self._given_agents, self._file_agents)
         return merge_agents(
-            self._given_agents, (agent_from_config(config, f"extension:{owner}") for owner, config in declared)
+            self._given_agents,
+            (agent_from_config(config, f"extension:{owner}") for owner, config in declared),
+            self._file_agents,
         )
+
+    def _read_agent_files(self) -> None:
+        """Read the custom agent files (the project's only when it is trusted); one
+        ``session.warning`` for each file that gives no agent."""
+        found = load_agent_files(self.project_root if self.trust.trusted else None, self.user_home)
+        self._file_agents = found.agents
+        for problem in found.problems:
+            self.events.emit("session.warning", {"warningType": "agents", "message": problem})
 
     def _agent_tools(self, extension_tools: bool) -> list[Tool]:
         """The agent's own built-in tools: ``task``, and ``extensions_manage`` and

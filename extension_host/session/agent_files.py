@@ -63,11 +63,14 @@ class _Unusable(Exception):
 
 
 def load_agent_files(
-    project_root: Path, user_root: Path, *, max_files: int = MAX_FILES, max_bytes: int = MAX_FILE_BYTES
+    project_root: Path | None, user_root: Path, *, max_files: int = MAX_FILES, max_bytes: int = MAX_FILE_BYTES
 ) -> AgentFiles:
     """The custom agents in the files of ``user_root`` (the user's extension-host home) and
-    ``project_root`` (see the module), by name; the problems of the files that give none."""
-    folders = [(agents_dir(user_root), "user"), *((project_root / folder, "project") for folder in PROJECT_AGENT_DIRS)]
+    ``project_root`` (see the module; ``None``: the user's only, as for a project that is not
+    trusted), by name; the problems of the files that give none."""
+    folders = [(agents_dir(user_root), "user")]
+    if project_root is not None:
+        folders += [(project_root / folder, "project") for folder in PROJECT_AGENT_DIRS]
     problems: list[str] = []
     taken: dict[str, tuple[Path, Path]] = {}  # name -> (folder, file)
     agents: dict[str, CustomAgent] = {}

@@ -8,8 +8,10 @@ definitions of tools its allowlist names that the giver forwarded with it (an SD
 child can be offered tools the parent does not know by definition).
 
 The wire form, checked at the trust boundary, is :mod:`~extension_host.agent_configs`'s;
-:func:`agent_from_config` makes an agent of it. :func:`merge_agents` decides which agent a name means when it is
-given twice: earlier sources win (the API, then clients, extensions, project files, user files).
+:func:`agent_from_config` makes an agent of it. :func:`merge_agents` decides which agent a
+name means when it is given twice: earlier sources win (the host's caller, whether the API or a
+client, then extensions, then files: the user's before the project's, as Copilot CLI reads
+them, see :mod:`~extension_host.session.agent_files`).
 Running a child session is :mod:`~extension_host.session.subagents`'s business.
 """
 

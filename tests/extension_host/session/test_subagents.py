@@ -506,3 +506,49 @@ def test_the_subagent_hook_points_frame_the_child_and_the_agent_stop_hooks_do_no
     assert (second_stop.response, second_stop.stop_hook_active) == ("second look", True)
     assert first_stop.agent_id == start.agent_id and first_stop.session_id == session_id
     assert type(parent_stop).__name__ == "AgentStopInput" and parent_stop.agent_id is None
+
+
+AGENT_FILE = """---
+name: reviewer
+description: Reviews code from a file
+tools: ["echo"]
+---
+You review code, as the file says.
+"""
+
+
+def test_agent_files_give_the_session_agents_and_an_untrusted_project_gives_none(project: Project) -> None:
+    folder = project.root / ".github" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "reviewer.agent.md").write_text(AGENT_FILE)
+    (folder / "broken.agent.md").write_text("no front matter here\n")
+    user = project.home / "agents"
+    user.mkdir(parents=True)
+    (user / "helper.md").write_text("---\ndescription: Helps\n---\nYou help.\n")
+
+    async def scenario(trusted: bool) -> tuple[dict[str, CustomAgent], list[str]]:
+        async with host_for(project, agent=ScriptedAgent.replies("ok"), trust=trusted) as host:
+            warnings = [e["data"]["message"] for e in host.events.history("session.warning")]
+            return host.custom_agents, warnings
+
+    agents, warnings = run(scenario(True))
+    assert sorted(agents) == ["helper", "reviewer"]
+    reviewer = agents["reviewer"]
+    assert (reviewer.source, reviewer.tools, reviewer.description) == ("project", ("echo",), "Reviews code from a file")
+    assert reviewer.prompt.strip() == "You review code, as the file says."
+    assert [w for w in warnings if "broken.agent.md" in w] != []
+    agents, _ = run(scenario(False))
+    assert list(agents) == ["helper"]
+
+
+def test_an_agent_given_to_the_host_wins_over_a_file_of_the_same_name(project: Project) -> None:
+    folder = project.root / ".github" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "reviewer.agent.md").write_text(AGENT_FILE)
+    given = reviewer(ScriptedAgent.replies("x"))
+
+    async def scenario() -> CustomAgent:
+        async with host_for(project, agent=ScriptedAgent.replies("ok"), custom_agents=[given]) as host:
+            return host.custom_agents["reviewer"]
+
+    assert run(scenario()) is given
