@@ -31,7 +31,7 @@ from .context import MAX_QUEUED_BYTES, SendHandler
 from .discovery import ExtensionSpec
 from .dispatch import AskHandler, ToolOrigin
 from .errors import UnknownExtensionError
-from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, EventListener, EventLog
+from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, AgentScope, EventListener, EventLog
 from .hooks.foreign_tools import ToolCheck, ToolReview, check_tool_call, review_tool_failure, review_tool_result
 from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
 from .hooks.session_hooks import SessionHooks
@@ -559,6 +559,30 @@ class ExtensionHost:
         """Run only the failed-tool hooks on another agent's tool ``name`` that failed with
         ``error``; returns their guidance for the model, if any."""
         return await review_tool_failure(self._hooks, name, arguments, error)
+
+    async def start_subagent(
+        self, agent_id: str, agent_type: str, *, description: str = "", transcript_path: str | None = None
+    ) -> str | None:
+        """Run the subagent-start hooks for a subagent another agent starts (its id and type),
+        as a child of this session; returns the context they add to its prompt."""
+        child = AgentScope(agent_id, agent_type, self.session_id, tool_call_id="")
+        return await self._hook_points.start_subagent(child, agent_type, agent_type, description, transcript_path)
+
+    async def stop_subagent(
+        self,
+        agent_id: str,
+        agent_type: str,
+        response: str,
+        *,
+        active: bool = False,
+        transcript_path: str | None = None,
+    ) -> StopDecision:
+        """Run the subagent-stop hooks for another agent's subagent that answered ``response``
+        (``active``: a follow-up such a hook asked for); a ``block`` keeps it going."""
+        child = AgentScope(agent_id, agent_type, self.session_id, tool_call_id="")
+        return await self._hook_points.stop_subagent(
+            child, agent_type, agent_type, "", response, active, transcript_path
+        )
 
     async def stop_agent(self, transcript_path: str | None = None, active: bool = False) -> StopDecision:
         """Run the agent-stop hooks on an agent (this host's or another) about to stop

@@ -46,7 +46,11 @@ Inside a subagent (its ``Agent`` tool) Claude Code runs the same tool events wit
 ``session_id`` and the child's ``agent_id`` and ``agent_type``; they become the request's
 ``agentId`` and ``agentType`` (:mod:`.hook_calls`), so the hooks see the child's ``sessionId``,
 ``agentId``, ``agentType`` and ``parentAgentId`` as GitHub Copilot CLI gives a child's hooks.
-Its ``SubagentStart`` and ``SubagentStop`` events are not mapped.
+Its ``SubagentStart`` runs ``on_subagent_start`` (the hooks' ``additional_context`` goes to the
+subagent, ``hookSpecificOutput.additionalContext``) and its ``SubagentStop`` runs
+``on_subagent_stop`` with ``last_assistant_message`` as ``response`` and
+``agent_transcript_path`` (``{"decision": "block", "reason"}`` keeps the subagent going; a
+``modified_response`` is not carried: Claude Code cannot replace a subagent's answer).
 
 A failed tool gets ``PostToolUseFailure`` and not ``PostToolUse``, as a failed call gets
 ``on_post_tool_use_failure`` and not ``on_post_tool_use`` in the host. ``on_user_prompt_transformed``
@@ -108,6 +112,28 @@ def _tool_request(hook: str) -> Any:
         return params
 
     return request
+
+
+def _subagent_request(hook: str) -> Any:
+    def request(payload: dict[str, Any]) -> dict[str, Any]:
+        params: dict[str, Any] = {"hook": hook, "agentId": field(payload, "agent_id", str)}
+        agent_type = field(payload, "agent_type", str, required=False)
+        if agent_type:
+            params["agentType"] = agent_type
+        transcript = field(payload, "agent_transcript_path", str, required=False)
+        if transcript:
+            params["transcriptPath"] = transcript
+        if hook == "subagentStop":
+            params["response"] = field(payload, "last_assistant_message", str, required=False) or ""
+            params["stopHookActive"] = field(payload, "stop_hook_active", bool, required=False) or False
+        return params
+
+    return request
+
+
+def _subagent_start_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
+    context = answer.get("additionalContext")
+    return json_reply({"hookSpecificOutput": specific("SubagentStart", additionalContext=context)} if context else None)
 
 
 def _pre_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
@@ -232,6 +258,12 @@ CLAUDE: Final = HookAgent(
         ),
         "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, session_end_request(_COMPLETE), session_end_reply),
         "Stop": AgentEvent("Stop", "agentStop", False, stop_request, stop_reply),
+        "SubagentStart": AgentEvent(
+            "SubagentStart", "subagentStart", False, _subagent_request("subagentStart"), _subagent_start_reply
+        ),
+        "SubagentStop": AgentEvent(
+            "SubagentStop", "subagentStop", False, _subagent_request("subagentStop"), stop_reply
+        ),
     },
 )
 """Claude Code's table: event name → row."""

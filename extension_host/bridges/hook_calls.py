@@ -2,7 +2,7 @@
 
 A hook adapter (:mod:`.hook_adapter`) turns an agent's hook payload into an agent-neutral
 request, ``{hook, toolName?, toolArgs?, toolResult?, error?, prompt?, source?, reason?,
-transcriptPath?, stopHookActive?, agentId?, agentType?}``, and gets back
+transcriptPath?, stopHookActive?, agentId?, agentType?, response?}``, and gets back
 an agent-neutral answer (see :func:`run_hook_call`). The request arrives over the control socket
 (from a hook command, a process of the same user, but still checked: shapes and sizes are
 validated here) or from the adapter's one-shot host. This module owns that shape and how it is
@@ -16,9 +16,11 @@ so its input carries ``sessionId`` = ``agentId`` = the child's id, ``agentType``
 
 ``hook`` is the wire name of a hook point (``preToolUse``, ``postToolUse``,
 ``postToolUseFailure`` (with the tool's ``error``), ``userPromptSubmitted``, ``sessionStart``,
-``sessionEnd``, ``agentStop``). The answer has only the keys that apply: ``decision``
-(``allow``/``ask``/``deny``; ``block`` for ``agentStop``: the agent should go on with
-``reason``), ``reason``, ``decidedBy``, ``modifiedArgs``,
+``sessionEnd``, ``agentStop``, ``subagentStart`` and ``subagentStop`` (both with ``agentId``;
+``response``: the subagent's answer), which run in the session that owns the subagent). The
+answer has only the keys that apply: ``decision`` (``allow``/``ask``/``deny``; ``block`` for
+``agentStop`` and ``subagentStop``: the agent should go on with ``reason``), ``reason``,
+``decidedBy``, ``modifiedArgs``,
 ``modifiedPrompt``, ``modifiedResult`` (text), ``additionalContext``, ``sessionSummary``, and for
 the two guard hook points ``unjudged`` (``{message, extensions, allowed}``) when extensions that
 should be running are not, so they judged nothing (:mod:`extension_host.hooks.unjudged`):
@@ -61,8 +63,17 @@ MAX_HOOK_AGENT_CHARS: Final = 256
 """Longest subagent id or type a hook request may carry."""
 
 HookWireName = Literal[
-    "preToolUse", "postToolUse", "postToolUseFailure", "userPromptSubmitted", "sessionStart", "sessionEnd", "agentStop"
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "userPromptSubmitted",
+    "sessionStart",
+    "sessionEnd",
+    "agentStop",
+    "subagentStart",
+    "subagentStop",
 ]
+_SUBAGENT_HOOKS: Final = frozenset({"subagentStart", "subagentStop"})
 
 
 class _ToolResultShape(PydanticTypedDict):
@@ -83,6 +94,7 @@ class _HookCallShape(PydanticTypedDict):
     stopHookActive: NotRequired[StrictBool]
     agentId: NotRequired[str]
     agentType: NotRequired[str]
+    response: NotRequired[str]
 
 
 class HookCall(TypedDict, total=False):
@@ -100,6 +112,7 @@ class HookCall(TypedDict, total=False):
     stopHookActive: bool
     agentId: str
     agentType: str
+    response: str
 
 
 _VALIDATOR: Final = TypeAdapter(_HookCallShape)
@@ -128,6 +141,8 @@ def parse_hook_call(params: Any) -> HookCall:
             raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: {key} must have 1 to {MAX_HOOK_AGENT_CHARS} characters")
     if "agentType" in call and "agentId" not in call:
         raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: agentType needs the agentId of the subagent")
+    if hook in _SUBAGENT_HOOKS and "agentId" not in call:
+        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: {hook} needs the agentId of the subagent")
     if hook == "postToolUse" and "toolResult" not in call:
         raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: postToolUse needs a toolResult")
     if hook == "postToolUseFailure" and "error" not in call:
@@ -145,7 +160,7 @@ async def run_hook_call(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
     """Run the hook point ``call`` names on ``host``; returns the agent-neutral answer."""
     refused = await _trust_refused(host)
     child = call.get("agentId")
-    if child is None:
+    if child is None or call["hook"] in _SUBAGENT_HOOKS:  # those two run in the session that owns the child
         return _compact(**await _run(host, call), trustRefused=refused)
     scope = AgentScope(child, call.get("agentType", ""), host.session_id, tool_call_id="")
     token = CURRENT_AGENT.set(scope)
@@ -180,6 +195,20 @@ async def _run(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
         return _compact(additionalContext=guidance)
     if hook == "agentStop":
         stop = await host.stop_agent(call.get("transcriptPath"), call.get("stopHookActive", False))
+        return _compact(decision="block" if stop.blocked else None, reason=stop.reason if stop.blocked else None)
+    if hook == "subagentStart":
+        context = await host.start_subagent(
+            call["agentId"], call.get("agentType", ""), transcript_path=call.get("transcriptPath")
+        )
+        return _compact(additionalContext=context)
+    if hook == "subagentStop":
+        stop = await host.stop_subagent(
+            call["agentId"],
+            call.get("agentType", ""),
+            call.get("response", ""),
+            active=call.get("stopHookActive", False),
+            transcript_path=call.get("transcriptPath"),
+        )
         return _compact(decision="block" if stop.blocked else None, reason=stop.reason if stop.blocked else None)
     if hook == "userPromptSubmitted":
         prompt = call["prompt"]

@@ -110,14 +110,25 @@ class SessionHooks:
         )
         return StopDecision(outcome.decision == "block", outcome.reason)
 
-    async def start_subagent(self, child: AgentScope, name: str, display_name: str, description: str) -> str | None:
+    async def start_subagent(
+        self, child: AgentScope, name: str, display_name: str, description: str, transcript_path: str | None = None
+    ) -> str | None:
         """Run the subagent-start hooks before ``child``'s first turn (in the session that
         starts it); the context they put before its prompt."""
-        given = self._subagent_input(SubagentStartInput, child, name, display_name, description)
+        given = self._subagent_input(
+            SubagentStartInput, child, name, display_name, description, transcript_path=transcript_path
+        )
         return (await self._runner.run("on_subagent_start", given)).additional_context
 
     async def stop_subagent(
-        self, child: AgentScope, name: str, display_name: str, description: str, response: str, active: bool
+        self,
+        child: AgentScope,
+        name: str,
+        display_name: str,
+        description: str,
+        response: str,
+        active: bool,
+        transcript_path: str | None = None,
     ) -> StopDecision:
         """Run the subagent-stop hooks on a child session that answered ``response`` without
         calling a tool (``active``: a follow-up such a hook asked for); a ``block`` keeps it
@@ -131,15 +142,24 @@ class SessionHooks:
             response=response,
             stop_reason="end_turn",
             stop_hook_active=active,
+            transcript_path=transcript_path,
         )
         outcome = await self._runner.run("on_subagent_stop", given)
         replaced = outcome.value if isinstance(outcome.value, str) and outcome.value != response else None
         return StopDecision(outcome.decision == "block", outcome.reason, replaced)
 
     def _subagent_input(
-        self, input_type: type[_Subagent], child: AgentScope, name: str, display: str, description: str, **fields: Any
+        self,
+        input_type: type[_Subagent],
+        child: AgentScope,
+        name: str,
+        display: str,
+        description: str,
+        transcript_path: str | None,
+        **fields: Any,
     ) -> _Subagent:
-        """A subagent hook point's input: the starting session's id, the child's as ``agent_id``."""
+        """A subagent hook point's input: the starting session's id, the child's as ``agent_id``
+        (``transcript_path``: the session's log unless given)."""
         return self._runner.make_input(
             input_type,
             session_id=child.parent_id,
@@ -149,6 +169,6 @@ class SessionHooks:
             agent_name=name,
             agent_display_name=display,
             agent_description=description,
-            transcript_path=self.transcript_path(),
+            transcript_path=transcript_path or self.transcript_path(),
             **fields,
         )

@@ -288,11 +288,38 @@ def test_a_host_that_fails_is_only_a_warning_for_an_observer(project: Project) -
 
 
 def test_an_unknown_event_is_a_warning_listing_the_events(project: Project) -> None:
-    _, reply = hook(project, "SubagentStop", payload("SubagentStop"), {})
+    _, reply = hook(project, "Notification", payload("Notification"), {})
     assert reply.exit_code == 1
-    assert "PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, Stop" in (
-        reply.stderr
+    listed = "PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, Stop, "
+    assert listed + "SubagentStart, SubagentStop" in reply.stderr
+
+
+SUBAGENT = {"agent_id": "a43a262c30d8af895", "agent_type": "helper", "agent_transcript_path": "/t/agent.jsonl"}
+
+
+def test_subagent_start_runs_the_subagent_start_hooks_and_gives_the_subagent_their_context(project: Project) -> None:
+    asked, reply = hook(
+        project, "SubagentStart", payload("SubagentStart", **SUBAGENT), {"additionalContext": "be brief"}
     )
+    assert asked == {
+        "hook": "subagentStart",
+        "agentId": "a43a262c30d8af895",
+        "agentType": "helper",
+        "transcriptPath": "/t/agent.jsonl",
+    }
+    assert output(reply) == {"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "be brief"}}
+
+
+def test_subagent_stop_sends_the_subagents_answer_and_a_block_keeps_it_going(project: Project) -> None:
+    stop = payload("SubagentStop", **SUBAGENT, last_assistant_message="Found 2 bugs.", stop_hook_active=False)
+    asked, reply = hook(project, "SubagentStop", stop, {"decision": "block", "reason": "fix them too"})
+    assert (asked["hook"], asked["response"], asked["stopHookActive"]) == ("subagentStop", "Found 2 bugs.", False)
+    assert output(reply) == {"decision": "block", "reason": "fix them too"}
+
+
+def test_a_subagent_event_without_the_subagents_id_is_an_error_naming_the_field(project: Project) -> None:
+    _, reply = hook(project, "SubagentStop", payload("SubagentStop"), {})
+    assert reply.exit_code == 1 and "agent_id" in reply.stderr
 
 
 def test_a_project_root_that_cannot_be_used_makes_pre_tool_use_block(tmp_path: Path) -> None:

@@ -228,3 +228,55 @@ def test_a_malformed_request_is_invalid_params_naming_the_field(params: Any, fau
     assert caught.value.code == INVALID_PARAMS
     assert fault in str(caught.value)
     assert str(caught.value).startswith("host.hook")
+
+
+class SubagentPolicy:
+    """A plugin on the subagent hook points, keeping what each was given."""
+
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    @hookimpl
+    def on_subagent_start(self, input: Any) -> dict[str, Any]:
+        self.seen.append(input)
+        return {"additional_context": f"{input.agent_name}: be brief"}
+
+    @hookimpl
+    def on_subagent_stop(self, input: Any) -> dict[str, Any] | None:
+        self.seen.append(input)
+        return None if input.stop_hook_active else {"decision": "block", "reason": "add the tests"}
+
+
+def test_another_agents_subagent_start_and_stop_run_the_subagent_hooks_in_the_session_that_owns_it(
+    project: Project,
+) -> None:
+    policy = SubagentPolicy()
+    calls: list[dict[str, Any]] = [
+        {"hook": "subagentStart", "agentId": "child-1", "agentType": "helper", "transcriptPath": "/t/a.jsonl"},
+        {"hook": "subagentStop", "agentId": "child-1", "agentType": "helper", "response": "Done."},
+        {
+            "hook": "subagentStop",
+            "agentId": "child-1",
+            "agentType": "helper",
+            "response": "Done.",
+            "stopHookActive": True,
+        },
+    ]
+
+    async def scenario() -> tuple[list[dict[str, Any]], str]:
+        async with ExtensionHost(project.root, project.home, watch=False, persist=False, session_hooks=False) as host:
+            host.register_plugin(policy, "policy")
+            return [await run_hook_call(host, parse_hook_call(call)) for call in calls], host.session_id
+
+    answers, session_id = run(scenario())
+    assert answers == [{"additionalContext": "helper: be brief"}, {"decision": "block", "reason": "add the tests"}, {}]
+    start, stop, _ = policy.seen
+    assert (start.session_id, start.agent_id, start.agent_type, start.parent_agent_id) == (
+        session_id,
+        "child-1",
+        "helper",
+        session_id,
+    )
+    assert start.transcript_path == "/t/a.jsonl" and stop.response == "Done."
+    with pytest.raises(RpcError, match="subagentStop needs the agentId"):
+        parse_hook_call({"hook": "subagentStop", "response": "x"})

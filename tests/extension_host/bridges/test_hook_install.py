@@ -59,6 +59,8 @@ def test_install_writes_every_claude_event_into_a_new_project_settings_file(proj
         "SessionStart",
         "SessionEnd",
         "Stop",
+        "SubagentStart",
+        "SubagentStop",
     ]
     assert written["hooks"]["PreToolUse"] == [
         {"matcher": "*", "hooks": [{"type": "command", "command": command("claude", "PreToolUse"), "timeout": 60}]}
