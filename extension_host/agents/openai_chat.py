@@ -21,6 +21,7 @@ does not know events, hooks or extensions.
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -109,6 +110,8 @@ class OpenAIChatAgent:
         )
         self._meter = UsageMeter()
         self._meter.current_model = self.model
+        self._copy = False
+        """A :meth:`with_model` copy: the connection is the original's to close."""
         self._models: list[str] | None = None
 
     @property
@@ -212,9 +215,24 @@ class OpenAIChatAgent:
         self.model = model_id
         self._meter.current_model = model_id
 
+    def with_model(self, model_id: str) -> OpenAIChatAgent:
+        """A copy that names ``model_id`` in its requests (a subagent's model); it shares this
+        agent's connection and usage count.
+
+        Raises:
+            ValueError: the endpoint listed its models and this is not one of them.
+        """
+        if self._models and model_id not in self._models:
+            raise ValueError(f"model {model_id!r} is not offered by {self.base_url}; it offers {len(self._models)}")
+        clone = copy.copy(self)
+        clone.model = model_id
+        clone._copy = True
+        return clone
+
     async def close(self) -> None:
-        """Close the HTTP connections."""
-        await self._client.close()
+        """Close the HTTP connections (a :meth:`with_model` copy leaves them to the original)."""
+        if not self._copy:
+            await self._client.close()
 
     # -- one request --------------------------------------------------------------------
 

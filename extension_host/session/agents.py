@@ -4,9 +4,10 @@ An :class:`Agent` is given the session's model context and the tools on offer, a
 step: assistant text, tool calls, or both. The host runs the tool calls through its pipeline
 and asks again with their results in the context, until a step asks for no tool
 (:mod:`extension_host.session.turns`). Agents may also report the models they offer
-(``models()``), the usage they counted (``usage()``) and switch models (``select_model()``);
-all are optional and read through :func:`agent_models`, :func:`agent_usage` and
-:func:`agent_select_model`. An agent that streams its text hands it to the request's
+(``models()``), the usage they counted (``usage()``), switch models (``select_model()``) and
+make a copy answering with another (``with_model()``, for a subagent's model); all are optional
+and read through :func:`agent_models`, :func:`agent_usage`, :func:`agent_select_model` and
+:func:`agent_with_model`. An agent that streams its text hands it to the request's
 ``on_delta``. Agents for real models live in :mod:`extension_host.agents`.
 
 :class:`ScriptedAgent` answers from a fixed script, one list of steps per prompt: the tests and
@@ -33,6 +34,7 @@ __all__ = [
     "agent_models",
     "agent_select_model",
     "agent_usage",
+    "agent_with_model",
 ]
 
 
@@ -140,6 +142,20 @@ def agent_select_model(agent: Agent | None, model_id: str) -> bool:
         return False
     select(model_id)
     return True
+
+
+def agent_with_model(agent: Agent | None, model_id: str) -> Agent | None:
+    """An agent like ``agent`` answering with ``model_id`` (its optional ``with_model``), or
+    ``None`` when it cannot choose models.
+
+    Raises:
+        ValueError: the agent can choose, but not this model (its message names the model).
+    """
+    with_model = getattr(agent, "with_model", None)
+    if not callable(with_model):
+        return None
+    made: Agent = with_model(model_id)
+    return made
 
 
 class ScriptExhausted(Exception):

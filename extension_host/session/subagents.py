@@ -41,7 +41,7 @@ from ..dispatch import ToolOrigin
 from ..errors import ExtensionHostError
 from ..events import CURRENT_AGENT, AgentScope, EventLog
 from ..outcomes import StopDecision, ToolCallResult
-from .agents import Agent, OfferedTool, agent_model
+from .agents import Agent, OfferedTool, agent_model, agent_with_model
 from .custom_agents import CustomAgent, offered_definitions
 from .errors import PromptRejectedError, TurnAbortedError
 from .turns import CallTool, ReportError, SubmitPrompt, TransformPrompt, TurnRunner
@@ -159,6 +159,10 @@ class Subagents:
         problem, agent, prompt = _check(arguments, agents)
         if problem is not None or agent is None:
             return _failure(problem or "no agent")
+        try:
+            child_agent = self._agent_for(agent, arguments.get("model"))
+        except ValueError as exc:
+            return _failure(f"Agent {agent.name} cannot start: {exc}")
         parent = CURRENT_AGENT.get()
         scope = AgentScope(
             agent_id=str(uuid.uuid4()),
@@ -169,9 +173,24 @@ class Subagents:
         )
         token = CURRENT_AGENT.set(scope)
         try:
-            return await self._run_child(agent, scope, prompt, parent)
+            return await self._run_child(agent, child_agent, scope, prompt, parent)
         finally:
             CURRENT_AGENT.reset(token)
+
+    def _agent_for(self, agent: CustomAgent, requested: Any) -> Agent | None:
+        """What answers the child: the custom agent's own agent, else the session's, asked for
+        the model the call or the custom agent names when it can choose one.
+
+        Raises:
+            ValueError: that agent cannot answer with that model.
+        """
+        if agent.agent is not None:
+            return agent.agent
+        session_agent = self._pipeline.agent()
+        model = requested if isinstance(requested, str) and requested else agent.model
+        if model is None:
+            return session_agent
+        return agent_with_model(session_agent, model) or session_agent
 
     async def _start_hooks(self, agent: CustomAgent, scope: AgentScope, parent: AgentScope | None) -> str | None:
         """The subagent-start hooks, run in the session that starts the child."""
@@ -182,10 +201,14 @@ class Subagents:
             CURRENT_AGENT.reset(token)
 
     async def _run_child(
-        self, agent: CustomAgent, scope: AgentScope, prompt: str, parent: AgentScope | None
+        self,
+        agent: CustomAgent,
+        child_agent: Agent | None,
+        scope: AgentScope,
+        prompt: str,
+        parent: AgentScope | None,
     ) -> ToolResult:
-        child_agent = agent.agent or self._pipeline.agent()
-        model = agent.model or agent_model(child_agent)
+        model = agent_model(child_agent)
         names = {"toolCallId": scope.tool_call_id, "agentName": agent.name, "agentDisplayName": agent.shown_name}
         started: dict[str, Any] = {
             **names,
@@ -197,20 +220,19 @@ class Subagents:
         if model:
             started["model"] = model
         self._events.emit("subagent.started", started)
-        replaced: list[str] = []  # a subagent-stop hook's answer for the parent, if any
-        runner = self._child_runner(child_agent, scope, agent, replaced)  # its context hears what follows
         offered = self.offered()
         selected = None if agent.tools is None else [tool.name for tool in offered]
         self._events.emit(
             "subagent.selected",
             {"agentName": agent.name, "agentDisplayName": agent.shown_name, "tools": selected},
         )
+        began = time.monotonic()
         context = await self._start_hooks(agent, scope, parent)
         if context:
             prompt = f"{context}\n\n{prompt}"
-        self._events.emit("system.message", {"role": "system", "content": agent.prompt})
+        replaced: list[str] = []  # a subagent-stop hook's answer for the parent, if any
+        runner = self._child_runner(child_agent, scope, agent, replaced)  # its context hears what follows
         calls = _Counter(self._events, scope.agent_id)
-        began = time.monotonic()
 
         def ended(extra: Mapping[str, Any]) -> dict[str, Any]:
             data: dict[str, Any] = {**names, **extra}
@@ -221,6 +243,7 @@ class Subagents:
             return data
 
         try:
+            self._events.emit("system.message", {"role": "system", "content": agent.prompt})
             last = await runner.run_once(prompt, source=f"agent-{scope.parent_id}")
         except asyncio.CancelledError:
             self._events.emit("subagent.completed", ended({"cancelled": True}))

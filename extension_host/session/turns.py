@@ -275,30 +275,30 @@ class TurnRunner:
         """Run one prompt now, in the caller's task, outside the queue: a sub-agent's child
         session, which a parent's tool call awaits (cancelling that call cancels it). Returns
         the run's last ``assistant.message``. No title and no idle events: the child's end is
-        the caller's to announce.
+        the caller's to announce. The runner stops following the session's events after it.
 
         Raises:
             NoAgentError: there is no agent.
             PromptRejectedError: a prompt hook rejected it.
             TurnAbortedError: the run failed (the agent failed, or took too many steps).
         """
-        if self.agent is None:
-            raise NoAgentError()
-        hooked = await self._submit_prompt(prompt)
-        if hooked.rejected:
-            raise PromptRejectedError(hooked.reason, hooked.rejected_by)
-        transformed = hooked.prompt if hooked.prompt != prompt else None
-        queued = _Queued(next(self._message_ids), prompt, transformed, hooked.additional_context, (), source)
-        self._titled = True
-        self._cancellation.reset()
         try:
+            if self.agent is None:
+                raise NoAgentError()
+            hooked = await self._submit_prompt(prompt)
+            if hooked.rejected:
+                raise PromptRejectedError(hooked.reason, hooked.rejected_by)
+            transformed = hooked.prompt if hooked.prompt != prompt else None
+            queued = _Queued(next(self._message_ids), prompt, transformed, hooked.additional_context, (), source)
+            self._titled = True
+            self._cancellation.reset()
             return await self._run(queued)
         except _Abort as abort:
             raise TurnAbortedError(abort.message) from None
         except RunCancelled:
             raise TurnCancelledError("the turn was cancelled") from None
         finally:
-            self._unsubscribe()
+            self._unsubscribe()  # it runs once
 
     def cancel(self) -> bool:
         """Cancel the running prompt and drop the queued ones; True if a prompt was running

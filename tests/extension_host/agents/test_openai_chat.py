@@ -13,7 +13,7 @@ import pytest
 from chat_server import Answer, ChatServer, Hold, Reply, Status
 from extension_host.agents import AgentSetupError, ModelEndpointError, OpenAIChatAgent
 from extension_host.agents.openai_chat import MAX_RETRIES
-from extension_host.session.agents import AgentReply, AgentRequest, OfferedTool, agent_select_model
+from extension_host.session.agents import AgentReply, AgentRequest, OfferedTool, agent_select_model, agent_with_model
 from extension_host.session.model_context import ContextMessage, ToolCall
 from helpers import run
 
@@ -190,6 +190,23 @@ def test_select_model_names_the_new_model_in_later_requests_and_refuses_one_not_
     with ChatServer([Answer("from b")], models=["a", "b"]) as server:
         run(scenario(server))
     assert server.requests[0]["model"] == "b"
+
+
+def test_with_model_is_a_copy_naming_another_model_while_the_original_keeps_its_own() -> None:
+    async def scenario(server: ChatServer) -> None:
+        agent = agent_for(server, model="a")
+        await agent.prepare()
+        assert isinstance(agent_with_model(agent, "b"), OpenAIChatAgent)
+        child = agent.with_model("b")
+        assert child is not agent
+        with pytest.raises(ValueError, match=r"model 'c' is not offered by"):
+            agent.with_model("c")
+        await respond(child, request(tools=()))
+        await respond(agent, request(tools=()))
+
+    with ChatServer([Answer("from b"), Answer("from a")], models=["a", "b"]) as server:
+        run(scenario(server))
+    assert [sent["model"] for sent in server.requests] == ["b", "a"]
 
 
 def test_usage_sums_every_call_as_the_sdks_metrics() -> None:

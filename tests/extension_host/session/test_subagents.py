@@ -552,3 +552,34 @@ def test_an_agent_given_to_the_host_wins_over_a_file_of_the_same_name(project: P
             return host.custom_agents["reviewer"]
 
     assert run(scenario()) is given
+
+
+class Choosing(ScriptedAgent):
+    """The session's agent, able to make a copy answering with another model (as the
+    OpenAI-compatible agent does); the copy answers the child."""
+
+    def with_model(self, model_id: str) -> ScriptedAgent:
+        if model_id == "unknown-model":
+            raise ValueError(f"model {model_id!r} is not offered by the endpoint")
+        return ScriptedAgent([calls(f"answered by {model_id}")], model=model_id)
+
+
+def test_a_custom_agents_model_or_the_calls_answers_the_child_when_the_agent_can_choose(project: Project) -> None:
+    steps = [
+        task(),
+        ToolCall(TASK_TOOL, {**task().arguments, "model": "big"}),
+        ToolCall(TASK_TOOL, {**task().arguments, "model": "unknown-model"}),
+    ]
+    parent = Choosing([calls(*steps, "parent done")])
+    agent = CustomAgent("reviewer", "You review code.", model="small")
+
+    async def scenario() -> list[Event]:
+        async with host_for(project, agent=parent, custom_agents=[agent]) as host:
+            await asyncio.wait_for(host.send_and_wait("delegate"), 60)
+            return host.events.history()
+
+    events = run(scenario())
+    first, second, third = results(parent.requests[-1])
+    assert (first, second) == ("answered by small", "answered by big")
+    assert third.startswith("Agent reviewer cannot start: ") and "unknown-model" in third
+    assert [e["data"]["model"] for e in of_agent(events, "subagent.started")] == ["small", "big"]
