@@ -1,7 +1,9 @@
 """Custom agents as clients and extensions send them: the published SDK's ``CustomAgentConfig``
 (camelCase), checked at the trust boundary (``createSession`` in ``serve``, an extension's
 ``session.resume``). What a session does with them is
-:mod:`~extension_host.session.custom_agents`'s business; this module only checks shapes.
+:mod:`~extension_host.session.custom_agents`'s business; this module only checks shapes. Its
+models are built when first used (``defer_build``): most sessions are given no custom agents,
+and every host imports this module.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ AGENT_NAME_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 class ToolDefinitionConfig(BaseModel):
     """A tool definition forwarded with an agent (name, description, JSON Schema)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     name: Annotated[str, Field(min_length=1, max_length=128)]
     description: Annotated[str, Field(max_length=8192)] = ""
@@ -33,7 +35,7 @@ class ToolDefinitionConfig(BaseModel):
 class CustomAgentConfig(BaseModel):
     """One custom agent as a client or an extension sends it (the SDK's ``CustomAgentConfig``)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     name: Annotated[str, Field(pattern=AGENT_NAME_PATTERN)]
     prompt: Annotated[str, Field(max_length=MAX_AGENT_PROMPT)]
