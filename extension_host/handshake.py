@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sdk_extension.hooks import HOOK_NAMES, hook_point
 from sdk_extension.matchers import Matcher, compile_matchers
 from sdk_extension.wire import protocol as p
 from sdk_extension.wire.results import ToolResult
 
-from .agent_configs import CustomAgentConfig, check_agents
 from .commands import declared_commands as check_commands
 from .context import GrantLookup, SessionContext
 from .discovery import ExtensionSpec
@@ -27,6 +26,9 @@ from .environment import EnvironmentGrant, resolve_request, validate_request
 from .errors import ExtensionHostError
 from .events import SESSION_MODE
 from .registry import ToolEntry, ToolRegistry
+
+if TYPE_CHECKING:
+    from .agent_configs import CustomAgentConfig
 
 __all__ = [
     "JoinRefused",
@@ -58,6 +60,10 @@ class JoinRefused(Exception):
 
 def declared_agents(resume: p.ResumeParams) -> tuple[CustomAgentConfig, ...]:
     """The custom agents it gives the session (``customAgents``)."""
+    if resume.get("customAgents") is None:
+        return ()
+    from .agent_configs import check_agents  # its models load when an extension gives agents
+
     try:
         return check_agents(resume.get("customAgents"))
     except ValueError as exc:

@@ -24,7 +24,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from sdk_extension.matchers import Matcher
 from sdk_extension.tasks import BackgroundTasks
@@ -33,7 +33,6 @@ from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOve
 from sdk_extension.wire.framing import MAX_DEPTH, FramingError
 from sdk_extension.wire.results import ToolResult
 
-from .agent_configs import CustomAgentConfig
 from .calls import PendingCalls
 from .command_calls import PendingCommands
 from .commands import CommandCollisionError, CommandEntry, CommandResult
@@ -61,6 +60,9 @@ from .launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_
 from .registry import ToolEntry
 from .validation import validate
 from .withdrawal import announce_departure, withdraw
+
+if TYPE_CHECKING:
+    from .agent_configs import CustomAgentConfig
 
 __all__ = [
     "MAX_INTEREST_HANDLES",

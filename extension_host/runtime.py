@@ -19,13 +19,12 @@ import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from sdk_extension.tools import Tool
 from sdk_extension.wire.protocol import Event, SessionLifecycleParams
 
 from .activity import ActivityTracker
-from .agent_configs import CustomAgentConfig
 from .budget import CrashBudget, ReloadBudget
 from .commands import CommandRegistry
 from .context import GrantLookup, PromptSubmitter, SendHandler, SessionContext
@@ -43,6 +42,9 @@ from .registry import BUILTIN_OWNER, ToolRegistry
 from .reload import ExtensionWatcher
 from .session_rpc import SessionRpcSources
 from .supervisor import Supervisor
+
+if TYPE_CHECKING:
+    from .agent_configs import CustomAgentConfig
 
 __all__ = ["ExtensionRuntime"]
 

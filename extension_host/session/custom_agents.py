@@ -20,10 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from ..agent_configs import CustomAgentConfig, check_agents
 from .agents import Agent, OfferedTool
+
+if TYPE_CHECKING:
+    from ..agent_configs import CustomAgentConfig
 
 __all__ = [
     "CustomAgent",
@@ -98,6 +100,10 @@ def agent_from_config(config: CustomAgentConfig, source: str) -> CustomAgent:
 def agents_from_wire(value: object, source: str) -> tuple[CustomAgent, ...]:
     """The custom agents in a ``customAgents`` value from ``source`` (see
     :func:`~extension_host.agent_configs.check_agents`, whose ``ValueError`` it raises)."""
+    if value is None:
+        return ()
+    from ..agent_configs import check_agents  # its models load when an agent is given
+
     return tuple(agent_from_config(config, source) for config in check_agents(value))
 
 
