@@ -28,6 +28,11 @@ host event                      actions
 ``session.idle``                ``session/turnComplete``
 ==============================  ==================================================
 
+A subagent's events (``agentId``) belong to the turn whose ``task`` call runs it: its tool
+calls are tool calls of that turn (shown as ``tool (agent)``) and its permission requests are
+the turn's; its prompt, its text and its ``subagent.*`` events make no action (its answer is
+the ``task`` call's result).
+
 Other events change nothing a client's state shows and make no action. This module knows
 events and actions, not clients, transports or the host.
 """
@@ -62,9 +67,17 @@ longer result is also kept there whole and the action carries a ``resource`` par
 URI, which ``resourceRead`` answers."""
 _ENVELOPE_BYTES: Final = 160
 """What an envelope's keys, ids and numbers take, about."""
-_FROM_SUBAGENTS: Final = frozenset({"permission.requested", "permission.completed"})
-"""The events of a subagent's child session a client hears of, in the parent's turn: what it
-may have to answer. The rest of the child's conversation ends in the ``task`` call's result."""
+_FROM_SUBAGENTS: Final = frozenset(
+    {
+        "permission.requested",
+        "permission.completed",
+        "assistant.message",
+        "tool.execution_start",
+        "tool.execution_complete",
+    }
+)
+"""The events of a subagent's child session that make actions, in the parent's turn: its tool
+calls and what a client may have to answer. Its text ends in the ``task`` call's result."""
 _MAX_REMEMBERED: Final = 1024
 """Client turn ids and streamed parts remembered per session (older ones fall back to ids
 from the events)."""
@@ -128,6 +141,8 @@ class EventMapper:
     _client_resolved: set[str] = field(default_factory=set)
     _streamed: OrderedDict[str, None] = field(default_factory=OrderedDict)
     _calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _agents: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    """Subagents' names by their ``agentId``, for their tool calls' display names."""
     _permissions: set[str] = field(default_factory=set)
 
     def claim_turn(
@@ -156,8 +171,17 @@ class EventMapper:
         data = event.get("data")
         if not isinstance(data, dict):
             return []
-        if event.get("agentId") and event.get("type") not in _FROM_SUBAGENTS:
-            return []  # a subagent's conversation is the task tool's business; its result is the call's
+        agent_id = event.get("agentId")
+        if agent_id:
+            kind = event.get("type")
+            if kind == "subagent.started":
+                self._agents[str(agent_id)] = str(data.get("agentName", "subagent"))
+                while len(self._agents) > _MAX_REMEMBERED:
+                    self._agents.popitem(last=False)
+            if kind not in _FROM_SUBAGENTS:
+                return []  # its prompt and text are the task tool's business; its answer is the call's
+            if kind == "assistant.message":
+                data = {"toolRequests": data.get("toolRequests"), "agent": self._agents.get(str(agent_id))}
         if event.get("type") == "user.message":
             return self._user_message(data)
         return [(action, None) for action in self._map(event.get("type"), data)]
@@ -256,8 +280,9 @@ class EventMapper:
             name = str(request.get("name", ""))
             call_id = request["toolCallId"]
             self._calls[call_id] = {"toolCallId": call_id, "toolName": name, "ready": False, "confirmed": "not-needed"}
+            shown = f"{name} ({data['agent']})" if data.get("agent") else name  # a subagent's call
             actions.append(
-                {"type": "session/toolCallStart", **base, "toolCallId": call_id, "toolName": name, "displayName": name}
+                {"type": "session/toolCallStart", **base, "toolCallId": call_id, "toolName": name, "displayName": shown}
             )
         return actions
 

@@ -759,7 +759,9 @@ def test_an_action_nested_deeper_than_a_client_reads_reaches_every_client_with_o
     run(scenario())
 
 
-def test_a_session_created_with_custom_agents_delegates_and_the_client_sees_one_tool_call(project: Project) -> None:
+def test_a_session_created_with_custom_agents_delegates_and_the_client_sees_the_childs_tool_calls_in_the_turn(
+    project: Project,
+) -> None:
     """The scripted agent answers the child's run too: prompt 1 is the parent's ``task`` call,
     prompt 2 the child's steps, whose last answer the parent's next step also reads."""
     project.add_extension("counter", COUNTER)
@@ -784,8 +786,17 @@ def test_a_session_created_with_custom_agents_delegates_and_the_client_sees_one_
             await client.wait_for_action("session/turnComplete", turnId="turn-1")
             kinds = [action["type"] for action in client.actions()]
             assert kinds.count("session/turnStarted") == kinds.count("session/turnComplete") == 1
-            [complete] = client.actions("session/toolCallComplete")
-            assert complete["result"]["content"] == [{"type": "text", "text": "Two words."}]
+            starts = client.actions("session/toolCallStart")
+            assert [(a["toolName"], a["displayName"]) for a in starts] == [
+                ("task", "task"),
+                ("count", "count (counter-agent)"),
+            ]
+            child, parent = client.actions("session/toolCallComplete")
+            assert child["toolCallId"] == starts[1]["toolCallId"]
+            assert child["result"]["content"] == [{"type": "text", "text": "2"}]
+            assert parent["result"]["content"] == [{"type": "text", "text": "Two words."}]
+            markdown = [a for a in client.actions("session/responsePart") if a["part"]["kind"] == "markdown"]
+            assert len(markdown) == 1  # the parent's answer; the child's is the task call's result
             host = server.sessions["copilot:/one"].host
             assert list(host.custom_agents) == ["counter-agent"]
             started = [e for e in host.events.history() if e["type"] == "subagent.started"]
