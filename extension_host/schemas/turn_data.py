@@ -143,6 +143,8 @@ class AssistantTurnData(TypedDict):
     turnId: str
     model: NotRequired[str]
     interactionId: NotRequired[str]
+    parentToolCallId: NotRequired[str]
+    """In a subagent's child session: the parent's tool call that started it."""
 
 
 @with_config(CLOSED)

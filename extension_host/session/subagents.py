@@ -11,8 +11,9 @@ call runs one child session, inside the call (cancelling the parent's turn cance
     → subagent-start hooks (in the starting session; their context goes before the prompt)
     → system.message (the agent's prompt) → the child's run: user.message, its steps and tool
       calls, each through the host's pipeline with every hook point; when it answers without a
-      tool call, the subagent-stop hooks (not the agent-stop ones): a ``block`` keeps it going,
-      a ``modified_response`` is what the parent reads
+      tool call, the agent-stop hooks (inside the child), then the subagent-stop hooks (in the
+      starting session): a ``block`` of either keeps it going, a subagent-stop
+      ``modified_response`` is what the parent reads
     → subagent.completed (its final answer is the tool's result) or subagent.failed (error)
 
 Every event of the child carries ``agentId`` (the child's id), so it reaches the parent's
@@ -93,6 +94,9 @@ class ParentPipeline:
     transform_prompt: TransformPrompt | None
     start_subagent: Callable[[AgentScope, CustomAgent], Awaitable[str | None]]
     """The subagent-start hooks: the context they put before the child's prompt."""
+    stop_agent: Callable[[bool], Awaitable[StopDecision]]
+    """The agent-stop hooks, run inside the child when it answers (``active``: a follow-up a
+    stop hook asked for)."""
     stop_subagent: Callable[[AgentScope, CustomAgent, str, bool], Awaitable[StopDecision]]
     """The subagent-stop hooks on the child's answer (``active``: a follow-up they asked for)."""
     tools: Callable[[], Sequence[OfferedTool]]
@@ -231,7 +235,7 @@ class Subagents:
         if context:
             prompt = f"{context}\n\n{prompt}"
         replaced: list[str] = []  # a subagent-stop hook's answer for the parent, if any
-        runner = self._child_runner(child_agent, scope, agent, replaced)  # its context hears what follows
+        runner = self._child_runner(child_agent, scope, parent, agent, replaced)  # its context hears what follows
         calls = _Counter(self._events, scope.agent_id)
 
         def ended(extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -259,13 +263,25 @@ class Subagents:
         return ToolResult(answer, "success")
 
     def _child_runner(
-        self, agent: Agent | None, scope: AgentScope, custom: CustomAgent, replaced: list[str]
+        self,
+        agent: Agent | None,
+        scope: AgentScope,
+        parent: AgentScope | None,
+        custom: CustomAgent,
+        replaced: list[str],
     ) -> TurnRunner:
         pipeline = self._pipeline
 
         async def stop(active: bool) -> StopDecision:
+            inside = await pipeline.stop_agent(active)
+            if inside.blocked:
+                return inside
             answers = [m.content for m in runner.model_context.messages if m.role == "assistant"]
-            decision = await pipeline.stop_subagent(scope, custom, answers[-1] if answers else "", active)
+            token = CURRENT_AGENT.set(parent)  # the subagent-stop hooks run in the starting session
+            try:
+                decision = await pipeline.stop_subagent(scope, custom, answers[-1] if answers else "", active)
+            finally:
+                CURRENT_AGENT.reset(token)
             if decision.response is not None:
                 replaced.append(decision.response)
             return decision
