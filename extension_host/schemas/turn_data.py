@@ -270,6 +270,8 @@ class SubagentCompletedData(TypedDict):
     agentDisplayName: str
     model: NotRequired[str]
     totalToolCalls: NotRequired[int]
+    totalTokens: NotRequired[int]
+    """Tokens (input and output) the child's model calls used, as its agent reported them."""
     durationMs: NotRequired[float]
     cancelled: NotRequired[bool]
 
@@ -284,4 +286,6 @@ class SubagentFailedData(TypedDict):
     error: str
     model: NotRequired[str]
     totalToolCalls: NotRequired[int]
+    totalTokens: NotRequired[int]
+    """Tokens (input and output) the child's model calls used, as its agent reported them."""
     durationMs: NotRequired[float]

@@ -14,7 +14,8 @@ call runs one child session, inside the call (cancelling the parent's turn cance
       tool call, the agent-stop hooks (inside the child), then the subagent-stop hooks (in the
       starting session): a ``block`` of either keeps it going, a subagent-stop
       ``modified_response`` is what the parent reads
-    → subagent.completed (its final answer is the tool's result) or subagent.failed (error)
+    → subagent.completed (its final answer is the tool's result) or subagent.failed (error),
+      with the tool calls it made and the tokens its model calls used
 
 Every event of the child carries ``agentId`` (the child's id), so it reaches the parent's
 listeners, the persisted log, clients and the timeline, while each model context keeps to its
@@ -243,6 +244,7 @@ class Subagents:
             if model:
                 data["model"] = model
             data["totalToolCalls"] = calls.count
+            data["totalTokens"] = calls.tokens
             data["durationMs"] = round((time.monotonic() - began) * 1000, 3)
             return data
 
@@ -308,16 +310,27 @@ class Subagents:
 
 
 class _Counter:
-    """Counts the tool calls one child session completes."""
+    """Counts the tool calls one child session completes and the tokens its model calls used
+    (input and output, as its agent reports them in ``assistant.usage``)."""
 
     def __init__(self, events: EventLog, agent_id: str) -> None:
         self.count = 0
+        self.tokens = 0
         self._agent_id = agent_id
         self.stop = events.subscribe(self._see)
 
     def _see(self, event: Mapping[str, Any]) -> None:
-        if event.get("agentId") == self._agent_id and event.get("type") == "tool.execution_complete":
+        if event.get("agentId") != self._agent_id:
+            return
+        kind = event.get("type")
+        if kind == "tool.execution_complete":
             self.count += 1
+        elif kind == "assistant.usage":
+            data = event.get("data") or {}
+            for key in ("inputTokens", "outputTokens"):
+                value = data.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    self.tokens += value
 
 
 def _check(arguments: Any, agents: Mapping[str, CustomAgent]) -> tuple[str | None, CustomAgent | None, str]:

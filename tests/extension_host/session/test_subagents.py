@@ -262,6 +262,9 @@ def test_child_events_carry_the_agent_id_and_subagent_started_precedes_the_first
     assert types.index("subagent.started") < types.index("external_tool.requested")
     assert types[-1] == "subagent.completed"
     assert child_events[-1]["data"]["totalToolCalls"] == 1
+    used = [e["data"] for e in child_events if e["type"] == "assistant.usage"]
+    tokens = sum(d.get("inputTokens", 0) + d.get("outputTokens", 0) for d in used)
+    assert child_events[-1]["data"]["totalTokens"] == tokens
     assert {e["agentId"] for e in child_events} == {started["agentId"]}
     after = events[[e["id"] for e in events].index(child_events[-1]["id"]) + 1 :]
     assert all("agentId" not in e for e in after)
