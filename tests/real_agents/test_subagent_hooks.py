@@ -72,3 +72,50 @@ def test_the_projects_guard_denies_a_subagents_call_as_it_denies_the_parents(
         assert in_child["parent"] == in_parent["session"] != in_child["session"], inputs
     else:  # nothing in the payload tells the child's call from the parent's
         assert in_child == {**in_parent, "args": in_child["args"]}, inputs
+
+
+CONTEXT_MARK = "MARK-CONTEXT-52c1"
+"""What the subagent-start hook adds; found in the child's conversation when Claude Code gave it."""
+
+
+def subagent_hooks(workspace: Workspace) -> str:
+    """An extension on the subagent hook points: start adds context, stop records what it got
+    and blocks once, so the subagent answers a second time."""
+    return (
+        record_to(workspace.root / "subagents.jsonl")
+        + f"""
+import json
+from sdk_extension import join_session
+
+def start(input, invocation):
+    record(json.dumps({{"hook": "start", "agent": input.agent_id, "type": input.agent_type,
+                       "session": input.session_id}}))
+    return {{"additional_context": {CONTEXT_MARK!r}}}
+
+def stop(input, invocation):
+    record(json.dumps({{"hook": "stop", "agent": input.agent_id, "response": input.response,
+                       "active": input.stop_hook_active}}))
+    return None if input.stop_hook_active else {{"decision": "block", "reason": "say it once more"}}
+
+join_session(hooks={{"on_subagent_start": start, "on_subagent_stop": stop}})
+"""
+    )
+
+
+@for_agents("claude")
+def test_claude_codes_subagent_start_and_stop_run_the_subagent_hook_points(agent: Agent, workspace: Workspace) -> None:
+    workspace.add_extension("subagents", subagent_hooks(workspace))
+    agent.install_hooks(workspace)
+    agent.add_subagent(workspace, "helper", "Reads files for the main agent", f"{CHILD_MARK} You help.")
+    parent: list[Turn] = [agent.delegate("helper", "look around"), Say("done")]
+    child: list[Turn] = [Say("first answer"), Say("second answer")]
+    with agent.model(parent, {CHILD_MARK: child}) as model:
+        run = agent.run(workspace, model, "ask the helper", *agent.shell_allowed)
+    assert_finished(run, model)
+    child_requests = model.conversation_requests(CHILD_MARK)
+    assert child_requests and CONTEXT_MARK in json.dumps(child_requests[0]), model.log()
+    seen = [json.loads(line) for line in (workspace.root / "subagents.jsonl").read_text().splitlines()]
+    start, *stops = seen
+    assert start["hook"] == "start" and start["type"] == "helper" and start["agent"] != start["session"], seen
+    assert [(s["response"], s["active"]) for s in stops] == [("first answer", False), ("second answer", True)], seen
+    assert {s["agent"] for s in stops} == {start["agent"]}
