@@ -3,7 +3,8 @@
 Events look as in the Copilot session-events schema: ``{id, timestamp, parentId, type, data}``
 plus ``agentId`` when a sub-agent emitted it and ``ephemeral`` when the event is not persisted.
 A sub-agent's events are those emitted while its :class:`AgentScope` is current
-(:data:`CURRENT_AGENT`, a context variable: the child session's run and every task it starts).
+(:data:`CURRENT_AGENT`, a context variable: the child session's run and every task it starts);
+those of :data:`PARENT_CALL_EVENT_TYPES` also name the parent's tool call in their data.
 ``parentId`` links each event to the previous persistent one. Which types are ephemeral is one
 table, :data:`EPHEMERAL_EVENT_TYPES`: :meth:`EventLog.emit` marks them by type. Every
 non-ephemeral event is handed to the log's sink (the session's file, see
@@ -39,6 +40,7 @@ __all__ = [
     "HISTORY_BYTES",
     "HISTORY_EVENT_BYTES",
     "HISTORY_LIMIT",
+    "PARENT_CALL_EVENT_TYPES",
     "SESSION_MODE",
     "TRUNCATION_MARKER",
     "AgentScope",
@@ -72,6 +74,21 @@ class AgentScope:
     depth: int = 1
     """1 for a child of the session, 2 for a child of a child, and so on."""
 
+
+PARENT_CALL_EVENT_TYPES: Final = frozenset(
+    {
+        "assistant.turn_start",
+        "assistant.turn_end",
+        "assistant.message",
+        "assistant.message_delta",
+        "tool.execution_start",
+        "tool.execution_complete",
+        "hook.start",
+        "hook.end",
+    }
+)
+"""The events whose ``data`` names, inside a sub-agent's child session, the parent's tool call
+that started it (``parentToolCallId``), as Copilot CLI's do."""
 
 CURRENT_AGENT: Final[ContextVar[AgentScope | None]] = ContextVar("extension_host_current_agent", default=None)
 """The sub-agent running in this context, if any (see :class:`AgentScope`)."""
@@ -230,6 +247,8 @@ class EventLog:
         ephemeral = ephemeral or event_type in EPHEMERAL_EVENT_TYPES
         if agent_id is None and (scope := CURRENT_AGENT.get()) is not None:
             agent_id = scope.agent_id
+            if event_type in PARENT_CALL_EVENT_TYPES:
+                data = {**data, "parentToolCallId": scope.tool_call_id}
         event = make_event(event_type, data, parent_id=self._last_persistent, ephemeral=ephemeral, agent_id=agent_id)
         size = self._keep(event)
         if not ephemeral:

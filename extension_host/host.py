@@ -227,6 +227,7 @@ class ExtensionHost:
                 start_subagent=lambda child, agent: self._hook_points.start_subagent(
                     child, agent.name, agent.shown_name, agent.description
                 ),
+                stop_agent=lambda active: self._hook_points.stop_agent(_path(self._session.events_path), active),
                 stop_subagent=lambda child, agent, response, active: self._hook_points.stop_subagent(
                     child, agent.name, agent.shown_name, agent.description, response, active
                 ),

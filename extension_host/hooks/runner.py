@@ -68,6 +68,10 @@ __all__ = [
     "output_of",
 ]
 
+_AGENT_KEYS: Final = frozenset({"agentId", "agentType", "parentAgentId"})
+"""The sub-agent's fields of a hook input, which ``hook.start`` of a tool hook leaves out, as
+Copilot CLI's does."""
+
 DEFAULT_HOOK_TIMEOUT: Final = 30.0
 """Seconds one hook implementation may take (contract §6); configurable per host and per hook."""
 GUARD_HOOKS: Final = frozenset(point.name for point in HOOK_POINTS.values() if point.guard)
@@ -404,11 +408,15 @@ class HookRunner:
     def _start_input(self, point: HookPoint, base: Any, tool_call_id: str | None) -> dict[str, Any]:
         """The input ``hook.start`` shows, as the Copilot CLI shows it: a guard about a tool call
         lists the calls (``{sessionId, cwd, toolCalls: [{id, name, args}]}``); any other hook
-        point shows its wire input."""
+        point shows its wire input, a tool hook's in a sub-agent without the agent's fields
+        (:data:`_AGENT_KEYS`: the hook is given them)."""
         if point.guard and point.for_tools:
             call = {"id": tool_call_id or "", "name": base.tool_name, "args": base.tool_args}
             return {"sessionId": base.session_id or self._session_id, "cwd": self._cwd, "toolCalls": [call]}
-        return point.input_to_wire(base)
+        shown = point.input_to_wire(base)
+        if point.for_tools and "agentId" in shown:
+            return {key: value for key, value in shown.items() if key not in _AGENT_KEYS}
+        return shown
 
     def _end_output(self, point: HookPoint, composition: Composition, tool_call_id: str | None) -> Any:
         """The output ``hook.end`` shows: the combined output (per tool call id for a tool

@@ -143,6 +143,8 @@ class AssistantTurnData(TypedDict):
     turnId: str
     model: NotRequired[str]
     interactionId: NotRequired[str]
+    parentToolCallId: NotRequired[str]
+    """In a subagent's child session: the parent's tool call that started it."""
 
 
 @with_config(CLOSED)
@@ -268,6 +270,8 @@ class SubagentCompletedData(TypedDict):
     agentDisplayName: str
     model: NotRequired[str]
     totalToolCalls: NotRequired[int]
+    totalTokens: NotRequired[int]
+    """Tokens (input and output) the child's model calls used, as its agent reported them."""
     durationMs: NotRequired[float]
     cancelled: NotRequired[bool]
 
@@ -282,4 +286,6 @@ class SubagentFailedData(TypedDict):
     error: str
     model: NotRequired[str]
     totalToolCalls: NotRequired[int]
+    totalTokens: NotRequired[int]
+    """Tokens (input and output) the child's model calls used, as its agent reported them."""
     durationMs: NotRequired[float]

@@ -11,9 +11,11 @@ call runs one child session, inside the call (cancelling the parent's turn cance
     → subagent-start hooks (in the starting session; their context goes before the prompt)
     → system.message (the agent's prompt) → the child's run: user.message, its steps and tool
       calls, each through the host's pipeline with every hook point; when it answers without a
-      tool call, the subagent-stop hooks (not the agent-stop ones): a ``block`` keeps it going,
-      a ``modified_response`` is what the parent reads
-    → subagent.completed (its final answer is the tool's result) or subagent.failed (error)
+      tool call, the agent-stop hooks (inside the child), then the subagent-stop hooks (in the
+      starting session): a ``block`` of either keeps it going, a subagent-stop
+      ``modified_response`` is what the parent reads
+    → subagent.completed (its final answer is the tool's result) or subagent.failed (error),
+      with the tool calls it made and the tokens its model calls used
 
 Every event of the child carries ``agentId`` (the child's id), so it reaches the parent's
 listeners, the persisted log, clients and the timeline, while each model context keeps to its
@@ -93,6 +95,9 @@ class ParentPipeline:
     transform_prompt: TransformPrompt | None
     start_subagent: Callable[[AgentScope, CustomAgent], Awaitable[str | None]]
     """The subagent-start hooks: the context they put before the child's prompt."""
+    stop_agent: Callable[[bool], Awaitable[StopDecision]]
+    """The agent-stop hooks, run inside the child when it answers (``active``: a follow-up a
+    stop hook asked for)."""
     stop_subagent: Callable[[AgentScope, CustomAgent, str, bool], Awaitable[StopDecision]]
     """The subagent-stop hooks on the child's answer (``active``: a follow-up they asked for)."""
     tools: Callable[[], Sequence[OfferedTool]]
@@ -231,7 +236,7 @@ class Subagents:
         if context:
             prompt = f"{context}\n\n{prompt}"
         replaced: list[str] = []  # a subagent-stop hook's answer for the parent, if any
-        runner = self._child_runner(child_agent, scope, agent, replaced)  # its context hears what follows
+        runner = self._child_runner(child_agent, scope, parent, agent, replaced)  # its context hears what follows
         calls = _Counter(self._events, scope.agent_id)
 
         def ended(extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -239,6 +244,7 @@ class Subagents:
             if model:
                 data["model"] = model
             data["totalToolCalls"] = calls.count
+            data["totalTokens"] = calls.tokens
             data["durationMs"] = round((time.monotonic() - began) * 1000, 3)
             return data
 
@@ -259,13 +265,25 @@ class Subagents:
         return ToolResult(answer, "success")
 
     def _child_runner(
-        self, agent: Agent | None, scope: AgentScope, custom: CustomAgent, replaced: list[str]
+        self,
+        agent: Agent | None,
+        scope: AgentScope,
+        parent: AgentScope | None,
+        custom: CustomAgent,
+        replaced: list[str],
     ) -> TurnRunner:
         pipeline = self._pipeline
 
         async def stop(active: bool) -> StopDecision:
+            inside = await pipeline.stop_agent(active)
+            if inside.blocked:
+                return inside
             answers = [m.content for m in runner.model_context.messages if m.role == "assistant"]
-            decision = await pipeline.stop_subagent(scope, custom, answers[-1] if answers else "", active)
+            token = CURRENT_AGENT.set(parent)  # the subagent-stop hooks run in the starting session
+            try:
+                decision = await pipeline.stop_subagent(scope, custom, answers[-1] if answers else "", active)
+            finally:
+                CURRENT_AGENT.reset(token)
             if decision.response is not None:
                 replaced.append(decision.response)
             return decision
@@ -292,16 +310,27 @@ class Subagents:
 
 
 class _Counter:
-    """Counts the tool calls one child session completes."""
+    """Counts the tool calls one child session completes and the tokens its model calls used
+    (input and output, as its agent reports them in ``assistant.usage``)."""
 
     def __init__(self, events: EventLog, agent_id: str) -> None:
         self.count = 0
+        self.tokens = 0
         self._agent_id = agent_id
         self.stop = events.subscribe(self._see)
 
     def _see(self, event: Mapping[str, Any]) -> None:
-        if event.get("agentId") == self._agent_id and event.get("type") == "tool.execution_complete":
+        if event.get("agentId") != self._agent_id:
+            return
+        kind = event.get("type")
+        if kind == "tool.execution_complete":
             self.count += 1
+        elif kind == "assistant.usage":
+            data = event.get("data") or {}
+            for key in ("inputTokens", "outputTokens"):
+                value = data.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    self.tokens += value
 
 
 def _check(arguments: Any, agents: Mapping[str, CustomAgent]) -> tuple[str | None, CustomAgent | None, str]:

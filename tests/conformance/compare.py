@@ -13,7 +13,8 @@ interleaving never counts:
   data.requestId`` = ``session.tools.handlePendingToolCall requestId``) but not on the other;
 - the order rules of :data:`ORDER_RULES`, the only places where order is part of the contract;
 - what reached the model (:func:`compare_models`): the definitions of the tools the scenario
-  names, the tool results and the marker texts it looks for, from the request bodies.
+  names, the tool results and the marker texts it looks for, from the request bodies; the same
+  for each subagent's conversation (by its marker), with the names of the tools it was offered.
 """
 
 from __future__ import annotations
@@ -192,17 +193,28 @@ def _order(cli: Transcript, host: Transcript) -> Iterator[Difference]:
 
 
 def model_view(
-    requests: Sequence[dict[str, Any]], tools: Sequence[str], markers: Sequence[str], replacements: dict[str, str]
+    requests: Sequence[dict[str, Any]],
+    tools: Sequence[str],
+    markers: Sequence[str],
+    replacements: dict[str, str],
+    child: str | None = None,
 ) -> dict[str, Any]:
-    """What reached the model, as one body per subject: the definitions of ``tools`` it was
-    offered, what each tool call returned, and which ``markers`` any request held."""
+    """What reached the model in one conversation, as one body per subject: the definitions of
+    ``tools`` it was offered, what each tool call returned, and which ``markers`` any request
+    held. ``child``: the conversation is a subagent's, named by its marker; its subjects say so
+    (``model (child MARK): tool probe_echo``), and the names of every tool it was offered are one
+    more subject (a child is offered only its agent's allowlist)."""
     view: dict[str, Any] = {}
     if not requests:
         return view
-    for tool in requests[0].get("tools") or []:
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and function.get("name") in tools:
-            view[f"model: tool {function['name']}"] = normalise(
+    prefix = "model: " if child is None else f"model (child {child}): "
+    offered = [tool.get("function") for tool in requests[0].get("tools") or [] if isinstance(tool, dict)]
+    functions = [function for function in offered if isinstance(function, dict)]
+    if child is not None:
+        view[prefix + "tools"] = {"names": sorted(str(function.get("name")) for function in functions)}
+    for function in functions:
+        if function.get("name") in tools:
+            view[f"{prefix}tool {function['name']}"] = normalise(
                 {k: v for k, v in function.items() if k != "name"}, replacements
             )
     names: dict[str, str] = {}
@@ -211,10 +223,10 @@ def model_view(
             names[str(call.get("id"))] = str((call.get("function") or {}).get("name"))
         if message.get("role") == "tool":
             name = names.get(str(message.get("tool_call_id")), "?")
-            view[f"model: result of {name}"] = {"content": normalise(str(message.get("content")), replacements)}
+            view[f"{prefix}result of {name}"] = {"content": normalise(str(message.get("content")), replacements)}
     text = json.dumps(requests)
     for marker in markers:
-        view[f"model: marker {marker}"] = {"reached": marker in text}
+        view[f"{prefix}marker {marker}"] = {"reached": marker in text}
     return view
 
 

@@ -76,6 +76,11 @@ _HOST_EXTRA = (
     "extensions written for the CLI never read it"
 )
 
+_TASK = (
+    "the CLI runs a subagent as one of its session tasks (`host.event` `task_transition`) and tells "
+    "extensions of each change; this host runs no session tasks"
+)
+
 _SUBSCRIBED = (
     "this host sends an extension only the event types it subscribed to, and the Python SDK "
     "subscribes when `session.on` is called, after joining: which events come before that "
@@ -157,7 +162,8 @@ INTENDED: Final = (
     Entry("event hook.* *", "data.hook", reason=_HOST_EXTRA, kind="host only"),
     Entry("event hook.end *", "data.calls", reason=_HOST_EXTRA, kind="host only"),
     Entry(
-        "hook agentStop|event hook.start agentStop",
+        "hook agentStop|event hook.start agentStop|hook subagentStart|event hook.start subagentStart|"
+        "hook subagentStop|event hook.start subagentStop",
         "transcriptPath|data.input.transcriptPath",
         kind="values",
         reason="the transcript is this host's own session log (its `events.jsonl`), in its sessions folder",
@@ -250,6 +256,107 @@ INTENDED: Final = (
         reason=(
             "this host records a prompt hook's additional context in the session as a "
             "`system.notification` (source `hooks`); the CLI adds it to the model's context without an event"
+        ),
+    ),
+    Entry(
+        "event subagent.started",
+        "data.remoteSessionId",
+        kind="host only",
+        scenarios=("subagent",),
+        reason="this host names the child session in the data too (`remoteSessionId`, the same as `agentId`); "
+        + _HOST_EXTRA,
+    ),
+    Entry(
+        "event subagent.started|event subagent.completed",
+        "data.modelSelectionSource|data.taskModelSource|data.resumable|data.firstDispatchedModel",
+        kind="cli only",
+        scenarios=("subagent",),
+        reason=(
+            "the CLI's bookkeeping of how it chose a child's model and whether it can resume it; this host's "
+            "child answers with the model `subagent.started` names and is never resumed"
+        ),
+    ),
+    Entry(
+        "event subagent.configured|event session.model_change",
+        scenarios=("subagent",),
+        reason=(
+            "the CLI configures a child's model client (multi-turn, its model) as events of the child; this "
+            "host's child answers with the session's agent, or the custom agent's own, named in `subagent.started`"
+        ),
+    ),
+    Entry("host.event|event session.background_tasks_changed", scenarios=("subagent",), reason=_TASK),
+    Entry(
+        "event assistant.message_start|event assistant.streaming_delta|event assistant.tool_call_delta",
+        scenarios=("subagent",),
+        reason=(
+            "the CLI streams a subagent's model output to extensions in events of its own beside "
+            "`assistant.message_delta`; this host streams every reply as `assistant.message_delta`"
+        ),
+    ),
+    Entry(
+        "event assistant.message_delta",
+        "data.deltaContent",
+        kind="values",
+        scenarios=("subagent",),
+        reason=(
+            "the CLI in a prompt run (`-p`) streams a subagent's reply but not the parent's; this host streams both"
+        ),
+    ),
+    Entry(
+        "event system.message",
+        "data.content|data.contentBlocks|data.interactionId|data.metadata",
+        scenarios=("subagent",),
+        reason=(
+            "a child's system message is its agent's prompt on both sides; the CLI appends its own policy "
+            "sections and records the parts of its prompt"
+        ),
+    ),
+    Entry(
+        "event assistant.message",
+        "data.toolRequests[].intentionSummary",
+        kind="cli only",
+        scenarios=("subagent",),
+        reason="the CLI's summary of what a call of its own tool does (a `task` call's `description`), for its UI",
+    ),
+    Entry(
+        "hook postToolUse|event hook.start postToolUse|event tool.execution_complete",
+        "toolResult.toolTelemetry.properties|toolResult.toolTelemetry.restrictedProperties|"
+        "data.input.toolResult.toolTelemetry.properties|data.input.toolResult.toolTelemetry.restrictedProperties|"
+        "data.toolTelemetry.properties|data.toolTelemetry.restrictedProperties",
+        kind="cli only",
+        scenarios=("subagent",),
+        reason="the CLI's telemetry of a `task` call (hashed agent name, agent kind, mode, lengths)",
+    ),
+    Entry(
+        "event external_tool.requested",
+        "data.ownerNativeSessionId|data.providerId",
+        kind="cli only",
+        scenarios=("subagent",),
+        reason=(
+            "in a child, the CLI adds its native runtime's handle of the child (neither the session's nor the "
+            "agent's id) and its provider routing (`null`); the extension answers on the session's id either way"
+        ),
+    ),
+    Entry(
+        "event * data.toolCallId|event * data.parentToolCallId",
+        "event * data.toolCallId|event * data.parentToolCallId",
+        kind="link",
+        scenarios=("subagent",),
+        reason=(
+            "the fake model numbers tool calls within one answer (each is `call_0`) and the CLI keeps the "
+            "model's ids, so the parent's `task` call and the child's call share one there; this host gives "
+            "each call an id of its own"
+        ),
+    ),
+    Entry(
+        "model: tool task",
+        "description|parameters.properties.agent_type.enum[]|parameters.properties.mode.description|"
+        "parameters.properties.model.description|parameters.properties.context_tier|"
+        "parameters.properties.reasoning_effort",
+        reason=(
+            "the CLI's `task` also starts its built-in agents (explore, general-purpose, code-review...) and "
+            "lists them, and takes a context tier and reasoning effort for the child; this host starts only "
+            "custom agents, with the session's settings, and says that `background` waits too"
         ),
     ),
 )

@@ -1,7 +1,7 @@
 """Running one scenario on one side and keeping what the extension and the model saw.
 
 :func:`record` builds the scenario's project in a fresh :class:`~real_agents.runner.Workspace`
-(the extension, its tap beside it; a Python extension also exported with ``extensions export
+(the extension, its tap beside it, the scenario's other files; a Python extension also exported with ``extensions export
 copilot``, on both sides, so the files are the same), starts the fake model, and runs the
 prompt once:
 
@@ -14,7 +14,8 @@ prompt once:
   gets the SDK the host pins (installed once into :func:`host_cache`).
 
 Both runs are bounded and reaped by the tier's runner. The result holds the transcript (the tap
-file, normalised with this run's folders and session id) and what reached the model.
+file, normalised with this run's folders and session id) and what reached the model, in the
+parent's conversation and in each child's the scenario scripts.
 """
 
 from __future__ import annotations
@@ -86,6 +87,9 @@ def host_cache(copilot_prefix: Path) -> Path:
 
 
 def _write_project(workspace: Workspace, scenario: Scenario, language: str) -> None:
+    for path, text in scenario.files.items():
+        (workspace.project / path).parent.mkdir(parents=True, exist_ok=True)
+        (workspace.project / path).write_text(text)
     folder = workspace.project / ".github" / "extensions" / EXTENSION
     folder.mkdir(parents=True)
     (folder / f"extension.{language}").write_text(scenario.code(language))
@@ -149,7 +153,7 @@ def record(scenario: Scenario, language: str, side: str, copilot_cli: Agent, bas
         _write_project(workspace, scenario, language)
         taps = workspace.root / "tap"
         taps.mkdir()
-        with copilot_cli.model(scenario.script) as model:
+        with copilot_cli.model(scenario.script, scenario.agents) as model:
             if side == "cli":
                 run = copilot_cli.run(
                     workspace,
@@ -171,6 +175,7 @@ def record(scenario: Scenario, language: str, side: str, copilot_cli: Agent, bas
                         stdin=prompt,
                     )
             requests = model.conversation_requests()
+            children = {marker: model.conversation_requests(marker) for marker in scenario.agents}
     finally:
         workspace.remove()
     tap = taps / f"{EXTENSION}.jsonl"
@@ -180,6 +185,8 @@ def record(scenario: Scenario, language: str, side: str, copilot_cli: Agent, bas
         sdk = sdk.replace(original, placeholder)
     transcript = build(side, EXTENSION, sdk, tap, replacements)
     view = model_view(requests, scenario.model_tools, scenario.markers, replacements)
+    for marker, child_requests in children.items():
+        view.update(model_view(child_requests, scenario.model_tools, (), replacements, child=marker))
     return Recording(side, transcript, view, run)
 
 

@@ -39,6 +39,18 @@ WANTED_HOOKS: Final = {
     "onAgentStop": "on_agent_stop",
 }
 """Every hook of the published SDK's extension API (JavaScript name: Python name)."""
+SUBAGENT_HOOKS: Final = {"onSubagentStart": "on_subagent_start", "onSubagentStop": "on_subagent_stop"}
+"""The subagent hooks (JavaScript name: Python name): the SDK the CLI bundles has them, the
+published one does not (it answers them with no output)."""
+AGENT_MARKER: Final = "PROBE-REVIEWER-2b9d"
+"""In the custom agent's prompt: the fake model answers the child's conversation by it."""
+AGENT_FILE: Final = f"""---
+name: reviewer
+description: Reviews things
+tools: ["probe_echo"]
+---
+You review things ({AGENT_MARKER}).
+"""
 
 
 SURFACES: Final = (
@@ -56,6 +68,11 @@ SURFACES: Final = (
     "method names",
     "extension tools",
     "re-join",
+    "subagent events",
+    "hook input inside a subagent",
+    "subagent hooks",
+    "tool requests inside a subagent",
+    "a subagent's model",
 )
 """The parts of the wire the scenarios compare between the two sides."""
 
@@ -77,6 +94,12 @@ class Scenario:
     model_tools: tuple[str, ...] = ("probe_echo",)
     markers: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, str] = field(default_factory=dict)
+    """Other files of the project (path under the project: text), written before either side runs."""
+    agents: Mapping[str, Sequence[Turn]] = field(default_factory=dict)
+    """The fake model's scripts of child conversations, by a marker of the child's system prompt
+    (a custom agent's prompt, from :attr:`files`); what reached each child's model is compared
+    like the parent's."""
     prompt_after: str | None = None
     """On the host, the prompt is typed once the extension has logged this (``session.log``),
     as a person types after the start; ``None``: it is there from the start. Copilot CLI's
@@ -174,12 +197,16 @@ def _py(tools: str = "", hooks: Mapping[str, str] | None = None, commands: str =
     )
 
 
-def _all_hooks_js(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
-    return {name: (overrides or {}).get(name, "undefined") for name in WANTED_HOOKS}
+def _all_hooks_js(
+    overrides: Mapping[str, str] | None = None, names: Sequence[str] = tuple(WANTED_HOOKS)
+) -> dict[str, str]:
+    return {name: (overrides or {}).get(name, "undefined") for name in names}
 
 
-def _all_hooks_py(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
-    return {name: (overrides or {}).get(name, "nothing") for name in WANTED_HOOKS.values()}
+def _all_hooks_py(
+    overrides: Mapping[str, str] | None = None, names: Sequence[str] = tuple(WANTED_HOOKS.values())
+) -> dict[str, str]:
+    return {name: (overrides or {}).get(name, "nothing") for name in names}
 
 
 SCENARIOS: Final = (
@@ -289,6 +316,28 @@ SCENARIOS: Final = (
             """,
         ),
         prompt_after="joined again",
+    ),
+    Scenario(
+        "subagent",
+        (
+            "subagent events",
+            "hook input inside a subagent",
+            "subagent hooks",
+            "tool requests inside a subagent",
+            "a subagent's model",
+        ),
+        "the model delegates to a custom agent (a project file) whose child calls the extension's tool "
+        "and answers; every hook is declared, the subagent ones too",
+        "review it",
+        [
+            Call("task", {"description": "review", "prompt": "echo hi", "agent_type": "reviewer", "name": "rev"}),
+            Say("done"),
+        ],
+        _js(_JS_ECHO, hooks=_all_hooks_js(names=(*WANTED_HOOKS, *SUBAGENT_HOOKS))),
+        _py("probe_echo", hooks=_all_hooks_py(names=(*WANTED_HOOKS.values(), *SUBAGENT_HOOKS.values()))),
+        model_tools=("probe_echo", "task"),
+        files={".github/agents/reviewer.agent.md": AGENT_FILE},
+        agents={AGENT_MARKER: [Call("probe_echo", {"text": "hi"}), Say("child answer")]},
     ),
 )
 """Every scenario, in the order the suite runs them."""

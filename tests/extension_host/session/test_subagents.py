@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall, hookimpl
+from extension_host.events import PARENT_CALL_EVENT_TYPES
 from extension_host.schemas.events import check_event
 from extension_host.session.agents import AgentRequest
 from extension_host.session.custom_agents import CustomAgent
@@ -168,6 +169,11 @@ def test_the_childs_final_answer_is_the_task_tools_result_and_the_parent_never_s
     (started,) = of_agent(events, "subagent.started")
     assert [in_parent for in_parent, _ in prompts] == [True, False]
     assert prompts[1][1] == started["agentId"]
+    naming_the_call = {e["type"] for e in of_agent(events) if "parentToolCallId" in e["data"]}
+    assert naming_the_call == PARENT_CALL_EVENT_TYPES - {"assistant.message_delta"}
+    assert {e["data"]["parentToolCallId"] for e in of_agent(events) if "parentToolCallId" in e["data"]} == {
+        started["data"]["toolCallId"]
+    }
     for event in events:
         check_event(event)
 
@@ -256,6 +262,9 @@ def test_child_events_carry_the_agent_id_and_subagent_started_precedes_the_first
     assert types.index("subagent.started") < types.index("external_tool.requested")
     assert types[-1] == "subagent.completed"
     assert child_events[-1]["data"]["totalToolCalls"] == 1
+    used = [e["data"] for e in child_events if e["type"] == "assistant.usage"]
+    tokens = sum(d.get("inputTokens", 0) + d.get("outputTokens", 0) for d in used)
+    assert child_events[-1]["data"]["totalTokens"] == tokens
     assert {e["agentId"] for e in child_events} == {started["agentId"]}
     after = events[[e["id"] for e in events].index(child_events[-1]["id"]) + 1 :]
     assert all("agentId" not in e for e in after)
@@ -459,8 +468,8 @@ def same_in_a_child_session(project: Project, language: str) -> None:
 
 
 class SubagentHooks:
-    """An in-process plugin on the subagent hook points (and agent stop, to see it is not run
-    for a child): start adds context, the first stop blocks, the second rewrites the answer."""
+    """An in-process plugin on the subagent hook points and agent stop: start adds context, the
+    first subagent stop blocks, the second rewrites the answer."""
 
     def __init__(self) -> None:
         self.inputs: list[Any] = []
@@ -482,7 +491,7 @@ class SubagentHooks:
         self.inputs.append(input)
 
 
-def test_the_subagent_hook_points_frame_the_child_and_the_agent_stop_hooks_do_not_run_in_it(
+def test_the_subagent_hook_points_frame_the_child_and_the_agent_stop_hooks_run_inside_it_first(
     project: Project,
 ) -> None:
     child = ScriptedAgent([calls("first look"), calls("second look")])
@@ -499,13 +508,16 @@ def test_the_subagent_hook_points_frame_the_child_and_the_agent_stop_hooks_do_no
     assert [m.content for m in child.requests[0].messages if m.role == "user"] == ["Mind the tests.\n\nreview it"]
     assert [m.content for m in child.requests[1].messages if m.role == "user"][-1] == "check once more"
     assert results(parent.requests[-1]) == ["reviewed: second look"]
-    start, first_stop, second_stop, parent_stop = plugin.inputs
+    start, first_inside, first_stop, second_inside, second_stop, parent_stop = plugin.inputs
     assert (start.agent_name, start.session_id, start.parent_agent_id) == ("reviewer", session_id, session_id)
     assert start.agent_id and start.agent_id != session_id and start.agent_type == "reviewer"
     assert (first_stop.response, first_stop.stop_hook_active) == ("first look", False)
     assert (second_stop.response, second_stop.stop_hook_active) == ("second look", True)
     assert first_stop.agent_id == start.agent_id and first_stop.session_id == session_id
     assert type(parent_stop).__name__ == "AgentStopInput" and parent_stop.agent_id is None
+    for inside, active in ((first_inside, False), (second_inside, True)):
+        assert type(inside).__name__ == "AgentStopInput" and inside.stop_hook_active is active
+        assert inside.session_id == inside.agent_id == start.agent_id and inside.parent_agent_id == session_id
 
 
 AGENT_FILE = """---
