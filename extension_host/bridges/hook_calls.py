@@ -39,7 +39,7 @@ from pydantic import StrictBool, TypeAdapter, ValidationError
 from typing_extensions import TypedDict as PydanticTypedDict
 
 from sdk_extension.wire.connection import RpcError
-from sdk_extension.wire.protocol import INVALID_PARAMS
+from sdk_extension.wire.protocol import INVALID_PARAMS, ResultType
 from sdk_extension.wire.results import ToolResult
 
 from ..errors import TrustFileError
@@ -78,7 +78,7 @@ _SUBAGENT_HOOKS: Final = frozenset({"subagentStart", "subagentStop"})
 
 class _ToolResultShape(PydanticTypedDict):
     textResultForLlm: str
-    resultType: NotRequired[Literal["success", "failure", "rejected", "denied", "timeout"]]
+    resultType: NotRequired[ResultType]
 
 
 class _HookCallShape(PydanticTypedDict):

@@ -13,6 +13,7 @@ from pydantic import with_config
 from typing_extensions import TypedDict
 
 from extension_host.schemas.session_data import CLOSED, OPEN
+from sdk_extension.wire.protocol import ResultType
 
 __all__ = [
     "CommandCompletedData",
@@ -69,7 +70,7 @@ class ToolResultContent(TypedDict):
     detailedContent: NotRequired[str]
     """The tool's ``sessionLog``, when it gave one other than ``content`` (the CLI repeats
     ``content`` here; this host leaves it out rather than write a large result twice)."""
-    resultType: NotRequired[Literal["success", "failure", "rejected", "denied", "timeout"]]
+    resultType: NotRequired[ResultType]
     """This host's addition, on a call that did not succeed (the CLI sends no ``result`` then):
     the result type, with the text the model read in ``content``."""
 

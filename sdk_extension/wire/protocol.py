@@ -12,7 +12,7 @@ correlation in :mod:`sdk_extension.wire.connection`; neither knows what a tool o
 from __future__ import annotations
 
 import re
-from typing import Any, Final, Literal, NotRequired, TypedDict
+from typing import Any, Final, Literal, NotRequired, TypedDict, get_args
 
 __all__ = [
     "COMMAND_NAME_PATTERN",
@@ -152,7 +152,7 @@ ERROR_CODES: Final[dict[int, str]] = {
 """Every error code this project sends, with a short name for messages."""
 
 ResultType = Literal["success", "failure", "rejected", "denied", "timeout"]
-RESULT_TYPES: Final[tuple[ResultType, ...]] = ("success", "failure", "rejected", "denied", "timeout")
+RESULT_TYPES: Final[tuple[ResultType, ...]] = get_args(ResultType)
 
 LogLevel = Literal["info", "warning", "error"]
 LOG_LEVELS: Final[tuple[LogLevel, ...]] = ("info", "warning", "error")

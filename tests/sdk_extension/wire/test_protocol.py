@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from helpers import REPO_ROOT
 from sdk_extension.hooks import HOOK_POINTS
 from sdk_extension.wire import protocol
 from sdk_extension.wire.protocol import (
@@ -160,3 +161,16 @@ def test_hook_names_are_the_python_names_in_order() -> None:
     """HOOK_NAMES is the keys of HOOK_WIRE_NAMES, in order: the Copilot SDK's first six, then the CLI's three."""
     assert tuple(HOOK_WIRE_NAMES) == protocol.HOOK_NAMES
     assert len(protocol.HOOK_NAMES) == 11
+
+
+def test_the_result_types_are_spelled_out_in_one_place_only() -> None:
+    """Every other module names ``ResultType``; a second list of the five would drift."""
+    spelled = '"success", "failure", "rejected", "denied", "timeout"'
+    found = [
+        str(path.relative_to(REPO_ROOT))
+        for package in ("extension_host", "sdk_extension")
+        for path in (REPO_ROOT / package).rglob("*.py")
+        if spelled in path.read_text(encoding="utf-8")
+    ]
+    assert found == ["sdk_extension/wire/protocol.py"]
+    assert protocol.RESULT_TYPES == ("success", "failure", "rejected", "denied", "timeout")
