@@ -32,7 +32,7 @@ from .dispatch import AskHandler, Dispatcher, builtin_entry
 from .environment import scrub, sdk_environment
 from .events import EventLog
 from .hooks.runner import HookRunner
-from .launch.forkserver import ForkServer, fork_server_supported
+from .launch.forkserver import ForkServer, fork_server_wanted
 from .launch.logs import rotate_log
 from .outcomes import ReloadOutcome
 from .paths import cache_dir, project_logs_dir
@@ -106,7 +106,7 @@ class ExtensionRuntime:
             fork_server
             if isinstance(fork_server, ForkServer)
             else ForkServer(sdk_environment(base_environment), logs / "fork-server.log")
-            if fork_server and fork_server_supported() and os.environ.get("EXTENSION_HOST_FORK_SERVER") != "0"
+            if fork_server and fork_server_wanted()
             else None
         )
         if self.fork_server is not None and self._owns_fork_server:

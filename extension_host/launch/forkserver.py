@@ -36,7 +36,15 @@ from .lifeline import lifeline_fd
 from .logs import open_log
 from .process_groups import STOP_GRACE_SECONDS, stop_group
 
-__all__ = ["EXIT_CODE_UNKNOWN", "ForkServer", "ForkServerUnavailable", "ForkedChild", "fork_server_supported"]
+__all__ = [
+    "EXIT_CODE_UNKNOWN",
+    "FORK_SERVER_ENV",
+    "ForkServer",
+    "ForkServerUnavailable",
+    "ForkedChild",
+    "fork_server_supported",
+    "fork_server_wanted",
+]
 
 START_TIMEOUT: Final = 15.0
 """Seconds the server has to import the SDK and say it is ready."""
@@ -53,6 +61,9 @@ ORPHAN_POLL_SECONDS: Final = 0.5
 
 _LENGTH: Final = struct.Struct("!I")
 
+FORK_SERVER_ENV: Final = "EXTENSION_HOST_FORK_SERVER"
+"""Set to ``0`` to start every Python extension as a new interpreter instead of forking it."""
+
 _pidfd_open: Callable[[int], int] | None = getattr(os, "pidfd_open", None)
 """Linux's way to wait for any process's end (``None`` elsewhere: polled instead)."""
 
@@ -60,6 +71,12 @@ _pidfd_open: Callable[[int], int] | None = getattr(os, "pidfd_open", None)
 def fork_server_supported() -> bool:
     """Whether this platform can fork (POSIX) and pass descriptors over Unix sockets."""
     return hasattr(os, "fork") and hasattr(socket, "send_fds")
+
+
+def fork_server_wanted(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether a host should start Python extensions through a fork server: the platform can,
+    and :data:`FORK_SERVER_ENV` is not ``0``."""
+    return fork_server_supported() and environ.get(FORK_SERVER_ENV) != "0"
 
 
 class ForkServerUnavailable(Exception):

@@ -44,7 +44,7 @@ from sdk_extension.wire.protocol import INVALID_PARAMS, INVALID_REQUEST
 from ..environment import scrub, sdk_environment
 from ..errors import ExtensionHostError
 from ..events import cut_strings
-from ..launch.forkserver import ForkServer, fork_server_supported
+from ..launch.forkserver import ForkServer, fork_server_wanted
 from ..launch.logs import rotate_log
 from ..paths import logs_dir, user_home
 from ..private_files import private_folder
@@ -378,7 +378,7 @@ class ProtocolServer:
 
 
 def _shared_fork_server(home: Path | None) -> ForkServer | None:
-    if not fork_server_supported() or os.environ.get("EXTENSION_HOST_FORK_SERVER") == "0":
+    if not fork_server_wanted():
         return None
     home = user_home(home)
     log = private_folder(logs_dir(home), within=home) / "serve-fork-server.log"

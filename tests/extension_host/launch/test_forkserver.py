@@ -15,7 +15,7 @@ import pytest
 
 import extension_host.launch.forkserver
 from extension_host import ExtensionHost
-from extension_host.launch.forkserver import ForkServer
+from extension_host.launch.forkserver import FORK_SERVER_ENV, ForkServer, fork_server_supported, fork_server_wanted
 from helpers import Project, assert_orphan_exits_when_host_is_killed, run, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
@@ -291,3 +291,9 @@ def test_a_fork_server_given_sigterm_ends_what_it_has_and_exits_cleanly(tmp_path
             await server.stop(0)
 
     assert run(scenario()) == 0  # its own exit, after ending its children: not killed by the signal
+
+
+def test_a_fork_server_is_wanted_where_the_platform_can_fork_unless_the_switch_is_zero() -> None:
+    assert fork_server_wanted({}) is fork_server_supported()
+    assert fork_server_wanted({FORK_SERVER_ENV: "1"}) is fork_server_supported()
+    assert fork_server_wanted({FORK_SERVER_ENV: "0"}) is False
