@@ -28,6 +28,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
@@ -47,6 +48,7 @@ __all__ = [
     "EventListener",
     "EventLog",
     "EventSink",
+    "agent_scope",
     "cut_strings",
     "iso_now",
     "make_event",
@@ -92,6 +94,17 @@ that started it (``parentToolCallId``), as Copilot CLI's do."""
 
 CURRENT_AGENT: Final[ContextVar[AgentScope | None]] = ContextVar("extension_host_current_agent", default=None)
 """The sub-agent running in this context, if any (see :class:`AgentScope`)."""
+
+
+@contextmanager
+def agent_scope(scope: AgentScope | None) -> Iterator[None]:
+    """Make ``scope`` the current sub-agent (``None``: the session's own agent) inside the block."""
+    token = CURRENT_AGENT.set(scope)
+    try:
+        yield
+    finally:
+        CURRENT_AGENT.reset(token)
+
 
 HISTORY_LIMIT: Final = 1_000
 """Events kept in memory; the host forgets the oldest beyond this.

@@ -9,7 +9,7 @@ validated here) or from the adapter's one-shot host. This module owns that shape
 run on an :class:`~extension_host.ExtensionHost`; it ignores any agent's own format.
 
 ``agentId`` (with ``agentType``) says the call was made inside one of the agent's subagents:
-the hook point then runs in that child's scope (:data:`~extension_host.events.CURRENT_AGENT`),
+the hook point then runs in that child's scope (:func:`~extension_host.events.agent_scope`),
 so its input carries ``sessionId`` = ``agentId`` = the child's id, ``agentType``, and
 ``parentAgentId`` = this host's session, as GitHub Copilot CLI gives a child's hooks, and its
 ``hook.start``/``hook.end`` events carry the child's ``agentId``.
@@ -43,7 +43,7 @@ from sdk_extension.wire.protocol import INVALID_PARAMS, ResultType
 from sdk_extension.wire.results import ToolResult
 
 from ..errors import TrustFileError
-from ..events import CURRENT_AGENT, AgentScope
+from ..events import AgentScope, agent_scope
 from ..hooks.unjudged import unjudged_answer
 from ..host import ExtensionHost
 from .hook_client import METHOD_HOOK
@@ -163,11 +163,8 @@ async def run_hook_call(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
     if child is None or call["hook"] in _SUBAGENT_HOOKS:  # those two run in the session that owns the child
         return _compact(**await _run(host, call), trustRefused=refused)
     scope = AgentScope(child, call.get("agentType", ""), host.session_id, tool_call_id="")
-    token = CURRENT_AGENT.set(scope)
-    try:
+    with agent_scope(scope):
         return _compact(**await _run(host, call), trustRefused=refused)
-    finally:
-        CURRENT_AGENT.reset(token)
 
 
 async def _run(host: ExtensionHost, call: HookCall) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from sdk_extension.wire.results import ToolResult
 
 from ..dispatch import ToolOrigin
 from ..errors import ExtensionHostError
-from ..events import CURRENT_AGENT, AgentScope, EventLog
+from ..events import CURRENT_AGENT, AgentScope, EventLog, agent_scope
 from ..outcomes import StopDecision, ToolCallResult
 from .agents import Agent, OfferedTool, agent_model, agent_with_model
 from .custom_agents import CustomAgent, offered_definitions
@@ -176,11 +176,8 @@ class Subagents:
             tool_call_id=invocation.tool_call_id,
             depth=1 if parent is None else parent.depth + 1,
         )
-        token = CURRENT_AGENT.set(scope)
-        try:
+        with agent_scope(scope):
             return await self._run_child(agent, child_agent, scope, prompt, parent)
-        finally:
-            CURRENT_AGENT.reset(token)
 
     def _agent_for(self, agent: CustomAgent, requested: Any) -> Agent | None:
         """What answers the child: the custom agent's own agent, else the session's, asked for
@@ -199,11 +196,8 @@ class Subagents:
 
     async def _start_hooks(self, agent: CustomAgent, scope: AgentScope, parent: AgentScope | None) -> str | None:
         """The subagent-start hooks, run in the session that starts the child."""
-        token = CURRENT_AGENT.set(parent)
-        try:
+        with agent_scope(parent):
             return await self._pipeline.start_subagent(scope, agent)
-        finally:
-            CURRENT_AGENT.reset(token)
 
     async def _run_child(
         self,
@@ -279,11 +273,8 @@ class Subagents:
             if inside.blocked:
                 return inside
             answers = [m.content for m in runner.model_context.messages if m.role == "assistant"]
-            token = CURRENT_AGENT.set(parent)  # the subagent-stop hooks run in the starting session
-            try:
+            with agent_scope(parent):  # the subagent-stop hooks run in the starting session
                 decision = await pipeline.stop_subagent(scope, custom, answers[-1] if answers else "", active)
-            finally:
-                CURRENT_AGENT.reset(token)
             if decision.response is not None:
                 replaced.append(decision.response)
             return decision
