@@ -5,7 +5,7 @@ The floor child is a bare asyncio process (no SDK imported) speaking the same
 is what the host is compared against: the cost of the pipe, the wake-ups and the interpreter,
 which no host design can avoid. Both ends read pipes in 64 KiB reads, as the host and the SDK
 do: asyncio's own pipe transport reads 256 KiB at a time, which costs more per read than the
-rest of a round trip (``sdk_extension.wire.pipes`` says why), and no design has to pay that.
+rest of a round trip (``extension_protocol.pipes`` says why), and no design has to pay that.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import itertools
 import time
 from typing import Any
 
-from sdk_extension.wire.framing import encode_message, read_message
+from extension_protocol.framing import encode_message, read_message
 
 from .procs import child, memory_mib
 from .stats import in_flight, timed_calls
@@ -29,7 +29,7 @@ async def main():
     stdin = sys.stdin.fileno()
     os.set_blocking(stdin, False)
 
-    def readable():  # 64 KiB reads, as the SDK does (see sdk_extension.wire.pipes)
+    def readable():  # 64 KiB reads, as the SDK does (see extension_protocol.pipes)
         data = os.read(stdin, 65536)
         if data:
             reader.feed_data(data)

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from extension_host import ExtensionHost
-from extension_host.control import ControlServer
+from extension_host.control.service import ControlServer
 from extension_host.launch.interpreter import python_command
 
 __all__ = ["GUARD", "PAYLOAD", "main", "measure"]

@@ -116,7 +116,7 @@ async def empty_hook_point(count: int) -> list[float]:
 
     from extension_host.events import EventLog
     from extension_host.hooks.runner import HookRunner
-    from sdk_extension.hooks import PreToolUseInput
+    from extension_protocol.hook_points import PreToolUseInput
 
     runner = HookRunner(EventLog(), session_id="bench", cwd="/")
     value = PreToolUseInput(timestamp=datetime.now(UTC), cwd="/", tool_name="echo", tool_args={})
@@ -138,7 +138,7 @@ def _without_hook_points(host: ExtensionHost) -> None:
     their inputs.
     """
     from extension_host.hooks.composition import Composition
-    from sdk_extension.hooks import HOOK_POINTS
+    from extension_protocol.hook_points import HOOK_POINTS
 
     hooks = host._hooks  # private on purpose: see the docstring
 

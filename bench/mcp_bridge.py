@@ -12,7 +12,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from extension_host.trust import TRUST_ENV
+from extension_host.project.trust import TRUST_ENV
 
 from .mcp_sdk import STEP_TIMEOUT, McpServer
 from .stats import timed_calls

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from extension_host.launch.interpreter import python_command
-from sdk_extension.wire.pipes import PipeReader
+from extension_protocol.pipes import PipeReader
 
 STOP_WAIT = 5.0
 """Seconds a child has to exit after its stdin closed before its group is killed."""

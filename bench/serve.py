@@ -26,10 +26,10 @@ from typing import Any
 
 from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall
 from extension_host.launch.interpreter import python_command
+from extension_host.serve.served_session import HostOptions
 from extension_host.serve.server import ProtocolServer, ServerOptions
-from extension_host.serve.sessions import HostOptions
 from extension_host.serve.transports import client_connection, serve_socket
-from sdk_extension.wire.connection import Connection
+from extension_protocol.connection import Connection
 
 from .host import CALL_TIMEOUT, _check_running
 
@@ -116,7 +116,7 @@ async def served_turns(project: Path, home: Path, turns: int) -> list[float]:
 _FAN_OUT_CLIENT = r"""
 import asyncio, json, sys, time
 sys.path[:0] = json.loads(sys.argv[3])
-from sdk_extension.wire.connection import Connection
+from extension_protocol.connection import Connection
 
 async def main(path, clients):
     latencies, connections, done = [], [], asyncio.Event()

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sdk_extension._lazy import first_use_loader
+from extension_protocol.lazy import first_use_loader
 
 if TYPE_CHECKING:
-    from sdk_extension.wire.results import ToolResult
+    from extension_protocol.results import ToolResult
 
-    from .budget import CrashBudget, ReloadBudget
-    from .commands import CommandInfo, CommandResult
+    from .calls.command_registry import CommandInfo, CommandResult
+    from .calls.permissions import PermissionOutcome
     from .errors import (
         ExtensionHostError,
         ExtensionLoadError,
@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
     from .info import ExtensionInfo, ExtensionStatus, ToolInfo
     from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
-    from .permissions import PermissionOutcome
+    from .project.trust import TrustDecision, TrustStore
+    from .runtime.budget import CrashBudget, ReloadBudget
     from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
     from .session.custom_agents import CustomAgent
     from .session.errors import (
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
         TurnError,
     )
     from .session.model_context import ContextMessage, ModelContext, ToolCall
-    from .trust import TrustDecision, TrustStore
 
 # The names load on first use: a process that needs one module of the package (a hook command
 # that only talks to a running host) does not pay for importing the whole host.
@@ -62,10 +62,10 @@ _EXPORTS = {
     "AgentReply": ".session.agents",
     "AgentRequest": ".session.agents",
     "AttachmentError": ".session.errors",
-    "CommandInfo": ".commands",
-    "CommandResult": ".commands",
+    "CommandInfo": ".calls.command_registry",
+    "CommandResult": ".calls.command_registry",
     "ContextMessage": ".session.model_context",
-    "CrashBudget": ".budget",
+    "CrashBudget": ".runtime.budget",
     "DEFAULT_HOOK_TIMEOUT": ".hooks.runner",
     "DEFAULT_READINESS_TIMEOUT": ".host",
     "DEFAULT_TOOL_TIMEOUT": ".host",
@@ -80,12 +80,12 @@ _EXPORTS = {
     "ModelContext": ".session.model_context",
     "NoAgentError": ".session.errors",
     "OfferedTool": ".session.agents",
-    "PermissionOutcome": ".permissions",
+    "PermissionOutcome": ".calls.permissions",
     "ProjectRootError": ".errors",
     "PromptQueueFullError": ".session.errors",
     "PromptRejectedError": ".session.errors",
     "PromptResult": ".outcomes",
-    "ReloadBudget": ".budget",
+    "ReloadBudget": ".runtime.budget",
     "RuntimeFolderError": ".errors",
     "ScaffoldError": ".errors",
     "ScriptedAgent": ".session.agents",
@@ -99,10 +99,10 @@ _EXPORTS = {
     "ToolCallResult": ".outcomes",
     "ToolCollisionError": ".errors",
     "ToolInfo": ".info",
-    "ToolResult": "sdk_extension.wire.results",
-    "TrustDecision": ".trust",
+    "ToolResult": "extension_protocol.results",
+    "TrustDecision": ".project.trust",
     "TrustFileError": ".errors",
-    "TrustStore": ".trust",
+    "TrustStore": ".project.trust",
     "TurnAbortedError": ".session.errors",
     "TurnCancelledError": ".session.errors",
     "TurnError": ".session.errors",

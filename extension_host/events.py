@@ -33,7 +33,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
 
-from sdk_extension.wire.protocol import Event
+from extension_protocol.protocol import Event
 
 __all__ = [
     "CURRENT_AGENT",

@@ -5,10 +5,10 @@ does: every public method is here, most of them a delegation. It builds the part
 each what it needs: the session (its event log, and its id and file through
 :mod:`extension_host.session.persisted`), the shared registries (tools, slash commands, hooks),
 the trust decision (what the project's extensions may run and be granted), the extension
-runtime (:mod:`extension_host.runtime`: the fork server, supervisor, dispatcher and file
+runtime (:mod:`extension_host.runtime.extension_runtime`: the fork server, supervisor, dispatcher and file
 watcher), the session hook points (:mod:`extension_host.hooks.session_hooks`), the turns
 (:mod:`extension_host.session.turns`), the permission requests
-(:mod:`extension_host.permissions`), and the order in which starting, ``/clear`` and stopping
+(:mod:`extension_host.calls.permissions`), and the order in which starting, ``/clear`` and stopping
 go through them (:mod:`extension_host.session.lifecycle`). What each part does is its own.
 """
 
@@ -20,16 +20,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from sdk_extension.hooks import HOOK_POINTS
-from sdk_extension.tools import Tool
-from sdk_extension.wire.protocol import Event
-from sdk_extension.wire.results import ToolResult
+from extension_protocol.hook_points import HOOK_POINTS
+from extension_protocol.protocol import Event
+from extension_protocol.results import ToolResult
+from extension_protocol.tools import Tool
 
-from .budget import CrashBudget, ReloadBudget
-from .commands import CommandEntry, CommandInfo, CommandRegistry, CommandResult
-from .context import MAX_QUEUED_BYTES, SendHandler
-from .discovery import ExtensionSpec
-from .dispatch import AskHandler, ToolOrigin
+from .calls.command_registry import CommandEntry, CommandInfo, CommandRegistry, CommandResult
+from .calls.dispatch import AskHandler, ToolOrigin
+from .calls.permissions import PermissionBroker, PermissionOutcome
+from .calls.tool_registry import BUILTIN_OWNER, ToolRegistry
 from .errors import UnknownExtensionError
 from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, AgentScope, EventListener, EventLog
 from .hooks.foreign_tools import ToolCheck, ToolReview, check_tool_call, review_tool_failure, review_tool_result
@@ -40,7 +39,6 @@ from .info import ExtensionInfo, ToolInfo, host_version
 from .launch.forkserver import ForkServer
 from .launch.node_sdk import SDK_PATH_ENV
 from .launch.process import STOP_GRACE_SECONDS
-from .manage_tools import ManageSources, extension_tools
 from .outcomes import (
     ErrorDecision,
     PromptResult,
@@ -50,23 +48,25 @@ from .outcomes import (
     StopDecision,
     ToolCallResult,
 )
-from .paths import find_project_root
-from .paths import user_home as resolve_user_home
-from .permissions import PermissionBroker, PermissionOutcome
-from .registry import BUILTIN_OWNER, ToolRegistry
-from .runtime import ExtensionRuntime
+from .project.discovery import ExtensionSpec
+from .project.paths import find_project_root
+from .project.paths import user_home as resolve_user_home
+from .project.trust import TrustDecision, TrustStore, decide_project_trust, untrusted_reason
+from .runtime.budget import CrashBudget, ReloadBudget
+from .runtime.context import MAX_QUEUED_BYTES, SendHandler
+from .runtime.extension_runtime import ExtensionRuntime
+from .runtime.session_rpc import SessionRpcSources
 from .session.agent_files import load_agent_files
 from .session.agents import Agent, OfferedTool, agent_model, agent_models, agent_usage
 from .session.custom_agents import CustomAgent, agent_from_config, merge_agents
 from .session.lifecycle import SessionLifecycle
+from .session.manage_tools import ManageSources, extension_tools
 from .session.model_context import ModelContext
 from .session.persisted import PersistedSession
 from .session.reader import SessionEventReader
 from .session.store import SessionStore
 from .session.subagents import TASK_TOOL, ParentPipeline, Subagents
 from .session.turns import DEFAULT_SEND_TIMEOUT, TurnRunner
-from .session_rpc import SessionRpcSources
-from .trust import TrustDecision, TrustStore, decide_project_trust, untrusted_reason
 
 __all__ = ["DEFAULT_READINESS_TIMEOUT", "DEFAULT_TOOL_TIMEOUT", "ExtensionHost"]
 
@@ -117,9 +117,9 @@ class ExtensionHost:
         agent: answers prompts (:class:`~extension_host.session.agents.Agent`): ``send``,
             ``send_and_wait`` and an extension's ``session.send`` run turns through it. Its
             optional ``models()`` and ``usage()`` answer extensions' ``session.model.list`` and
-            ``session.usage.getMetrics`` (:mod:`extension_host.session_rpc`).
+            ``session.usage.getMetrics`` (:mod:`extension_host.runtime.session_rpc`).
         extension_tools: with an ``agent``, offer it the built-in tools ``extensions_manage``
-            and ``extensions_reload`` (:mod:`extension_host.manage_tools`); ``False`` leaves them out.
+            and ``extensions_reload`` (:mod:`extension_host.session.manage_tools`); ``False`` leaves them out.
         permission_clients: whether something answers permission requests with
             :meth:`resolve_permission` (a client, a UI listening to events); then an ``ask``
             that neither ``on_ask`` nor an extension answers waits for it.
@@ -131,7 +131,7 @@ class ExtensionHost:
             by declaring ``overridesBuiltInTool`` (each override is announced with a
             ``session.warning``); ``False`` fails such an extension instead.
         max_queued_bytes: bytes queued towards an extension that does not read its input
-            before it is failed (default 64 MiB, :data:`~extension_host.context.MAX_QUEUED_BYTES`).
+            before it is failed (default 64 MiB, :data:`~extension_host.runtime.context.MAX_QUEUED_BYTES`).
         crash_budget: with ``watch``, how an extension that crashes after joining is restarted
             (backoff 1, 2, 4 s; at most 3 restarts in 5 minutes, then ``quarantined``).
             Without ``watch`` a crashed extension stays ``failed``.

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sdk_extension.wire.protocol import ResultType
-from sdk_extension.wire.results import ToolResult
+from extension_protocol.protocol import ResultType
+from extension_protocol.results import ToolResult
 
 __all__ = [
     "ErrorDecision",

@@ -1,6 +1,6 @@
 """Validation of what extensions send: the protocol's shapes, checked with pydantic.
 
-The shapes are defined once, as ``TypedDict``s in :mod:`sdk_extension.wire.protocol` (so extensions
+The shapes are defined once, as ``TypedDict``s in :mod:`extension_protocol.protocol` (so extensions
 never import pydantic). This module builds pydantic validators from those same definitions and
 turns a validation failure into an ``INVALID_PARAMS`` error that names the method and the field.
 It knows shapes; it does not act on messages.
@@ -16,8 +16,8 @@ from typing import Any, TypeVar, cast
 import typing_extensions
 from pydantic import TypeAdapter, ValidationError
 
-from sdk_extension.wire import protocol
-from sdk_extension.wire.connection import RpcError
+from extension_protocol import protocol
+from extension_protocol.connection import RpcError
 
 __all__ = ["pydantic_shape", "validate"]
 

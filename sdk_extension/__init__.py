@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._lazy import first_use_loader
+from extension_protocol.lazy import first_use_loader
 
 if TYPE_CHECKING:
-    from .commands import Command, CommandContext, command
-    from .errors import (
+    from extension_protocol.commands import Command, CommandContext, command
+    from extension_protocol.errors import (
         ExtensionError,
         HookOutputError,
         InvalidCommandError,
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         SessionRpcError,
         ToolArgumentsError,
     )
-    from .hooks import (
+    from extension_protocol.hook_points import (
         ErrorOccurredInput,
         ErrorOccurredOutput,
         HookInvocation,
@@ -46,51 +46,52 @@ if TYPE_CHECKING:
         UserPromptSubmittedInput,
         UserPromptSubmittedOutput,
     )
+    from extension_protocol.protocol import HOOK_NAMES
+    from extension_protocol.results import ToolResult
+    from extension_protocol.tools import Tool, ToolInvocation, tool
+
     from .join import join_session, join_session_async
     from .session import Session
     from .subagents import CustomAgent
-    from .tools import Tool, ToolInvocation, tool
-    from .wire.protocol import HOOK_NAMES
-    from .wire.results import ToolResult
 
 # The names load on first use: the extension that joins pays for them when it asks, and a
 # process that needs one module of the package (a hook command reading the wire's limits from
-# sdk_extension.wire) pays for that module alone.
+# extension_protocol) pays for that module alone.
 _EXPORTS = {
-    "Command": ".commands",
-    "CommandContext": ".commands",
-    "ErrorOccurredInput": ".hooks",
-    "ErrorOccurredOutput": ".hooks",
+    "Command": "extension_protocol.commands",
+    "CommandContext": "extension_protocol.commands",
+    "ErrorOccurredInput": "extension_protocol.hook_points",
+    "ErrorOccurredOutput": "extension_protocol.hook_points",
     "CustomAgent": ".subagents",
-    "ExtensionError": ".errors",
-    "HOOK_NAMES": ".wire.protocol",
-    "HookInvocation": ".hooks",
-    "HookOutputError": ".errors",
-    "InvalidCommandError": ".errors",
-    "InvalidHookError": ".errors",
-    "InvalidToolError": ".errors",
-    "JoinError": ".errors",
-    "NotUnderHostError": ".errors",
-    "PostToolUseInput": ".hooks",
-    "PostToolUseOutput": ".hooks",
-    "PreToolUseInput": ".hooks",
-    "PreToolUseOutput": ".hooks",
+    "ExtensionError": "extension_protocol.errors",
+    "HOOK_NAMES": "extension_protocol.protocol",
+    "HookInvocation": "extension_protocol.hook_points",
+    "HookOutputError": "extension_protocol.errors",
+    "InvalidCommandError": "extension_protocol.errors",
+    "InvalidHookError": "extension_protocol.errors",
+    "InvalidToolError": "extension_protocol.errors",
+    "JoinError": "extension_protocol.errors",
+    "NotUnderHostError": "extension_protocol.errors",
+    "PostToolUseInput": "extension_protocol.hook_points",
+    "PostToolUseOutput": "extension_protocol.hook_points",
+    "PreToolUseInput": "extension_protocol.hook_points",
+    "PreToolUseOutput": "extension_protocol.hook_points",
     "Session": ".session",
-    "SessionEndInput": ".hooks",
-    "SessionEndOutput": ".hooks",
-    "SessionRpcError": ".errors",
-    "SessionStartInput": ".hooks",
-    "SessionStartOutput": ".hooks",
-    "Tool": ".tools",
-    "ToolArgumentsError": ".errors",
-    "ToolInvocation": ".tools",
-    "ToolResult": ".wire.results",
-    "UserPromptSubmittedInput": ".hooks",
-    "UserPromptSubmittedOutput": ".hooks",
-    "command": ".commands",
+    "SessionEndInput": "extension_protocol.hook_points",
+    "SessionEndOutput": "extension_protocol.hook_points",
+    "SessionRpcError": "extension_protocol.errors",
+    "SessionStartInput": "extension_protocol.hook_points",
+    "SessionStartOutput": "extension_protocol.hook_points",
+    "Tool": "extension_protocol.tools",
+    "ToolArgumentsError": "extension_protocol.errors",
+    "ToolInvocation": "extension_protocol.tools",
+    "ToolResult": "extension_protocol.results",
+    "UserPromptSubmittedInput": "extension_protocol.hook_points",
+    "UserPromptSubmittedOutput": "extension_protocol.hook_points",
+    "command": "extension_protocol.commands",
     "join_session": ".join",
     "join_session_async": ".join",
-    "tool": ".tools",
+    "tool": "extension_protocol.tools",
 }
 
 

@@ -14,6 +14,8 @@ import os
 import runpy
 import sys
 
+from extension_protocol.lifeline import HOST_PID_ENV
+
 from ._lifeline import watch_host
 from ._stdio import claim_protocol_stdio
 
@@ -39,7 +41,7 @@ def main() -> None:
     if len(sys.argv) != 2:
         print("usage: python -m sdk_extension PATH/extension.py", file=sys.stderr)
         raise SystemExit(2)
-    parent = os.environ.get("EXTENSION_HOST_PARENT_PID", "")
+    parent = os.environ.get(HOST_PID_ENV, "")
     run_extension(sys.argv[1], int(parent) if parent.isdigit() else None)
 
 

@@ -43,7 +43,7 @@ _LENGTH: Final = struct.Struct("!I")
 _STREAMS: Final = 3
 """Descriptors per request: the child's stdin, stdout and stderr."""
 
-_LATER: Final[tuple[str, ...]] = ("sdk_extension.hooks",)
+_LATER: Final[tuple[str, ...]] = ("extension_protocol.hook_points",)
 """Modules only some extensions need: imported once the first children are on their way (as is
 the collection and freeze of the server's objects), so the first start waits for none of it."""
 

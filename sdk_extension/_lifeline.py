@@ -24,15 +24,11 @@ import stat
 import threading
 from typing import Final
 
+from extension_protocol.lifeline import HOST_PID_ENV, LIFELINE_ENV
+
 from ._stdio import flush_std_streams
 
-__all__ = ["LIFELINE_ENV", "end_if_host_gone", "watch_host"]
-
-LIFELINE_ENV: Final = "EXTENSION_HOST_LIFELINE_FD"
-"""Set by the host: the descriptor of the read end of its lifeline pipe."""
-
-_HOST_PID_ENV: Final = "EXTENSION_HOST_PARENT_PID"
-"""Set by the host: its own pid (a forked extension's parent is the fork server)."""
+__all__ = ["end_if_host_gone", "watch_host"]
 
 _PF_EXITING: Final = 0x4
 """Linux's task flag for a process that has begun to exit (``include/linux/sched.h``)."""
@@ -54,7 +50,7 @@ def _go_down() -> None:
 
 def _host_exiting() -> bool:
     """Whether the host process has begun to exit (Linux; ``False`` where that cannot be read)."""
-    host = os.environ.get(_HOST_PID_ENV, "")
+    host = os.environ.get(HOST_PID_ENV, "")
     if not host.isdigit():
         return False
     try:

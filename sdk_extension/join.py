@@ -18,18 +18,25 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, TypeVar
 
+from extension_protocol import protocol as p
+from extension_protocol.commands import MAX_COMMANDS, Command
+from extension_protocol.connection import Connection
+from extension_protocol.errors import (
+    ExtensionError,
+    InvalidCommandError,
+    InvalidHookError,
+    JoinError,
+    NotUnderHostError,
+)
+from extension_protocol.nesting import MAX_DEPTH
+from extension_protocol.pipes import PipeReader, open_pipe_writer
+from extension_protocol.tools import Tool
+
 from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
-from .commands import MAX_COMMANDS, Command
-from .errors import ExtensionError, InvalidCommandError, InvalidHookError, JoinError, NotUnderHostError
 from .permissions import PermissionHandler
 from .session import Session, _Client
 from .subagents import CustomAgent
-from .tools import Tool
-from .wire import protocol as p
-from .wire.connection import Connection
-from .wire.nesting import MAX_DEPTH
-from .wire.pipes import PipeReader, open_pipe_writer
 
 __all__ = [
     "DEFAULT_JOIN_TIMEOUT",
@@ -167,7 +174,7 @@ def join_session(
     hook's ``ask``): True, False, feedback text (a rejection), a dict of the SDK's decision
     kinds, or None to leave it to others (see :mod:`sdk_extension.permissions`).
 
-    ``commands`` are slash commands (:class:`~sdk_extension.commands.Command`, or ``@command``
+    ``commands`` are slash commands (:class:`~extension_protocol.commands.Command`, or ``@command``
     functions) the user can run as ``/name args``; their names are unique across extensions.
 
     ``custom_agents`` are agents (:class:`~sdk_extension.subagents.CustomAgent`) the session may
@@ -333,8 +340,8 @@ def wire_hook_matchers(matchers: Mapping[str, Iterable[str]] | None, hooks: Mapp
     """
     if not matchers:
         return {}
-    from .hooks import HOOK_POINTS  # only extensions that use matchers pay for these imports
-    from .matchers import compile_matchers
+    from extension_protocol.hook_points import HOOK_POINTS
+    from extension_protocol.matchers import compile_matchers
 
     try:
         compiled = compile_matchers(matchers, hooks)

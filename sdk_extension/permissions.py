@@ -22,7 +22,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from .wire import protocol as p
+from extension_protocol import protocol as p
 
 __all__ = ["PermissionHandler", "decide_permission", "permission_answer"]
 

@@ -17,7 +17,7 @@ hooks run on threads of their own (:mod:`sdk_extension._workers`), so a hung hoo
 the extension's tools.
 
 This module maps protocol messages to tools, hooks and event handlers; framing and request
-correlation are :mod:`~sdk_extension.wire.connection`'s.
+correlation are :mod:`~extension_protocol.connection`'s.
 """
 
 from __future__ import annotations
@@ -31,18 +31,19 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
+from extension_protocol import protocol as p
+from extension_protocol.commands import Command, CommandContext, run_command
+from extension_protocol.connection import Connection, ConnectionClosed, RpcError
+from extension_protocol.errors import ExtensionError, JoinError, SessionRpcError
+from extension_protocol.framing import MessageTooLarge, describe_size
+from extension_protocol.results import ToolResult
+from extension_protocol.tasks import BackgroundTasks
+from extension_protocol.tools import Tool, ToolInvocation, run_tool
+
 from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
-from .commands import Command, CommandContext, run_command
-from .errors import ExtensionError, JoinError, SessionRpcError
 from .event_log import EventLogReader
 from .permissions import PermissionHandler, decide_permission
 from .subagents import SUBAGENT_EVENTS, ChildSessions, CustomAgent, not_supported
-from .tasks import BackgroundTasks
-from .tools import Tool, ToolInvocation, run_tool
-from .wire import protocol as p
-from .wire.connection import Connection, ConnectionClosed, RpcError
-from .wire.framing import MessageTooLarge, describe_size
-from .wire.results import ToolResult
 
 __all__ = ["Session"]
 
@@ -562,8 +563,8 @@ class _Client:
             raise RpcError(p.INVALID_PARAMS, error, {"sessionId": session_id})
         await self.released.wait()
         # Loaded on first use: the typed inputs and outputs cost start-up time otherwise.
-        from .errors import HookOutputError
-        from .hooks import HOOK_POINTS, HookInvocation
+        from extension_protocol.errors import HookOutputError
+        from extension_protocol.hook_points import HOOK_POINTS, HookInvocation
 
         point = HOOK_POINTS[name]
         try:

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from extension_host.bridges.hook_adapter import HookAgent, HookReply, run_agent_hook
-from extension_host.bridges.hook_deadline import HookDeadline
+from extension_host.bridges.agent_hooks.adapter import HookAgent, HookReply, run_agent_hook
+from extension_host.bridges.agent_hooks.deadline import HookDeadline
 
 
 def run_with_answer(

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 import extension_host.events
-import extension_host.instance
 import extension_host.launch.process
+import extension_host.runtime.instance
 from extension_host.launch.forkserver import ForkServer
 from extension_host.launch.process import ExtensionProcess, LaunchSpec
 from extension_host.launch.process_groups import signal_group
-from extension_host.paths import CACHE_ENV
-from extension_host.schemas.events import check_event
-from extension_host.trust import TRUST_ENV
+from extension_host.project.paths import CACHE_ENV
+from extension_host.project.trust import TRUST_ENV
+from extension_host.schemas.event_types import check_event
 from helpers import OtherUser, Project, other_user
 
 
@@ -84,7 +84,7 @@ def reap_extension_processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[i
             if self.pid is not None:
                 spawned.append(self.pid)
 
-    monkeypatch.setattr(extension_host.instance, "spawn", recording_spawn)
+    monkeypatch.setattr(extension_host.runtime.instance, "spawn", recording_spawn)
     monkeypatch.setattr(ForkServer, "_start", recording_start)
     yield spawned
     for pid in spawned:

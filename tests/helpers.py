@@ -24,7 +24,7 @@ import pytest
 
 from extension_host import ExtensionHost
 from extension_host.launch.interpreter import python_command
-from extension_host.trust import TRUST_FILE
+from extension_host.project.trust import TRUST_FILE
 
 T = TypeVar("T")
 
@@ -165,7 +165,7 @@ class Project:
 EXTENSIONS_SCRIPT: Final = Path(sys.executable).parent / "extensions"
 """The ``extensions`` console script of this interpreter: what an agent's hook settings run."""
 
-SHADOWED_MODULES: Final = ("extension_host", "sdk_extension", "pydantic", "sitecustomize")
+SHADOWED_MODULES: Final = ("extension_host", "extension_protocol", "sdk_extension", "pydantic", "sitecustomize")
 """What a hostile folder plants where Python might look first: this project's two packages, a
 dependency of both, and the module ``site`` imports at every start."""
 
@@ -387,10 +387,10 @@ def load_module(name: str, path: Path) -> ModuleType:
 _ANNOUNCING_HOST = textwrap.dedent(
     """
     import asyncio, sys
-    import extension_host.instance
+    import extension_host.runtime.instance
     from extension_host import ExtensionHost
 
-    real_spawn = extension_host.instance.spawn
+    real_spawn = extension_host.runtime.instance.spawn
 
     async def announcing_spawn(spec, fork_server=None):
         process = await real_spawn(spec, fork_server)
@@ -399,7 +399,7 @@ _ANNOUNCING_HOST = textwrap.dedent(
             print(process.pid, server, flush=True)
         return process
 
-    extension_host.instance.spawn = announcing_spawn
+    extension_host.runtime.instance.spawn = announcing_spawn
     asyncio.run(ExtensionHost(sys.argv[1], sys.argv[2], readiness_timeout=600).start())
     """
 )

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from extension_host.serve.served_session import HostOptions
 from extension_host.serve.server import ProtocolServer, ServerOptions
-from extension_host.serve.sessions import HostOptions
-from sdk_extension.wire.connection import Connection
+from extension_protocol.connection import Connection
 
 VERSION = "0.1.0"
 _SERVING: set[asyncio.Future[None]] = set()

@@ -11,9 +11,9 @@ import importlib
 import re
 
 from extension_host.frontends.cli import _parser
-from extension_host.git import NEUTRALISED_SETTINGS
+from extension_host.launch.git import NEUTRALISED_SETTINGS
+from extension_protocol.hook_points import HOOK_POINTS
 from helpers import REPO_ROOT
-from sdk_extension.hooks import HOOK_POINTS
 
 _UNITS = {"": 1, "s": 1, "ms": 0.001, "levels": 1, "KB": 1024, "KiB": 1024, "MiB": 1024 * 1024}
 

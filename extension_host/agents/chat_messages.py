@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from sdk_extension.wire.nesting import loads
+from extension_protocol.nesting import loads
 
 from ..session.agents import OfferedTool
 from ..session.model_context import ContextMessage
@@ -113,7 +113,7 @@ def _arguments_text(arguments: Any) -> str:
 def parse_arguments(text: str | None) -> Any:
     """The arguments a model wrote for a tool call: the JSON value, ``{}`` for nothing, or the
     text itself when it is not JSON (the tool's argument check then fails the call, and the model
-    reads why). Text nested deeper than :data:`~sdk_extension.wire.nesting.MAX_DEPTH` levels is
+    reads why). Text nested deeper than :data:`~extension_protocol.nesting.MAX_DEPTH` levels is
     kept as text too: no tool could be sent it."""
     if text is None or not text.strip():
         return {}

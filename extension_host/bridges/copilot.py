@@ -14,7 +14,7 @@ Which Python runs it: ``$EXTENSION_HOST_PYTHON`` when set where Copilot runs, el
 interpreter that ran the export (recorded in the file). A missing or unusable interpreter is
 one line on stderr (Copilot keeps it in the extension's log) and exit 127.
 
-The file's first line is :data:`~extension_host.discovery.COPILOT_LAUNCHER_MARKER`, by which
+The file's first line is :data:`~extension_host.project.discovery.COPILOT_LAUNCHER_MARKER`, by which
 this host's discovery knows it runs the ``extension.py`` beside it. This module writes the file;
 it never runs it and knows nothing of the protocol.
 """
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from ..discovery import COPILOT_LAUNCHER_MARKER, ENTRY_FILE, ENTRY_FILES, ExtensionSpec, is_copilot_launcher
 from ..errors import ExtensionHostError
 from ..launch.interpreter import python_args
+from ..project.discovery import COPILOT_LAUNCHER_MARKER, ENTRY_FILE, ENTRY_FILES, ExtensionSpec, is_copilot_launcher
 
 __all__ = [
     "COPILOT_SWITCHES",

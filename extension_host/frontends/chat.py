@@ -22,7 +22,7 @@ import signal
 import sys
 from typing import Any, Final, TextIO
 
-from sdk_extension.wire.protocol import Event
+from extension_protocol.protocol import Event
 
 from ..errors import ExtensionHostError
 from ..host import ExtensionHost

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ..commands import CommandInfo
+from ..calls.command_registry import CommandInfo
 from ..info import ExtensionInfo
 from . import render
 

@@ -25,14 +25,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ..commands import CommandInfo
-from ..control import (
-    METHOD_INSPECT,
-    METHOD_LIST,
-    METHOD_RELOAD,
-    describe_extension,
-    describe_extensions,
-)
+from ..calls.command_registry import CommandInfo
+from ..control.service import METHOD_INSPECT, METHOD_LIST, METHOD_RELOAD, describe_extension, describe_extensions
 from ..errors import ExtensionHostError, ProjectRootError, ScaffoldError, SessionIdError
 from ..hooks.runner import HookRecord
 from ..hooks.unjudged import ALLOW_FAILED_GUARDS_OPTION
@@ -40,10 +34,11 @@ from ..host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
 from ..info import ExtensionInfo, ToolInfo
 from ..launch.node_sdk import SDK_PATH_ENV, sdk_build
 from ..outcomes import ReloadOutcome
-from ..paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
+from ..project.paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
+from ..project.scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, template_entry, tool_prefix
+from ..project.trust import TrustStore
 from ..session.agents import AgentReply, ScriptedAgent
 from ..session.model_context import ToolCall
-from ..trust import TrustStore
 from . import render
 from .chat import add_chat_command
 from .dev import EXIT_STDOUT_CLOSED, DevLoop, silence_stdout, stdin_reader
@@ -52,10 +47,9 @@ from .hook_command import add_hook_command
 from .mcp_command import add_mcp_command
 from .one_shot import ask_host_or_load, load_outcome, running_host, with_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, indent, print_json, say
-from .scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, template_entry, tool_prefix
 from .schema_command import add_schema_arguments, schema
 from .serve_command import add_serve_command
-from .sessions import add_sessions_command
+from .sessions_command import add_sessions_command
 from .trust_commands import grant, trust
 
 __all__ = ["main"]

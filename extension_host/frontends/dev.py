@@ -37,14 +37,14 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import BinaryIO, Final, Protocol, TextIO
 
-from sdk_extension.wire.protocol import Event
+from extension_protocol.protocol import Event
 
-from ..control import ControlServer
-from ..discovery import discover
+from ..control.service import ControlServer
 from ..errors import ExtensionHostError
 from ..host import ExtensionHost
 from ..outcomes import ReloadOutcome
-from ..paths import PROJECT_EXTENSIONS_DIR
+from ..project.discovery import discover
+from ..project.paths import PROJECT_EXTENSIONS_DIR
 from . import render
 
 __all__ = ["EXIT_STDOUT_CLOSED", "HELP", "DevLoop", "LineReader", "silence_stdout", "stdin_reader"]

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from ..bridges.copilot import COPILOT_SWITCHES, PYTHON_ENV, CopilotExport, export_copilot
-from ..paths import find_project_root, user_home
+from ..project.paths import find_project_root, user_home
 from .output import EXIT_OK, EXIT_USAGE, print_json, say
 from .trust_commands import find_extension
 

@@ -2,18 +2,18 @@
 
 - ``extensions hook claude EVENT`` / ``extensions hook gemini EVENT``: read the agent's JSON on
   stdin, answer on stdout in the agent's format, exit as the agent expects
-  (:mod:`extension_host.bridges.hook_adapter`). :func:`run_hook` is also the fast path the
+  (:mod:`extension_host.bridges.agent_hooks.adapter`). :func:`run_hook` is also the fast path the
   ``extensions`` launcher (:mod:`.launcher`) takes for exactly ``hook AGENT EVENT``: it imports
   the adapter and nothing of the host unless no host runs for the project.
 - ``extensions hook install claude|gemini [--user] [--dry-run] [--json]``: merge the hook
-  entries into the agent's settings (:mod:`extension_host.bridges.hook_install`); for Gemini
+  entries into the agent's settings (:mod:`extension_host.bridges.agent_hooks.install`); for Gemini
   CLI's project settings, one line on what its trusted folders mean for them
-  (:mod:`extension_host.bridges.gemini_trust`).
+  (:mod:`extension_host.bridges.agent_hooks.gemini_trust`).
 - ``extensions hook check claude|gemini [--json]``: whether the agent will run the installed
   hooks (every event there, a command it finds, a folder Gemini CLI trusts); exit 1 with one
   line per problem when it will not.
 - ``extensions hook stop [--json]``: stop the project's background host, the one hook calls
-  start when no host runs (:mod:`extension_host.bridges.hook_host_start`).
+  start when no host runs (:mod:`extension_host.bridges.agent_hooks.host_start`).
 
 It parses and prints; the mappings and the merge are the bridges'.
 """
@@ -25,14 +25,14 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from ..bridges.hook_adapter import MAX_HOOK_INPUT_BYTES, HookAgent, run_agent_hook
-from ..bridges.hook_client import METHOD_HOOK
-from ..bridges.hook_deadline import HookDeadline
-from ..paths import find_project_root
+from ..bridges.agent_hooks.adapter import MAX_HOOK_INPUT_BYTES, HookAgent, run_agent_hook
+from ..bridges.agent_hooks.client import METHOD_HOOK
+from ..bridges.agent_hooks.deadline import HookDeadline
+from ..project.paths import find_project_root
 
 __all__ = ["AGENT_NAMES", "add_hook_command", "agent", "run_hook"]
 
-_AGENT_TABLES: Final = {"claude": ("claude_hooks", "CLAUDE"), "gemini": ("gemini_hooks", "GEMINI")}
+_AGENT_TABLES: Final = {"claude": ("claude", "CLAUDE"), "gemini": ("gemini", "GEMINI")}
 AGENT_NAMES: Final = tuple(_AGENT_TABLES)
 """The agents whose hooks ``extensions hook`` answers, by the name the command takes."""
 
@@ -40,7 +40,7 @@ AGENT_NAMES: Final = tuple(_AGENT_TABLES)
 def agent(name: str) -> HookAgent:
     """The table of agent ``name`` (only its module is imported: a hook call pays for one)."""
     module, table = _AGENT_TABLES[name]
-    found: HookAgent = getattr(importlib.import_module(f"..bridges.{module}", __package__), table)
+    found: HookAgent = getattr(importlib.import_module(f"..bridges.agent_hooks.{module}", __package__), table)
     return found
 
 
@@ -48,23 +48,23 @@ def run_hook(agent_name: str, event: str, root: Path | None = None, home: Path |
     """Answer one hook call: the agent's payload from stdin, the answer to stdout; the exit code.
 
     With no host running for the project, the project's background host is started (user
-    extensions from ``home``; :mod:`extension_host.bridges.hook_host_start`) and asked; if it
+    extensions from ``home``; :mod:`extension_host.bridges.agent_hooks.host_start`) and asked; if it
     is turned off, does not come up, or the runtime folder cannot be used, a host is started
     for this call and stopped after it. All of it within one deadline from the start
-    (:mod:`extension_host.bridges.hook_deadline`).
+    (:mod:`extension_host.bridges.agent_hooks.deadline`).
     """
     deadline = HookDeadline()  # from the command's start: reading stdin counts too
     hook_agent = agent(agent_name)
     stdin = sys.stdin.buffer.read(MAX_HOOK_INPUT_BYTES + 1) if sys.stdin is not None else b""
 
     def background(project_root: Path, params: dict[str, Any], deadline: HookDeadline) -> dict[str, Any] | None:
-        from ..bridges.hook_host_start import ask_background_host
+        from ..bridges.agent_hooks.host_start import ask_background_host
 
         answer: dict[str, Any] | None = ask_background_host(project_root, METHOD_HOOK, params, home, deadline)
         return answer
 
     def one_shot(project_root: Path, params: dict[str, Any], deadline: HookDeadline) -> dict[str, Any]:
-        from ..bridges.hook_one_shot import run_once  # the background host is off, did not come up, or cannot be
+        from ..bridges.agent_hooks.one_shot import run_once
 
         return run_once(project_root, params, home, deadline)
 
@@ -141,7 +141,7 @@ def _usage(parser: Any) -> int:
 
 
 def _stop(args: Any) -> int:
-    from ..bridges.hook_host_start import stop_background_host
+    from ..bridges.agent_hooks.host_start import stop_background_host
     from ..errors import ExtensionHostError
     from .output import EXIT_OK, print_json, say
 
@@ -160,7 +160,7 @@ def _stop(args: Any) -> int:
 
 
 def _install(args: Any) -> int:
-    from ..bridges.hook_install import find_extensions_command, plan_install, settings_path
+    from ..bridges.agent_hooks.install import find_extensions_command, plan_install, settings_path
     from .output import EXIT_OK, print_json, say
 
     hook_agent = agent(args.target)
@@ -174,7 +174,7 @@ def _install(args: Any) -> int:
         change.write()
     note = None
     if hook_agent.name == "gemini" and not args.user:
-        from ..bridges.gemini_trust import gemini_trust, trust_note
+        from ..bridges.agent_hooks.gemini_trust import gemini_trust, trust_note
 
         note = trust_note(root, gemini_trust(root))
     if args.json:
@@ -213,7 +213,7 @@ def _install(args: Any) -> int:
 
 
 def _check(args: Any) -> int:
-    from ..bridges.hook_install import check_hooks
+    from ..bridges.agent_hooks.install import check_hooks
     from .output import EXIT_FAILED, EXIT_OK, print_json, say
 
     hook_agent = agent(args.target)

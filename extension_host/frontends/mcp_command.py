@@ -1,7 +1,7 @@
 """``extensions mcp``: serve the project's extensions to an MCP client over stdio, or print how to register it.
 
 ``extensions mcp`` runs a host for the project (watching, so a saved extension reaches the
-client as a tool-list change) and serves it with :class:`~extension_host.bridges.mcp_server.McpBridge`
+client as a tool-list change) and serves it with :class:`~extension_host.bridges.mcp.server.McpBridge`
 until the client closes stdin or sends SIGTERM/SIGINT; then it stops every extension. With
 ``--http HOST:PORT`` it serves streamable HTTP on a loopback address instead, until a signal
 (PORT 0: a free port), to clients that send its token as ``Authorization: Bearer``: from
@@ -22,11 +22,11 @@ import signal
 import socket
 from typing import Any
 
-from ..bridges.mcp_config import MCP_CLIENTS, client_config, mcp_missing
+from ..bridges.mcp.config import MCP_CLIENTS, client_config, mcp_missing
+from ..control.tokens import TOKEN_ENV, ServerToken
 from ..errors import TokenError
 from ..host import ExtensionHost
-from ..paths import find_project_root
-from ..tokens import TOKEN_ENV, ServerToken
+from ..project.paths import find_project_root
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_json, say
 from .token_options import add_token_options, token_from, token_given
 
@@ -150,7 +150,7 @@ def loopback_socket(spec: str) -> socket.socket:
 
 
 async def _serve(args: argparse.Namespace, http: tuple[socket.socket, ServerToken] | None) -> int:
-    from ..bridges.mcp_server import McpBridge
+    from ..bridges.mcp.server import McpBridge
 
     bridge = McpBridge(
         lambda on_send: ExtensionHost(args.root, args.home, readiness_timeout=args.readiness_timeout, on_send=on_send)

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final
 
-from ..control import ControlClient, connect_to_every_host, connect_to_host
+from ..control.service import ControlClient, connect_to_every_host, connect_to_host
 from ..errors import ExtensionHostError, UnknownExtensionError, UnknownToolError
 from ..host import ExtensionHost
 from ..info import ExtensionInfo

@@ -18,13 +18,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sdk_extension.wire.results import ToolResult
+from extension_protocol.results import ToolResult
 
-from ..commands import CommandInfo, CommandResult
-from ..discovery import ExtensionSpec
+from ..calls.command_registry import CommandInfo, CommandResult
 from ..hooks.runner import HookRecord
 from ..info import ExtensionInfo, ToolInfo
 from ..outcomes import PromptResult, ReloadOutcome
+from ..project.discovery import ExtensionSpec
 from ..visible import json_line, json_text, safe_cell, safe_text
 
 __all__ = [

@@ -21,10 +21,10 @@ import sys
 from typing import Any
 
 from ..errors import ExtensionHostError, TokenError
-from ..paths import find_project_root
+from ..project.paths import find_project_root
 from ..serve.providers import PROVIDERS
+from ..serve.served_session import HostOptions
 from ..serve.server import ProtocolServer, ServerOptions
-from ..serve.sessions import HostOptions
 from ..serve.transports import check_bind, serve_socket, serve_socket_path, serve_stdio, serve_websocket
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from .token_options import add_token_options, token_from, token_given

@@ -1,7 +1,7 @@
 """The token options of the commands that serve over the network: ``--token-file FILE`` (both
 ``extensions serve --listen`` and ``extensions mcp --http``) and ``--token TOKEN`` (``serve``
 only, with a warning that other users can read it in ``ps``). Where the token comes from, and
-what a token file must be, is :mod:`extension_host.tokens`'s; this module adds the options and
+what a token file must be, is :mod:`extension_host.control.tokens`'s; this module adds the options and
 says the warning.
 """
 
@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..tokens import TOKEN_ENV, ServerToken, server_token
+from ..control.tokens import TOKEN_ENV, ServerToken, server_token
 from .output import say
 
 __all__ = ["add_token_options", "token_from", "token_given"]
@@ -42,7 +42,7 @@ def token_given(args: argparse.Namespace) -> bool:
 
 
 def token_from(args: argparse.Namespace, command: str) -> ServerToken:
-    """The token ``args`` ask for (see :func:`extension_host.tokens.server_token`); a ``--token``
+    """The token ``args`` ask for (see :func:`extension_host.control.tokens.server_token`); a ``--token``
     costs one warning line on stderr.
 
     Raises:

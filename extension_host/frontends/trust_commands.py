@@ -1,6 +1,6 @@
 """``extensions trust`` and ``extensions grant``: record what the user decided, and tell a running host.
 
-Trust in a project and grants of sensitive variables are :mod:`extension_host.trust`'s records;
+Trust in a project and grants of sensitive variables are :mod:`extension_host.project.trust`'s records;
 these commands change them, show what the project's extensions are, and pass the decision on to
 the host running for the project (which starts, stops or restarts what the decision concerns):
 a grant reloads the extension, so it asks again and gets the value; a revocation makes the host
@@ -15,12 +15,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..control import METHOD_REFRESH, METHOD_RELOAD
-from ..discovery import ExtensionSpec, discover
-from ..environment import VARIABLE_NAME, is_sensitive
+from ..control.service import METHOD_REFRESH, METHOD_RELOAD
 from ..errors import UnknownExtensionError
-from ..paths import find_project_root, user_home
-from ..trust import TrustStore
+from ..project.discovery import ExtensionSpec, discover
+from ..project.environment import VARIABLE_NAME, is_sensitive
+from ..project.paths import find_project_root, user_home
+from ..project.trust import TrustStore
 from . import render
 from .one_shot import tell_running_host
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_json, say

@@ -3,5 +3,5 @@ running every implementation of a hook point in order, with matchers, timeouts a
 (:mod:`.runner`), and how their outputs combine (:mod:`.composition`).
 
 What a hook point is (its input, its output, which field it rewrites, how outputs merge, whether
-it is a guard) is one entry of the table in :mod:`sdk_extension.hooks`; nothing here names a hook.
+it is a guard) is one entry of the table in :mod:`extension_protocol.hook_points`; nothing here names a hook.
 """

@@ -1,7 +1,7 @@
 """How the outputs of several hook implementations combine into one outcome.
 
 Implementations run in the order of :mod:`extension_host.hooks.runner`; each output field merges by
-the strategy the hook-point table (:mod:`sdk_extension.hooks`) names for it:
+the strategy the hook-point table (:mod:`extension_protocol.hook_points`) names for it:
 
 - ``rewrite``: each implementation sees the prompt, arguments or result left by the ones
   before it (``modified_prompt``, ``modified_args``, ``modified_result``);
@@ -12,7 +12,7 @@ the strategy the hook-point table (:mod:`sdk_extension.hooks`) names for it:
 - ``strongest`` takes the strongest value of its ``Literal`` (``abort`` > ``skip`` > ``retry``),
   ``max`` the largest number.
 
-Nothing here names a hook point. Outputs arrive checked (:mod:`sdk_extension.hooks` reads them);
+Nothing here names a hook point. Outputs arrive checked (:mod:`extension_protocol.hook_points` reads them);
 a malformed one never gets here: the runner fails that implementation instead (a guard denies).
 Pure data: no I/O, no processes, no timing.
 """
@@ -23,8 +23,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from sdk_extension.hooks import HOOK_POINTS, HookPoint
-from sdk_extension.wire.protocol import camel_case
+from extension_protocol.hook_points import HOOK_POINTS, HookPoint
+from extension_protocol.protocol import camel_case
 
 __all__ = ["CONTEXT_LIMIT_BYTES", "NO_REASON", "Composition", "denial_text", "join_context"]
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sdk_extension.hooks import PostToolUseFailureInput, PostToolUseInput, PreToolUseInput
-from sdk_extension.wire.results import ToolResult
+from extension_protocol.hook_points import PostToolUseFailureInput, PostToolUseInput, PreToolUseInput
+from extension_protocol.results import ToolResult
 
 from .runner import HookRunner
 

@@ -20,7 +20,7 @@ addition ``calls``: each implementation's outcome, decision and time), persisted
 Copilot CLI does; a hook point nobody implements emits nothing.
 
 Matchers: an implementation of a tool hook may be registered for some tools only (names or
-patterns, :func:`sdk_extension.matchers.compile_matchers`). :meth:`HookRunner.chain_for` gives the
+patterns, :func:`extension_protocol.matchers.compile_matchers`). :meth:`HookRunner.chain_for` gives the
 chain for one tool, cached per (hook, tool) until the registrations change, so a hook whose
 matcher does not match costs one dictionary lookup; it is not called and emits no event.
 
@@ -31,7 +31,7 @@ and one ``session.warning`` says so when it happens. Any answer resets the count
 
 How outputs combine is :mod:`extension_host.hooks.composition`'s; what a valid output is, which
 hook points are guards and which take matchers, is the hook-point table's
-(:mod:`sdk_extension.hooks`); nothing here names a hook point. This module does not start
+(:mod:`extension_protocol.hook_points`); nothing here names a hook point. This module does not start
 processes.
 """
 
@@ -49,10 +49,10 @@ from typing import Any, Final, TypeVar, cast
 
 import pluggy
 
-from sdk_extension.errors import HookOutputError
-from sdk_extension.hooks import HOOK_POINTS, HookInput, HookInvocation, HookPoint
-from sdk_extension.matchers import Matcher, compile_matchers
-from sdk_extension.wire.connection import ConnectionClosed, RpcError
+from extension_protocol.connection import ConnectionClosed, RpcError
+from extension_protocol.errors import HookOutputError
+from extension_protocol.hook_points import HOOK_POINTS, HookInput, HookInvocation, HookPoint
+from extension_protocol.matchers import Matcher, compile_matchers
 
 from ..events import CURRENT_AGENT, EventLog, unique_ids
 from . import specs as hookspecs

@@ -1,9 +1,9 @@
 """The hook points as pluggy hook specifications, generated from the hook-point table.
 
-One specification per entry of :data:`sdk_extension.hooks.HOOK_POINTS`, documented by the
+One specification per entry of :data:`extension_protocol.hook_points.HOOK_POINTS`, documented by the
 entry's ``doc``. Every implementation (an extension's hooks, forwarded over the wire, or an
 in-process plugin of the embedding application) takes ``input`` (the hook's input object from
-:mod:`sdk_extension.hooks`) and optionally ``invocation`` (with ``session_id``), and returns
+:mod:`extension_protocol.hook_points`) and optionally ``invocation`` (with ``session_id``), and returns
 ``None`` (no opinion), the hook's output object, or a dict of its output keys; it may be
 ``async``. Anything else is malformed: a guard hook denies, another hook's answer is ignored
 with a warning. How outputs of several implementations compose is
@@ -30,7 +30,7 @@ from typing import Any, Final
 
 import pluggy
 
-from sdk_extension.hooks import HOOK_POINTS, HookInvocation
+from extension_protocol.hook_points import HOOK_POINTS, HookInvocation
 
 __all__ = ["PROJECT_NAME", "hookimpl", "hookspec", "refuse_unsupported", "specifications"]
 

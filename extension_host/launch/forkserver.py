@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from sdk_extension.wire.pipes import PipeReader
+from extension_protocol.pipes import PipeReader
 
 from .interpreter import python_command
 from .lifeline import lifeline_fd

@@ -20,7 +20,7 @@ import threading
 from typing import Final
 
 # The environment variable that names the read end in an extension: one name for both ends.
-from sdk_extension._lifeline import LIFELINE_ENV
+from extension_protocol.lifeline import LIFELINE_ENV
 
 __all__ = ["LIFELINE_ENV", "lifeline_fd"]
 

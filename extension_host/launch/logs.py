@@ -9,7 +9,7 @@ on, keeping :data:`LOG_BACKUPS` old files. Between starts a log grows by what on
 Each run begins with a start line written by :mod:`extension_host.launch.process`
 (``=== <time> starting <id>: <command>``); :func:`current_run_tail` reads from the last one.
 A log holds what extensions print, secrets included: :func:`open_log` keeps it for its user
-only (mode 0600, in a 0700 folder; see :mod:`extension_host.private_files`).
+only (mode 0600, in a 0700 folder; see :mod:`extension_host.project.private_files`).
 This module knows files, not processes or extensions.
 """
 
@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import BinaryIO, Final
 
-from ..private_files import open_private, private_folder
+from ..project.private_files import open_private, private_folder
 
 __all__ = ["LOG_BACKUPS", "LOG_MAX_BYTES", "current_run_tail", "open_log", "rotate_log"]
 

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from sdk_extension.wire.pipes import PipeReader, open_pipe_writer
+from extension_protocol.pipes import PipeReader, open_pipe_writer
 
 from .forkserver import EXIT_CODE_UNKNOWN, ForkedChild, ForkServer, ForkServerUnavailable
 from .interpreter import python_command
@@ -209,7 +209,7 @@ async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> Exte
             else:
                 return ExtensionProcess(spec, child, stdin, stdout, offset)
         # The extension's stdout is a pipe of our own, read by PipeReader rather than by
-        # asyncio's pipe transport (see sdk_extension.wire.pipes for why).
+        # asyncio's pipe transport (see extension_protocol.pipes for why).
         read_fd, write_fd = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(

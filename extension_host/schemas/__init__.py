@@ -4,7 +4,7 @@ generated files shipped with the package.
 - :mod:`.events` (with :mod:`.session_data`, :mod:`.turn_data` and
   :mod:`.call_data`): every session event type the
   host emits, as pydantic-validated shapes, and :func:`.events.check_event`;
-- :mod:`.api`: the wire methods, from the ``TypedDict``s of :mod:`sdk_extension.wire.protocol`;
+- :mod:`.api`: the wire methods, from the ``TypedDict``s of :mod:`extension_protocol.protocol`;
 - :mod:`.generate`: the two schema files from those models;
 - ``session-events.schema.json`` and ``api.schema.json``: the generated files, printed by
   ``extensions schema events|api`` and written again by ``python -m extension_host.schemas``.

@@ -1,11 +1,11 @@
 """The wire methods the host and the SDK speak, with their params and results.
 
-:data:`API_METHODS` lists each JSON-RPC method of :mod:`sdk_extension.wire.protocol`: who sends
+:data:`API_METHODS` lists each JSON-RPC method of :mod:`extension_protocol.protocol`: who sends
 it, whether it is a request or a notification, and the shapes of its params and result. The
 shapes are the protocol module's own ``TypedDict``s, read through pydantic (never written a
 second time); the few results the protocol module types only as a dict are declared here.
-The session-scoped methods of :mod:`extension_host.session_rpc` get their rows from
-:data:`~extension_host.session_rpc_shapes.SESSION_RPC_SHAPES`. ``api.schema.json`` is generated
+The session-scoped methods of :mod:`extension_host.runtime.session_rpc` get their rows from
+:data:`~extension_host.runtime.session_rpc_shapes.SESSION_RPC_SHAPES`. ``api.schema.json`` is generated
 from this table, and a test checks that every ``METHOD_*`` name of the protocol module and every
 method of the session-rpc table has a row.
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NotRequired, TypedDict
 
-from extension_host.session_rpc_shapes import SESSION_RPC_SHAPES
-from sdk_extension.wire import protocol as p
+from extension_host.runtime.session_rpc_shapes import SESSION_RPC_SHAPES
+from extension_protocol import protocol as p
 
 __all__ = [
     "API_METHODS",

@@ -13,7 +13,7 @@ from pydantic import with_config
 from typing_extensions import TypedDict
 
 from extension_host.schemas.session_data import CLOSED, OPEN
-from sdk_extension.wire.protocol import ResultType
+from extension_protocol.protocol import ResultType
 
 __all__ = [
     "CommandCompletedData",

@@ -3,7 +3,7 @@ finding the copies shipped inside the package.
 
 The shipped files are what ``extensions schema`` prints (reading a file, so the command never
 imports pydantic); ``python -m extension_host.schemas`` writes them again from the models in
-:mod:`~extension_host.schemas.events` and :mod:`~extension_host.schemas.api`, and a test fails
+:mod:`~extension_host.schemas.event_types` and :mod:`~extension_host.schemas.api`, and a test fails
 when they differ. The output is deterministic: the same models give the same bytes.
 """
 
@@ -18,9 +18,9 @@ from pydantic.json_schema import JsonSchemaMode
 
 from extension_host.schemas import SCHEMA_FILES
 from extension_host.schemas.api import API_METHODS
-from extension_host.schemas.events import event_adapter
+from extension_host.schemas.event_types import event_adapter
 from extension_host.validation import pydantic_shape
-from sdk_extension.wire.protocol import PROTOCOL_VERSION
+from extension_protocol.protocol import PROTOCOL_VERSION
 
 __all__ = ["DIALECT", "GENERATORS", "api_schema", "events_schema", "generate", "render", "stale_files", "write_files"]
 

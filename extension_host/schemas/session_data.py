@@ -10,7 +10,7 @@ host never builds (metrics, permission prompts, GitHub attachments) are checked 
 discriminating keys and left open below them.
 
 These modules own the shapes only (this one, :mod:`.turn_data` and :mod:`.call_data`); which
-event type uses which shape, and the envelope, are in :mod:`extension_host.schemas.events`.
+event type uses which shape, and the envelope, are in :mod:`extension_host.schemas.event_types`.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sdk_extension.wire.protocol import INVALID_PARAMS
+from extension_protocol.protocol import INVALID_PARAMS
 
 from ..errors import ExtensionHostError
 from ..validation import validate
@@ -35,8 +35,8 @@ from .providers import set_model
 
 if TYPE_CHECKING:
     from .clients import Client
+    from .served_session import ServedSession
     from .server import ProtocolServer
-    from .sessions import ServedSession
 
 __all__ = ["dispatch"]
 

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from sdk_extension.wire.connection import Connection, ConnectionClosed
+from extension_protocol.connection import Connection, ConnectionClosed
 
 __all__ = ["Client"]
 

@@ -9,7 +9,7 @@ commands (by name; the description rides in the attachment's ``_meta``); a word 
 ``simple`` one (``displayKind`` ``command``) for a command.
 
 Files come from git (``git ls-files``: tracked and untracked, ignored ones left out) when
-``root`` is in a git repository of a trusted project, run through :mod:`extension_host.git`
+``root`` is in a git repository of a trusted project, run through :mod:`extension_host.launch.git`
 so that nothing the repository's configuration names is executed; in an untrusted project, and
 outside git, from a walk that skips :data:`SKIPPED_FOLDERS` (git is never started there). Hidden
 folders (a name starting with ``.``) are skipped either way. The listing stops at
@@ -27,10 +27,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from sdk_extension.wire.protocol import INVALID_PARAMS
+from extension_protocol.protocol import INVALID_PARAMS
 
-from ..commands import CommandInfo
-from ..git import run_git
+from ..calls.command_registry import CommandInfo
+from ..launch.git import run_git
 from .content_params import CompletionsParams, checked
 from .errors import ServeError
 
@@ -162,7 +162,7 @@ async def _project_files(root: Path, trusted: bool) -> list[str]:
 
 
 async def _git_files(root: Path, deadline: float) -> list[str] | None:
-    """``git ls-files`` under ``root`` (through :func:`~extension_host.git.run_git`); ``None``
+    """``git ls-files`` under ``root`` (through :func:`~extension_host.launch.git.run_git`); ``None``
     when git is missing or refuses (not a repository, another user's, a bare one inside)."""
     output = await run_git(
         root,

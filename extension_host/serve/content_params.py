@@ -17,7 +17,7 @@ from typing import Annotated, Any, Final, Literal, NotRequired, TypeVar, cast
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict
 
-from sdk_extension.wire.protocol import INVALID_PARAMS
+from extension_protocol.protocol import INVALID_PARAMS
 
 from .errors import ServeError
 

@@ -1,7 +1,7 @@
 """A served session's share of the project's control socket: hook commands reach ``serve``.
 
 The first session a server runs in a project opens that project's control socket
-(:class:`~extension_host.control.ControlServer`) for its host, so ``extensions hook``,
+(:class:`~extension_host.control.service.ControlServer`) for its host, so ``extensions hook``,
 ``list``, ``inspect`` and ``reload`` in that project talk to the served session's extensions
 instead of starting their own. Only one host answers a project's socket: when another already
 does (``extensions dev``, the background host of hook commands, an earlier session of this
@@ -10,14 +10,14 @@ decision recorded meanwhile (``extensions trust``, ``extensions grant --revoke``
 session of the server in the project through the one that holds the socket: the others are its
 peers.
 
-It owns that claim and its release; the answers are :mod:`extension_host.control`'s.
+It owns that claim and its release; the answers are :mod:`extension_host.control.service`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..control import ControlServer
+from ..control.service import ControlServer
 from ..errors import ExtensionHostError
 from ..host import ExtensionHost
 

@@ -2,7 +2,7 @@
 
 The codes are the agent host protocol's: the JSON-RPC 2.0 ones (``-32700`` … ``-32603``) and
 its own in ``-32001`` … ``-32010``. A handler raises :class:`ServeError` (an
-:class:`~sdk_extension.wire.connection.RpcError`, so the connection answers it as one error,
+:class:`~extension_protocol.connection.RpcError`, so the connection answers it as one error,
 in the one place that maps exceptions to wire errors) with one of these codes and a message
 that names the session, URI or parameter at fault. This module knows codes, not transports.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from sdk_extension.wire.connection import RpcError
+from extension_protocol.connection import RpcError
 
 __all__ = [
     "ALREADY_EXISTS",

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-from sdk_extension.wire.protocol import INVALID_PARAMS
+from extension_protocol.protocol import INVALID_PARAMS
 
 from .content_params import ResourceCopyParams
 from .errors import ALREADY_EXISTS, ServeError

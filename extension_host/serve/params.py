@@ -79,7 +79,7 @@ class CreateSessionParams(TypedDict):
     workingDirectory: NotRequired[Uri]
     fork: NotRequired[SessionForkSource]
     customAgents: NotRequired[list[dict[str, Any]]]
-    """The session's custom agents (checked by :func:`~extension_host.agent_configs.check_agents`)."""
+    """The session's custom agents (checked by :func:`~extension_host.runtime.agent_configs.check_agents`)."""
 
 
 class SessionParams(TypedDict):

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 from urllib.parse import unquote, urlsplit
 
-from sdk_extension.wire.protocol import INVALID_PARAMS
+from extension_protocol.protocol import INVALID_PARAMS
 
 from .content_params import (
     ResourceCopyParams,

@@ -1,8 +1,8 @@
 """The client protocol server: clients, their commands and actions, and the sessions they drive.
 
-A :class:`ProtocolServer` hosts many :class:`~extension_host.serve.sessions.ServedSession`\\ s
+A :class:`ProtocolServer` hosts many :class:`~extension_host.serve.served_session.ServedSession`\\ s
 and serves any number of client connections (:meth:`ProtocolServer.serve_client`, given a
-:class:`~sdk_extension.wire.connection.Connection`'s reader and writer by a transport). Every
+:class:`~extension_protocol.connection.Connection`'s reader and writer by a transport). Every
 command a client may send is in one table, :attr:`ProtocolServer.commands` (method name →
 ``async (client, params) -> result``): wiring another command is one entry there.
 
@@ -35,26 +35,26 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlparse
 
-from sdk_extension.tasks import BackgroundTasks
-from sdk_extension.wire.connection import Connection, ConnectionClosed, QueueOverflow
-from sdk_extension.wire.framing import FramingError
-from sdk_extension.wire.nesting import MAX_DEPTH, nests_deeper
-from sdk_extension.wire.protocol import INVALID_PARAMS, INVALID_REQUEST
+from extension_protocol.connection import Connection, ConnectionClosed, QueueOverflow
+from extension_protocol.framing import FramingError
+from extension_protocol.nesting import MAX_DEPTH, nests_deeper
+from extension_protocol.protocol import INVALID_PARAMS, INVALID_REQUEST
+from extension_protocol.tasks import BackgroundTasks
 
-from ..environment import scrub, sdk_environment
 from ..errors import ExtensionHostError
 from ..events import cut_strings
 from ..launch.forkserver import ForkServer, fork_server_wanted
 from ..launch.logs import rotate_log
-from ..paths import logs_dir, user_home
-from ..private_files import private_folder
+from ..project.environment import scrub, sdk_environment
+from ..project.paths import logs_dir, user_home
+from ..project.private_files import private_folder
 from ..session.custom_agents import agents_from_wire
 from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
 from .client_actions import dispatch
 from .clients import Client
-from .content_commands import ContentCommands
+from .content_routes import ContentCommands
 from .errors import (
     SESSION_ALREADY_EXISTS,
     SESSION_NOT_FOUND,
@@ -62,7 +62,7 @@ from .errors import (
     ServeError,
 )
 from .providers import ProviderOptions, make_agent
-from .sessions import MAX_FETCH_TURNS, HostOptions, ServedSession, fetch_turns, fork_session
+from .served_session import MAX_FETCH_TURNS, HostOptions, ServedSession, fetch_turns, fork_session
 
 __all__ = [
     "DEFAULT_FETCH_TURNS",
@@ -83,7 +83,7 @@ DEFAULT_FETCH_TURNS: Final = 50
 MAX_ACTION_DEPTH: Final = MAX_DEPTH - 4
 """How deeply an action may nest: it travels inside an envelope inside a message (and, in a
 ``reconnect`` replay, inside a list inside a result), and a client reads
-:data:`~sdk_extension.wire.nesting.MAX_DEPTH` levels in all."""
+:data:`~extension_protocol.nesting.MAX_DEPTH` levels in all."""
 
 CommandHandler = Callable[["Client", Any], Awaitable[Any]]
 """A command: the client that sent it and its params → the result (or a :class:`ServeError`)."""

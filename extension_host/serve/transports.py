@@ -1,9 +1,9 @@
 """How clients reach ``extensions serve``: stdio, the project's Unix socket, a loopback WebSocket.
 
-Each transport makes a :class:`~sdk_extension.wire.connection.Connection` per client and hands
+Each transport makes a :class:`~extension_protocol.connection.Connection` per client and hands
 it to :meth:`~extension_host.serve.server.ProtocolServer.serve_client`; every one bounds a
 message (:data:`MAX_SERVE_MESSAGE_BYTES` in, the replay-sized :data:`MAX_SERVE_OUTBOUND_BYTES`
-out, :data:`~sdk_extension.wire.framing.MAX_DEPTH` levels deep), what waits for a client that
+out, :data:`~extension_protocol.framing.MAX_DEPTH` levels deep), what waits for a client that
 does not read (:data:`MAX_CLIENT_QUEUED_BYTES`: past it that client is dropped) and, on the
 socket and the WebSocket, the number of clients (:data:`MAX_CLIENTS`: one more is told
 ``TOO_MANY_CONNECTIONS`` and closed).
@@ -11,11 +11,11 @@ socket and the WebSocket, the number of clients (:data:`MAX_CLIENTS`: one more i
 - **stdio** (:func:`serve_stdio`): one client, Content-Length framing on stdin/stdout, as
   extensions speak to the host; the server ends when stdin does.
 - **socket** (:func:`serve_socket`): :func:`serve_socket_path`, beside the project's control
-  socket, with its rules (:mod:`extension_host.private_socket`): a private folder, a 0600
+  socket, with its rules (:mod:`extension_host.control.private_socket`): a private folder, a 0600
   socket, clients of other users dropped at once. Same framing.
 - **WebSocket** (:func:`serve_websocket`): one JSON-RPC message per text message. Loopback
   only unless ``allow_remote`` (with a token of the user's choosing); the token
-  (:mod:`extension_host.tokens`) is required as ``?token=`` or ``Authorization: Bearer``.
+  (:mod:`extension_host.control.tokens`) is required as ``?token=`` or ``Authorization: Bearer``.
   Needs the ``websockets`` package (``pip install 'extension-host[serve]'``), imported only
   here and only then.
 
@@ -33,16 +33,16 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import parse_qs, quote, urlparse
 
-from sdk_extension.wire.connection import Connection
-from sdk_extension.wire.framing import encode_message
-from sdk_extension.wire.nesting import MAX_DEPTH
-from sdk_extension.wire.pipes import PipeReader, open_pipe_writer
-from sdk_extension.wire.protocol import TOO_MANY_CONNECTIONS
+from extension_protocol.connection import Connection
+from extension_protocol.framing import encode_message
+from extension_protocol.nesting import MAX_DEPTH
+from extension_protocol.pipes import PipeReader, open_pipe_writer
+from extension_protocol.protocol import TOO_MANY_CONNECTIONS
 
+from ..control.private_socket import bind_private, check_private_folder, make_private_folder, same_user
+from ..control.tokens import TOKEN_ENV, ServerToken, bearer_token, token_matches
 from ..errors import ExtensionHostError
-from ..paths import control_socket_path
-from ..private_socket import bind_private, check_private_folder, make_private_folder, same_user
-from ..tokens import TOKEN_ENV, ServerToken, bearer_token, token_matches
+from ..project.paths import control_socket_path
 from .server import ProtocolServer
 
 __all__ = [

@@ -2,7 +2,7 @@
 :class:`~extension_host.session.custom_agents.CustomAgent` values, so the same files work in both.
 
 Where: the user's ``<home>/agents/`` (beside user extensions), then the project's
-``.github/agents/`` and ``.claude/agents/`` (:data:`~extension_host.paths.PROJECT_AGENT_DIRS`),
+``.github/agents/`` and ``.claude/agents/`` (:data:`~extension_host.project.paths.PROJECT_AGENT_DIRS`),
 each searched through its subfolders for ``*.md`` files (``NAME.agent.md`` or ``NAME.md``). Of
 two agents with one name the first folder's wins (the CLI lets a user's agent override a
 project's); two files of one folder giving one name is a problem, and the first by path wins.
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ..paths import PROJECT_AGENT_DIRS, agents_dir
-from ..private_files import NotRegularFile, open_regular
+from ..project.paths import PROJECT_AGENT_DIRS, agents_dir
+from ..project.private_files import NotRegularFile, open_regular
 from .custom_agents import CustomAgent
 from .front_matter import FrontMatterError, Value, parse_front_matter, split_front_matter
 

@@ -4,7 +4,7 @@
 :meth:`Cancellation.guard` awaits a piece of a run (the agent's answer, one tool call through
 the host's pipeline) unless the switch is flipped first; then the piece is cancelled (the host
 stops waiting: a call in flight to an extension is withdrawn, see
-:class:`~extension_host.calls.PendingCalls`), given :data:`CANCEL_GRACE` seconds to unwind, and
+:class:`~extension_host.runtime.pending_tools.PendingCalls`), given :data:`CANCEL_GRACE` seconds to unwind, and
 :class:`RunCancelled` is raised for the run to end as the SDK ends an aborted turn. It knows
 asyncio, not events, tools or extensions.
 """

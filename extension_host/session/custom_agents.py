@@ -7,7 +7,7 @@ bring its own :class:`~extension_host.session.agents.Agent`. ``tool_definitions`
 definitions of tools its allowlist names that the giver forwarded with it (an SDK does, so the
 child can be offered tools the parent does not know by definition).
 
-The wire form, checked at the trust boundary, is :mod:`~extension_host.agent_configs`'s;
+The wire form, checked at the trust boundary, is :mod:`~extension_host.runtime.agent_configs`'s;
 :func:`agent_from_config` makes an agent of it. :func:`merge_agents` decides which agent a
 name means when it is given twice: earlier sources win (the host's caller, whether the API or a
 client, then extensions, then files: the user's before the project's, as Copilot CLI reads
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final
 from .agents import Agent, OfferedTool
 
 if TYPE_CHECKING:
-    from ..agent_configs import CustomAgentConfig
+    from ..runtime.agent_configs import CustomAgentConfig
 
 __all__ = [
     "CustomAgent",
@@ -99,10 +99,10 @@ def agent_from_config(config: CustomAgentConfig, source: str) -> CustomAgent:
 
 def agents_from_wire(value: object, source: str) -> tuple[CustomAgent, ...]:
     """The custom agents in a ``customAgents`` value from ``source`` (see
-    :func:`~extension_host.agent_configs.check_agents`, whose ``ValueError`` it raises)."""
+    :func:`~extension_host.runtime.agent_configs.check_agents`, whose ``ValueError`` it raises)."""
     if value is None:
         return ()
-    from ..agent_configs import check_agents  # its models load when an agent is given
+    from ..runtime.agent_configs import check_agents
 
     return tuple(agent_from_config(config, source) for config in check_agents(value))
 

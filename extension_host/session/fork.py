@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Final
 
-from sdk_extension.wire.protocol import Event
+from extension_protocol.protocol import Event
 
 __all__ = ["LIFECYCLE_TYPES", "TurnNotForkable", "forked_events", "turn_end"]
 

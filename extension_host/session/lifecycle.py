@@ -3,7 +3,7 @@
 :class:`SessionLifecycle` puts the parts of one host in order at the three moments that change
 the session. Start: the session's id and log (new or resumed, :mod:`.persisted`), the context
 and turn numbers a resumed log holds (:mod:`.turns`), every extension joining that session
-(:class:`~extension_host.runtime.ExtensionRuntime`), the session-start hooks. ``/clear``: the
+(:class:`~extension_host.runtime.extension_runtime.ExtensionRuntime`), the session-start hooks. ``/clear``: the
 prompts in flight are dropped, the session-end hooks run, every extension is restarted with a
 new session id between the old ones stopping and the new ones starting, the session-start hooks
 run with ``new``. Stop: turns and the file watcher end, the session-end hooks run once,
@@ -17,10 +17,10 @@ It decides the order only: what each step does is the part's own.
 
 from __future__ import annotations
 
-from ..environment import protect_host_environment
 from ..errors import ExtensionHostError
 from ..hooks.session_hooks import SessionHooks
-from ..runtime import ExtensionRuntime
+from ..project.environment import protect_host_environment
+from ..runtime.extension_runtime import ExtensionRuntime
 from .persisted import PersistedSession
 from .reader import SessionEventReader
 from .turns import TurnRunner

@@ -28,7 +28,7 @@ the system had not written to disk yet.
 
 Reading (:class:`LogReader`) streams line by line and never holds more than one line: a line
 that is not a whole event (the torn last line of a crashed host, a line longer than
-:data:`MAX_LINE_BYTES`, one nested deeper than :data:`~sdk_extension.wire.nesting.MAX_DEPTH`
+:data:`MAX_LINE_BYTES`, one nested deeper than :data:`~extension_protocol.nesting.MAX_DEPTH`
 levels, anything that is not JSON) is skipped and described in :attr:`LogReader.problems`; no
 line, whatever it holds, makes a reader raise. :func:`scan_log` finds the last event and the count without parsing
 every line, and the end of the last whole line, so a resumed session cuts a torn tail before
@@ -50,11 +50,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from sdk_extension.wire.nesting import MAX_DEPTH, TooDeep, check_depth, loads
-from sdk_extension.wire.protocol import Event
+from extension_protocol.nesting import MAX_DEPTH, TooDeep, check_depth, loads
+from extension_protocol.protocol import Event
 
 from ..events import cut_strings
-from ..private_files import open_private
+from ..project.private_files import open_private
 
 __all__ = [
     "ENCODE_AT_ONCE_BYTES",
@@ -105,7 +105,7 @@ _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=str)
 
 def encode_event(event: Event) -> str:
     """One log line for ``event`` (ASCII, ending in ``\\n``), at most :data:`MAX_LINE_BYTES` long
-    and nested at most :data:`~sdk_extension.wire.nesting.MAX_DEPTH` levels: what a reader reads."""
+    and nested at most :data:`~extension_protocol.nesting.MAX_DEPTH` levels: what a reader reads."""
     try:
         line = _ENCODER.encode(event) + "\n"
     except (ValueError, TypeError, RecursionError) as exc:

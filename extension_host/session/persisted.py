@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from sdk_extension.wire.protocol import Event
+from extension_protocol.protocol import Event
 
 from ..events import EventListener, EventLog, iso_now
 from .log import EVENT_FORMAT_VERSION, PRODUCER, LogReader

@@ -44,11 +44,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from sdk_extension.wire.connection import RpcError
-from sdk_extension.wire.protocol import INVALID_PARAMS, Event
+from extension_protocol.connection import RpcError
+from extension_protocol.protocol import INVALID_PARAMS, Event
 
 from ..events import EventLog
-from ..session_rpc_shapes import EventLogReadRequest, EventsReadResult
+from ..runtime.session_rpc_shapes import EventLogReadRequest, EventsReadResult
 from .log import MAX_LINE_BYTES, encode_event, parse_line, skip_line
 from .persisted import PersistedSession
 

@@ -13,7 +13,7 @@ Each session is a folder named by its id::
 ``forkedAtTurn``).
 
 Sessions are the user's alone: ``sessions/``, each session's folder and ``files/`` are 0700,
-``session.json``, ``events.jsonl`` and ``lock`` 0600 (see :mod:`extension_host.private_files`);
+``session.json``, ``events.jsonl`` and ``lock`` 0600 (see :mod:`extension_host.project.private_files`);
 resuming a session an older version made tightens it.
 
 One host per session: :meth:`SessionStore.create` and :meth:`SessionStore.open` take the lock
@@ -39,13 +39,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from sdk_extension.wire.nesting import loads
+from extension_protocol.nesting import loads
 
 from ..errors import SessionError, SessionIdError, SessionLockedError, UnknownSessionError
 from ..events import iso_now, make_event
 from ..info import host_version
-from ..paths import sessions_dir
-from ..private_files import PRIVATE_FOLDER_MODE, open_private, private_folder, tighten_file, write_private
+from ..project.paths import sessions_dir
+from ..project.private_files import PRIVATE_FOLDER_MODE, open_private, private_folder, tighten_file, write_private
 from .fork import TurnNotForkable, forked_events, turn_end
 from .log import (
     EVENT_FORMAT_VERSION,

@@ -36,10 +36,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from sdk_extension.tools import Tool, ToolInvocation
-from sdk_extension.wire.results import ToolResult
+from extension_protocol.results import ToolResult
+from extension_protocol.tools import Tool, ToolInvocation
 
-from ..dispatch import ToolOrigin
+from ..calls.dispatch import ToolOrigin
 from ..errors import ExtensionHostError
 from ..events import CURRENT_AGENT, AgentScope, EventLog, agent_scope
 from ..outcomes import StopDecision, ToolCallResult

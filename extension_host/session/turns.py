@@ -48,10 +48,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from sdk_extension.wire.protocol import Event
-from sdk_extension.wire.results import ToolResult
+from extension_protocol.protocol import Event
+from extension_protocol.results import ToolResult
 
-from ..dispatch import ToolOrigin
+from ..calls.dispatch import ToolOrigin
 from ..errors import ExtensionHostError, UnknownToolError
 from ..events import SESSION_MODE, EventLog, unique_ids
 from ..outcomes import ErrorDecision, PromptResult, StopDecision, ToolCallResult

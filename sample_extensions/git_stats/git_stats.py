@@ -59,7 +59,7 @@ _GIT_CONFIG: Final = ("-c", "core.quotepath=off", "-c", "color.ui=never")
 # repository itself defines emptied, submodules not entered (each has a configuration of its
 # own), and no GIT_* variable inherited (one could name another repository, a configuration or
 # a program). The host runs its own git calls the same way: NEUTRALISED_SETTINGS and
-# GIT_ENVIRONMENT in extension_host/git.py (this file cannot import the host; a test checks
+# GIT_ENVIRONMENT in extension_host/launch/git.py (this file cannot import the host; a test checks
 # that nothing there is missing here).
 NEUTRALISED_SETTINGS: Final = (
     ("core.fsmonitor", "false"),

@@ -36,7 +36,7 @@ from conformance.compare import model_view
 from conformance.scenarios import Scenario
 from conformance.transcript import Transcript, build, read_tap, sdks
 from extension_host.launch.node_sdk import SDK_PACKAGE, SDK_VERSION, ensure_sdk
-from extension_host.paths import CACHE_ENV
+from extension_host.project.paths import CACHE_ENV
 from real_agents.agents import Agent
 from real_agents.programs import cache_root
 from real_agents.runner import EXTENSIONS_BIN, AgentRun, Workspace

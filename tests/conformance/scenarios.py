@@ -149,7 +149,7 @@ def _js(tools: str = "", hooks: Mapping[str, str] | None = None, commands: str =
 _PY_HEAD = """
 import tap  # noqa: F401  (first: it taps the protocol)
 from sdk_extension import command, join_session, tool
-from sdk_extension.hooks import HOOK_POINTS
+from extension_protocol.hook_points import HOOK_POINTS
 
 
 @tool(name="probe_echo", description="Echo the text back.")

@@ -20,8 +20,8 @@ import pytest
 from extension_host.launch.node_sdk import ensure_sdk
 from extension_host.session.agents import AgentReply, ScriptedAgent
 from extension_host.session.model_context import ToolCall
+from extension_protocol.framing import FrameDecoder
 from helpers import RAW_PROTOCOL, Project, copilot_sdk_marks, is_log, run, sdk_host, wait_for_event
-from sdk_extension.wire.framing import FrameDecoder
 
 pytestmark = copilot_sdk_marks()
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from extension_host.paths import CACHE_ENV
-from extension_host.trust import TrustStore
+from extension_host.project.paths import CACHE_ENV
+from extension_host.project.trust import TrustStore
 from helpers import (
     Project,
     assert_orphan_exits_when_host_is_killed,

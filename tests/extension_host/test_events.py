@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from extension_host.events import TRUNCATION_MARKER, EventLog
-from sdk_extension.wire.protocol import Event
+from extension_protocol.protocol import Event
 
 # These tests are about the log's mechanics, with events of made-up types.
 pytestmark = pytest.mark.made_up_events

@@ -19,8 +19,8 @@ import pytest
 
 from extension_host import AgentReply, ExtensionHost, ScriptedAgent
 from extension_host.errors import SessionIdError, SessionLockedError, UnknownSessionError
+from extension_protocol.protocol import Event
 from helpers import Project, run, wait_for_event
-from sdk_extension.wire.protocol import Event
 
 pytestmark = pytest.mark.subprocess
 

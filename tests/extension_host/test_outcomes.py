@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from extension_host.outcomes import PromptResult, ToolCallResult
-from sdk_extension.wire.results import ToolResult
+from extension_protocol.results import ToolResult
 
 
 def test_a_tool_call_result_in_json_says_what_the_model_sees_and_who_decided() -> None:

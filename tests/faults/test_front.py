@@ -23,7 +23,7 @@ from extension_host.events import HISTORY_BYTES, TRUNCATION_MARKER
 from extension_host.frontends.dev import EXIT_STDOUT_CLOSED
 from extension_host.launch.logs import LOG_MAX_BYTES
 from extension_host.launch.process import STOP_GRACE_SECONDS
-from extension_host.paths import project_logs_dir
+from extension_host.project.paths import project_logs_dir
 from helpers import Project, run, wait_for_exit
 
 pytestmark = pytest.mark.subprocess

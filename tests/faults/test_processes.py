@@ -21,7 +21,7 @@ import pytest
 
 from extension_host import ExtensionHost
 from extension_host.launch.process import failure_line, tail_lines
-from extension_host.paths import CACHE_ENV
+from extension_host.project.paths import CACHE_ENV
 from helpers import Project, run, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from extension_host import ExtensionHost
-from extension_host.budget import CrashBudget, ReloadBudget
+from extension_host.runtime.budget import CrashBudget, ReloadBudget
 from helpers import Project, is_log, run, running_dev, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
@@ -406,7 +406,7 @@ RAW_LOGGER = """
     import os
     from pathlib import Path
     from sdk_extension._stdio import claim_protocol_stdio
-    from sdk_extension.wire.framing import FrameDecoder, encode_message
+    from extension_protocol.framing import FrameDecoder, encode_message
 
     Path("pid.txt").write_text(str(os.getpid()))
     read_fd, write_fd = claim_protocol_stdio()

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from extension_host import ExtensionHost
-from extension_host.paths import control_socket_path
+from extension_host.project.paths import control_socket_path
+from extension_protocol.framing import MAX_DEPTH, MAX_HEADER_BYTES, MAX_MESSAGE_BYTES, encode_message, read_message
+from extension_protocol.protocol import PARSE_ERROR
 from helpers import Project, run, running_dev, wait_for_exit
-from sdk_extension.wire.framing import MAX_DEPTH, MAX_HEADER_BYTES, MAX_MESSAGE_BYTES, encode_message, read_message
-from sdk_extension.wire.protocol import PARSE_ERROR
 
 pytestmark = pytest.mark.subprocess
 

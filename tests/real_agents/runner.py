@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from extension_host.paths import control_socket_path
+from extension_host.project.paths import control_socket_path
 
 __all__ = [
     "EXTENSIONS_BIN",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall
-from extension_host.manage_tools import MANAGE_TOOL, RELOAD_TOOL
+from extension_host.session.manage_tools import MANAGE_TOOL, RELOAD_TOOL
 from real_agents.agents import Agent, assert_finished
 from real_agents.models import Call, Say
 from real_agents.programs import skip_without_node

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import git as host_git
+from extension_host.launch import git as host_git
 from helpers import SAMPLES, load_module, recording_program, sample_extension_module
 from sdk_extension import ToolResult
 

@@ -12,14 +12,9 @@ from types import ModuleType
 import pytest
 
 from extension_host import ExtensionHost
+from extension_protocol.hook_points import HOOK_POINTS, HookInvocation, PostToolUseInput, UserPromptSubmittedInput
 from helpers import SAMPLES, Project, load_module, run, sample_extension_module
 from sdk_extension import ToolResult
-from sdk_extension.hooks import (
-    HOOK_POINTS,
-    HookInvocation,
-    PostToolUseInput,
-    UserPromptSubmittedInput,
-)
 
 EXTENSION_DIR = SAMPLES / "redact_secrets"
 

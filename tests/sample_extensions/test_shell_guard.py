@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from extension_protocol.hook_points import hook_point
 from helpers import SAMPLES, load_module
-from sdk_extension.hooks import hook_point
 
 GUARD_FILE = Path(__file__).resolve().parents[2] / "sample_extensions" / "shell_guard" / "guard.py"
 

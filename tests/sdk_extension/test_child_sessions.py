@@ -27,12 +27,12 @@ from hypothesis import strategies as st
 
 from extension_host import AgentReply, ScriptedAgent, ToolCall
 from extension_host.session.custom_agents import CustomAgent as HostAgent
+from extension_protocol import protocol as p
+from extension_protocol.connection import Connection, RpcError
+from extension_protocol.results import result_from_wire
 from helpers import CHILD_RECORDER, Project, recorded, run, sdk_host
 from sdk_extension import CustomAgent, ExtensionError, ToolResult, join_session
 from sdk_extension.subagents import SUBAGENT_EVENTS, ChildSessions, not_supported
-from sdk_extension.wire import protocol as p
-from sdk_extension.wire.connection import Connection, RpcError
-from sdk_extension.wire.results import result_from_wire
 
 pytestmark = pytest.mark.subprocess
 

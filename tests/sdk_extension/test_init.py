@@ -18,14 +18,13 @@ def test_every_public_name_loads_from_the_package_and_none_is_listed_twice_or_mi
 
 
 def test_importing_the_wire_framing_loads_no_author_facing_module() -> None:
-    code = "import sys, json, sdk_extension.wire.framing; print(json.dumps(sorted(sys.modules)))"
+    code = "import sys, json, extension_protocol.framing; print(json.dumps(sorted(sys.modules)))"
     done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, check=True, timeout=60)
     modules = set(json.loads(done.stdout))
-    assert {name for name in modules if name.startswith("sdk_extension")} == {
-        "sdk_extension",
-        "sdk_extension._lazy",
-        "sdk_extension.wire",
-        "sdk_extension.wire.framing",
-        "sdk_extension.wire.nesting",
+    assert not {name for name in modules if name.startswith("sdk_extension")}
+    assert {name for name in modules if name.startswith("extension_protocol")} == {
+        "extension_protocol",
+        "extension_protocol.framing",
+        "extension_protocol.nesting",
     }
     assert not modules & {"asyncio", "pydantic", "dataclasses"}

@@ -17,15 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from extension_protocol import protocol as p
+from extension_protocol.connection import Connection, RpcError
+from extension_protocol.errors import ExtensionError, JoinError
+from extension_protocol.results import result_from_wire
+from extension_protocol.tools import Tool
 from helpers import PipeWriter
 from sdk_extension import InvalidHookError, NotUnderHostError, ToolResult, join_session, tool
 from sdk_extension._workers import HOOK_WORKERS, STUCK_CALLS_PER_KEY
-from sdk_extension.errors import ExtensionError, JoinError
 from sdk_extension.session import Session, _Client
-from sdk_extension.tools import Tool
-from sdk_extension.wire import protocol as p
-from sdk_extension.wire.connection import Connection, RpcError
-from sdk_extension.wire.results import result_from_wire
 
 
 @tool(description="Echo")

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from extension_protocol import protocol as p
+from extension_protocol.connection import Connection, RpcError
 from helpers import PipeWriter, run
 from sdk_extension import Command, CommandContext, Session, SessionRpcError
 from sdk_extension.session import _Client
-from sdk_extension.wire import protocol as p
-from sdk_extension.wire.connection import Connection, RpcError
 
 
 class Host:

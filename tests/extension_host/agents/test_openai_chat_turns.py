@@ -11,8 +11,8 @@ import pytest
 from chat_server import Answer, ChatServer, Reply, Status
 from extension_host import ExtensionHost, TurnAbortedError
 from extension_host.agents import OpenAIChatAgent
+from extension_protocol.protocol import Event
 from helpers import Project, run
-from sdk_extension.wire.protocol import Event
 
 pytestmark = pytest.mark.subprocess
 

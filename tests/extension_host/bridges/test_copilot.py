@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import extension_host.discovery
-import extension_host.instance
+import extension_host.project.discovery
+import extension_host.runtime.instance
 from extension_host import ExtensionHost
 from extension_host.bridges.copilot import (
     LAUNCHER_FILE,
@@ -27,8 +27,8 @@ from extension_host.bridges.copilot import (
     export_copilot,
     launcher_text,
 )
-from extension_host.discovery import COPILOT_LAUNCHER_MARKER, ExtensionSpec
 from extension_host.launch.lifeline import LIFELINE_ENV
+from extension_host.project.discovery import COPILOT_LAUNCHER_MARKER, ExtensionSpec
 from helpers import Project, is_log, run, wait_for_event, wait_for_exit
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is needed to run extension.mjs")
@@ -141,14 +141,14 @@ def javascript_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Make the host discover JavaScript entry files only, as Copilot CLI does, so that it runs
     the generated extension.mjs with node. The launcher imports nothing from the Copilot SDK,
     so none is installed."""
-    monkeypatch.setattr(extension_host.discovery, "ENTRY_FILES", {"extension.mjs": "node"})
+    monkeypatch.setattr(extension_host.project.discovery, "ENTRY_FILES", {"extension.mjs": "node"})
     sdk = tmp_path / "no-sdk"
     sdk.mkdir()
 
     async def no_install(cache: Path, environment: object) -> Path:
         return sdk
 
-    monkeypatch.setattr(extension_host.instance, "ensure_sdk", no_install)
+    monkeypatch.setattr(extension_host.runtime.instance, "ensure_sdk", no_install)
 
 
 @needs_node

@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.memory import create_client_server_memory_streams
 
 from extension_host import ExtensionHost
-from extension_host.bridges.mcp_server import MAX_QUEUED_NOTIFICATIONS, McpBridge
+from extension_host.bridges.mcp.server import MAX_QUEUED_NOTIFICATIONS, McpBridge
 from helpers import Project, run
 from sdk_extension import tool
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from extension_host.bridges.hook_deadline import HOOK_TIMEOUT_ENV
-from extension_host.bridges.hook_host_start import HOOK_HOST_IDLE_ENV
+from extension_host.bridges.agent_hooks.deadline import HOOK_TIMEOUT_ENV
+from extension_host.bridges.agent_hooks.host_start import HOOK_HOST_IDLE_ENV
 from extension_host.launch.interpreter import python_command
-from extension_host.paths import RUNTIME_ENV, control_socket_path
-from extension_host.trust import TRUST_ENV
+from extension_host.project.paths import RUNTIME_ENV, control_socket_path
+from extension_host.project.trust import TRUST_ENV
 from helpers import (
     SLOW_TO_JOIN,
     OtherUser,
@@ -326,7 +326,7 @@ def test_a_runtime_folder_another_user_took_first_leaves_each_call_to_a_host_of_
     env = {name: value for name, value in os.environ.items() if name not in (RUNTIME_ENV, "XDG_RUNTIME_DIR")}
     env |= {"TMPDIR": str(shared_temp), HOOK_HOST_IDLE_ENV: "300"}
     fallback = subprocess.run(
-        python_command("-c", "from extension_host.paths import runtime_dir; print(runtime_dir())"),
+        python_command("-c", "from extension_host.project.paths import runtime_dir; print(runtime_dir())"),
         env=env,
         capture_output=True,
         text=True,

@@ -14,7 +14,7 @@ from extension_host.frontends import render
 from extension_host.hooks.runner import HookRecord
 from extension_host.info import ExtensionInfo, ToolInfo
 from extension_host.outcomes import PromptResult, ReloadOutcome
-from sdk_extension.wire.results import ToolResult
+from extension_protocol.results import ToolResult
 
 BIDI = "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 UNSAFE = frozenset(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from extension_host.tokens import TOKEN_ENV
+from extension_host.control.tokens import TOKEN_ENV
 from helpers import OtherUser, Project, run
 
 pytestmark = pytest.mark.subprocess

@@ -9,9 +9,9 @@ import re
 import pytest
 
 from extension_host import ExtensionHost
-from extension_host.control import ControlServer
+from extension_host.control.service import ControlServer
 from extension_host.frontends.cli import main
-from extension_host.trust import TrustStore
+from extension_host.project.trust import TrustStore
 from helpers import Project, process_exists, run, running_dev, wait_for_exit
 
 HOLDER = """

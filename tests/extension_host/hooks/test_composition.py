@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from extension_host.hooks.composition import CONTEXT_LIMIT_BYTES, Composition, join_context
-from sdk_extension.hooks import (
+from extension_protocol.hook_points import (
     ErrorOccurredOutput,
     PostToolUseInput,
     PostToolUseOutput,
@@ -21,7 +21,7 @@ from sdk_extension.hooks import (
     UserPromptSubmittedInput,
     UserPromptSubmittedOutput,
 )
-from sdk_extension.wire.results import ToolResult
+from extension_protocol.results import ToolResult
 
 NOW = datetime.now(UTC)
 CWD = "/srv/project"

@@ -21,7 +21,8 @@ from extension_host.events import EventLog
 from extension_host.hooks.composition import Composition
 from extension_host.hooks.runner import SUSPEND_AFTER_TIMEOUTS, HookRunner
 from extension_host.hooks.specs import hookimpl
-from sdk_extension.hooks import (
+from extension_protocol.connection import ConnectionClosed, RpcError
+from extension_protocol.hook_points import (
     ErrorOccurredInput,
     HookInvocation,
     PostToolUseInput,
@@ -31,9 +32,8 @@ from sdk_extension.hooks import (
     SessionStartInput,
     UserPromptSubmittedInput,
 )
-from sdk_extension.matchers import compile_matchers
-from sdk_extension.wire.connection import ConnectionClosed, RpcError
-from sdk_extension.wire.results import ToolResult
+from extension_protocol.matchers import compile_matchers
+from extension_protocol.results import ToolResult
 
 T = TypeVar("T")
 

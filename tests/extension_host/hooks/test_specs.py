@@ -16,12 +16,12 @@ import pytest
 from extension_host.events import EventLog
 from extension_host.hooks.runner import HookRunner
 from extension_host.hooks.specs import hookimpl, hookspec, specifications
-from sdk_extension import hooks as sdk_hooks
-from sdk_extension.errors import HookOutputError
-from sdk_extension.hooks import HOOK_POINTS, HookPoint
+from extension_protocol import hook_points as sdk_hooks
+from extension_protocol import protocol
+from extension_protocol.errors import HookOutputError
+from extension_protocol.hook_points import HOOK_POINTS, HookPoint
+from extension_protocol.matchers import compile_matchers
 from sdk_extension.join import resolve_hooks
-from sdk_extension.matchers import compile_matchers
-from sdk_extension.wire import protocol
 
 T = TypeVar("T")
 

@@ -25,14 +25,14 @@ from typing import Any
 import pytest
 from serve_client import ServeClient, write_script
 
+from extension_host.bridges.agent_hooks.host_start import HOOK_HOST_IDLE_ENV, background_host_pid
 from extension_host.bridges.copilot import LAUNCHER_FILE, export_copilot
-from extension_host.bridges.hook_host_start import HOOK_HOST_IDLE_ENV, background_host_pid
-from extension_host.discovery import ExtensionSpec
 from extension_host.launch.lifeline import LIFELINE_ENV
-from extension_host.paths import control_socket_path
-from extension_host.trust import TRUST_ENV
+from extension_host.project.discovery import ExtensionSpec
+from extension_host.project.paths import control_socket_path
+from extension_host.project.trust import TRUST_ENV
+from extension_protocol.connection import Connection
 from helpers import EXTENSIONS_SCRIPT, REPO_ROOT, Project, Shadows, plant_shadows, process_exists, run, wait_for_exit
-from sdk_extension.wire.connection import Connection
 
 pytestmark = pytest.mark.subprocess
 
@@ -271,7 +271,7 @@ import asyncio
 from bench.procs import child
 
 async def main():
-    code = "import sdk_extension.wire.framing, pydantic; print('imported', flush=True)"
+    code = "import extension_protocol.framing, pydantic; print('imported', flush=True)"
     async with child("-c", code) as (_, stdout), asyncio.timeout(60):
         print((await stdout.readline()).decode(), end="")
 

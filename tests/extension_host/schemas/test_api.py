@@ -3,10 +3,10 @@ with its shapes."""
 
 from __future__ import annotations
 
+from extension_host.runtime.session_rpc import SESSION_RPC_METHODS
 from extension_host.schemas.api import API_METHODS
 from extension_host.schemas.generate import api_schema
-from extension_host.session_rpc import SESSION_RPC_METHODS
-from sdk_extension.wire import protocol
+from extension_protocol import protocol
 
 
 def test_every_method_the_protocol_names_has_a_row() -> None:

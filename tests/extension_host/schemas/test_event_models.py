@@ -11,7 +11,7 @@ import pytest
 
 import extension_host
 from extension_host.events import EventLog, make_event
-from extension_host.schemas.events import EVENT_TYPES, check_event, event_adapter, event_type_names
+from extension_host.schemas.event_types import EVENT_TYPES, check_event, event_adapter, event_type_names
 
 SOURCE = Path(extension_host.__file__).parent
 EMITTED_TYPE = re.compile(r"""(?:emit|make_event)\(\s*["']([a-z_]+\.[a-z_.]+)["']""")
@@ -75,7 +75,7 @@ def test_an_event_type_without_a_model_fails_saying_where_to_add_it() -> None:
     problem = check_event(event("session.brand_new", {}))
     assert problem is not None
     assert "'session.brand_new' has no schema" in problem
-    assert "extension_host/schemas/events.py" in problem and "python -m extension_host.schemas" in problem
+    assert "extension_host/schemas/event_types.py" in problem and "python -m extension_host.schemas" in problem
 
 
 def test_an_always_ephemeral_event_cannot_be_marked_persistent() -> None:

@@ -10,7 +10,7 @@ import pytest
 import extension_host.schemas
 from extension_host.schemas import SCHEMA_FILES
 from extension_host.schemas.__main__ import main
-from extension_host.schemas.events import event_type_names
+from extension_host.schemas.event_types import event_type_names
 from extension_host.schemas.generate import generate, stale_files, write_files
 
 SHIPPED = Path(extension_host.schemas.__file__).parent

@@ -3,7 +3,7 @@ makes, wherever it is made."""
 
 from __future__ import annotations
 
-import extension_host.command_calls
+import extension_host.runtime.pending_commands
 from extension_host.events import EventLog
 
 
@@ -16,7 +16,7 @@ def test_an_event_the_log_emits_that_does_not_match_its_model_is_recorded(events
 
 def test_events_made_outside_the_log_are_checked_too(events_match_the_schema: list[str]) -> None:
     """Command runs are events sent straight to an extension (command_calls.py): their maker is checked."""
-    maker = vars(extension_host.command_calls)["make_event"]  # its own reference, imported by name
+    maker = vars(extension_host.runtime.pending_commands)["make_event"]  # its own reference, imported by name
     maker("command.execute", {"requestId": "r1"}, ephemeral=True)
     assert len(events_match_the_schema) == 1
     assert events_match_the_schema[0].startswith("event command.execute: data.commandName: Field required")

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from extension_host.commands import CommandInfo
+from extension_host.calls.command_registry import CommandInfo
 from extension_host.serve.completions import complete
 from extension_host.serve.errors import ServeError
+from extension_protocol.protocol import INVALID_PARAMS
 from helpers import git, recording_program, run
-from sdk_extension.wire.protocol import INVALID_PARAMS
 
 COMMANDS = {
     "deploy": CommandInfo("deploy", "Deploy the app", "project:ship"),

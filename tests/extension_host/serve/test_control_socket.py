@@ -10,11 +10,11 @@ from collections.abc import AsyncIterator
 import pytest
 from serve_client import ServeClient, connect_in_process, in_process_server, write_script
 
-from extension_host.bridges.hook_client import METHOD_HOOK, ask_running_host
+from extension_host.bridges.agent_hooks.client import METHOD_HOOK, ask_running_host
 from extension_host.frontends.cli import main
-from extension_host.paths import control_socket_path
+from extension_host.project.paths import control_socket_path
+from extension_host.project.trust import TrustStore
 from extension_host.serve.server import ProtocolServer
-from extension_host.trust import TrustStore
 from helpers import Project, run, wait_for_exit
 
 GUARD = """

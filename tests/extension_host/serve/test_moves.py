@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from extension_host.serve.contents import ContentStore
 from extension_host.serve.errors import ALREADY_EXISTS, ServeError
 from extension_host.serve.resources import Resources
+from extension_protocol.protocol import INVALID_PARAMS
 from helpers import run
-from sdk_extension.wire.protocol import INVALID_PARAMS
 
 Tree = dict[str, tuple[str, bytes | str]]
 

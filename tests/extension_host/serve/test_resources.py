@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from extension_host.serve.contents import ContentStore
 from extension_host.serve.errors import ALREADY_EXISTS, CONTENT_NOT_FOUND, NOT_FOUND, PERMISSION_DENIED, ServeError
 from extension_host.serve.resources import MAX_READ_BYTES, Resources
+from extension_protocol.protocol import INVALID_PARAMS
 from helpers import run
-from sdk_extension.wire.protocol import INVALID_PARAMS
 
 SECRET = "the secret outside the working directory"
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from serve_client import FakeSession, ServeClient, connect_in_process, in_process_server, write_script
 
+from extension_host.project.trust import TRUST_ENV
 from extension_host.serve.errors import (
     PERMISSION_DENIED,
     PROVIDER_NOT_FOUND,
@@ -19,12 +20,11 @@ from extension_host.serve.errors import (
     SESSION_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from extension_host.serve.served_session import HostOptions
 from extension_host.serve.server import MAX_ACTION_DEPTH, ProtocolServer, ServerOptions
-from extension_host.serve.sessions import HostOptions
-from extension_host.trust import TRUST_ENV
+from extension_protocol.connection import Connection, RpcError
+from extension_protocol.protocol import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from helpers import Project, recording_program, run
-from sdk_extension.wire.connection import Connection, RpcError
-from sdk_extension.wire.protocol import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
 COUNTER = """
     from sdk_extension import join_session, tool

@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from serve_client import FakeSession, ServeClient, connect_in_process, write_script
 
 from extension_host.serve.errors import UNSUPPORTED_PROTOCOL_VERSION
+from extension_host.serve.served_session import HostOptions
 from extension_host.serve.server import ProtocolServer, ServerOptions
-from extension_host.serve.sessions import HostOptions
 from extension_host.serve.transports import WebSocketWriter, client_connection
+from extension_protocol.connection import Connection, RpcError
+from extension_protocol.framing import encode_message, read_message
+from extension_protocol.protocol import PARSE_ERROR
 from helpers import Project, run
-from sdk_extension.wire.connection import Connection, RpcError
-from sdk_extension.wire.framing import encode_message, read_message
-from sdk_extension.wire.protocol import PARSE_ERROR
 
 COUNTER = """
     from sdk_extension import join_session, tool

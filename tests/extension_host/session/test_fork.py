@@ -15,9 +15,9 @@ from extension_host.session.fork import TurnNotForkable, forked_events, turn_end
 from extension_host.session.log import LogReader, encode_event
 from extension_host.session.model_context import ContextMessage
 from extension_host.session.store import SessionStore
+from extension_protocol.protocol import Event
 from helpers import Project, run
 from sdk_extension import tool
-from sdk_extension.wire.protocol import Event
 
 
 @tool(description="Count the lines of a text")

@@ -23,8 +23,8 @@ from extension_host.session.log import (
     read_line,
     scan_log,
 )
-from sdk_extension.wire.nesting import MAX_DEPTH
-from sdk_extension.wire.protocol import Event
+from extension_protocol.nesting import MAX_DEPTH
+from extension_protocol.protocol import Event
 
 
 def encoded(event: Event) -> bytes:

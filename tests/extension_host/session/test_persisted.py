@@ -12,10 +12,10 @@ import pytest
 
 from extension_host.errors import SessionIdError, SessionLockedError, UnknownSessionError
 from extension_host.events import EPHEMERAL_EVENT_TYPES, EventLog
-from extension_host.schemas.events import EVENT_TYPES
+from extension_host.schemas.event_types import EVENT_TYPES
 from extension_host.session.persisted import PersistedSession
 from extension_host.session.store import SessionStore
-from sdk_extension.wire.protocol import Event
+from extension_protocol.protocol import Event
 
 
 @pytest.fixture

@@ -10,13 +10,13 @@ from typing import Any, cast
 import pytest
 
 from extension_host.events import EventLog
+from extension_host.runtime.session_rpc_shapes import EventLogReadRequest, EventsReadResult
 from extension_host.session.persisted import PersistedSession
 from extension_host.session.reader import MAX_WAITING_READS, PAGE_BYTES, SessionEventReader
 from extension_host.session.store import SessionStore
-from extension_host.session_rpc_shapes import EventLogReadRequest, EventsReadResult
+from extension_protocol import protocol as p
+from extension_protocol.connection import RpcError
 from helpers import run
-from sdk_extension.wire import protocol as p
-from sdk_extension.wire.connection import RpcError
 
 
 def begin(tmp_path: Path, persist: bool = True, **log: Any) -> tuple[EventLog, PersistedSession, SessionEventReader]:

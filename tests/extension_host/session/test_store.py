@@ -13,7 +13,7 @@ from extension_host.errors import SessionIdError, SessionLockedError, UnknownSes
 from extension_host.events import make_event
 from extension_host.session.log import encode_event
 from extension_host.session.store import SessionStore, check_session_id
-from sdk_extension.wire.protocol import Event
+from extension_protocol.protocol import Event
 
 
 def encoded(event: Event) -> bytes:

@@ -13,12 +13,12 @@ import pytest
 
 from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall, hookimpl
 from extension_host.events import PARENT_CALL_EVENT_TYPES
-from extension_host.schemas.events import check_event
+from extension_host.schemas.event_types import check_event
 from extension_host.session.agents import AgentRequest
 from extension_host.session.custom_agents import CustomAgent
 from extension_host.session.subagents import MAX_DEPTH, NOT_SUPPORTED, TASK_TOOL
+from extension_protocol.protocol import Event
 from helpers import RAW_PROTOCOL, Project, copilot_sdk_marks, run, sdk_host
-from sdk_extension.wire.protocol import Event
 
 pytestmark = pytest.mark.subprocess
 

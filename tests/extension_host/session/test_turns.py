@@ -26,9 +26,9 @@ from extension_host import (
 )
 from extension_host.session.agents import AgentRequest, agent_models, agent_usage
 from extension_host.session.errors import AttachmentError, PromptRejectedError
+from extension_protocol.protocol import Event
 from helpers import Project, run
 from sdk_extension import tool
-from sdk_extension.wire.protocol import Event
 
 Scenario = Callable[[ExtensionHost], Awaitable[None]]
 

@@ -1,0 +1,175 @@
+"""Every git command the host runs, with what a repository's configuration could make git run
+switched off.
+
+A repository's configuration (its ``.git/config``, the files that includes, or the ``config`` of a
+bare repository lying in a folder) is written by whoever made the repository, and several of its
+settings name programs that git starts by itself: ``core.fsmonitor`` runs on ``git ls-files``
+and ``git status``, hooks run when git writes the index, a pager or an external diff when there
+is output, an ssh command, a credential helper or an askpass program when git fetches (a partial
+clone fetches missing objects by itself). :func:`git_command` builds the argv and environment of
+every git call so that none of them run: ``--no-pager`` and ``--no-optional-locks`` (no index
+write behind the caller's back), every setting of :data:`NEUTRALISED_SETTINGS` given with ``-c``
+(the command line outranks every configuration file, whatever it includes, and git hands it on
+to the git processes it starts), the inherited ``GIT_*`` variables dropped (they could name
+another repository or a program) and :data:`GIT_ENVIRONMENT` set, over the host's environment
+without its secrets. :func:`run_git` runs one command bounded in time and in output, and kills
+its process group when either runs out.
+
+What no setting switches off: the programs ``.gitattributes`` assigns to files
+(``filter.*.clean``/``smudge``/``process``, ``diff.*.textconv``, ``merge.*.driver``) run when git
+converts a file's content; run here only commands that list names (``ls-files`` without
+``--modified``) and never convert content. Git itself refuses a repository another user owns
+(``safe.directory``). This module knows git's switches, not what a command's output means, nor
+whether a folder deserves git at all (callers walk an untrusted folder instead).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from ..project.environment import scrub
+from .process_groups import signal_group
+
+__all__ = [
+    "GIT_ENVIRONMENT",
+    "GIT_OPTIONS",
+    "GIT_TIMEOUT",
+    "NEUTRALISED_SETTINGS",
+    "GitOutput",
+    "GitSetting",
+    "git_command",
+    "run_git",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class GitSetting:
+    """One configuration setting every git command is given, and what that stops."""
+
+    name: str
+    value: str
+    stops: str
+
+
+NEUTRALISED_SETTINGS: Final = (
+    GitSetting("core.fsmonitor", "false", "a file-system monitor command, run by ls-files and status"),
+    GitSetting("core.hooksPath", "/dev/null", "hooks, such as post-index-change when the index is written"),
+    GitSetting("safe.bareRepository", "explicit", "a bare repository found inside the folder, with its config"),
+    GitSetting("core.pager", "cat", "a pager"),
+    GitSetting("diff.external", "", "an external diff program (a diff that wants one fails instead)"),
+    GitSetting("protocol.allow", "never", "every transport: no fetch, so no core.sshCommand or remote helper"),
+    GitSetting("credential.helper", "", "credential helpers (an empty value clears the list)"),
+    GitSetting("core.askPass", "", "an askpass program"),
+    GitSetting("core.editor", ":", "an editor"),
+    GitSetting("sequence.editor", ":", "a rebase's editor"),
+    GitSetting("gpg.program", "false", "a signature program (log.showSignature)"),
+)
+"""The settings every git command gets with ``-c``, over whatever the repository says."""
+
+GIT_OPTIONS: Final = ("--no-pager", "--no-optional-locks")
+"""Options before the subcommand: no pager, and no index written that the command did not ask for."""
+
+GIT_ENVIRONMENT: Final[Mapping[str, str]] = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "",
+    "SSH_ASKPASS": "",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_EDITOR": ":",
+    "GIT_NO_LAZY_FETCH": "1",
+    "GIT_PROTOCOL_FROM_USER": "0",
+}
+"""Variables every git command gets (no prompt, no askpass, no pager, no editor, no lazy fetch),
+after every inherited ``GIT_*`` variable is dropped."""
+
+GIT_TIMEOUT: Final = 10.0
+"""Seconds a git command may take unless its caller gives less; then it is killed."""
+
+_READ_CHUNK: Final = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class GitOutput:
+    """What a git command printed (split at NUL, as ``-z`` separates), and how it ended."""
+
+    records: tuple[str, ...]
+    """The records, decoded (bytes that are not UTF-8 replaced), at most the caller's limit."""
+    failed: bool
+    """Git exited with an error by itself (e.g. the folder is not in a repository it accepts);
+    ``False`` when it succeeded or was stopped at the time or record limit."""
+
+
+def git_command(folder: Path, *args: str, environ: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of ``git -C folder args...`` (see the module).
+
+    ``environ`` is the environment to start from (default: this process's); its secrets and
+    ``GIT_*`` variables are left out.
+    """
+    argv = ["git", *GIT_OPTIONS]
+    for setting in NEUTRALISED_SETTINGS:
+        argv += ["-c", f"{setting.name}={setting.value}"]
+    argv += ["-C", str(folder), *args]
+    base = scrub(os.environ if environ is None else environ)
+    environment = {name: value for name, value in base.items() if not name.startswith("GIT_")}
+    environment.update(GIT_ENVIRONMENT)
+    return argv, environment
+
+
+_DRAIN_SECONDS: Final = 5.0
+"""How long what git printed after reading stopped may take to drain once git is killed."""
+
+
+async def run_git(folder: Path, *args: str, timeout: float = GIT_TIMEOUT, limit: int = 100_000) -> GitOutput | None:
+    """Run ``git -C folder args...`` (see :func:`git_command`); ``None`` when git is not installed.
+
+    Reading stops after ``limit`` records or ``timeout`` seconds; git (its process group) is
+    then killed, and what it printed by then is returned. Its stderr is discarded.
+    """
+    argv, environment = git_command(folder, *args)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=environment,
+            start_new_session=True,
+        )
+    except OSError:
+        return None
+    assert process.stdout is not None
+    records: list[str] = []
+    pending = b""
+    stopped = False
+    try:
+        async with asyncio.timeout(max(0.0, timeout)):
+            while len(records) < limit and (chunk := await process.stdout.read(_READ_CHUNK)):
+                *whole, pending = (pending + chunk).split(b"\0")
+                records.extend(record.decode("utf-8", "replace") for record in whole)
+            if len(records) < limit:
+                if pending:
+                    records.append(pending.decode("utf-8", "replace"))
+                await process.wait()
+    except TimeoutError:
+        pass  # what was printed by then will do
+    finally:
+        if process.returncode is None:
+            stopped = True
+            signal_group(process.pid, signal.SIGKILL)
+        # Read what is left: a stream whose reader stopped early pauses its pipe, and the exit is
+        # reported only once the pipe is closed. Bounded, in case something left the group.
+        with contextlib.suppress(TimeoutError, ProcessLookupError):
+            async with asyncio.timeout(_DRAIN_SECONDS):
+                while await process.stdout.read(_READ_CHUNK):
+                    pass
+                await process.wait()
+        signal_group(process.pid, signal.SIGKILL)  # whatever it started and left behind
+    failed = not stopped and process.returncode != 0
+    return GitOutput(tuple(records[:limit]), failed)

@@ -1,0 +1,267 @@
+"""The extension runtime under one host: what runs the extensions and routes calls to them.
+
+An :class:`ExtensionRuntime` wires the parts below the session layer from the shared registries
+it is given: the fork server (Python extensions), the :class:`~extension_host.runtime.context.SessionContext`
+every extension shares (the environment without its secrets, the limits), the
+:class:`~extension_host.runtime.supervisor.Supervisor` (which instances run), the
+:class:`~extension_host.calls.dispatch.Dispatcher` (one tool call through the pipeline) and the file
+watcher. It starts them, points what starts later at a new session (:meth:`use_session`),
+reloads and restarts extensions (and then looks again at which folders to watch), forwards
+session events to the extensions and stops them. What the session is, its turns, its
+permissions policy and the trust decision are the host's; they reach here as callables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from extension_protocol.protocol import Event, SessionLifecycleParams
+from extension_protocol.tools import Tool
+
+from ..calls.activity import ActivityTracker
+from ..calls.command_registry import CommandRegistry
+from ..calls.dispatch import AskHandler, Dispatcher, builtin_entry
+from ..calls.permissions import PermissionBroker
+from ..calls.tool_registry import BUILTIN_OWNER, ToolRegistry
+from ..events import EventLog
+from ..hooks.runner import HookRunner
+from ..launch.forkserver import ForkServer, fork_server_wanted
+from ..launch.logs import rotate_log
+from ..outcomes import ReloadOutcome
+from ..project.environment import scrub, sdk_environment
+from ..project.paths import cache_dir, project_logs_dir
+from ..project.private_files import private_folder, tighten_files_in
+from .budget import CrashBudget, ReloadBudget
+from .context import GrantLookup, PromptSubmitter, SendHandler, SessionContext
+from .reload import ExtensionWatcher
+from .session_rpc import SessionRpcSources
+from .supervisor import Supervisor
+
+if TYPE_CHECKING:
+    from .agent_configs import CustomAgentConfig
+
+__all__ = ["ExtensionRuntime"]
+
+_WATCH_STOP_TIMEOUT: Final = 5.0
+"""Seconds the file watcher has to stop before it is cancelled."""
+
+
+class ExtensionRuntime:
+    """The fork server, shared context, supervisor, dispatcher and watcher of one host.
+
+    The host's constructor arguments of the same names mean the same here; ``grants``,
+    ``untrusted`` and ``walk_project`` ask the host's trust decision, ``submit`` its turns,
+    ``on_crash`` is told ``(extension_id, error)`` when a running extension crashes.
+    """
+
+    def __init__(
+        self,
+        project_root: Path,
+        user_home: Path,
+        *,
+        session_id: str,
+        events: EventLog,
+        registry: ToolRegistry,
+        commands: CommandRegistry,
+        hooks: HookRunner,
+        permissions: PermissionBroker,
+        session_rpc: SessionRpcSources,
+        builtin_tools: Iterable[Tool],
+        readiness_timeout: float,
+        tool_timeout: float,
+        stop_grace: float,
+        environment: Mapping[str, str] | None,
+        fork_server: bool | ForkServer,
+        on_send: SendHandler | None,
+        on_ask: AskHandler | None,
+        allow_builtin_overrides: bool,
+        max_queued_bytes: int,
+        watch: bool,
+        crash_budget: CrashBudget,
+        reload_budget: ReloadBudget,
+        grants: GrantLookup,
+        untrusted: Callable[[], str | None],
+        walk_project: Callable[[], bool],
+        submit: PromptSubmitter,
+        on_crash: Callable[[str, str], None] | None = None,
+        model_id: Callable[[], str | None] | None = None,
+        sdk_path: Path | None = None,
+    ) -> None:
+        self._registry = registry
+        self._hooks = hooks
+        self._builtin_tools = list(builtin_tools)
+        host_environment = dict(os.environ if environment is None else environment)
+        base_environment = scrub(host_environment)
+        logs = project_logs_dir(user_home, project_root)
+        self._user_home = user_home
+        # A ForkServer given is shared (e.g. by the sessions of `extensions serve`): its owner stops it.
+        self._owns_fork_server = not isinstance(fork_server, ForkServer)
+        self.fork_server = (
+            fork_server
+            if isinstance(fork_server, ForkServer)
+            else ForkServer(sdk_environment(base_environment), logs / "fork-server.log")
+            if fork_server and fork_server_wanted()
+            else None
+        )
+        if self.fork_server is not None and self._owns_fork_server:
+            rotate_log(logs / "fork-server.log")  # the server appends to it for this host's life
+        self.context = SessionContext(
+            session_id=session_id,
+            project_root=project_root,
+            logs_dir=logs,
+            registry=registry,
+            events=events,
+            hooks=hooks,
+            environment=base_environment,
+            readiness_timeout=readiness_timeout,
+            tool_timeout=tool_timeout,
+            stop_grace=stop_grace,
+            cache_dir=cache_dir(),
+            on_send=on_send,
+            fork_server=self.fork_server,
+            host_environment=host_environment,
+            grants=grants,
+            allow_builtin_overrides=allow_builtin_overrides,
+            max_queued_bytes=max_queued_bytes,
+            submit=submit,
+            permissions=permissions,
+            commands=commands,
+            session_rpc=session_rpc,
+            model_id=model_id,
+            sdk_path=sdk_path,
+        )
+        self.activity = ActivityTracker()
+        self.supervisor = Supervisor(
+            self.context,
+            self.activity,
+            project_root=project_root,
+            user_home=user_home,
+            drain_timeout=tool_timeout,
+            untrusted=untrusted,
+            crash_budget=crash_budget if watch else None,
+            reload_budget=reload_budget if watch else None,
+            crash_listener=on_crash,
+        )
+        self.dispatcher = Dispatcher(
+            registry,
+            events,
+            hooks,
+            self.supervisor.unavailable_reason,
+            on_ask,
+            self.activity,
+            self._unknown_tool_hint,
+            permissions,
+        )
+        self.watcher = (
+            # An untrusted project's extension folders are not walked: only their root is watched.
+            ExtensionWatcher(
+                project_root,
+                user_home,
+                self.supervisor.apply_watched,
+                walk=lambda source: source == "user" or walk_project(),
+            )
+            if watch
+            else None
+        )
+        self._events = events
+        self._watching: asyncio.Task[None] | None = None
+        self._stop_watching = asyncio.Event()
+
+    def use_session(self, session_id: str, workspace: Path | None, start_time: str = "") -> None:
+        """Hand the session's id, workspace and start time to what starts from now on."""
+        self.context = dataclasses.replace(
+            self.context, session_id=session_id, workspace_path=workspace, start_time=start_time
+        )
+        self.supervisor.use_context(self.context)
+        self._hooks.use_session(session_id)
+        self._registry.replace(BUILTIN_OWNER, [builtin_entry(tool, session_id) for tool in self._builtin_tools])
+
+    async def start(self) -> None:
+        """Forward session events to the extensions, start every extension, start watching."""
+        # What extensions print lands here: the home, every folder down to the logs and the logs
+        # are the user's alone. A folder that cannot be made fails each start, saying so, not the host.
+        with contextlib.suppress(OSError):
+            tighten_files_in(private_folder(self.context.logs_dir, within=self._user_home))
+        self._events.subscribe(self._forward_to_extensions)
+        await self.supervisor.start_all()
+        if self.watcher is not None:
+            self._watching = asyncio.ensure_future(self.watcher.watch(self._stop_watching))
+            # The watch task's first step sets up the OS watches before it first suspends;
+            # yielding once lets it run, so a save right after start() is never missed.
+            await asyncio.sleep(0)
+
+    async def stop_watching(self) -> None:
+        """Stop the file watcher (cancelled if it takes longer than 5 s)."""
+        if self._watching is not None:
+            self._stop_watching.set()
+            try:
+                async with asyncio.timeout(_WATCH_STOP_TIMEOUT):
+                    await self._watching
+            except TimeoutError:
+                self._watching.cancel()
+
+    async def stop(self) -> None:
+        """Stop every extension, then the fork server (unless it is shared: its owner stops it)."""
+        await self.supervisor.stop_all()
+        if self.fork_server is not None and self._owns_fork_server:
+            await self.fork_server.stop(self.context.stop_grace)
+
+    async def apply(self, changed: set[str] | None = None) -> list[ReloadOutcome]:
+        """Bring the running extensions in line with the disk, reloading ``changed`` ids (all if
+        ``None``; see :meth:`Supervisor.apply <extension_host.runtime.supervisor.Supervisor.apply>`),
+        then look again at what to watch."""
+        outcomes = await self.supervisor.apply(changed)
+        await self._refresh_watch()
+        return outcomes
+
+    async def restart_all(self, between: Callable[[], None] | None = None) -> list[ReloadOutcome]:
+        """Stop every extension, discover again and start them all (``between()`` runs in the
+        gap), then look again at what to watch."""
+        outcomes = await self.supervisor.restart_all(between=between)
+        await self._refresh_watch()
+        return outcomes
+
+    async def _refresh_watch(self) -> None:
+        # Trust may have changed, and with it which extension folders are walked.
+        if self.watcher is not None:
+            await self.watcher.refresh()
+
+    def custom_agents(self) -> list[tuple[str, CustomAgentConfig]]:
+        """The custom agents the running extensions declared, with who declared each, in load order."""
+        return [(i.id, agent) for i in self.supervisor.current() if i.status == "running" for agent in i.custom_agents]
+
+    def permission_handlers(self) -> bool:
+        """Whether a running extension answers permission requests."""
+        return any(i.handles_permissions and i.status == "running" for i in self.supervisor.current())
+
+    def _unknown_tool_hint(self) -> str | None:
+        untrusted = self.supervisor.untrusted()
+        if not untrusted:
+            return None
+        return (
+            f"{len(untrusted)} project extension{'s' if len(untrusted) > 1 else ''} did not run because "
+            f"this project is not trusted ({', '.join(untrusted)}); review them, then run 'extensions trust'"
+        )
+
+    def _forward_to_extensions(self, event: Event) -> None:
+        if event["type"] == "external_tool.requested":
+            return  # as in Copilot CLI, only the tool's owner is sent it (by its pending calls)
+        instances = self.supervisor.current()
+        for instance in instances:
+            instance.deliver(event)
+        if "ephemeral" not in event:
+            # Copilot CLI tells its extensions the session changed after each persisted event.
+            context = self.context
+            updated: SessionLifecycleParams = {
+                "type": "session.updated",
+                "sessionId": context.session_id,
+                "metadata": {"startTime": context.start_time, "modifiedTime": event["timestamp"]},
+            }
+            for instance in instances:
+                instance.deliver_lifecycle(updated)

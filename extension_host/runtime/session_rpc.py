@@ -1,0 +1,251 @@
+"""The session-scoped RPC methods extensions may call (the JS SDK's ``session.rpc``), in one table.
+
+Each entry of :data:`SESSION_RPC_METHODS` answers one method of the published SDK's
+``rpc.d.ts`` that concerns what this host knows: its extensions, their tools and slash commands, the
+agent's models and usage (through optional providers, ``None`` while no agent reports them),
+MCP servers (this host runs none), GitHub sign-in (this host has none), and the session's
+events (``session.getMessages``, ``session.eventLog.read`` and ``tail``, answered by an
+:class:`EventLogSource`, :mod:`extension_host.session.reader`). A method the SDKs renamed is
+answered under each of its names (:data:`METHOD_ALIASES`). What
+it cannot answer truthfully (a question to the model from a UI, enabling or disabling an
+extension for the session) is refused with ``NOT_SUPPORTED`` and a message that names the
+method; any method of neither kind is "method not found". Answers use the SDK's field names exactly (camelCase).
+
+This module reads what :class:`SessionRpcSources` hands it and answers; it changes nothing.
+``session.detach`` is the instance's (it changes the instance), not this table's.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from extension_protocol import protocol as p
+from extension_protocol.connection import RpcError
+
+from ..calls.command_registry import CommandRegistry, CommandResult
+from ..info import SDK_STATUS, ExtensionInfo, ToolInfo
+from ..validation import validate
+from .session_rpc_shapes import MAX_TYPES, EventLogReadRequest, EventsReadResult
+
+__all__ = [
+    "METHOD_ALIASES",
+    "SESSION_RPC_METHODS",
+    "UNSUPPORTED_SESSION_METHODS",
+    "EventLogSource",
+    "ModelsProvider",
+    "SessionRpcSources",
+    "UsageProvider",
+    "session_rpc_handlers",
+]
+
+ModelsProvider = Callable[[], Sequence[Mapping[str, Any]] | None]
+"""The agent's models as the SDK's ``Model`` objects (``id``, ``name``, ``capabilities``...), or
+``None`` when it does not know them."""
+
+UsageProvider = Callable[[], Mapping[str, Any] | None]
+"""The usage the agent reported as the SDK's ``UsageGetMetricsResult``
+(``totalPremiumRequestCost``, ``totalUserRequests``, ``modelMetrics``...), or ``None``."""
+
+
+class EventLogSource(Protocol):
+    """Reads the session's events by cursor (the session layer's reader answers)."""
+
+    def events(self) -> list[Any]:
+        """Every persisted event of the current session, oldest first."""
+        ...
+
+    def tail(self) -> str:
+        """A cursor at the current end of the session's events."""
+        ...
+
+    async def read(self, request: EventLogReadRequest) -> EventsReadResult:
+        """One page of events for a validated ``session.eventLog.read`` request."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRpcSources:
+    """Where the answers come from: the host's extensions and commands, the agent's providers."""
+
+    extensions: Callable[[], list[ExtensionInfo]]
+    commands: CommandRegistry
+    models: ModelsProvider | None = None
+    usage: UsageProvider | None = None
+    tools: Callable[[], Sequence[ToolInfo]] | None = None
+    """Every tool offered now (``None``: the method answers ``tools: null``, not initialised)."""
+    run_command: Callable[[str, str], Awaitable[CommandResult]] | None = None
+    """Runs a slash command, ``(name, args)`` (``None``: ``session.commands.execute`` is refused)."""
+    event_log: EventLogSource | None = None
+    """Reads the session's events (``None``: ``session.eventLog.read`` and ``tail`` are refused)."""
+
+
+def _extensions_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    extensions = []
+    for info in sources.extensions():
+        item = info.to_sdk()
+        if info.pid is not None and SDK_STATUS.get(info.status) == "running":
+            item["pid"] = info.pid
+        extensions.append(item)
+    return {"extensions": extensions}
+
+
+def _commands_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    if isinstance(params, dict) and params.get("includeClientCommands") is False:
+        return {"commands": []}  # every command of this host is a client's (an extension's)
+    return {
+        "commands": [
+            {
+                "name": entry.name,
+                "description": entry.description,
+                "kind": "client",
+                "allowDuringAgentExecution": False,
+            }
+            for entry in sources.commands.entries()
+        ]
+    }
+
+
+def _tools_metadata(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    if sources.tools is None:
+        return {"tools": None}
+    tools = []
+    for tool in sources.tools():
+        item: dict[str, Any] = {"name": tool.name, "description": tool.description}
+        if tool.parameters is not None:
+            item["input_schema"] = tool.parameters
+        tools.append(item)
+    return {"tools": tools}
+
+
+async def _commands_execute(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    method = "session.commands.execute"
+    request = validate(method, p.ExecuteCommandParams, params)
+    if sources.run_command is None:
+        raise _unsupported(method, "this host runs no commands for extensions")
+    result = await sources.run_command(request["commandName"], request.get("args", ""))
+    return {} if result.ok else {"error": result.error or result.status}
+
+
+def _model_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    models = sources.models() if sources.models is not None else None
+    if models is None:
+        raise _unsupported("session.model.list", "no agent attached to this host reports its models")
+    return {"models": [dict(model) for model in models]}
+
+
+def _usage_metrics(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    usage = sources.usage() if sources.usage is not None else None
+    if usage is None:
+        raise _unsupported("session.usage.getMetrics", "no agent attached to this host reports its usage")
+    return dict(usage)
+
+
+def _mcp_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    return {"servers": []}  # this host runs no MCP servers
+
+
+def _mcp_reload(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    return {}  # no MCP servers: nothing to reload
+
+
+async def _event_log_read(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    method = "session.eventLog.read"
+    try:
+        request = validate(method, EventLogReadRequest, params)
+    except RpcError as exc:
+        field = exc.data.get("field", "") if isinstance(exc.data, dict) else ""
+        if not field.startswith("types."):
+            raise
+        # pydantic names the branch of the union that failed last; say what types may be.
+        raise RpcError(
+            p.INVALID_PARAMS,
+            f'{method}: types: must be "*" or a non-empty list of event types (at most {MAX_TYPES})',
+            {"field": "types"},
+        ) from None
+    if sources.event_log is None:
+        raise _unsupported(method, "this host keeps no event log for extensions to read")
+    return dict(await sources.event_log.read(request))
+
+
+def _get_messages(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    if sources.event_log is None:
+        raise _unsupported("session.getMessages", "this host keeps no event log for extensions to read")
+    return {"events": sources.event_log.events()}
+
+
+def _github_auth_status(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    return {"isAuthenticated": False, "statusMessage": "Not authenticated"}  # no GitHub sign-in here
+
+
+def _event_log_tail(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    if sources.event_log is None:
+        raise _unsupported("session.eventLog.tail", "this host keeps no event log for extensions to read")
+    return {"cursor": sources.event_log.tail()}
+
+
+Handler = Callable[[SessionRpcSources, Any], dict[str, Any] | Awaitable[dict[str, Any]]]
+
+SESSION_RPC_METHODS: Final[dict[str, Handler]] = {
+    "session.extensions.list": _extensions_list,
+    "session.commands.list": _commands_list,
+    "session.commands.execute": _commands_execute,
+    "session.tools.getCurrentMetadata": _tools_metadata,
+    "session.model.list": _model_list,
+    "session.usage.getMetrics": _usage_metrics,
+    "session.mcp.list": _mcp_list,
+    "session.mcp.reload": _mcp_reload,
+    "session.eventLog.read": _event_log_read,
+    "session.eventLog.tail": _event_log_tail,
+    "session.getMessages": _get_messages,
+    "session.gitHubAuth.getStatus": _github_auth_status,
+    "auth.getStatus": _github_auth_status,
+}
+"""Method → how it is answered, from the sources."""
+
+METHOD_ALIASES: Final[dict[str, str]] = {
+    "session.getEvents": "session.getMessages",
+    "session.auth.getStatus": "session.gitHubAuth.getStatus",
+}
+"""Other names of a method of :data:`SESSION_RPC_METHODS`, each answered as the method: the JS
+SDK's ``getEvents()`` sends ``session.getMessages`` (the name Copilot CLI answers), and SDKs
+before ``gitHubAuth`` sent ``session.auth.getStatus``."""
+
+UNSUPPORTED_SESSION_METHODS: Final[dict[str, str]] = {
+    "session.ui.ephemeralQuery": "this host has no model of its own to ask; send a prompt with session.send",
+    "session.extensions.enable": "extensions are enabled by their folders; run 'extensions reload NAME'",
+    "session.extensions.disable": "remove or rename the extension's folder, or revoke the project's trust",
+    "session.extensions.reload": "run 'extensions reload' (or save the extension under 'extensions dev')",
+    "session.commands.invoke": "commands are run by the user or the embedding application (host.run_command)",
+}
+"""Methods of the SDK this host refuses, with what to do instead."""
+
+
+def _unsupported(method: str, why: str) -> RpcError:
+    return RpcError(p.NOT_SUPPORTED, f"{method} is not supported by this host: {why}", {"method": method})
+
+
+def session_rpc_handlers(sources: SessionRpcSources) -> dict[str, Callable[[Any], Any]]:
+    """The connection handlers for every method of both tables, answering from ``sources``."""
+
+    def answer(handler: Handler) -> Callable[[Any], Any]:
+        if inspect.iscoroutinefunction(handler):
+
+            async def answer_async(params: Any) -> Any:
+                return await handler(sources, params)
+
+            return answer_async
+        return lambda params: handler(sources, params)
+
+    def refuse(method: str, why: str) -> Callable[[Any], dict[str, Any]]:
+        def handler(params: Any) -> dict[str, Any]:
+            raise _unsupported(method, why)
+
+        return handler
+
+    handlers = {method: answer(handler) for method, handler in SESSION_RPC_METHODS.items()}
+    handlers.update({alias: handlers[method] for alias, method in METHOD_ALIASES.items()})
+    handlers.update({method: refuse(method, why) for method, why in UNSUPPORTED_SESSION_METHODS.items()})
+    return handlers

@@ -1,0 +1,523 @@
+"""The supervisor: which extension instances run, and how they are started, swapped and stopped.
+
+It keeps one current instance per discovered extension and changes that set as the disk
+changes, transactionally:
+
+- a **new** folder is started; a **removed** (or now shadowed, renamed, or no longer trusted)
+  one is stopped;
+- a **changed** one is reloaded: the new version starts beside the old one and registers its
+  tools and hooks against everything *but* the old version; only once it has joined are the
+  two swapped, in one step. The old version then drains (calls that began before the swap
+  finish on it) and is stopped. If the new version fails (syntax error, crash, collision,
+  timeout), the old one keeps serving and the failure is reported as its ``reload_error``.
+
+Extensions started together (the host's start, a reload of all) start in parallel and each
+registers its tools as soon as it joins, so one that hangs or crashes delays and fails only
+itself. Collisions still end as load order says: one that finds a tool name taken waits until
+every extension before it in the batch has joined or failed; then, if only *later* ones hold its
+names, they are failed with the collision error naming it and it gets the names, else it fails.
+An extension that starts on its own (a new folder, a reload, a restart) never evicts a running
+one: it fails if a name is taken.
+
+With a :class:`~extension_host.runtime.budget.CrashBudget` (long-running hosts), an extension that
+crashes after joining is restarted after a backoff, a few times in a window, then
+``quarantined`` until its files change or it is reloaded by name. With a
+:class:`~extension_host.runtime.budget.ReloadBudget`, reloads caused by an extension's own files past
+the budget pause its watching until it is reloaded by name.
+
+Project extensions run only while their project is trusted: trust is asked again at every
+discovery, so a decision recorded while the host runs takes effect at its next change. Grants
+are looked at again at every change too: an instance, current or draining, that holds the value
+of a variable no longer granted to it is stopped at once and left ``failed`` with ``needs grant:
+NAME`` (:mod:`extension_host.runtime.revocation`), before anything else of the change is done. Changes
+are applied one batch at a time, extensions in load order.
+The supervisor knows instances, discovery and the registries; not files being watched, and not
+the CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
+
+from extension_protocol.tasks import BackgroundTasks
+
+from ..calls.activity import ActivityTracker
+from ..calls.tool_registry import ToolEntry
+from ..info import NOT_RUNNING, ExtensionInfo
+from ..outcomes import ReloadOutcome
+from ..project.discovery import Discovered, ExtensionSpec, discover
+from .budget import CrashBudget, ReloadBudget, SlidingCount
+from .context import SessionContext, announce_tools
+from .instance import Arbiter, CrashHandler, ExtensionInstance
+from .revocation import stop_revoked
+
+__all__ = ["InstanceFactory", "Supervisor"]
+
+
+class InstanceFactory(Protocol):
+    """Builds the instance of one extension: :class:`ExtensionInstance` itself, or a stand-in
+    without a process (the in-memory tests of the supervisor)."""
+
+    def __call__(
+        self, spec: ExtensionSpec, context: SessionContext, *, order: int, arbiter: Arbiter, on_crash: CrashHandler
+    ) -> ExtensionInstance: ...
+
+
+class Supervisor:
+    """Owns the extension instances of one host."""
+
+    def __init__(
+        self,
+        context: SessionContext,
+        activity: ActivityTracker,
+        *,
+        project_root: Path,
+        user_home: Path,
+        drain_timeout: float,
+        untrusted: Callable[[], str | None],
+        crash_budget: CrashBudget | None = None,
+        reload_budget: ReloadBudget | None = None,
+        instance_factory: InstanceFactory = ExtensionInstance,
+        crash_listener: Callable[[str, str], None] | None = None,
+    ) -> None:
+        """``untrusted()`` says why the project's own extensions may not run now (``None``:
+        they may). Without ``crash_budget`` a crashed extension stays failed (one-shot hosts);
+        without ``reload_budget`` :meth:`apply_watched` never pauses. ``instance_factory``
+        builds each instance (see :class:`InstanceFactory`). ``crash_listener(id, error)`` hears
+        of every crash of a running extension, restarted or not."""
+        self._crash_listener = crash_listener
+        self._instance_factory = instance_factory
+        self._context = context
+        self._untrusted = untrusted
+        self._activity = activity
+        self._project_root = project_root
+        self._user_home = user_home
+        self._drain_timeout = drain_timeout
+        self._found: list[Discovered] = []
+        self._meant_to_run: tuple[str, ...] = ()
+        """The ids of :attr:`_found` that should run (neither untrusted nor shadowed), in load
+        order: what :meth:`not_running` looks at on every call."""
+        self._current: dict[str, ExtensionInstance] = {}
+        self._reload_errors: dict[str, str] = {}
+        self._retiring = BackgroundTasks("the supervisor (retiring instances)")
+        self._draining: set[ExtensionInstance] = set()
+        """Instances taken out of service and not yet stopped (they may hold granted values)."""
+        self._lock = asyncio.Lock()
+        self._batch: dict[str, ExtensionInstance] | None = None
+        """The instances of the start under way, whose collisions follow load order."""
+        self._crash_budget = crash_budget
+        self._crashes = SlidingCount(crash_budget.restarts, crash_budget.window) if crash_budget else None
+        self._restarts = BackgroundTasks("the supervisor (restarts)")
+        self._scheduled: set[ExtensionInstance] = set()
+        """Crashed instances whose restart is waiting for its backoff."""
+        self._reloads = SlidingCount(reload_budget.reloads, reload_budget.window) if reload_budget else None
+        self._paused: set[str] = set()
+        """Extensions whose file changes are ignored: they reloaded too often."""
+        self._closing = asyncio.Event()
+
+    # -- reading ------------------------------------------------------------------------
+
+    def current(self) -> Iterable[ExtensionInstance]:
+        """The current instances in no particular order (cheap: for every event)."""
+        return self._current.values()
+
+    def infos(self) -> list[ExtensionInfo]:
+        """Every discovered extension in load order, shadowed and failed ones included."""
+        infos = []
+        for found in self._found:
+            spec = found.spec
+            instance = self._current.get(spec.id)
+            if instance is not None:
+                info = instance.info()
+                reload_error = self._reload_errors.get(spec.id)
+                infos.append(replace(info, reload_error=reload_error) if reload_error else info)
+            else:
+                infos.append(
+                    ExtensionInfo(
+                        id=spec.id,
+                        name=spec.name,
+                        source=spec.source,
+                        path=spec.folder,
+                        status="untrusted" if found.untrusted else "shadowed" if found.shadowed_by else "failed",
+                        error=found.untrusted or found.problem,
+                        shadowed_by=found.shadowed_by,
+                        link_target=spec.link_target,
+                    )
+                )
+        return infos
+
+    def not_running(self) -> list[ExtensionInfo]:
+        """The extensions that should be running and are not (:data:`~extension_host.info.NOT_RUNNING`),
+        in load order. Cheap while every one runs (it is asked on every call): one lookup per
+        extension, and no snapshot is made unless one does not run."""
+        current = self._current
+        for extension_id in self._meant_to_run:
+            instance = current.get(extension_id)
+            if instance is None or instance.status in NOT_RUNNING:
+                return [info for info in self.infos() if info.status in NOT_RUNNING]
+        return []
+
+    def untrusted(self) -> list[str]:
+        """The ids of the extensions that did not run because their project is not trusted."""
+        return [found.spec.id for found in self._found if found.untrusted]
+
+    def unavailable_reason(self, tool_name: str) -> str | None:
+        """Why a tool that used to be offered is gone, if its extension failed."""
+        for instance in self._current.values():
+            if tool_name in instance.lost_tools and instance.status in ("failed", "quarantined"):
+                return f"tool {tool_name!r} is unavailable: extension {instance.id} {instance.status}: {instance.error}"
+        return None
+
+    def paused(self) -> set[str]:
+        """The ids of the extensions whose file changes are ignored (they reloaded too often)."""
+        return set(self._paused)
+
+    # -- changing -----------------------------------------------------------------------
+
+    def use_context(self, context: SessionContext) -> None:
+        """Start instances with ``context`` from now on (a new session's); running ones keep
+        theirs until they are reloaded."""
+        self._context = context
+
+    async def start_all(self) -> list[ReloadOutcome]:
+        """Discover and start every extension in parallel (tools register in load order)."""
+        async with self._lock:
+            return await self._start_all()
+
+    def _discover(self) -> list[Discovered]:
+        """Look at the folders again: :attr:`_found` and what of it should run."""
+        self._found = discover(self._project_root, self._user_home, untrusted=self._untrusted())
+        self._meant_to_run = tuple(f.spec.id for f in self._found if not (f.untrusted or f.shadowed_by))
+        return self._found
+
+    async def _start_all(self) -> list[ReloadOutcome]:
+        self._discover()
+        started: list[ExtensionInstance] = []
+        for index, found in enumerate(self._found):
+            if found.startable:
+                instance = self._instance(found.spec, index)
+                self._current[found.spec.id] = instance
+                started.append(instance)
+        self._batch = {instance.id: instance for instance in started}
+        try:
+            await asyncio.gather(*(instance.start() for instance in started))
+        finally:
+            self._batch = None
+        outcomes = [_outcome("started", instance) for instance in started]
+        outcomes += self._newly_untrusted(set())
+        self._announce(outcomes)
+        return outcomes
+
+    async def apply(self, changed: set[str] | None = None) -> list[ReloadOutcome]:
+        """Bring the running set in line with the disk.
+
+        Extensions that appeared are started, ones that disappeared (or are now shadowed or
+        invalid) are stopped, and those in ``changed`` (ids; ``None`` means all) are reloaded.
+        Asked for by name, a reload also lifts a quarantine and resumes paused watching.
+        """
+        for extension_id in changed or ():
+            self._paused.discard(extension_id)
+            if self._reloads is not None:
+                self._reloads.reset(extension_id)
+        return await self._apply(changed)
+
+    async def apply_watched(self, changed: set[str]) -> list[ReloadOutcome]:
+        """:meth:`apply` for a batch of file changes: an extension past its reload budget has
+        its watching paused (its changes ignored, with a ``session.warning``) until it is
+        reloaded by name."""
+        wanted = changed - self._paused
+        if self._reloads is not None:
+            for extension_id in sorted(wanted & self._current.keys()):
+                if not self._reloads.take(extension_id):
+                    wanted.discard(extension_id)
+                    self._pause(self._current[extension_id])
+        if changed and not wanted and all(self._current_entry_exists(extension_id) for extension_id in changed):
+            return []  # only paused extensions changed (and are still there): not even a discovery
+        return await self._apply(wanted)
+
+    async def _apply(self, changed: set[str] | None) -> list[ReloadOutcome]:
+        async with self._lock:
+            if self._closing.is_set():
+                return []  # a host that is stopping starts nothing again
+            tools_before = self._tool_owners()
+            untrusted_before = set(self.untrusted())
+            outcomes = await self._stop_revoked()
+            self._discover()
+            wanted = {f.spec.id: (index, f) for index, f in enumerate(self._found) if f.startable}
+            for extension_id, instance in list(self._current.items()):
+                if extension_id not in wanted:
+                    del self._current[extension_id]
+                    self._reload_errors.pop(extension_id, None)
+                    self._paused.discard(extension_id)  # a folder put back later is watched again
+                    self._retire(instance)
+                    outcomes.append(ReloadOutcome(extension_id, "stopped", "stopped", self._why_gone(extension_id)))
+            self._context.hooks.reorder({extension_id: index for extension_id, (index, _) in wanted.items()})
+            for extension_id, (index, found) in wanted.items():
+                old = self._current.get(extension_id)
+                if old is None:
+                    outcomes.append(await self._start_one(found, index))
+                elif changed is None or extension_id in changed:
+                    outcomes.append(await self._reload_one(found, index, old))
+            stopped = {outcome.extension for outcome in outcomes}
+            outcomes += self._newly_untrusted(untrusted_before | stopped)
+            self._announce(outcomes, tools_before)
+            return outcomes
+
+    async def restart_all(self, between: Callable[[], None] | None = None) -> list[ReloadOutcome]:
+        """Stop everything, discover again, start everything (Copilot's ``extensions_reload``);
+        ``between()`` runs once everything has stopped, before anything starts."""
+        async with self._lock:  # held throughout, so a watcher batch cannot start things in between
+            tools_before = self._tool_owners()
+            for instance in self._current.values():
+                self._retire(instance)
+            self._current.clear()
+            self._reload_errors.clear()
+            self._paused.clear()
+            if self._crashes is not None:
+                self._crashes.reset()
+            await self.drain()
+            if between is not None:
+                between()
+            outcomes = await self._start_all()
+            self._announce([], tools_before)
+            return outcomes
+
+    async def stop_all(self) -> None:
+        """Stop every instance, current and retiring; safe to call twice."""
+        self._closing.set()  # no more restarts; one waiting for its backoff gives up at once
+        async with self._lock:
+            instances = list(self._current.values())
+            self._current.clear()
+        try:
+            await asyncio.gather(*(instance.stop() for instance in instances))
+            await self._restarts.wait()
+            await self.drain()
+        except BaseException:
+            for instance in instances:
+                instance.kill()
+            raise
+
+    async def drain(self) -> None:
+        """Wait for every retiring instance to finish stopping."""
+        await self._retiring.wait()
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _instance(self, spec: ExtensionSpec, index: int) -> ExtensionInstance:
+        return self._instance_factory(spec, self._context, order=index, arbiter=self._arbitrate, on_crash=self._crashed)
+
+    async def _arbitrate(self, joiner: ExtensionInstance, entries: list[ToolEntry]) -> list[ExtensionInstance] | None:
+        """Who gives up the tools ``joiner`` declares and others hold: the holders, if every one
+        is later in load order and started with it; ``None`` (the joiner fails) otherwise.
+
+        Whether the joiner keeps its place depends on the extensions before it, which may not
+        have joined yet: it first waits until each of them has joined or failed (each bounded by
+        its readiness timeout). So the end state is the one joining in load order gives, however
+        the joins interleave; only an extension whose tools collide ever waits for another.
+        """
+        batch = self._batch
+        if batch is None or batch.get(joiner.id) is not joiner:
+            return None
+        undecided = [
+            instance.settled.wait()
+            for instance in batch.values()
+            if instance.order < joiner.order and not instance.settled.is_set()
+        ]
+        if undecided:
+            await asyncio.gather(*undecided)
+        holders = [batch.get(owner) for owner in joiner.colliding_owners(entries)]
+        if any(holder is None or holder.order < joiner.order or holder.status != "running" for holder in holders):
+            return None
+        return list(dict.fromkeys(holder for holder in holders if holder is not None))
+
+    async def _start_one(self, found: Discovered, index: int) -> ReloadOutcome:
+        instance = self._instance(found.spec, index)
+        self._current[found.spec.id] = instance
+        await instance.start()
+        return _outcome("started", instance)
+
+    async def _reload_one(self, found: Discovered, index: int, old: ExtensionInstance) -> ReloadOutcome:
+        if self._crashes is not None:
+            self._crashes.reset(found.spec.id)  # new code, or asked for by name: a fresh budget
+        new = self._instance(found.spec, index)
+        await new.start()
+        if new.status == "running":
+            self._current[found.spec.id] = new
+            self._reload_errors.pop(found.spec.id, None)
+            self._retire(old)
+            return _outcome("reloaded", new)
+        self._retire(new)
+        if old.status == "running":
+            error = new.error or "the new version did not start"
+            self._reload_errors[found.spec.id] = error
+            return ReloadOutcome(found.spec.id, "kept", old.status, error, old.info().tools)
+        # Both versions failed: the new one's reason stands for the tools the old one offered.
+        new.lost_tools = new.lost_tools or old.lost_tools
+        self._retire(old)
+        self._current[found.spec.id] = new
+        return _outcome("failed", new)
+
+    # -- crashes and storms ---------------------------------------------------------------
+
+    def _crashed(self, instance: ExtensionInstance) -> None:
+        """A running extension failed by itself: restart it after a backoff, or quarantine it."""
+        if (
+            self._crash_listener is not None
+            and not self._closing.is_set()
+            and self._current.get(instance.id) is instance
+        ):
+            self._crash_listener(instance.id, instance.error or "it exited")
+        if self._crashes is None or self._crash_budget is None or self._closing.is_set():
+            return
+        if self._current.get(instance.id) is not instance:
+            return
+        budget = self._crash_budget
+        within = f"within {_duration(budget.window)}"
+        attempt = self._crashes.take(instance.id)
+        if not attempt:
+            instance.quarantine()
+            self._say(
+                instance,
+                f"crashed again after {budget.restarts} restarts {within}; quarantined: it is not restarted "
+                f"until its files change or 'extensions reload {_name_for_command(instance.spec)}'",
+            )
+            return
+        delay = budget.delay(attempt)
+        self._say(
+            instance,
+            f"crashed ({instance.error}); restarting it in {delay:g} s "
+            f"(restart {attempt} of {budget.restarts} {within})",
+        )
+        self._scheduled.add(instance)
+        self._restarts.spawn(self._restart(instance, delay, attempt))
+
+    async def _restart(self, old: ExtensionInstance, delay: float, attempt: int) -> None:
+        try:
+            async with asyncio.timeout(delay):
+                await self._closing.wait()
+            return  # the host is stopping
+        except TimeoutError:
+            pass
+        async with self._lock:
+            self._scheduled.discard(old)
+            if self._closing.is_set() or self._current.get(old.id) is not old or old.revoked:
+                return  # stopped, reloaded or removed meanwhile, or a grant it needs was revoked
+            tools_before = self._tool_owners()
+            new = self._instance(old.spec, old.order)
+            self._current[old.id] = new
+            self._retire(old)
+            await new.start()
+            budget = self._crash_budget
+            assert budget is not None
+            if new.status == "running":
+                within = f"within {_duration(budget.window)}"
+                self._say(new, f"restarted after a crash (restart {attempt} of {budget.restarts} {within})", "info")
+            elif new not in self._scheduled and new.status != "quarantined":  # else it crashed once more
+                self._say(
+                    new,
+                    f"did not come back after a crash: {new.error}; fix it and save, or "
+                    f"'extensions reload {_name_for_command(new.spec)}'",
+                )
+            self._announce([_outcome("restarted", new)], tools_before)
+
+    def _pause(self, instance: ExtensionInstance) -> None:
+        self._paused.add(instance.id)
+        budget = self._reloads
+        assert budget is not None
+        self._say(
+            instance,
+            f"reloaded {budget.limit} times within {budget.window:g} s (does it write into its own folder?); "
+            f"its file changes are ignored until 'extensions reload {_name_for_command(instance.spec)}'",
+        )
+
+    def _say(self, instance: ExtensionInstance, text: str, level: str = "warning") -> None:
+        self._context.events.emit(
+            f"session.{level}",
+            {f"{level}Type": "extension", "message": f"extension {instance.id} {text}", "extensionId": instance.id},
+        )
+
+    def _current_entry_exists(self, extension_id: str) -> bool:
+        instance = self._current.get(extension_id)
+        return instance is not None and instance.spec.entry.is_file()
+
+    def _retire(self, instance: ExtensionInstance) -> None:
+        """Take an instance out of service now; stop it once the calls it may serve are done."""
+        instance.retired = True
+        self._context.registry.unregister(instance.id, holder=instance)
+        self._context.hooks.unregister(instance.id, holder=instance)
+        generation = self._activity.advance()
+        self._draining.add(instance)
+
+        async def drain_then_stop() -> None:
+            try:
+                await self._activity.wait_idle(generation, self._drain_timeout)
+                await instance.stop()
+            finally:
+                self._draining.discard(instance)
+
+        self._retiring.spawn(drain_then_stop())
+
+    async def _stop_revoked(self) -> list[ReloadOutcome]:
+        """Stop every instance, current or draining, that holds a value no longer granted; an
+        outcome for each current one (it stays, ``failed``, saying which grant it needs)."""
+        stopped = await stop_revoked([*self._current.values(), *self._draining], self._context.grants)
+        return [
+            ReloadOutcome(instance.id, "stopped", instance.status, instance.error)
+            for instance in stopped
+            if self._current.get(instance.id) is instance
+        ]
+
+    def _newly_untrusted(self, known: set[str]) -> list[ReloadOutcome]:
+        """An outcome for each extension not run for want of trust that ``known`` lacks, so a
+        folder added to an untrusted project is reported, not silently ignored."""
+        return [
+            ReloadOutcome(found.spec.id, "untrusted", "untrusted", found.untrusted)
+            for found in self._found
+            if found.untrusted and found.spec.id not in known
+        ]
+
+    def _why_gone(self, extension_id: str) -> str:
+        for found in self._found:
+            if found.spec.id == extension_id:
+                return found.untrusted or found.problem or f"shadowed by {found.shadowed_by}"
+        return "its folder or extension.py was removed"
+
+    def _tool_owners(self) -> dict[str, str]:
+        return {entry.name: entry.owner for entry in self._context.registry.entries()}
+
+    def _announce(self, outcomes: list[ReloadOutcome], tools_before: dict[str, str] | None = None) -> None:
+        events = self._context.events
+        if tools_before is not None:
+            after = self._tool_owners()
+            added = sorted(name for name in after if tools_before.get(name) != after[name])
+            removed = sorted(name for name in tools_before if name not in after)
+            if added or removed:
+                announce_tools(self._context, added=added, removed=removed)
+        if outcomes or tools_before is None:
+            events.emit(
+                "session.extensions_loaded",
+                {
+                    "extensions": [info.to_sdk() for info in self.infos()],
+                    "changes": [outcome.to_json() for outcome in outcomes],
+                },
+                ephemeral=True,
+            )
+
+
+def _name_for_command(spec: ExtensionSpec) -> str:
+    # What 'extensions reload' accepts: a project extension's name wins over a user one's.
+    return spec.name if spec.source == "project" else spec.id
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+
+
+def _outcome(action: str, instance: ExtensionInstance) -> ReloadOutcome:
+    if instance.status != "running":
+        return ReloadOutcome(instance.id, "failed", instance.status, instance.error)
+    return ReloadOutcome(instance.id, action, instance.status, None, instance.info().tools)

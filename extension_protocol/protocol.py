@@ -1,0 +1,465 @@
+"""The wire protocol: method names, error codes and message shapes, defined once for both sides.
+
+This is the Copilot SDK extension protocol, version 3, plus two additive fields of this project
+(``hookTypes`` and ``eventTypes`` in ``session.resume``). Shapes are ``TypedDict``s so that an
+extension pays no validation-library import; the host validates the same definitions at its
+trust boundary. Keys are camelCase as they travel.
+
+This module owns names and shapes only. Framing lives in :mod:`extension_protocol.framing`, request
+correlation in :mod:`extension_protocol.connection`; neither knows what a tool or a hook is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final, Literal, NotRequired, TypedDict, get_args
+
+__all__ = [
+    "COMMAND_NAME_PATTERN",
+    "ENVIRONMENT_NOT_GRANTED",
+    "ERROR_CODES",
+    "HOOK_FAILED",
+    "HOOK_NAMES",
+    "HOOK_WIRE_NAMES",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "LOG_LEVELS",
+    "METHOD_CANCEL_REQUEST",
+    "METHOD_CONNECT",
+    "METHOD_HANDLE_PENDING_COMMAND",
+    "METHOD_HANDLE_PENDING_PERMISSION",
+    "METHOD_HANDLE_PENDING_TOOL_CALL",
+    "METHOD_HOOKS_INVOKE",
+    "METHOD_NOT_FOUND",
+    "METHOD_PING",
+    "METHOD_REGISTER_INTEREST",
+    "METHOD_RELEASE_INTEREST",
+    "METHOD_SESSION_DETACH",
+    "METHOD_SESSION_EVENT",
+    "METHOD_SESSION_LIFECYCLE",
+    "METHOD_SESSION_LOG",
+    "METHOD_SESSION_RESUME",
+    "METHOD_SESSION_SEND",
+    "NOT_SUPPORTED",
+    "PARSE_ERROR",
+    "PROTOCOL_VERSION",
+    "REQUEST_CANCELLED",
+    "RESULT_TYPES",
+    "TOOL_REGISTRATION_FAILED",
+    "TOO_MANY_CONNECTIONS",
+    "UNKNOWN_EXTENSION",
+    "CommandDefinition",
+    "CommandExecuteData",
+    "ConnectResult",
+    "Event",
+    "ExecuteCommandParams",
+    "HandlePendingCommandParams",
+    "HandlePendingPermissionParams",
+    "HandlePendingToolCallParams",
+    "HooksInvokeParams",
+    "LifecycleMetadata",
+    "LogLevel",
+    "LogParams",
+    "ModelState",
+    "PermissionDecision",
+    "PingResult",
+    "RegisterInterestParams",
+    "ReleaseInterestParams",
+    "ResultType",
+    "ResumeParams",
+    "ResumeResult",
+    "SendParams",
+    "SessionCapabilities",
+    "SessionEventParams",
+    "SessionLifecycleParams",
+    "ToolDefinition",
+    "ToolRequestedData",
+    "UiCapabilities",
+    "WireToolResult",
+    "camel_case",
+    "hook_name",
+]
+
+PROTOCOL_VERSION: Final = 3
+"""The only protocol version this project speaks (the Copilot SDK accepts exactly 3 too)."""
+
+# Methods, named as the Copilot SDK names them.
+METHOD_CONNECT: Final = "connect"
+METHOD_PING: Final = "ping"
+METHOD_SESSION_RESUME: Final = "session.resume"
+METHOD_SESSION_EVENT: Final = "session.event"
+METHOD_SESSION_LIFECYCLE: Final = "session.lifecycle"
+"""Notification ``{type, sessionId, metadata?}``, host → extension (see :class:`SessionLifecycleParams`)."""
+METHOD_SESSION_LOG: Final = "session.log"
+METHOD_SESSION_SEND: Final = "session.send"
+METHOD_HANDLE_PENDING_TOOL_CALL: Final = "session.tools.handlePendingToolCall"
+METHOD_HOOKS_INVOKE: Final = "hooks.invoke"
+METHOD_REGISTER_INTEREST: Final = "session.eventLog.registerInterest"
+METHOD_RELEASE_INTEREST: Final = "session.eventLog.releaseInterest"
+METHOD_HANDLE_PENDING_COMMAND: Final = "session.commands.handlePendingCommand"
+METHOD_SESSION_DETACH: Final = "session.detach"
+"""The JS SDK's ``session.disconnect()``: the extension leaves the session (answered ``{success}``)."""
+METHOD_HANDLE_PENDING_PERMISSION: Final = "session.permissions.handlePendingPermissionRequest"
+"""Request ``{sessionId, requestId, result}`` → ``{success}``: an extension's answer to a
+``permission.requested`` event (it joined with ``requestPermission: true``)."""
+METHOD_CANCEL_REQUEST: Final = "$/cancelRequest"
+"""Notification ``{id}``: the sender no longer wants the answer to its request ``id`` (as in LSP)."""
+
+PARSE_ERROR: Final = -32700
+"""Standard JSON-RPC: the bytes of a frame were not valid JSON."""
+INVALID_REQUEST: Final = -32600
+"""Standard JSON-RPC: the JSON was not a valid request object."""
+METHOD_NOT_FOUND: Final = -32601
+"""Standard JSON-RPC: nobody on this side handles the method."""
+INVALID_PARAMS: Final = -32602
+"""Standard JSON-RPC: the params do not have the documented shape."""
+INTERNAL_ERROR: Final = -32603
+"""Standard JSON-RPC: the handler failed for a reason of its own."""
+TOOL_REGISTRATION_FAILED: Final = -32001
+"""``session.resume`` refused: a tool name is taken or invalid; the extension is not loaded."""
+NOT_SUPPORTED: Final = -32002
+"""The method exists in the Copilot protocol but this side does not implement it."""
+REQUEST_CANCELLED: Final = -32800
+"""The request was cancelled with ``$/cancelRequest`` before it finished (as in LSP)."""
+HOOK_FAILED: Final = -32003
+"""A hook handler raised, or returned an output the protocol cannot carry (``data`` names the key)."""
+UNKNOWN_EXTENSION: Final = -32004
+"""The host's control socket was asked about an extension it did not discover (``data``:
+``{extension, known}``, the name asked for and the ids it knows)."""
+TOO_MANY_CONNECTIONS: Final = -32005
+"""The host's control socket already serves as many clients as it allows; sent with id ``null``
+to a new client, whose connection is then closed (``data``: ``{limit}``)."""
+
+ENVIRONMENT_NOT_GRANTED: Final = -32006
+"""``session.resume`` refused: the extension asked for sensitive environment variables the user
+has not granted (``data``: ``{variables}``, the names); the extension is not loaded."""
+
+ERROR_CODES: Final[dict[int, str]] = {
+    PARSE_ERROR: "parse error",
+    INVALID_REQUEST: "invalid request",
+    METHOD_NOT_FOUND: "method not found",
+    INVALID_PARAMS: "invalid params",
+    INTERNAL_ERROR: "internal error",
+    TOOL_REGISTRATION_FAILED: "tool registration failed",
+    NOT_SUPPORTED: "not supported",
+    HOOK_FAILED: "hook failed",
+    REQUEST_CANCELLED: "request cancelled",
+    UNKNOWN_EXTENSION: "unknown extension",
+    ENVIRONMENT_NOT_GRANTED: "environment not granted",
+    TOO_MANY_CONNECTIONS: "too many connections",
+}
+"""Every error code this project sends, with a short name for messages."""
+
+ResultType = Literal["success", "failure", "rejected", "denied", "timeout"]
+RESULT_TYPES: Final[tuple[ResultType, ...]] = get_args(ResultType)
+
+LogLevel = Literal["info", "warning", "error"]
+LOG_LEVELS: Final[tuple[LogLevel, ...]] = ("info", "warning", "error")
+
+HOOK_WIRE_NAMES: Final[dict[str, str]] = {
+    "on_user_prompt_submitted": "userPromptSubmitted",
+    "on_pre_tool_use": "preToolUse",
+    "on_post_tool_use": "postToolUse",
+    "on_session_start": "sessionStart",
+    "on_session_end": "sessionEnd",
+    "on_error_occurred": "errorOccurred",
+    "on_user_prompt_transformed": "userPromptTransformed",
+    "on_post_tool_use_failure": "postToolUseFailure",
+    "on_agent_stop": "agentStop",
+    "on_subagent_start": "subagentStart",
+    "on_subagent_stop": "subagentStop",
+}
+"""The hook points: Python name → ``hookType`` on the wire (the Copilot SDK's first six, then
+the five Copilot CLI added since)."""
+
+HOOK_NAMES: Final = tuple(HOOK_WIRE_NAMES)
+"""The hook points by Python name, in the order of :data:`HOOK_WIRE_NAMES`."""
+
+
+def camel_case(name: str) -> str:
+    """``on_pre_tool_use`` → ``onPreToolUse``: how keys and hook names are spelled on the wire."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+_HOOK_ALIASES: Final = {
+    alias: name for name, wire in HOOK_WIRE_NAMES.items() for alias in (name, camel_case(name), wire)
+}
+
+
+def hook_name(alias: str) -> str | None:
+    """The Python name of a hook point given any spelling (``on_pre_tool_use``,
+    ``onPreToolUse`` or the wire's ``preToolUse``), or ``None``."""
+    return _HOOK_ALIASES.get(alias)
+
+
+class ToolDefinition(TypedDict):
+    """One tool as an extension declares it in ``session.resume``."""
+
+    name: str
+    description: NotRequired[str]
+    parameters: NotRequired[dict[str, Any] | None]
+    overridesBuiltInTool: NotRequired[bool]
+
+
+COMMAND_NAME_PATTERN: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\Z")
+"""Slash command names: a letter or digit, then letters, digits, ``_``, ``-``, ``.`` or ``:``, at
+most 64 in all, without the leading ``/`` (``deploy`` is run as ``/deploy``). Unlike tool names
+no model API constrains them; whitespace would end the name on a command line."""
+
+
+class CommandDefinition(TypedDict):
+    """One slash command as an extension declares it in ``session.resume`` (``commands``)."""
+
+    name: str
+    description: NotRequired[str | None]
+
+
+class CommandExecuteData(TypedDict):
+    """``data`` of a ``command.execute`` event, sent to the command's owner only: run it and
+    answer ``session.commands.handlePendingCommand`` with this ``requestId``."""
+
+    requestId: str
+    commandName: str
+    command: str
+    """The whole command line, ``/name args``."""
+    args: str
+    """The raw argument string after the name."""
+
+
+class HandlePendingCommandParams(TypedDict):
+    """``session.commands.handlePendingCommand``: the end of one ``command.execute``
+    (``error`` when the handler failed); answered with ``{"success": true}``."""
+
+    sessionId: str
+    requestId: str
+    error: NotRequired[str | None]
+
+
+class ExecuteCommandParams(TypedDict):
+    """``session.commands.execute``: an extension runs a slash command (any extension's) and is
+    answered ``{}`` when it succeeded, else ``{"error"}``."""
+
+    sessionId: str
+    commandName: str
+    args: NotRequired[str]
+
+
+class ConnectResult(TypedDict):
+    """Answer to ``connect``, as Copilot CLI gives it: ``ok`` (always true), the protocol
+    version, the server's package ``version`` and the ``taskKinds`` (of those the client named
+    in ``supportedTaskKinds``) it may return to this connection."""
+
+    ok: Literal[True]
+    protocolVersion: int
+    version: str
+    taskKinds: NotRequired[list[str]]
+
+
+class PingResult(TypedDict):
+    """Answer to ``ping``: ``message`` (``pong``, or ``pong: <the message sent>``), the
+    server's time (ISO 8601) and the protocol version."""
+
+    message: str
+    timestamp: str
+    protocolVersion: int
+
+
+class ResumeParams(TypedDict):
+    """``session.resume``: the extension joins the session and declares what it offers.
+
+    The real SDK sends many more session options; they are accepted and ignored.
+    """
+
+    sessionId: str
+    tools: NotRequired[list[ToolDefinition]]
+    hooks: NotRequired[bool]
+    hookTypes: NotRequired[list[str]]
+    hookMatchers: NotRequired[dict[str, Any]]
+    """This project's addition: per tool hook (by ``hookType``), a list of the tool names or
+    ``fnmatch`` patterns it is for; a hook left out is called for every tool. The lists are
+    checked by the host (``extension_protocol.matchers.compile_matchers``), naming hook and pattern."""
+    eventTypes: NotRequired[list[str]]
+    commands: NotRequired[list[CommandDefinition]]
+    requestedEnvironmentVariables: NotRequired[list[str]]
+    disableResume: NotRequired[bool]
+    requestPermission: NotRequired[bool]
+    """The extension answers ``permission.requested`` events (it has a permission handler)."""
+    customAgents: NotRequired[list[dict[str, Any]]]
+    """Custom agents the session's agent may start as subagents (the SDK's ``CustomAgentConfig``:
+    ``name``, ``prompt``, ``displayName``, ``description``, ``tools``, ``model``,
+    ``toolDefinitions``)."""
+
+
+class UiCapabilities(TypedDict):
+    """What the session's user interface can do for an extension."""
+
+    elicitation: bool
+    """Whether ``session.ui.elicitation`` reaches someone who can answer."""
+    mcpApps: bool
+    canvases: bool
+
+
+class SessionCapabilities(TypedDict):
+    """``capabilities`` of a ``session.resume`` answer."""
+
+    ui: UiCapabilities
+    extensions: bool
+    """Copilot CLI's flag for a session whose SDK client asked it to run extensions
+    (``requestExtensions``); false in its own sessions, which extensions join."""
+
+
+class ModelState(TypedDict):
+    """The session's current model (``modelId`` absent while no agent names one)."""
+
+    modelId: NotRequired[str]
+
+
+class ResumeResult(TypedDict):
+    """Answer to ``session.resume``, with Copilot CLI's fields."""
+
+    sessionId: str
+    nativeSessionId: NotRequired[str]
+    startTime: NotRequired[str]
+    """When the session started (ISO 8601)."""
+    isRemote: NotRequired[bool]
+    mode: NotRequired[Literal["interactive", "plan", "autopilot"]]
+    workspacePath: NotRequired[str | None]
+    capabilities: NotRequired[SessionCapabilities]
+    modelState: NotRequired[ModelState]
+    grantedEnvironmentVariables: NotRequired[dict[str, str]]
+    """The values of the requested variables the extension may have (only when it asked)."""
+
+
+class LifecycleMetadata(TypedDict):
+    """``metadata`` of a ``session.updated`` lifecycle notification."""
+
+    startTime: str
+    modifiedTime: str
+    """When the session last changed: the time of its newest persisted event."""
+
+
+class SessionLifecycleParams(TypedDict):
+    """``session.lifecycle`` notification, host → extension: the session changed (Copilot CLI
+    sends ``session.updated`` after each persisted event)."""
+
+    type: Literal["session.created", "session.deleted", "session.updated", "session.foreground", "session.background"]
+    sessionId: str
+    metadata: NotRequired[LifecycleMetadata]
+
+
+class Event(TypedDict):
+    """The session event envelope, as in the Copilot session-events schema."""
+
+    id: str
+    timestamp: str
+    parentId: str | None
+    type: str
+    data: dict[str, Any]
+    ephemeral: NotRequired[bool]
+    agentId: NotRequired[str]
+
+
+class SessionEventParams(TypedDict):
+    """``session.event`` notification, host → extension."""
+
+    sessionId: str
+    event: Event
+
+
+class ToolRequestedData(TypedDict):
+    """``data`` of an ``external_tool.requested`` event: run this tool and answer by ``requestId``."""
+
+    requestId: str
+    sessionId: str
+    toolCallId: str
+    toolName: str
+    arguments: Any
+    workingDirectory: NotRequired[str]
+    """The folder the tool should work in (the project root)."""
+
+
+class WireToolResult(TypedDict):
+    """The object form of a tool result (a plain string is the other form)."""
+
+    textResultForLlm: str
+    resultType: NotRequired[ResultType]
+    error: NotRequired[str]
+    sessionLog: NotRequired[str]
+    toolTelemetry: NotRequired[dict[str, Any]]
+    binaryResultsForLlm: NotRequired[list[dict[str, Any]]]
+
+
+class HandlePendingToolCallParams(TypedDict):
+    """``session.tools.handlePendingToolCall``: the answer to one ``external_tool.requested``."""
+
+    sessionId: str
+    requestId: str
+    result: NotRequired[str | WireToolResult]
+    error: NotRequired[str]
+
+
+class HooksInvokeParams(TypedDict):
+    """``hooks.invoke``, host → extension; answered with ``{"output": {...} | None}``."""
+
+    sessionId: str
+    hookType: str
+    input: dict[str, Any]
+
+
+class LogParams(TypedDict):
+    """``session.log``: a message for the session timeline; answered with ``{"eventId"}``."""
+
+    sessionId: str
+    message: str
+    level: NotRequired[LogLevel]
+    ephemeral: NotRequired[bool]
+    type: NotRequired[str]
+    """The category (``infoType``/``warningType``/``errorType`` of the event); default ``notification``."""
+    url: NotRequired[str]
+    tip: NotRequired[str]
+
+
+class SendParams(TypedDict):
+    """``session.send``: a prompt into the session; answered with ``{"messageId"}``."""
+
+    sessionId: str
+    prompt: str
+    attachments: NotRequired[list[dict[str, Any]]]
+
+
+class PermissionDecision(TypedDict):
+    """``result`` of ``session.permissions.handlePendingPermissionRequest``: the published SDK's
+    ``PermissionDecision`` (``kind``: ``approve-once``, ``reject`` with ``feedback``, ...); other
+    fields of a kind are carried as they are."""
+
+    kind: str
+    feedback: NotRequired[str]
+    message: NotRequired[str]
+    reason: NotRequired[str]
+
+
+class HandlePendingPermissionParams(TypedDict):
+    """``session.permissions.handlePendingPermissionRequest``: the answer to one permission request."""
+
+    sessionId: str
+    requestId: str
+    result: PermissionDecision
+    decisionContext: NotRequired[dict[str, Any]]
+
+
+class RegisterInterestParams(TypedDict):
+    """``session.eventLog.registerInterest``: forward events of this type (``*`` for all)."""
+
+    sessionId: str
+    eventType: str
+
+
+class ReleaseInterestParams(TypedDict):
+    """``session.eventLog.releaseInterest``: give back one ``registerInterest`` (by the
+    ``handle`` it answered); the type stops being forwarded once its last handle is given back,
+    unless ``session.resume`` named it. Unknown handles are a no-op. Answered ``{"success": true}``."""
+
+    sessionId: str
+    handle: str
