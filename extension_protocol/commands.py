@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, overload
 
-from sdk_extension._workers import run_in_worker
+from extension_protocol.workers import run_in_worker
 
 from .errors import InvalidCommandError
 from .protocol import COMMAND_NAME_PATTERN, CommandDefinition

@@ -15,12 +15,9 @@ answers; it keeps no state of its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .session import Session
+from typing import Any, Protocol
 
 __all__ = ["EventLogReader", "EventPage"]
 
@@ -42,10 +39,18 @@ class EventPage:
     at the oldest event still readable."""
 
 
+class SessionRpc(Protocol):
+    """What the reader uses of a :class:`~sdk_extension.session.Session`: its session-scoped calls."""
+
+    async def rpc_async(self, method: str, params: Mapping[str, Any] | None = None) -> Any: ...
+
+    def rpc(self, method: str, params: Mapping[str, Any] | None = None) -> Any: ...
+
+
 class EventLogReader:
     """The session's event log, read by cursor (``session.event_log``)."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SessionRpc) -> None:
         self._session = session
 
     async def read_async(

@@ -13,7 +13,7 @@ JSON) is replaced by a ``failure`` that says why. A call the host withdraws
 (``external_tool.completed`` while it runs: its turn was cancelled) is cancelled instead, and
 not answered. A sync hook stuck in calls the host gave up
 on is not started again once a few are (the call is answered with an error at once), and sync
-hooks run on threads of their own (:mod:`sdk_extension._workers`), so a hung hook never starves
+hooks run on threads of their own (:mod:`extension_protocol.workers`), so a hung hook never starves
 the extension's tools.
 
 This module maps protocol messages to tools, hooks and event handlers; framing and request
@@ -39,8 +39,8 @@ from extension_protocol.framing import MessageTooLarge, describe_size
 from extension_protocol.results import ToolResult
 from extension_protocol.tasks import BackgroundTasks
 from extension_protocol.tools import Tool, ToolInvocation, run_tool
+from extension_protocol.workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 
-from ._workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 from .event_log import EventLogReader
 from .permissions import PermissionHandler, decide_permission
 from .subagents import SUBAGENT_EVENTS, ChildSessions, CustomAgent, not_supported

@@ -23,7 +23,8 @@ actions; numbering and sending them is the server's.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from extension_protocol.protocol import INVALID_PARAMS
 
@@ -36,12 +37,24 @@ from .providers import set_model
 if TYPE_CHECKING:
     from .clients import Client
     from .served_session import ServedSession
-    from .server import ProtocolServer
 
-__all__ = ["dispatch"]
+__all__ = ["ActionServer", "dispatch"]
 
 
-def dispatch(server: ProtocolServer, client: Client, params: Any) -> None:
+class ActionServer(Protocol):
+    """What the actions use of the server (:class:`~extension_host.serve.server.ProtocolServer`)."""
+
+    @property
+    def sessions(self) -> Mapping[str, ServedSession]: ...
+
+    def session(self, uri: str) -> ServedSession: ...
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None: ...
+
+    def publish(self, session: ServedSession, action: dict[str, Any], origin: dict[str, Any] | None) -> None: ...
+
+
+def dispatch(server: ActionServer, client: Client, params: Any) -> None:
     """Check and run one dispatched action.
 
     Raises:
@@ -89,7 +102,7 @@ def dispatch(server: ProtocolServer, client: Client, params: Any) -> None:
 
 
 async def _start_turn(
-    server: ProtocolServer, session: ServedSession, action: dict[str, Any], origin: dict[str, Any]
+    server: ActionServer, session: ServedSession, action: dict[str, Any], origin: dict[str, Any]
 ) -> None:
     turn_id = action["turnId"]
     try:

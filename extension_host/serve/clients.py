@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from extension_protocol.connection import Connection, ConnectionClosed
 
-__all__ = ["Client"]
+__all__ = ["Client", "CommandHandler"]
 
 
 @dataclass(eq=False)
@@ -67,3 +68,7 @@ class Client:
                 self._notify(method, params)
             except ConnectionClosed:
                 return  # the rest cannot follow what is missing
+
+
+CommandHandler = Callable[[Client, Any], Awaitable[Any]]
+"""A command: the client that sent it and its params → the result (or a ``ServeError``)."""

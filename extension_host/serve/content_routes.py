@@ -32,8 +32,8 @@ from .errors import PERMISSION_DENIED, ServeError
 from .resources import Resources
 
 if TYPE_CHECKING:
-    from .clients import Client
-    from .server import CommandHandler, ProtocolServer
+    from .clients import Client, CommandHandler
+    from .served_session import ServedSession
 
 __all__ = ["RESOURCE_COMMANDS", "ContentCommands"]
 
@@ -52,8 +52,9 @@ RESOURCE_COMMANDS: Final = {
 class ContentCommands:
     """The content commands of one server, and the content it keeps by reference."""
 
-    def __init__(self, server: ProtocolServer) -> None:
-        self._server = server
+    def __init__(self, session: Callable[[str], ServedSession], default_directory: Path | None) -> None:
+        self._session = session
+        self._default_directory = default_directory
         self.contents: Final = ContentStore()
         self._resources: dict[str, Resources] = {}
 
@@ -77,7 +78,7 @@ class ContentCommands:
         uri = params.get("session") if isinstance(params, Mapping) else None
         if not isinstance(uri, str):
             raise ServeError(INVALID_PARAMS, "completions: session: give the URI of the session being typed in")
-        session = self._server.session(uri)
+        session = self._session(uri)
         trusted = session.host.trust.trusted  # an untrusted project's files are walked, never asked of git
         return await complete(params, commands=session.host.commands, root=session.working_directory, trusted=trusted)
 
@@ -98,7 +99,7 @@ class ContentCommands:
         return Resources(root, self.contents, self._working_directories)
 
     def _working_directories(self) -> list[Path]:
-        default = self._server.options.default_directory
+        default = self._default_directory
         return [r.root for r in self._resources.values()] + ([Path(os.path.realpath(default))] if default else [])
 
     def _for(self, uri: str, command: str) -> Resources:
@@ -111,7 +112,7 @@ class ContentCommands:
             holders = [r for r in self._resources.values() if real == r.root or r.root in real.parents]
             if holders:
                 return max(holders, key=lambda r: len(r.root.parts))
-        default = self._server.options.default_directory
+        default = self._default_directory
         if default is not None:
             return self._resources_in(default)
         raise ServeError(

@@ -53,7 +53,7 @@ from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
 from .client_actions import dispatch
-from .clients import Client
+from .clients import Client, CommandHandler
 from .content_routes import ContentCommands
 from .errors import (
     SESSION_ALREADY_EXISTS,
@@ -69,7 +69,6 @@ __all__ = [
     "MAX_ACTION_DEPTH",
     "MAX_SESSIONS",
     "PROTOCOL_VERSIONS",
-    "CommandHandler",
     "ProtocolServer",
     "ServerOptions",
 ]
@@ -84,9 +83,6 @@ MAX_ACTION_DEPTH: Final = MAX_DEPTH - 4
 """How deeply an action may nest: it travels inside an envelope inside a message (and, in a
 ``reconnect`` replay, inside a list inside a result), and a client reads
 :data:`~extension_protocol.nesting.MAX_DEPTH` levels in all."""
-
-CommandHandler = Callable[["Client", Any], Awaitable[Any]]
-"""A command: the client that sent it and its params → the result (or a :class:`ServeError`)."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +128,7 @@ class ProtocolServer:
             "dispatchAction": self._dispatch_request,
         }
         """Every command, by method name: the one place a command is added."""
-        self.content: Final = ContentCommands(self)
+        self.content: Final = ContentCommands(self.session, options.default_directory)
         """``completions`` and the ``resource*`` commands, and the content kept by reference."""
         self.commands.update(self.content.commands())
 

@@ -22,9 +22,9 @@ from extension_protocol.connection import Connection, RpcError
 from extension_protocol.errors import ExtensionError, JoinError
 from extension_protocol.results import result_from_wire
 from extension_protocol.tools import Tool
+from extension_protocol.workers import HOOK_WORKERS, STUCK_CALLS_PER_KEY
 from helpers import PipeWriter
 from sdk_extension import InvalidHookError, NotUnderHostError, ToolResult, join_session, tool
-from sdk_extension._workers import HOOK_WORKERS, STUCK_CALLS_PER_KEY
 from sdk_extension.session import Session, _Client
 
 

@@ -1,4 +1,4 @@
-"""Unit tests for sdk_extension._workers: bounded pools, dropped jobs, abandoned calls."""
+"""Unit tests for extension_protocol.workers: bounded pools, dropped jobs, abandoned calls."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from sdk_extension._workers import AbandonableRunner, StillRunning, WorkerPool
+from extension_protocol.workers import AbandonableRunner, StillRunning, WorkerPool
 
 
 def test_a_pool_never_starts_more_threads_than_its_bound_and_runs_the_rest_in_turn() -> None:
