@@ -82,6 +82,12 @@ class ExtensionSpec:
         return self.folder / self.entry_name
 
     @property
+    def reload_name(self) -> str:
+        """What ``extensions reload`` takes for it: a project extension's name wins over a
+        user one's, so a user extension is named by its id."""
+        return self.name if self.source == "project" else self.id
+
+    @property
     def runtime(self) -> Runtime:
         """``python`` or ``node``."""
         return ENTRY_FILES.get(self.entry_name, "python")

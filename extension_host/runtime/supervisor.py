@@ -20,8 +20,7 @@ An extension that starts on its own (a new folder, a reload, a restart) never ev
 one: it fails if a name is taken.
 
 With a :class:`~extension_host.runtime.budget.CrashBudget` (long-running hosts), an extension that
-crashes after joining is restarted after a backoff, a few times in a window, then
-``quarantined`` until its files change or it is reloaded by name. With a
+crashes after joining is restarted as :mod:`~extension_host.runtime.restarter` decides. With a
 :class:`~extension_host.runtime.budget.ReloadBudget`, reloads caused by an extension's own files past
 the budget pause its watching until it is reloaded by name.
 
@@ -53,6 +52,7 @@ from ..project.discovery import Discovered, ExtensionSpec, discover
 from .budget import CrashBudget, ReloadBudget, SlidingCount
 from .context import SessionContext, announce_tools
 from .instance import Arbiter, CrashHandler, ExtensionInstance
+from .restarter import Restarter
 from .revocation import stop_revoked
 
 __all__ = ["InstanceFactory", "Supervisor"]
@@ -109,11 +109,7 @@ class Supervisor:
         self._lock = asyncio.Lock()
         self._batch: dict[str, ExtensionInstance] | None = None
         """The instances of the start under way, whose collisions follow load order."""
-        self._crash_budget = crash_budget
-        self._crashes = SlidingCount(crash_budget.restarts, crash_budget.window) if crash_budget else None
-        self._restarts = BackgroundTasks("the supervisor (restarts)")
-        self._scheduled: set[ExtensionInstance] = set()
-        """Crashed instances whose restart is waiting for its backoff."""
+        self._restarter = Restarter(crash_budget, self._restart, self._say) if crash_budget else None
         self._reloads = SlidingCount(reload_budget.reloads, reload_budget.window) if reload_budget else None
         self._paused: set[str] = set()
         """Extensions whose file changes are ignored: they reloaded too often."""
@@ -277,8 +273,8 @@ class Supervisor:
             self._current.clear()
             self._reload_errors.clear()
             self._paused.clear()
-            if self._crashes is not None:
-                self._crashes.reset()
+            if self._restarter is not None:
+                self._restarter.reset()
             await self.drain()
             if between is not None:
                 between()
@@ -288,13 +284,16 @@ class Supervisor:
 
     async def stop_all(self) -> None:
         """Stop every instance, current and retiring; safe to call twice."""
-        self._closing.set()  # no more restarts; one waiting for its backoff gives up at once
+        self._closing.set()
+        if self._restarter is not None:
+            self._restarter.close()  # one waiting for its backoff gives up at once
         async with self._lock:
             instances = list(self._current.values())
             self._current.clear()
         try:
             await asyncio.gather(*(instance.stop() for instance in instances))
-            await self._restarts.wait()
+            if self._restarter is not None:
+                await self._restarter.wait()
             await self.drain()
         except BaseException:
             for instance in instances:
@@ -341,8 +340,8 @@ class Supervisor:
         return _outcome("started", instance)
 
     async def _reload_one(self, found: Discovered, index: int, old: ExtensionInstance) -> ReloadOutcome:
-        if self._crashes is not None:
-            self._crashes.reset(found.spec.id)  # new code, or asked for by name: a fresh budget
+        if self._restarter is not None:
+            self._restarter.reset(found.spec.id)  # new code, or asked for by name: a fresh budget
         new = self._instance(found.spec, index)
         await new.start()
         if new.status == "running":
@@ -364,46 +363,19 @@ class Supervisor:
     # -- crashes and storms ---------------------------------------------------------------
 
     def _crashed(self, instance: ExtensionInstance) -> None:
-        """A running extension failed by itself: restart it after a backoff, or quarantine it."""
-        if (
-            self._crash_listener is not None
-            and not self._closing.is_set()
-            and self._current.get(instance.id) is instance
-        ):
+        """A running extension failed by itself: tell the listener, and the restarter."""
+        if self._closing.is_set() or self._current.get(instance.id) is not instance:
+            return
+        if self._crash_listener is not None:
             self._crash_listener(instance.id, instance.error or "it exited")
-        if self._crashes is None or self._crash_budget is None or self._closing.is_set():
-            return
-        if self._current.get(instance.id) is not instance:
-            return
-        budget = self._crash_budget
-        within = f"within {_duration(budget.window)}"
-        attempt = self._crashes.take(instance.id)
-        if not attempt:
-            instance.quarantine()
-            self._say(
-                instance,
-                f"crashed again after {budget.restarts} restarts {within}; quarantined: it is not restarted "
-                f"until its files change or 'extensions reload {_name_for_command(instance.spec)}'",
-            )
-            return
-        delay = budget.delay(attempt)
-        self._say(
-            instance,
-            f"crashed ({instance.error}); restarting it in {delay:g} s "
-            f"(restart {attempt} of {budget.restarts} {within})",
-        )
-        self._scheduled.add(instance)
-        self._restarts.spawn(self._restart(instance, delay, attempt))
+        if self._restarter is not None:
+            self._restarter.crashed(instance)
 
-    async def _restart(self, old: ExtensionInstance, delay: float, attempt: int) -> None:
-        try:
-            async with asyncio.timeout(delay):
-                await self._closing.wait()
-            return  # the host is stopping
-        except TimeoutError:
-            pass
+    async def _restart(self, old: ExtensionInstance, attempt: int) -> None:
+        """Replace a crashed instance, its backoff over (the restarter's ``restart``)."""
+        restarter = self._restarter
+        assert restarter is not None
         async with self._lock:
-            self._scheduled.discard(old)
             if self._closing.is_set() or self._current.get(old.id) is not old or old.revoked:
                 return  # stopped, reloaded or removed meanwhile, or a grant it needs was revoked
             tools_before = self._tool_owners()
@@ -411,16 +383,13 @@ class Supervisor:
             self._current[old.id] = new
             self._retire(old)
             await new.start()
-            budget = self._crash_budget
-            assert budget is not None
             if new.status == "running":
-                within = f"within {_duration(budget.window)}"
-                self._say(new, f"restarted after a crash (restart {attempt} of {budget.restarts} {within})", "info")
-            elif new not in self._scheduled and new.status != "quarantined":  # else it crashed once more
+                self._say(new, f"restarted after a crash ({restarter.describe(attempt)})", "info")
+            elif not restarter.waiting(new) and new.status != "quarantined":  # else it crashed once more
                 self._say(
                     new,
                     f"did not come back after a crash: {new.error}; fix it and save, or "
-                    f"'extensions reload {_name_for_command(new.spec)}'",
+                    f"'extensions reload {new.spec.reload_name}'",
                 )
             self._announce([_outcome("restarted", new)], tools_before)
 
@@ -431,7 +400,7 @@ class Supervisor:
         self._say(
             instance,
             f"reloaded {budget.limit} times within {budget.window:g} s (does it write into its own folder?); "
-            f"its file changes are ignored until 'extensions reload {_name_for_command(instance.spec)}'",
+            f"its file changes are ignored until 'extensions reload {instance.spec.reload_name}'",
         )
 
     def _say(self, instance: ExtensionInstance, text: str, level: str = "warning") -> None:
@@ -506,15 +475,6 @@ class Supervisor:
                 },
                 ephemeral=True,
             )
-
-
-def _name_for_command(spec: ExtensionSpec) -> str:
-    # What 'extensions reload' accepts: a project extension's name wins over a user one's.
-    return spec.name if spec.source == "project" else spec.id
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
 
 
 def _outcome(action: str, instance: ExtensionInstance) -> ReloadOutcome:
