@@ -1,8 +1,15 @@
-"""The protocol core that the SDK and the host share: names and shapes of messages
-(:mod:`.protocol`), ``Content-Length`` frames (:mod:`.framing`), reading a pipe and writing one
-(:mod:`.pipes`), request ids and handlers (:mod:`.connection`), and tool results as they travel
-(:mod:`.results`).
+"""What the SDK and the host share, and what neither owns alone.
 
-Nothing here knows tools, hooks or sessions beyond their shapes on the wire; the author-facing
-API (``join_session``, ``@tool``, hooks) is built on it one floor up.
+The wire: ``Content-Length`` frames (:mod:`.framing`), how deeply JSON may nest (:mod:`.nesting`),
+reading a pipe and writing one (:mod:`.pipes`), request ids and handlers (:mod:`.connection`),
+method names, error codes and result types (:mod:`.protocol`) and tool results as they travel
+(:mod:`.results`). The tables both sides read: hook points (:mod:`.hook_points`, with their
+inputs and outputs in :mod:`.hook_models`), tool and command shapes (:mod:`.tools`,
+:mod:`.schema`, :mod:`.commands`), matchers (:mod:`.matchers`), errors (:mod:`.errors`). And
+small machinery: background tasks (:mod:`.tasks`), threads for plain ``def`` handlers
+(:mod:`.workers`), names loaded on first use (:mod:`.lazy`), the lifeline's variables
+(:mod:`.lifeline`).
+
+This package imports neither ``sdk_extension`` nor ``extension_host``; importing it imports
+none of its modules.
 """

@@ -207,7 +207,7 @@ class ChildSessions(Generic[S]):
     # -- resolution ------------------------------------------------------------------------
 
     def resolve_session(self, session_id: str) -> tuple[S | None, bool, str | None]:
-        """``(session, is_child, error)`` for a request's ``session_id`` (the seed's algorithm)."""
+        """``(session, is_child, error)`` for a request's ``session_id`` (child sessions resolved to their parent)."""
         session = self._sessions.get(session_id)  # one read of a map replaced whole under the lock
         if session is not None:
             return session, False, None

@@ -6,6 +6,7 @@ hooks is the hook-point table's."""
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import importlib
 import re
@@ -31,7 +32,7 @@ def limits_table() -> list[list[str]]:
 def test_every_fixed_limit_in_the_readme_is_the_constant_it_names() -> None:
     checked = 0
     for _what, default, where in limits_table():
-        constants = re.findall(r"`((?:extension_host|sdk_extension)(?:\.\w+)+)\.([A-Z_]+)`", where)
+        constants = re.findall(r"`((?:extension_host|extension_protocol|sdk_extension)(?:\.\w+)+)\.([A-Z_]+)`", where)
         if not constants:
             continue
         module, name = constants[0]
@@ -89,3 +90,60 @@ def test_the_readme_s_table_of_hooks_is_the_hook_point_table() -> None:
     assert rows == expected
     for point in HOOK_POINTS.values():
         assert f"| `{point.name}` (`{point.copilot_name}`) |" in section
+
+
+_LAYOUT_ORDER = (
+    "extension_protocol",
+    "sdk_extension",
+    "extension_host",
+    "extension_host/project",
+    "extension_host/launch",
+    "extension_host/hooks",
+    "extension_host/calls",
+    "extension_host/runtime",
+    "extension_host/session",
+    "extension_host/agents",
+    "extension_host/control",
+    "extension_host/serve",
+    "extension_host/bridges",
+    "extension_host/bridges/mcp",
+    "extension_host/bridges/agent_hooks",
+    "extension_host/frontends",
+    "extension_host/schemas",
+    "bench",
+)
+"""The packages in the order the layout table reads them: the flow, bottom up."""
+
+_ROLES = re.compile(r":(?:mod|class|func|data|meth|attr):`~?([^`]+)`")
+
+
+def first_sentence(package: str) -> str:
+    """The first sentence of a package's docstring, as a table cell."""
+    docstring = ast.get_docstring(ast.parse((REPO_ROOT / package / "__init__.py").read_text(encoding="utf-8")))
+    assert docstring, f"{package}/__init__.py has no docstring"
+    paragraph = " ".join(docstring.split("\n\n")[0].split())
+    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z`(])", paragraph)[0]
+    sentence = _ROLES.sub(lambda m: f"`{m.group(1).lstrip('.').rpartition('.')[2] or m.group(1)}`", sentence)
+    return sentence.replace("``", "`").replace("|", "\\|")
+
+
+def layout_rows() -> list[str]:
+    """What the README's layout table says of each package, generated from the packages."""
+    return [f"| `{package}/` | {first_sentence(package)} |" for package in _LAYOUT_ORDER]
+
+
+def test_the_layout_table_is_each_packages_own_first_sentence_and_misses_none() -> None:
+    packages = {
+        path.parent.relative_to(REPO_ROOT).as_posix()
+        for root in ("extension_host", "extension_protocol", "sdk_extension", "bench")
+        for path in (REPO_ROOT / root).rglob("__init__.py")
+    }
+    assert packages == set(_LAYOUT_ORDER), "add the new package to _LAYOUT_ORDER, where the flow reads it"
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Project layout") : readme.index("## Performance")]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    generated = layout_rows()
+    assert rows[: len(generated)] == generated, "the layout table should read:\n" + "\n".join(generated)
+    for row in rows[len(generated) :]:
+        path = row.split("`")[1]
+        assert (REPO_ROOT / path).exists(), f"the layout table names {path}, which is not there"

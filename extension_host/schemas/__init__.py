@@ -1,9 +1,9 @@
 """The JSON Schemas of session events and of the wire API, the models they come from, and the
 generated files shipped with the package.
 
-- :mod:`.events` (with :mod:`.session_data`, :mod:`.turn_data` and
+- :mod:`.event_types` (with :mod:`.session_data`, :mod:`.turn_data` and
   :mod:`.call_data`): every session event type the
-  host emits, as pydantic-validated shapes, and :func:`.events.check_event`;
+  host emits, as pydantic-validated shapes, and :func:`.event_types.check_event`;
 - :mod:`.api`: the wire methods, from the ``TypedDict``s of :mod:`extension_protocol.protocol`;
 - :mod:`.generate`: the two schema files from those models;
 - ``session-events.schema.json`` and ``api.schema.json``: the generated files, printed by

@@ -1,6 +1,6 @@
 """The params of the client protocol's content commands, checked at the trust boundary.
 
-``completions`` and the ``resource*`` family, as seed 004 shapes them (camelCase, the session's
+``completions`` and the ``resource*`` family, as the agent host protocol shapes them (camelCase, the session's
 URI in ``session``; fields the newer protocol added, such as ``resourceWrite``'s ``mode``, are
 let through and not acted on; ``resourceCopy`` and ``resourceMove`` also take
 ``resourceDelete``'s ``recursive``). :func:`checked` validates with pydantic, strictly (no ``"1"``

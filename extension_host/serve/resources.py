@@ -2,7 +2,7 @@
 
 :class:`Resources` answers ``resourceRead``, ``resourceWrite``, ``resourceList``,
 ``resourceCopy``, ``resourceDelete``, ``resourceMove`` and ``resourceRequest`` for one session,
-with seed 004's shapes. Files are ``file:`` URIs and only those inside the session's working
+with the agent host protocol's shapes. Files are ``file:`` URIs and only those inside the session's working
 directory (``root``) may be touched: a path is judged by where it really leads (``..`` and
 symlinks resolved), so ``..``, an absolute path elsewhere, a symlink that leads out, or another
 scheme is ``PermissionDenied`` (-32009) whose data carries the ``resourceRequest`` the caller

@@ -2,7 +2,7 @@
 
 :class:`ModelContext` applies one event at a time and depends on nothing but the events, so a
 context built live and one rebuilt from the replayed log of the same session are equal. What
-becomes a message (seed 003, "System events and UI projection"):
+becomes a message (system events, and what a UI projects from them):
 
 - ``system.message``: a system or developer message, *upserted*: a later one with the same
   role and ``name`` replaces the earlier one in place. These come first, in the order they
