@@ -1,6 +1,6 @@
 """One hook point of a host's extensions run for another agent: the ``host.hook`` request.
 
-A hook adapter (:mod:`.hook_adapter`) turns an agent's hook payload into an agent-neutral
+A hook adapter (:mod:`~extension_host.bridges.agent_hooks.adapter`) turns an agent's hook payload into an agent-neutral
 request, ``{hook, toolName?, toolArgs?, toolResult?, error?, prompt?, source?, reason?,
 transcriptPath?, stopHookActive?, agentId?, agentType?, response?}``, and gets back
 an agent-neutral answer (see :func:`run_hook_call`). The request arrives over the control socket

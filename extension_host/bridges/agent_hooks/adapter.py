@@ -2,9 +2,9 @@
 
 An agent (Claude Code, Gemini CLI) runs ``extensions hook AGENT EVENT`` with one JSON object on
 stdin. :func:`run_agent_hook` looks ``EVENT`` up in the agent's table (:class:`HookAgent`, one
-:class:`AgentEvent` per row, in :mod:`.claude_hooks` and :mod:`.gemini_hooks`), turns the payload
+:class:`AgentEvent` per row, in :mod:`.claude` and :mod:`.gemini`), turns the payload
 into a ``host.hook`` request (:mod:`.hook_calls`), asks the host running for the project
-(:mod:`.hook_client`) or, with none, a host started for this one call (:mod:`.hook_one_shot`,
+(:mod:`.client`) or, with none, a host started for this one call (:mod:`.one_shot`,
 imported only then), and turns the answer into what the agent reads: a :class:`HookReply`
 (stdout, stderr, exit code).
 
@@ -20,9 +20,9 @@ show as a warning and go on. Three things only warn, in one stderr line beside t
 runtime folder that cannot be used (another user took it first) leaves the call to a host of
 its own, the user may have let this project's calls through while an extension cannot run
 (``allowed`` in ``unjudged``), and a trust record that cannot be read at an event that is not a
-guard. Every wait draws from one deadline (:mod:`.hook_deadline`), so the command answers within
+guard. Every wait draws from one deadline (:mod:`.deadline`), so the command answers within
 the agents' limit: what was still under way when it ran out is the reason. A host that did not
-answer in time is replaced or left alone and not waited for again (:mod:`.hook_health`).
+answer in time is replaced or left alone and not waited for again (:mod:`.health`).
 
 This module stays light to import (no event loop, no pydantic, no host): it is paid on every
 tool call. It ignores what the agents' fields mean; the tables hold that.
@@ -141,7 +141,7 @@ def run_agent_hook(
 
     With no host on the project's control socket, ``background(root, params, deadline)`` may
     start one and ask it (``None``: it did not); else ``one_shot(root, params, deadline)`` runs
-    the request in a host of its own (default :func:`.hook_one_shot.run_once`). A runtime
+    the request in a host of its own (default :func:`.one_shot.run_once`). A runtime
     folder that cannot be used leaves the call to ``one_shot`` with a warning line.
     """
     if deadline is None:

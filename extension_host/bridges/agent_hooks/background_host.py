@@ -1,7 +1,7 @@
 """The background host a hook command starts for its project: serve the control socket, exit when idle.
 
 ``python -m extension_host.bridges.agent_hooks.background_host ROOT --idle SECONDS [--home HOME] [--ready-fd FD]``
-is what :mod:`.hook_host_start` runs, detached, when a hook command finds no host for the
+is what :mod:`.host_start` runs, detached, when a hook command finds no host for the
 project. It starts the project's extensions as a watching host (an edited extension is
 reloaded, as under ``extensions dev``; nothing is persisted, no session hooks of its own: the
 agent's session events arrive as hook calls), opens the project's control socket, writes one

@@ -57,7 +57,7 @@ A failed tool gets ``PostToolUseFailure`` and not ``PostToolUse``, as a failed c
 has no equivalent (Claude Code does not show a hook the expanded prompt before the model gets it).
 
 ``PreToolUse`` and ``UserPromptSubmit`` are guards: they fail closed (exit 2, reason on stderr:
-:mod:`.hook_adapter`). ``additional_context`` of a pre-tool hook is not carried. This module
+:mod:`.adapter`). ``additional_context`` of a pre-tool hook is not carried. This module
 holds the mapping only; it imports nothing heavy.
 """
 

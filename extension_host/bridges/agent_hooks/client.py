@@ -10,9 +10,9 @@ answer meets the same rules as any peer's: one ``Content-Length`` in plain digit
 block of at most 64 KiB ending its lines in ``\r\n``, a body nested at most 100 levels.
 
 It owns one request and its answer, waited for until the hook command's deadline
-(:mod:`.hook_deadline`) or a time of the caller's, telling a host that did not answer in time
+(:mod:`.deadline`) or a time of the caller's, telling a host that did not answer in time
 (:class:`HostTimeoutError`, with the listener's pid) from one that failed; what the request
-means is :mod:`.hook_calls`'s, and what follows a timeout is :mod:`.hook_health`'s.
+means is :mod:`.hook_calls`'s, and what follows a timeout is :mod:`.health`'s.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def ask_running_host(project_root: Path, method: str, params: Any, timeout: floa
     """Send one request to the host running for ``project_root``; returns its result, or
     ``None`` when no host runs for the project (no socket, or nobody listens on it).
     ``timeout``: seconds to wait, or the hook command's deadline to wait until (default: a
-    whole deadline from now, :mod:`.hook_deadline`).
+    whole deadline from now, :mod:`.deadline`).
 
     Raises:
         HostTimeoutError: the host did not take the connection or answer in time.

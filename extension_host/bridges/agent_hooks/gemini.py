@@ -45,7 +45,7 @@ A failed tool gets ``on_post_tool_use_failure`` and not ``on_post_tool_use``, as
 gets).
 
 ``BeforeTool`` and ``BeforeAgent`` are guards: they fail closed (exit 2, reason on stderr:
-:mod:`.hook_adapter`). ``additional_context`` of a pre-tool hook is not carried. This module
+:mod:`.adapter`). ``additional_context`` of a pre-tool hook is not carried. This module
 holds the mapping only; it imports nothing heavy.
 """
 

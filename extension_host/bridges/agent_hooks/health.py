@@ -1,11 +1,11 @@
 """A host that stopped answering hook calls: waited for once, not again until it answers.
 
 A hook command waits for the host on the project's control socket at most until its deadline
-(:mod:`.hook_deadline`: 50 s from its start). A host that takes connections but never
+(:mod:`.deadline`: 50 s from its start). A host that takes connections but never
 answers (its event loop is stuck, or it is stopped) would cost every later call the same wait.
 So the command that waited in vain records it, in an *unhealthy mark* beside the socket in the
 private runtime folder (``<socket>.unhealthy``: the listener's pid, when, and the wait), after
-having the host replaced where it may (:func:`.hook_host_start.stop_hung_background_host`
+having the host replaced where it may (:func:`.host_start.stop_hung_background_host`
 stops the background host hook commands start, never an ``extensions dev``, a server or an
 application's host).
 

@@ -1,10 +1,10 @@
 """Starting, finding and stopping the background host that answers a project's hook calls.
 
 When a hook command finds no host on the project's control socket, :func:`ask_background_host`
-starts one (:mod:`.hook_host`, detached: its own session, stdin ``/dev/null``, its output in
+starts one (:mod:`.background_host`, detached: its own session, stdin ``/dev/null``, its output in
 ``hook-host.log`` in the project's logs folder), waits until its socket answers (at most
 :data:`HOOK_HOST_START_TIMEOUT`, and never past the hook command's deadline, which the lock and
-the call draw from too: :mod:`.hook_deadline`), and sends the call there. Only the first call
+the call draw from too: :mod:`.deadline`), and sends the call there. Only the first call
 pays the start; the host exits by itself after :data:`DEFAULT_HOOK_HOST_IDLE` seconds without a
 control connection (``$EXTENSION_HOST_HOOK_IDLE`` changes it; ``0`` or ``off`` turns the
 background host off, and every call then starts a host of its own).
@@ -15,7 +15,7 @@ The pid of the host it started is written beside the lock, for :func:`stop_backg
 (``extensions hook stop``), which stops only the host that is both named there and answering
 the project's socket with that pid (never an ``extensions dev`` or a recycled pid), and for
 :func:`stop_hung_background_host`, which ends it when it takes connections but stopped
-answering (:mod:`.hook_health`), again only when the kernel names it as the socket's listener.
+answering (:mod:`.health`), again only when the kernel names it as the socket's listener.
 
 It owns the start, the lock, the pid file and the stop; imports stay light (no event loop, no
 host), as everything a hook command imports is paid per call.

@@ -25,7 +25,7 @@ that can already write there could swap them.
 
 :func:`check_hooks` reads both settings files back (``extensions hook check``): which events have
 an entry of ours, and what would keep the agent from running it. It owns the entries, the merge
-and the check; the agents' payloads are :mod:`.claude_hooks`' and :mod:`.gemini_hooks`'.
+and the check; the agents' payloads are :mod:`.claude`' and :mod:`.gemini`'.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """A host started for one hook call, when none runs for the project.
 
-The adapter (:mod:`.hook_adapter`) imports this only when no host answers the call: none on
+The adapter (:mod:`.adapter`) imports this only when no host answers the call: none on
 the control socket and the background host off or not up in time, or a runtime folder that
 cannot be used. It starts the project's extensions (as a one-shot command does: no session hooks, no watching,
 nothing persisted, a short stop ladder), runs the one hook point, and stops them. Every such
 call pays a cold start of every extension; a host kept running (``extensions dev``, ``serve``,
 or an embedding application's ``ControlServer``) answers in milliseconds instead.
-The start and the hooks draw from the hook command's deadline (:mod:`.hook_deadline`); the
+The start and the hooks draw from the hook command's deadline (:mod:`.deadline`); the
 stop comes after, bounded by its own short ladder. It owns that start and stop, nothing of
 the request.
 """

@@ -6,7 +6,7 @@
 - ``tools/list`` offers every running extension's tools with their JSON Schemas and
   descriptions; ``tools/call`` goes through ``host.call_tool`` (pre hooks, the tool, post hooks,
   events, the session log), and a result that is not a success is ``isError`` content saying who
-  decided what (:func:`~.mcp_shapes.call_answer`);
+  decided what (:func:`~.shapes.call_answer`);
 - when the set of tools changes (``session.tools_updated``/``session.extensions_loaded``: a
   reload, a new or removed extension) the client gets ``notifications/tools/list_changed``;
   when the slash commands change, ``notifications/prompts/list_changed``;
@@ -23,8 +23,8 @@ notifications). Notifications go out from one task in the order the host made th
 list changes never are). Clients of the spec's 2026-07-28 revision, which has no handshake
 and no notifications outside ``subscriptions/listen``, get tools, calls and prompts but no
 change or log notifications. Only the bridges import ``mcp``; the host and the rest of the CLI
-never do (:func:`~.mcp_config.mcp_missing` says what to install). It knows the MCP SDK and the
-host's public API; what the messages say is :mod:`.mcp_shapes`'s.
+never do (:func:`~.config.mcp_missing` says what to install). It knows the MCP SDK and the
+host's public API; what the messages say is :mod:`.shapes`'s.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class McpBridge:
 
         File descriptor 1 points at stderr while it serves, so anything else printed (the
         host's own output) cannot reach the protocol stream. Pipes are read and written on the
-        event loop (:mod:`.mcp_stdio`); anything else through the SDK's own threads.
+        event loop (:mod:`.stdio`); anything else through the SDK's own threads.
         """
         async with claimed_stdio() as pipes:
             streams: tuple[Any, Any] = (None, None) if pipes is None else pipes

@@ -4,7 +4,7 @@ The host's tools, tool-call outcomes, slash commands and timeline events become 
 MCP's ``tools/list``, ``tools/call``, ``prompts/*`` and ``notifications/message`` here, as
 frozen dataclasses and dicts, so every rule (who decided a denial, what an error says, which
 events are log entries) is tested in memory. It never imports the MCP SDK and never talks to
-a client: :mod:`.mcp_server` does that.
+a client: :mod:`.server` does that.
 """
 
 from __future__ import annotations
