@@ -11,6 +11,7 @@ import dataclasses
 import importlib
 import re
 
+from extension_host.control.methods import CONTROL_METHODS
 from extension_host.frontends.cli import _parser
 from extension_host.launch.git import NEUTRALISED_SETTINGS
 from extension_protocol.hook_points import HOOK_POINTS
@@ -147,3 +148,9 @@ def test_the_layout_table_is_each_packages_own_first_sentence_and_misses_none() 
     for row in rows[len(generated) :]:
         path = row.split("`")[1]
         assert (REPO_ROOT / path).exists(), f"the layout table names {path}, which is not there"
+
+
+def test_the_readme_lists_the_control_methods_of_the_table_and_no_other() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    bullet = readme[readme.index("- **Methods** (JSON-RPC 2.0") : readme.index("## Embedding the host")]
+    assert set(re.findall(r"`(host\.\w+)", bullet)) == set(CONTROL_METHODS)

@@ -42,16 +42,15 @@ from extension_protocol.connection import RpcError
 from extension_protocol.protocol import INVALID_PARAMS, ResultType
 from extension_protocol.results import ToolResult
 
-from ..bridges.agent_hooks.client import METHOD_HOOK
 from ..errors import TrustFileError
 from ..events import AgentScope, agent_scope
 from ..hooks.unjudged import unjudged_answer
 from ..host import ExtensionHost
+from .methods import METHOD_HOOK
 
 __all__ = [
     "MAX_HOOK_AGENT_CHARS",
     "MAX_HOOK_TOOL_NAME_CHARS",
-    "METHOD_HOOK",
     "HookCall",
     "parse_hook_call",
     "run_hook_call",

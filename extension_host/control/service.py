@@ -5,21 +5,8 @@ A host that serves a project can open one Unix socket for it, at
 (framed as the extension protocol is: :class:`extension_protocol.connection.Connection` over the
 streams of ``asyncio.start_unix_server`` / ``open_unix_connection``):
 
-===============  =================  ===============================================
-method           params             result
-===============  =================  ===============================================
-``host.status``  none               ``{root, pid, sessionId}``
-``host.list``    none               ``{root, extensions: [ExtensionInfo.to_json()]}``
-``host.inspect`` ``{name}``         what ``extensions inspect --json`` prints
-``host.reload``  ``{name?}``        ``{outcomes: [ReloadOutcome.to_json()]}``
-``host.refresh`` none               ``{outcomes}``: extensions now allowed start, ones no
-                                    longer allowed stop, and whatever holds a variable
-                                    no longer granted stops (after a trust or grant
-                                    decision; the host's peers in the project apply
-                                    it too)
-``host.hook``    ``{hook, ...}``    one hook point run for another agent's hook command
-                                    (:mod:`extension_host.control.hook_calls`)
-===============  =================  ===============================================
+the methods of :data:`~extension_host.control.methods.CONTROL_METHODS` (one table: the names,
+their params and their results).
 
 An extension nobody discovered is answered with :data:`~extension_protocol.protocol.UNKNOWN_EXTENSION`.
 
@@ -68,7 +55,8 @@ from ..host import ExtensionHost
 from ..launch.logs import current_run_tail
 from ..outcomes import ReloadOutcome
 from ..project.paths import control_socket_path, control_socket_paths, find_project_root
-from .hook_calls import METHOD_HOOK, parse_hook_call, run_hook_call
+from .hook_calls import parse_hook_call, run_hook_call
+from .methods import METHOD_HOOK, METHOD_INSPECT, METHOD_LIST, METHOD_REFRESH, METHOD_RELOAD, METHOD_STATUS
 from .private_socket import bind_private, check_listener, check_private_folder, make_private_folder, same_user
 
 __all__ = [
@@ -76,11 +64,6 @@ __all__ = [
     "MAX_CLIENTS",
     "MAX_CONTROL_MESSAGE_BYTES",
     "MAX_CONTROL_QUEUED_BYTES",
-    "METHOD_INSPECT",
-    "METHOD_LIST",
-    "METHOD_REFRESH",
-    "METHOD_RELOAD",
-    "METHOD_STATUS",
     "ControlClient",
     "ControlServer",
     "StaleHandler",
@@ -89,12 +72,6 @@ __all__ = [
     "describe_extension",
     "describe_extensions",
 ]
-
-METHOD_STATUS: Final = "host.status"
-METHOD_LIST: Final = "host.list"
-METHOD_INSPECT: Final = "host.inspect"
-METHOD_RELOAD: Final = "host.reload"
-METHOD_REFRESH: Final = "host.refresh"
 
 DEFAULT_REQUEST_TIMEOUT: Final = 30.0
 """Seconds a control request may take unless the caller says otherwise."""

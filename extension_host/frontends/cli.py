@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..calls.command_registry import CommandInfo
-from ..control.service import METHOD_INSPECT, METHOD_LIST, METHOD_RELOAD, describe_extension, describe_extensions
+from ..control.methods import METHOD_INSPECT, METHOD_LIST, METHOD_RELOAD
+from ..control.service import describe_extension, describe_extensions
 from ..errors import ExtensionHostError, ProjectRootError, ScaffoldError, SessionIdError
 from ..hooks.runner import HookRecord
 from ..hooks.unjudged import ALLOW_FAILED_GUARDS_OPTION

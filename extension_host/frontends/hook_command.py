@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..bridges.agent_hooks.adapter import MAX_HOOK_INPUT_BYTES, HookAgent, run_agent_hook
-from ..bridges.agent_hooks.client import METHOD_HOOK
 from ..bridges.agent_hooks.deadline import HookDeadline
+from ..control.methods import METHOD_HOOK
 from ..project.paths import find_project_root
 
 __all__ = ["AGENT_NAMES", "add_hook_command", "agent", "run_hook"]

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..control.service import METHOD_REFRESH, METHOD_RELOAD
+from ..control.methods import METHOD_REFRESH, METHOD_RELOAD
 from ..errors import UnknownExtensionError
 from ..project.discovery import ExtensionSpec, discover
 from ..project.environment import VARIABLE_NAME, is_sensitive

@@ -37,9 +37,10 @@ from typing import Any, Final, NamedTuple
 
 from extension_protocol.nesting import TooDeep, loads
 
+from ...control.methods import METHOD_HOOK
 from ...errors import RuntimeFolderError
 from ...project.paths import find_project_root
-from .client import METHOD_HOOK, HostTimeoutError, HostUnreachableError, ask_running_host
+from .client import HostTimeoutError, HostUnreachableError, ask_running_host
 from .deadline import HookDeadline
 from .health import check_health, replace_hung_host
 

@@ -33,14 +33,10 @@ from .deadline import HookDeadline
 
 __all__ = [
     "MAX_HOOK_ANSWER_BYTES",
-    "METHOD_HOOK",
     "HostTimeoutError",
     "HostUnreachableError",
     "ask_running_host",
 ]
-
-METHOD_HOOK: Final = "host.hook"
-"""The control method that runs one hook point for another agent (:mod:`.hook_calls`)."""
 
 MAX_HOOK_ANSWER_BYTES: Final = 16 * 1024 * 1024
 """Largest answer read from the host (the control socket's own message limit)."""

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Final, NamedTuple
 
+from ...control.methods import METHOD_STATUS
 from ...control.private_socket import check_private_folder
 from ...project.paths import control_socket_path
 from ...project.private_files import open_regular, write_private
@@ -40,7 +41,6 @@ __all__ = ["HEALTH_PROBE_TIMEOUT", "HostHungError", "UnhealthyMark", "check_heal
 HEALTH_PROBE_TIMEOUT: Final = 1.0
 """Seconds a hook command gives a host marked unhealthy to answer ``host.status``: a host whose
 event loop runs answers in milliseconds."""
-_METHOD_STATUS: Final = "host.status"
 
 
 class UnhealthyMark(NamedTuple):
@@ -60,7 +60,7 @@ class HostHungError(HostUnreachableError):
         when = time.strftime("%H:%M:%S", time.localtime(mark.since))
         super().__init__(
             f"the host{who} did not answer within {mark.timeout:g} s at {when} and still does not answer "
-            f"{_METHOD_STATUS}, so it is not asked until it answers; restart it (an extensions dev, serve or "
+            f"{METHOD_STATUS}, so it is not asked until it answers; restart it (an extensions dev, serve or "
             "application), or end it (extensions hook stop, for the background host)"
         )
         self.mark = mark
@@ -90,7 +90,7 @@ def check_health(project_root: Path, deadline: HookDeadline | None = None) -> No
     if deadline is not None:
         wait = min(wait, deadline.left_for("asking the host marked unhealthy for its status"))
     try:
-        ask_running_host(project_root, _METHOD_STATUS, None, timeout=wait)
+        ask_running_host(project_root, METHOD_STATUS, None, timeout=wait)
     except HostTimeoutError:
         raise HostHungError(mark) from None
     except HostUnreachableError:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from ...control.methods import METHOD_STATUS
 from ...control.private_socket import check_private_folder, make_private_folder
 from ...launch.interpreter import python_command
 from ...launch.logs import open_log
@@ -227,7 +228,7 @@ def background_host_pid(project_root: Path) -> int | None:
     if pid is None:
         return None
     try:
-        status = ask_running_host(project_root, "host.status", None, timeout=5.0)
+        status = ask_running_host(project_root, METHOD_STATUS, None, timeout=5.0)
     except Exception:
         return None
     if isinstance(status, dict) and status.get("pid") == pid:

@@ -21,6 +21,7 @@ import pytest
 from extension_host import ExtensionHost, ExtensionHostError, UnknownExtensionError
 from extension_host.control import private_socket
 from extension_host.control import service as control
+from extension_host.control.methods import CONTROL_METHODS
 from extension_host.control.private_socket import peer_uid
 from extension_host.control.service import (
     MAX_CLIENTS,
@@ -135,6 +136,14 @@ def loop_errors() -> Iterator[list[dict[str, Any]]]:
         yield seen
     finally:
         loop.set_exception_handler(None)
+
+
+def test_the_server_answers_exactly_the_methods_of_the_table(project: Project) -> None:
+    async def scenario() -> None:
+        async with host_for(project) as host:
+            assert list(ControlServer(host)._handlers) == list(CONTROL_METHODS)
+
+    run(scenario())
 
 
 def test_the_socket_is_private_to_its_user_and_removed_when_the_server_closes(

@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 from serve_client import ServeClient, connect_in_process, in_process_server, write_script
 
-from extension_host.bridges.agent_hooks.client import METHOD_HOOK, ask_running_host
+from extension_host.bridges.agent_hooks.client import ask_running_host
+from extension_host.control.methods import METHOD_HOOK
 from extension_host.frontends.cli import main
 from extension_host.project.paths import control_socket_path
 from extension_host.project.trust import TrustStore

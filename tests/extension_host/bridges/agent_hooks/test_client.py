@@ -15,12 +15,12 @@ import pytest
 
 from extension_host import ExtensionHost, ExtensionHostError, hookimpl
 from extension_host.bridges.agent_hooks.client import (
-    METHOD_HOOK,
     HostTimeoutError,
     HostUnreachableError,
     ask_running_host,
 )
 from extension_host.control import private_socket
+from extension_host.control.methods import METHOD_HOOK
 from extension_host.control.service import ControlServer, connect_to_host
 from extension_host.project.paths import control_socket_path
 from helpers import Project, run
