@@ -18,7 +18,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from extension_host import ExtensionHost
+from extension_host import ExtensionHost, Timeouts
 from sdk_extension import tool
 
 from .procs import command_line, memory_mib, parent_pid
@@ -214,7 +214,7 @@ async def reloading_host(project: Path, home: Path) -> AsyncIterator[Callable[[i
     ``version`` of ``echo00/extension.py`` to that version answering a call."""
     entry = project / ".github" / "extensions" / "echo00" / "extension.py"
     entry.write_text(reload_extension_code(0), encoding="utf-8")
-    async with ExtensionHost(project, home, trust=True, stop_grace=2) as host:
+    async with ExtensionHost(project, home, trust=True, timeouts=Timeouts(stop_grace=2)) as host:
         _check_running(host)
 
         async def save(version: int) -> float:

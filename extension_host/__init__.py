@@ -37,11 +37,12 @@ if TYPE_CHECKING:
     )
     from .hooks.runner import DEFAULT_HOOK_TIMEOUT, GUARD_HOOKS, HookRecord
     from .hooks.specs import hookimpl
-    from .host import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExtensionHost
+    from .host import ExtensionHost
     from .info import ExtensionInfo, ExtensionStatus, ToolInfo
     from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
     from .project.trust import TrustDecision, TrustStore
     from .runtime.budget import CrashBudget, ReloadBudget
+    from .runtime.options import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Limits, Timeouts
     from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
     from .session.custom_agents import CustomAgent
     from .session.errors import (
@@ -67,8 +68,10 @@ _EXPORTS = {
     "ContextMessage": ".session.model_context",
     "CrashBudget": ".runtime.budget",
     "DEFAULT_HOOK_TIMEOUT": ".hooks.runner",
-    "DEFAULT_READINESS_TIMEOUT": ".host",
-    "DEFAULT_TOOL_TIMEOUT": ".host",
+    "DEFAULT_READINESS_TIMEOUT": ".runtime.options",
+    "DEFAULT_TOOL_TIMEOUT": ".runtime.options",
+    "Limits": ".runtime.options",
+    "Timeouts": ".runtime.options",
     "ErrorDecision": ".outcomes",
     "ExtensionHost": ".host",
     "ExtensionHostError": ".errors",
@@ -137,6 +140,7 @@ __all__ = [
     "ExtensionLoadError",
     "ExtensionStatus",
     "HookRecord",
+    "Limits",
     "ModelContext",
     "NoAgentError",
     "OfferedTool",
@@ -154,6 +158,7 @@ __all__ = [
     "SessionIdError",
     "SessionLockedError",
     "SessionStartResult",
+    "Timeouts",
     "ToolCall",
     "ToolCallResult",
     "ToolCollisionError",

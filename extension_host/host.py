@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
 from extension_protocol.hook_points import HOOK_POINTS
 from extension_protocol.protocol import Event
@@ -30,15 +30,14 @@ from .calls.dispatch import AskHandler, ToolOrigin
 from .calls.permissions import PermissionBroker, PermissionOutcome
 from .calls.tool_registry import BUILTIN_OWNER, ToolRegistry
 from .errors import UnknownExtensionError
-from .events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT, AgentScope, EventListener, EventLog
+from .events import AgentScope, EventListener, EventLog
 from .hooks.foreign_tools import ToolCheck, ToolReview, check_tool_call, review_tool_failure, review_tool_result
-from .hooks.runner import DEFAULT_HOOK_TIMEOUT, HookRecord, HookRunner
+from .hooks.runner import HookRecord, HookRunner
 from .hooks.session_hooks import SessionHooks
 from .hooks.unjudged import warning_message
 from .info import ExtensionInfo, ToolInfo, host_version
 from .launch.forkserver import ForkServer
 from .launch.node_sdk import SDK_PATH_ENV
-from .launch.process import STOP_GRACE_SECONDS
 from .outcomes import (
     ErrorDecision,
     PromptResult,
@@ -53,8 +52,9 @@ from .project.paths import find_project_root
 from .project.paths import user_home as resolve_user_home
 from .project.trust import TrustDecision, TrustStore, decide_project_trust, untrusted_reason
 from .runtime.budget import CrashBudget, ReloadBudget
-from .runtime.context import MAX_QUEUED_BYTES, SendHandler
+from .runtime.context import SendHandler
 from .runtime.extension_runtime import ExtensionRuntime
+from .runtime.options import DeprecatedOptions, Limits, Timeouts, options_from
 from .runtime.session_rpc import SessionRpcSources
 from .session.agent_files import load_agent_files
 from .session.agents import Agent, OfferedTool, agent_model, agent_models, agent_usage
@@ -68,12 +68,7 @@ from .session.store import SessionStore
 from .session.subagents import TASK_TOOL, ParentPipeline, Subagents
 from .session.turns import DEFAULT_SEND_TIMEOUT, TurnRunner
 
-__all__ = ["DEFAULT_READINESS_TIMEOUT", "DEFAULT_TOOL_TIMEOUT", "ExtensionHost"]
-
-DEFAULT_READINESS_TIMEOUT: Final = 30.0
-"""Seconds an extension has to join after it is started (contract §3)."""
-DEFAULT_TOOL_TIMEOUT: Final = 600.0
-"""Seconds a tool call may run before its result is ``timeout``; generous, as tools build and test."""
+__all__ = ["ExtensionHost"]
 
 
 class ExtensionHost:
@@ -89,16 +84,16 @@ class ExtensionHost:
         user_home: the user's extension-host folder (default: ``$EXTENSION_HOST_HOME`` or the
             platform's user config folder).
         builtin_tools: tools of the embedding application; extensions cannot take their names.
-        readiness_timeout: seconds each extension has to join.
-        tool_timeout: seconds a tool call may take before it yields a ``timeout`` result.
-        hook_timeout: seconds each hook implementation may take (default 30).
-        hook_timeouts: per hook point overrides, e.g. ``{"on_session_end": 5}``.
+        timeouts: how long the host waits (:class:`~extension_host.Timeouts`): for an extension
+            to join, a tool call, each hook implementation (per hook point too), each step of
+            the stop ladder.
+        limits: how much the host keeps (:class:`~extension_host.Limits`): bytes queued towards
+            an extension that stopped reading, and the history of :attr:`events`.
         on_ask: answers a pre-tool hook's ``ask`` (``(tool, args, reason) -> bool``, may be
             async); without it ``ask`` counts as ``deny``.
         session_hooks: run ``on_session_start("startup")`` when started and
             ``on_session_end("complete")`` when stopped.
         watch: reload an extension when its files change, start new ones, stop removed ones.
-        stop_grace: seconds each step of the stop ladder waits.
         environment: the environment extensions start from (default: this process's). Its
             sensitive variables are withheld from them; an extension gets one only when it asks
             for it and the user granted it.
@@ -130,21 +125,19 @@ class ExtensionHost:
         allow_builtin_overrides: whether an extension may replace a tool of ``builtin_tools``
             by declaring ``overridesBuiltInTool`` (each override is announced with a
             ``session.warning``); ``False`` fails such an extension instead.
-        max_queued_bytes: bytes queued towards an extension that does not read its input
-            before it is failed (default 64 MiB, :data:`~extension_host.runtime.context.MAX_QUEUED_BYTES`).
         crash_budget: with ``watch``, how an extension that crashes after joining is restarted
             (backoff 1, 2, 4 s; at most 3 restarts in 5 minutes, then ``quarantined``).
             Without ``watch`` a crashed extension stays ``failed``.
         reload_budget: with ``watch``, how many reloads caused by one extension's files may
             happen in a window (5 in 10 s) before its watching is paused.
-        history_limit: events :attr:`events` keeps (its history; listeners see every event).
-        history_bytes: estimated bytes the kept events may take together.
-        history_event_bytes: an event larger than this is kept with its long strings cut
-            (listeners still get it whole); see :mod:`extension_host.events`.
         session: the id of a persisted session to resume (``extensions sessions list``);
             ``None`` starts a new session.
         persist: keep the session under ``<home>/sessions/<id>/`` (its events and its
             workspace); ``False`` writes nothing and cannot resume.
+
+        **deprecated: the keywords ``Timeouts`` and ``Limits`` replaced (``tool_timeout=``,
+            ``history_limit=``, ...), kept for one release with a ``DeprecationWarning``
+            (:data:`~extension_host.runtime.options.DeprecatedOptions`).
 
     Raises:
         ProjectRootError: ``project_root`` is given but is not an existing folder.
@@ -158,25 +151,18 @@ class ExtensionHost:
         user_home: Path | str | None = None,
         *,
         builtin_tools: Iterable[Tool] = (),
-        readiness_timeout: float = DEFAULT_READINESS_TIMEOUT,
-        tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
-        hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
-        hook_timeouts: Mapping[str, float] | None = None,
+        timeouts: Timeouts | None = None,
+        limits: Limits | None = None,
         on_ask: AskHandler | None = None,
         session_hooks: bool = True,
         watch: bool = True,
-        stop_grace: float = STOP_GRACE_SECONDS,
         environment: Mapping[str, str] | None = None,
         fork_server: bool | ForkServer = True,
         on_send: SendHandler | None = None,
         trust: bool | None = None,
         allow_builtin_overrides: bool = True,
-        max_queued_bytes: int = MAX_QUEUED_BYTES,
         crash_budget: CrashBudget = CrashBudget(),
         reload_budget: ReloadBudget = ReloadBudget(),
-        history_limit: int = HISTORY_LIMIT,
-        history_bytes: int = HISTORY_BYTES,
-        history_event_bytes: int = HISTORY_EVENT_BYTES,
         agent: Agent | None = None,
         permission_clients: bool = False,
         session: str | None = None,
@@ -184,10 +170,16 @@ class ExtensionHost:
         extension_tools: bool = True,
         extension_sdk_path: Path | str | None = None,
         custom_agents: Iterable[CustomAgent] = (),
+        **deprecated: Unpack[DeprecatedOptions],
     ) -> None:
+        timeouts, limits = options_from(timeouts, limits, deprecated)
+        self.timeouts: Final = timeouts
+        """How long this host waits (:class:`~extension_host.Timeouts`)."""
+        self.limits: Final = limits
+        """How much this host keeps (:class:`~extension_host.Limits`)."""
         self.project_root: Final = find_project_root(project_root)
         self.user_home: Final = resolve_user_home(user_home)
-        self.events: Final = EventLog(history_limit, history_bytes, history_event_bytes)
+        self.events: Final = EventLog(limits.history_events, limits.history_bytes, limits.history_event_bytes)
         self._session = PersistedSession(
             self.events,
             SessionStore(self.user_home) if persist else None,
@@ -202,8 +194,8 @@ class ExtensionHost:
             self.events,
             session_id=self.session_id,
             cwd=str(self.project_root),
-            timeout=hook_timeout,
-            timeouts=hook_timeouts,
+            timeout=timeouts.hook,
+            timeouts=timeouts.hooks,
         )
         self._hook_points = SessionHooks(self._hooks, lambda: _path(self._session.events_path))
         self.trust_store: Final = TrustStore(self.user_home)
@@ -255,15 +247,13 @@ class ExtensionHost:
                 self._event_reader,
             ),
             builtin_tools=[*builtin_tools, *(self._agent_tools(extension_tools) if agent is not None else ())],
-            readiness_timeout=readiness_timeout,
-            tool_timeout=tool_timeout,
-            stop_grace=stop_grace,
+            timeouts=timeouts,
+            limits=limits,
             environment=environment,
             fork_server=fork_server,
             on_send=on_send,
             on_ask=on_ask,
             allow_builtin_overrides=allow_builtin_overrides,
-            max_queued_bytes=max_queued_bytes,
             watch=watch,
             crash_budget=crash_budget,
             reload_budget=reload_budget,

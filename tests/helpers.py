@@ -22,7 +22,8 @@ from typing import Any, Final, TypeVar
 
 import pytest
 
-from extension_host import ExtensionHost
+from extension_host import ExtensionHost, Timeouts
+from extension_host.frontends.cli import main as cli_main
 from extension_host.launch.interpreter import python_command
 from extension_host.project.trust import TRUST_FILE
 
@@ -133,6 +134,10 @@ def recorded(folder: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (folder / "seen.jsonl").read_text().splitlines()]
 
 
+TEST_TIMEOUTS: Final = Timeouts(stop_grace=2.0)
+"""The timeouts of a test's host: its stop ladder waits 2 s a step, not the default 5 s."""
+
+
 @dataclass
 class Project:
     """A temporary project (with a .git folder) and a temporary user home."""
@@ -152,6 +157,15 @@ class Project:
             self.command(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=check
         )
 
+    def host(self, *, timeouts: Timeouts = TEST_TIMEOUTS, **options: Any) -> ExtensionHost:
+        """An :class:`ExtensionHost` on this project and home, ``options`` passed on; its stop
+        ladder waits 2 s a step (a test ends sooner than the default 5 s would let it)."""
+        return ExtensionHost(self.root, self.home, timeouts=timeouts, **options)
+
+    def cli(self, *args: str) -> int:
+        """The ``extensions`` command run in this process on this project and home; its exit code."""
+        return cli_main(["--root", str(self.root), "--home", str(self.home), *args])
+
     def add_extension(self, name: str, code: str, *, source: str = "project", entry: str = "extension.py") -> Path:
         """Write ``code`` (dedented) as the ``entry`` (``extension.py``, or ``extension.mjs``)
         of a new extension; return its folder."""
@@ -166,8 +180,8 @@ EXTENSIONS_SCRIPT: Final = Path(sys.executable).parent / "extensions"
 """The ``extensions`` console script of this interpreter: what an agent's hook settings run."""
 
 SHADOWED_MODULES: Final = ("extension_host", "extension_protocol", "sdk_extension", "pydantic", "sitecustomize")
-"""What a hostile folder plants where Python might look first: this project's two packages, a
-dependency of both, and the module ``site`` imports at every start."""
+"""What a hostile folder plants where Python might look first: this project's packages, a
+dependency of them, and the module ``site`` imports at every start."""
 
 _SHADOW = """
 import os, sys
@@ -220,12 +234,10 @@ def copilot_sdk_marks() -> list[pytest.MarkDecorator]:
     ]
 
 
-def sdk_host(project: Project, **options: Any) -> ExtensionHost:
+def sdk_host(project: Project, readiness: float = 120.0, **options: Any) -> ExtensionHost:
     """An :class:`~extension_host.ExtensionHost` for a project with JavaScript extensions: a
     readiness timeout long enough for the first start, which installs the Copilot SDK."""
-    options.setdefault("readiness_timeout", 120.0)
-    options.setdefault("stop_grace", 2.0)
-    return ExtensionHost(project.root, project.home, **options)
+    return project.host(timeouts=Timeouts(stop_grace=2.0, readiness=readiness), **options)
 
 
 def run(coroutine: Coroutine[Any, Any, T], timeout: float = 60) -> T:

@@ -26,6 +26,7 @@ from extension_protocol.protocol import Event
 
 from ..errors import ExtensionHostError
 from ..host import ExtensionHost
+from ..runtime.options import Timeouts
 from . import chat_view, render
 from .dev import EXIT_STDOUT_CLOSED, LineReader, silence_stdout, stdin_reader
 from .output import EXIT_OK
@@ -58,7 +59,7 @@ def _chat(args: argparse.Namespace) -> int:
             host = ExtensionHost(
                 args.root,
                 args.home,
-                readiness_timeout=args.readiness_timeout,
+                timeouts=Timeouts(readiness=args.readiness_timeout),
                 session=args.resume,
                 agent=agent,
                 permission_clients=True,

@@ -31,13 +31,14 @@ from ..control.service import describe_extension, describe_extensions
 from ..errors import ExtensionHostError, ProjectRootError, ScaffoldError, SessionIdError
 from ..hooks.runner import HookRecord
 from ..hooks.unjudged import ALLOW_FAILED_GUARDS_OPTION
-from ..host import DEFAULT_READINESS_TIMEOUT, ExtensionHost
+from ..host import ExtensionHost
 from ..info import ExtensionInfo, ToolInfo
 from ..launch.node_sdk import SDK_PATH_ENV, sdk_build
 from ..outcomes import ReloadOutcome
 from ..project.paths import PROJECT_EXTENSIONS_DIR, extensions_dir, find_project_root, user_home
 from ..project.scaffold import DEFAULT_TEMPLATE, available_templates, scaffold, template_entry, tool_prefix
 from ..project.trust import TrustStore
+from ..runtime.options import DEFAULT_READINESS_TIMEOUT, Timeouts
 from ..session.agents import AgentReply, ScriptedAgent
 from ..session.model_context import ToolCall
 from . import render
@@ -378,7 +379,9 @@ def _prompt(args: argparse.Namespace) -> int:
 
 def _dev(args: argparse.Namespace) -> int:
     async def run() -> int:
-        host = ExtensionHost(args.root, args.home, readiness_timeout=args.readiness_timeout, session=args.resume)
+        host = ExtensionHost(
+            args.root, args.home, timeouts=Timeouts(readiness=args.readiness_timeout), session=args.resume
+        )
         return await DevLoop(host, interactive=sys.stdin is not None and sys.stdin.isatty()).run(await stdin_reader())
 
     return asyncio.run(run())

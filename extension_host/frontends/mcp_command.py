@@ -27,6 +27,7 @@ from ..control.tokens import TOKEN_ENV, ServerToken
 from ..errors import TokenError
 from ..host import ExtensionHost
 from ..project.paths import find_project_root
+from ..runtime.options import Timeouts
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_json, say
 from .token_options import add_token_options, token_from, token_given
 
@@ -153,7 +154,9 @@ async def _serve(args: argparse.Namespace, http: tuple[socket.socket, ServerToke
     from ..bridges.mcp.server import McpBridge
 
     bridge = McpBridge(
-        lambda on_send: ExtensionHost(args.root, args.home, readiness_timeout=args.readiness_timeout, on_send=on_send)
+        lambda on_send: ExtensionHost(
+            args.root, args.home, timeouts=Timeouts(readiness=args.readiness_timeout), on_send=on_send
+        )
     )
     host = bridge.host
     task = asyncio.current_task()

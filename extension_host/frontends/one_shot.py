@@ -22,6 +22,7 @@ from ..errors import ExtensionHostError, UnknownExtensionError, UnknownToolError
 from ..host import ExtensionHost
 from ..info import ExtensionInfo
 from ..outcomes import ReloadOutcome
+from ..runtime.options import Timeouts
 from . import render
 from .output import EXIT_FAILED, say
 
@@ -49,10 +50,9 @@ async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any
     host = ExtensionHost(
         args.root,
         args.home,
-        readiness_timeout=args.readiness_timeout,
+        timeouts=Timeouts(readiness=args.readiness_timeout, stop_grace=ONE_SHOT_STOP_GRACE),
         session_hooks=False,
         watch=False,
-        stop_grace=ONE_SHOT_STOP_GRACE,
         persist=False,  # nor is it a conversation worth keeping
         **options,
     )

@@ -39,6 +39,7 @@ from ..project.paths import cache_dir, project_logs_dir
 from ..project.private_files import private_folder, tighten_files_in
 from .budget import CrashBudget, ReloadBudget
 from .context import GrantLookup, PromptSubmitter, SendHandler, SessionContext
+from .options import Limits, Timeouts
 from .reload import ExtensionWatcher
 from .session_rpc import SessionRpcSources
 from .supervisor import Supervisor
@@ -73,15 +74,13 @@ class ExtensionRuntime:
         permissions: PermissionBroker,
         session_rpc: SessionRpcSources,
         builtin_tools: Iterable[Tool],
-        readiness_timeout: float,
-        tool_timeout: float,
-        stop_grace: float,
+        timeouts: Timeouts,
+        limits: Limits,
         environment: Mapping[str, str] | None,
         fork_server: bool | ForkServer,
         on_send: SendHandler | None,
         on_ask: AskHandler | None,
         allow_builtin_overrides: bool,
-        max_queued_bytes: int,
         watch: bool,
         crash_budget: CrashBudget,
         reload_budget: ReloadBudget,
@@ -119,16 +118,16 @@ class ExtensionRuntime:
             events=events,
             hooks=hooks,
             environment=base_environment,
-            readiness_timeout=readiness_timeout,
-            tool_timeout=tool_timeout,
-            stop_grace=stop_grace,
+            readiness_timeout=timeouts.readiness,
+            tool_timeout=timeouts.tool,
+            stop_grace=timeouts.stop_grace,
             cache_dir=cache_dir(),
             on_send=on_send,
             fork_server=self.fork_server,
             host_environment=host_environment,
             grants=grants,
             allow_builtin_overrides=allow_builtin_overrides,
-            max_queued_bytes=max_queued_bytes,
+            max_queued_bytes=limits.queued_bytes,
             submit=submit,
             permissions=permissions,
             commands=commands,
@@ -142,7 +141,7 @@ class ExtensionRuntime:
             self.activity,
             project_root=project_root,
             user_home=user_home,
-            drain_timeout=tool_timeout,
+            drain_timeout=timeouts.tool,
             untrusted=untrusted,
             crash_budget=crash_budget if watch else None,
             reload_budget=reload_budget if watch else None,

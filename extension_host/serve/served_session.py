@@ -26,6 +26,7 @@ from ..control.service import ControlServer
 from ..errors import ExtensionHostError
 from ..host import ExtensionHost
 from ..launch.forkserver import ForkServer
+from ..runtime.options import Timeouts
 from ..session.agents import Agent
 from ..session.custom_agents import CustomAgent
 from ..session.store import SessionStore
@@ -94,7 +95,7 @@ class ServedSession:
             working_directory,
             options.user_home,
             agent=agent,
-            readiness_timeout=options.readiness_timeout,
+            timeouts=Timeouts(readiness=options.readiness_timeout),
             watch=options.watch,
             fork_server=options.fork_server,
             permission_clients=True,

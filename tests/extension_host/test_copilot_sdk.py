@@ -244,7 +244,7 @@ def test_an_mjs_that_never_joins_fails_after_the_readiness_timeout(project: Proj
     add(project, "z_idle", "js", "setInterval(() => {}, 1000);\n")
 
     async def scenario() -> None:
-        async with sdk_host(project, readiness_timeout=3) as host:
+        async with sdk_host(project, readiness=3) as host:
             idle = host.extension("z_idle")
             assert idle.status == "failed"
             assert idle.error is not None and "did not join within 3 s" in idle.error

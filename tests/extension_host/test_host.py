@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost, UnknownToolError
+from extension_host import Timeouts, UnknownToolError
 from helpers import Project, is_log, run, wait_for_event
 from sdk_extension import tool
 
@@ -30,17 +30,12 @@ CALC = """
 """
 
 
-def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("stop_grace", 2.0)
-    return ExtensionHost(project.root, project.home, **options)
-
-
 def test_an_extension_joins_and_its_tool_answers_through_the_host(project: Project) -> None:
     """A Python extension is running with its tools, and a call returns the handler's text."""
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             (info,) = host.extensions
             assert (info.id, info.status, info.tools) == ("project:calc", "running", ("add", "divide"))
             assert info.pid is not None and info.error is None
@@ -56,7 +51,7 @@ def test_tool_calls_are_announced_as_start_and_complete_events(project: Project)
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             await wait_for_event(host, is_log("calc ready"))  # so that nothing comes in between
             await host.call_tool("add", {"a": 1, "b": 1}, tool_call_id="call-1")
             start = host.events.history("tool.execution_start")[-1]
@@ -98,7 +93,7 @@ def test_a_tool_that_outlasts_the_tool_timeout_gives_a_timeout_result_and_the_ne
     project.add_extension("slow", SLOW)
 
     async def scenario() -> None:
-        async with host_for(project, tool_timeout=0.2) as host:
+        async with project.host(timeouts=Timeouts(stop_grace=2.0, tool=0.2)) as host:
             late = await host.call_tool("slow", {"seconds": 0.6})
             assert late.result_type == "timeout"
             assert late.text_result_for_llm == "tool 'slow' of project:slow did not answer within 0.2 s"
@@ -116,7 +111,7 @@ def test_session_log_becomes_a_session_info_event(project: Project) -> None:
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             info = await wait_for_event(host, is_log("calc ready"))
             assert info["data"]["extensionId"] == "project:calc"
             loaded = host.events.history("session.extensions_loaded")
@@ -130,7 +125,7 @@ def test_a_failing_handler_gives_a_failure_result_with_its_message(project: Proj
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             result = await host.call_tool("divide", {"a": 1, "b": 0})
             assert result.result_type == "failure"
             assert "division by zero" in result.text_result_for_llm
@@ -145,7 +140,7 @@ def test_invalid_arguments_give_a_failure_naming_the_field(project: Project) -> 
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             wrong_type = await host.call_tool("add", {"a": 1, "b": "two"})
             missing = await host.call_tool("add", {"a": 1})
             extra = await host.call_tool("add", {"a": 1, "b": 2, "c": 3})
@@ -161,7 +156,7 @@ def test_an_unknown_tool_raises_an_error_listing_the_available_ones(project: Pro
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             with pytest.raises(UnknownToolError) as caught:
                 await host.call_tool("multiply", {})
             assert caught.value.tool == "multiply"
@@ -180,7 +175,7 @@ def test_built_in_tools_are_called_in_process_and_count_for_collisions(project: 
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project, builtin_tools=[add]) as host:
+        async with project.host(builtin_tools=[add]) as host:
             (info,) = host.extensions
             assert info.status == "failed"
             assert info.error is not None and "'add'" in info.error and "built-in" in info.error
@@ -227,7 +222,7 @@ def test_two_extensions_with_one_tool_name_fail_the_later_one_in_load_order(proj
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             alpha, beta = host.extensions
             assert alpha.status == "running"
             assert beta.status == "failed"
@@ -245,7 +240,7 @@ def test_an_extension_that_raises_at_import_fails_with_the_exception_line(projec
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             broken = host.extension("broken")
             assert broken.status == "failed"
             assert broken.error is not None
@@ -263,7 +258,7 @@ def test_while_an_extension_cannot_run_each_tool_call_and_prompt_warns_naming_it
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             assert (await host.call_tool("add", {"a": 1, "b": 2})).success
             assert (await host.call_tool("add", {"a": 3, "b": 4})).success
             assert not (await host.submit_prompt("hello")).rejected
@@ -281,7 +276,7 @@ def test_a_logs_folder_that_cannot_be_made_fails_each_extension_saying_so_not_th
     (project.home / "logs").write_text("a file where the logs folder goes")
 
     async def scenario() -> None:
-        async with host_for(project, watch=False) as host:
+        async with project.host(watch=False) as host:
             (info,) = host.extensions
             assert info.status == "failed"
             assert info.error is not None and "Not a directory" in info.error
@@ -295,7 +290,7 @@ def test_an_extension_that_exits_early_fails_with_its_exit_code(project: Project
     project.add_extension("quitter", "import sys\nsys.exit(3)\n")
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             (info,) = host.extensions
             assert info.status == "failed"
             assert info.error is not None and "exited with code 3 before joining" in info.error
@@ -309,7 +304,7 @@ def test_an_extension_that_never_joins_fails_after_the_readiness_timeout(project
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project, readiness_timeout=1.5) as host:
+        async with project.host(timeouts=Timeouts(stop_grace=2.0, readiness=1.5)) as host:
             sleeper = host.extension("sleeper")
             assert sleeper.status == "failed"
             assert sleeper.error is not None and "did not join within 1.5 s" in sleeper.error
@@ -329,7 +324,7 @@ def test_an_unknown_hook_name_fails_the_extension_with_the_valid_names(project: 
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             (info,) = host.extensions
             assert info.status == "failed"
             assert info.error is not None
@@ -350,7 +345,7 @@ def test_declared_hooks_are_reported_by_their_python_names(project: Project) -> 
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             (info,) = host.extensions
             assert info.status == "running"
             assert set(info.hooks) == {"on_pre_tool_use", "on_session_end"}
@@ -381,7 +376,7 @@ def test_stdout_writes_never_corrupt_the_protocol_and_land_in_the_log(project: P
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             for word in ("one", "two"):
                 result = await host.call_tool("chatter", {"word": word})
                 assert result.text_result_for_llm == word.upper()
@@ -420,7 +415,7 @@ def test_session_send_is_recorded_as_a_user_message(project: Project) -> None:
         sent.append((prompt, extension))
 
     async def scenario() -> None:
-        async with host_for(project, on_send=on_send) as host:
+        async with project.host(on_send=on_send) as host:
             result = await host.call_tool("ask", {"prompt": "run the tests"})
             (message,) = host.events.history("user.message")
             assert result.text_result_for_llm == message["id"]
@@ -448,7 +443,7 @@ def test_session_on_delivers_the_event_types_an_extension_subscribed_to(project:
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             await wait_for_event(host, is_log("subscribed"))
             result = await host.call_tool("noop")
             assert (result.result_type, result.text_result_for_llm) == ("success", "")
@@ -480,7 +475,7 @@ def test_the_asyncio_form_joins_and_serves_until_the_host_closes(project: Projec
     )
 
     async def scenario() -> None:
-        host = host_for(project)
+        host = project.host()
         await host.start()
         try:
             assert host.extension("asyncy").status == "running"
@@ -511,7 +506,7 @@ def test_a_blocking_session_call_inside_async_code_fails_with_advice(project: Pr
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             result = await host.call_tool("misuse")
             assert result.result_type == "failure"
             assert "await session.send_async" in result.text_result_for_llm
@@ -535,7 +530,7 @@ def test_calls_made_the_moment_an_extension_joins_can_use_the_returned_session(p
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             results = await asyncio.gather(*(host.call_tool("whoami") for _ in range(8)))
             assert [r.text_result_for_llm for r in results] == [host.session_id] * 8
 
@@ -567,7 +562,7 @@ def test_a_call_waits_until_the_script_has_stored_the_session_even_when_storing_
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             result = await host.call_tool("whoami")
             assert (result.result_type, result.text_result_for_llm) == ("success", host.session_id)
 
@@ -595,7 +590,7 @@ def test_an_extension_that_overrides_a_built_in_tool_is_announced(project: Proje
     project.add_extension("better", OVERRIDER)
 
     async def scenario() -> None:
-        async with host_for(project, builtin_tools=[builtin_read_file]) as host:
+        async with project.host(builtin_tools=[builtin_read_file]) as host:
             info = host.extension("better")
             assert (info.status, info.overrides_builtin) == ("running", ("read_file",))
             assert info.to_json()["overrides_builtin"] == ["read_file"]
@@ -611,7 +606,7 @@ def test_an_application_that_refuses_overrides_fails_the_extension_and_keeps_its
     project.add_extension("better", OVERRIDER)
 
     async def scenario() -> None:
-        async with host_for(project, builtin_tools=[builtin_read_file], allow_builtin_overrides=False) as host:
+        async with project.host(builtin_tools=[builtin_read_file], allow_builtin_overrides=False) as host:
             info = host.extension("better")
             assert info.status == "failed"
             assert info.error is not None and "overrides the built-in tool 'read_file'" in info.error

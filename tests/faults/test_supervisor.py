@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost
+from extension_host import ExtensionHost, Timeouts
 from extension_host.runtime.budget import CrashBudget, ReloadBudget
 from helpers import Project, is_log, run, running_dev, wait_for_event, wait_for_exit
 
@@ -40,9 +40,8 @@ def spawned(reap_extension_processes: list[int]) -> list[int]:
     return reap_extension_processes
 
 
-def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("stop_grace", 1.0)
-    return ExtensionHost(project.root, project.home, **options)
+def host_for(project: Project, *, readiness: float = 30.0, **options: Any) -> ExtensionHost:
+    return project.host(timeouts=Timeouts(stop_grace=1.0, readiness=readiness), **options)
 
 
 def assert_all_exited(pids: list[int]) -> None:
@@ -79,7 +78,7 @@ def test_an_extension_that_hangs_at_import_delays_and_fails_only_itself(project:
     project.add_extension("c", joining("c"))
 
     async def scenario() -> None:
-        host = host_for(project, readiness_timeout=5, watch=False)
+        host = host_for(project, readiness=5, watch=False)
         starting = asyncio.ensure_future(host.start())
         try:
             await wait_for_event(host, is_log("b joined"), timeout=30)
@@ -146,7 +145,7 @@ def test_an_earlier_extension_that_joins_late_takes_its_tool_from_a_later_one(
     project.add_extension("b", LATE_B)
 
     async def scenario() -> None:
-        host = host_for(project, readiness_timeout=30, watch=False, tool_timeout=60)
+        host = project.host(timeouts=Timeouts(stop_grace=1.0, tool=60), watch=False)
         starting = asyncio.ensure_future(host.start())
         try:
             await wait_for_event(host, is_log("b joined"), timeout=30)
@@ -201,7 +200,7 @@ def test_collisions_in_a_chain_end_as_load_order_says_whatever_order_the_extensi
     project.add_extension("c", chained("c", ["u"], None))
 
     async def scenario() -> None:
-        host = host_for(project, readiness_timeout=30, watch=False)
+        host = host_for(project, watch=False)
         starting = asyncio.ensure_future(host.start())
         try:
             # Once b has joined (and waits for a, or, were it wrong, took u from c), a may join.

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall
+from extension_host import AgentReply, ExtensionHost, ScriptedAgent, Timeouts, ToolCall
 from extension_host.session.manage_tools import MANAGE_TOOL, RELOAD_TOOL
 from real_agents.agents import Agent, assert_finished
 from real_agents.models import Call, Say
@@ -35,7 +35,12 @@ def host_answers(workspace: Workspace, steps: list[tuple[str, dict[str, Any]]]) 
 
     async def scenario() -> list[str]:
         async with ExtensionHost(
-            workspace.project, workspace.home / "eh", agent=agent, trust=True, watch=False, stop_grace=2.0
+            workspace.project,
+            workspace.home / "eh",
+            agent=agent,
+            trust=True,
+            watch=False,
+            timeouts=Timeouts(stop_grace=2.0),
         ) as host:
             await asyncio.wait_for(host.send_and_wait("go"), 60)
             return [m.content for m in host.model_context.messages if m.role == "tool"]

@@ -28,6 +28,7 @@ from typing import Final
 from ...control.service import ControlServer
 from ...errors import ExtensionHostError
 from ...host import ExtensionHost
+from ...runtime.options import Timeouts
 
 __all__ = ["HOOK_HOST_STOP_GRACE", "IdleControlServer", "main", "serve_until_idle"]
 
@@ -80,7 +81,9 @@ async def serve_until_idle(root: Path, home: Path | None, idle: float, ready_fd:
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    host = ExtensionHost(root, home, session_hooks=False, persist=False, stop_grace=HOOK_HOST_STOP_GRACE)
+    host = ExtensionHost(
+        root, home, session_hooks=False, persist=False, timeouts=Timeouts(stop_grace=HOOK_HOST_STOP_GRACE)
+    )
     control = IdleControlServer(host, idle)
     try:
         await host.start()

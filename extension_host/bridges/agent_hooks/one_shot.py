@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from ...control.hook_calls import parse_hook_call, run_hook_call
 from ...host import ExtensionHost
+from ...runtime.options import Timeouts
 from .deadline import HookDeadline, HookDeadlineError
 
 __all__ = ["HOOK_ONE_SHOT_STOP_GRACE", "run_once"]
@@ -46,7 +47,12 @@ def run_once(
 
     async def run() -> dict[str, Any]:
         host = ExtensionHost(
-            project_root, home, session_hooks=False, watch=False, persist=False, stop_grace=HOOK_ONE_SHOT_STOP_GRACE
+            project_root,
+            home,
+            session_hooks=False,
+            watch=False,
+            persist=False,
+            timeouts=Timeouts(stop_grace=HOOK_ONE_SHOT_STOP_GRACE),
         )
         try:
             async with asyncio.timeout(seconds) as scope:

@@ -16,7 +16,7 @@ from mcp import ClientSession
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.memory import create_client_server_memory_streams
 
-from extension_host import ExtensionHost
+from extension_host import ExtensionHost, Timeouts
 from extension_host.bridges.mcp.server import MAX_QUEUED_NOTIFICATIONS, McpBridge
 from helpers import Project, run
 from sdk_extension import tool
@@ -65,7 +65,7 @@ async def bridged(project: Project, heard: Heard) -> AsyncIterator[tuple[Extensi
             watch=False,
             persist=False,
             session_hooks=False,
-            stop_grace=1.0,
+            timeouts=Timeouts(stop_grace=1.0),
         )
     )
     await bridge.host.start()

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import AgentReply, ExtensionHost, ScriptedAgent
+from extension_host import AgentReply, ExtensionHost, ScriptedAgent, Timeouts
 from helpers import RAW_PROTOCOL, Project, is_log, run, wait_for_event
 
 pytestmark = pytest.mark.subprocess
@@ -54,17 +54,12 @@ OTHER = """
 """
 
 
-def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("stop_grace", 2.0)
-    return ExtensionHost(project.root, project.home, **options)
-
-
 def test_a_command_runs_in_its_extension_and_its_outcomes_come_back_as_results(project: Project) -> None:
     """ok, the handler's error, an unknown name, and the announcements around a run."""
     project.add_extension("ops", DEPLOY)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             (info,) = host.extensions
             assert info.status == "running", info.error
             assert info.commands == ("deploy", "die", "fail", "hang")
@@ -96,7 +91,7 @@ def test_a_command_that_hangs_times_out_and_one_whose_extension_dies_is_unavaila
     project.add_extension("ops", DEPLOY)
 
     async def scenario() -> None:
-        async with host_for(project, watch=False) as host:
+        async with project.host(watch=False) as host:
             slow = await host.run_command("hang", timeout=0.5)
             assert slow.status == "timeout"
             assert slow.error is not None and "did not finish within 0.5 s" in slow.error
@@ -120,7 +115,7 @@ def test_a_command_name_collision_fails_the_later_extension_in_load_order(projec
     project.add_extension("b_other", OTHER)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             first, second = host.extensions
             assert first.status == "running"
             assert second.status == "failed"
@@ -158,7 +153,7 @@ RAW_COMMANDS = r"""
 def raw_host(project: Project, plan: dict[str, Any]) -> ExtensionHost:
     project.add_extension("raw", raw(RAW_COMMANDS))
     environment = {**os.environ, "RAW_PLAN": json.dumps(plan)}
-    return host_for(project, environment=environment, readiness_timeout=10)
+    return project.host(environment=environment, timeouts=Timeouts(stop_grace=2.0, readiness=10))
 
 
 @pytest.mark.parametrize(
@@ -236,7 +231,7 @@ def test_an_extension_that_detaches_leaves_the_session_and_its_exit_is_no_crash(
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             await wait_for_event(
                 host, lambda e: e["type"] == "session.info" and "detached from the session" in e["data"]["message"]
             )
@@ -285,7 +280,7 @@ def test_an_earlier_extension_that_joins_later_takes_its_command_back_by_load_or
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             first, second = host.extensions
             assert first.status == "running", first.error
             assert second.status == "failed"
@@ -350,7 +345,7 @@ def test_event_interests_are_handles_and_a_type_stops_coming_once_its_last_handl
     project.add_extension("raw", raw(RAW_INTERESTS))
 
     async def scenario() -> None:
-        async with host_for(project, readiness_timeout=10) as host:
+        async with project.host(timeouts=Timeouts(stop_grace=2.0, readiness=10)) as host:
             await wait_for_event(host, is_log("registered"))
             host.events.emit("session.warning", {"warningType": "test", "message": "w1"})
             await wait_for_event(host, is_log("released one"))
@@ -388,7 +383,7 @@ def test_the_agent_s_models_and_usage_reach_an_extension_through_session_rpc(pro
     )
 
     async def scenario() -> None:
-        async with host_for(project, agent=ScriptedAgent([[AgentReply("hi")]], model="m-1")) as host:
+        async with project.host(agent=ScriptedAgent([[AgentReply("hi")]], model="m-1")) as host:
             logged = await wait_for_event(
                 host, lambda e: e["type"] == "session.info" and e["data"]["message"].startswith("answers ")
             )

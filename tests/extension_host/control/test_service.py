@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost, ExtensionHostError, UnknownExtensionError
+from extension_host import ExtensionHost, ExtensionHostError, Timeouts, UnknownExtensionError
 from extension_host.control import private_socket
 from extension_host.control import service as control
 from extension_host.control.methods import CONTROL_METHODS
@@ -30,7 +30,6 @@ from extension_host.control.service import (
     connect_to_host,
     describe_extension,
 )
-from extension_host.frontends.cli import main
 from extension_host.project.paths import RUNTIME_ENV, control_socket_path
 from extension_host.runtime.budget import CrashBudget
 from extension_protocol.framing import MAX_DEPTH, encode_message, read_message
@@ -79,20 +78,14 @@ def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("stop_grace", 2.0)
-    options.setdefault("readiness_timeout", 10.0)
     options.setdefault("watch", False)  # reloads in these tests come from the control socket only
-    return ExtensionHost(project.root, project.home, **options)
-
-
-def cli(project: Project, *args: str) -> int:
-    return main(["--root", str(project.root), "--home", str(project.home), *args])
+    return project.host(timeouts=Timeouts(stop_grace=2.0, readiness=10.0), **options)
 
 
 async def cli_in_thread(project: Project, *args: str) -> int:
     """The CLI calls asyncio.run itself, so it runs on a thread beside the test's loop."""
     async with asyncio.timeout(30):
-        return await asyncio.to_thread(cli, project, *args)
+        return await asyncio.to_thread(project.cli, *args)
 
 
 def lines_of(text: str) -> list[list[str]]:
@@ -270,13 +263,13 @@ def test_reload_without_a_host_loads_every_extension_once_and_says_so(
     project.add_extension("calc", CALC)
     root = project.root.resolve()
 
-    assert cli(project, "reload") == 0
+    assert project.cli("reload") == 0
     out = capsys.readouterr()
     assert f"no host is running for {root}; loading every extension once to check it" in out.err
     assert lines_of(out.out) == [["project:calc", "running", "tools:", "add"]]
 
     project.add_extension("broken", "raise ImportError('no module named yaml')\n")
-    assert cli(project, "reload", "--json") == 1
+    assert project.cli("reload", "--json") == 1
     answer = json.loads(capsys.readouterr().out)
     assert (answer["root"], answer["host_running"]) == (str(root), False)
     assert [(o["extension"], o["action"]) for o in answer["outcomes"]] == [
@@ -284,7 +277,7 @@ def test_reload_without_a_host_loads_every_extension_once_and_says_so(
         ("project:calc", "started"),
     ]
 
-    assert cli(project, "reload", "calc") == 0
+    assert project.cli("reload", "calc") == 0
     assert lines_of(capsys.readouterr().out) == [["project:calc", "running", "tools:", "add"]]
 
 
@@ -305,7 +298,7 @@ def test_a_stale_socket_is_removed_and_reported_and_the_command_still_works(
     path = control_socket_path(project.root)
 
     leave_stale_socket(path)
-    assert cli(project, "reload") == 0
+    assert project.cli("reload") == 0
     out = capsys.readouterr()
     assert out.err.splitlines()[:2] == [
         STALE_NOTE,
@@ -315,13 +308,13 @@ def test_a_stale_socket_is_removed_and_reported_and_the_command_still_works(
     assert not path.exists()
 
     leave_stale_socket(path)
-    assert cli(project, "list", "--json") == 0
+    assert project.cli("list", "--json") == 0
     out = capsys.readouterr()
     assert STALE_NOTE in out.err
     assert json.loads(out.out)["extensions"][0]["status"] == "running"
     assert not path.exists()
 
-    assert cli(project, "list") == 0
+    assert project.cli("list") == 0
     assert STALE_NOTE not in capsys.readouterr().err
 
 

@@ -27,18 +27,14 @@ CALC = """
 """
 
 
-def cli(project: Project, *args: str) -> int:
-    return main(["--root", str(project.root), "--home", str(project.home), *args])
-
-
 def test_scaffold_creates_a_project_extension_that_list_shows_running(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """scaffold then list --json: the new extension runs with its tool and hook."""
-    assert cli(project, "scaffold", "notes") == 0
+    assert project.cli("scaffold", "notes") == 0
     assert (project.root / ".github/extensions/notes/extension.py").is_file()
     capsys.readouterr()
-    assert cli(project, "list", "--json") == 0
+    assert project.cli("list", "--json") == 0
     listing = json.loads(capsys.readouterr().out)
     assert listing["root"] == str(project.root.resolve())
     (extension,) = listing["extensions"]
@@ -51,7 +47,7 @@ def test_scaffold_creates_a_project_extension_that_list_shows_running(
 
 def test_scaffold_user_puts_the_extension_in_the_user_home(project: Project) -> None:
     """--user writes under <home>/extensions."""
-    assert cli(project, "scaffold", "mine", "--user", "--template", "tool-only") == 0
+    assert project.cli("scaffold", "mine", "--user", "--template", "tool-only") == 0
     assert (project.home / "extensions/mine/extension.py").is_file()
 
 
@@ -60,7 +56,7 @@ def test_scaffold_refuses_bad_names_with_exit_code_2(
     project: Project, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     """A bad name is bad usage: exit 2 and the rule on stderr."""
-    assert cli(project, "scaffold", name) == 2
+    assert project.cli("scaffold", name) == 2
     assert "starts with a letter or digit" in capsys.readouterr().err
 
 
@@ -68,8 +64,8 @@ def test_scaffold_refuses_an_existing_folder_with_exit_code_2(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The second scaffold of one name fails without touching the first."""
-    assert cli(project, "scaffold", "dup") == 0
-    assert cli(project, "scaffold", "dup") == 2
+    assert project.cli("scaffold", "dup") == 0
+    assert project.cli("scaffold", "dup") == 2
     assert "already exists" in capsys.readouterr().err
 
 
@@ -79,7 +75,7 @@ def test_list_prints_a_table_and_exits_1_when_an_extension_failed(
     """A failed extension shows its reason in the table, and the exit code says so."""
     project.add_extension("calc", CALC)
     project.add_extension("broken", "raise ImportError('no module named yaml')\n")
-    assert cli(project, "list") == 1
+    assert project.cli("list") == 1
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[0].split() == ["ID", "STATUS", "PID", "TOOLS", "HOOKS", "NOTE"]
@@ -90,14 +86,14 @@ def test_list_prints_a_table_and_exits_1_when_an_extension_failed(
 def test_call_prints_the_result_text_and_exits_0(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     """extensions call add '{"a": 2, "b": 3}' prints 5."""
     project.add_extension("calc", CALC)
-    assert cli(project, "call", "add", '{"a": 2, "b": 3}') == 0
+    assert project.cli("call", "add", '{"a": 2, "b": 3}') == 0
     assert capsys.readouterr().out.strip() == "5"
 
 
 def test_call_json_reports_a_failure_and_exits_1(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     """A failed call exits 1; --json carries result type, owner and the text naming the field."""
     project.add_extension("calc", CALC)
-    assert cli(project, "call", "add", '{"a": "x", "b": 1}', "--json") == 1
+    assert project.cli("call", "add", '{"a": "x", "b": 1}', "--json") == 1
     result = json.loads(capsys.readouterr().out)
     assert result["result_type"] == "failure"
     assert result["owner"] == "project:calc"
@@ -107,10 +103,10 @@ def test_call_json_reports_a_failure_and_exits_1(project: Project, capsys: pytes
 def test_call_with_bad_json_or_unknown_tool_fails_clearly(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     """Bad JSON is usage (2); an unknown tool is a failure (1) listing what exists."""
     project.add_extension("calc", CALC)
-    assert cli(project, "call", "add", "{a: 1}") == 2
+    assert project.cli("call", "add", "{a: 1}") == 2
     assert "not valid JSON" in capsys.readouterr().err
-    assert cli(project, "call", "add", "[1, 2]") == 2
-    assert cli(project, "call", "mul", "{}") == 1
+    assert project.cli("call", "add", "[1, 2]") == 2
+    assert project.cli("call", "mul", "{}") == 1
     assert "no tool named 'mul'; available: add" in capsys.readouterr().err
 
 
@@ -119,16 +115,16 @@ def test_inspect_shows_tools_with_schemas_and_the_log_tail(
 ) -> None:
     """inspect --json has the tool schema and the log; an unknown name exits 1."""
     project.add_extension("calc", CALC.replace("    join_session(", "    print('hello log')\n    join_session("))
-    assert cli(project, "inspect", "calc", "--json") == 0
+    assert project.cli("inspect", "calc", "--json") == 0
     detail = json.loads(capsys.readouterr().out)
     assert detail["status"] == "running"
     (tool,) = detail["tools"]
     assert tool["parameters"]["required"] == ["a", "b"]
     assert "hello log" in detail["log_tail"]
-    assert cli(project, "inspect", "calc") == 0
+    assert project.cli("inspect", "calc") == 0
     text = capsys.readouterr().out
     assert "add: Add two integers" in text and "| hello log" in text
-    assert cli(project, "inspect", "nope") == 1
+    assert project.cli("inspect", "nope") == 1
     assert "no extension named 'nope'" in capsys.readouterr().err
 
 
@@ -170,10 +166,10 @@ GUARDED = """
 def test_prompt_prints_the_rewritten_prompt_and_context(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     """extensions prompt runs the prompt hooks; a failing guard rejects with exit 1."""
     project.add_extension("guard", GUARDED)
-    assert cli(project, "prompt", "fix it") == 0
+    assert project.cli("prompt", "fix it") == 0
     out = capsys.readouterr().out
     assert out.startswith("FIX IT\n") and "the user is shouting" in out
-    assert cli(project, "prompt", "show the secret", "--json") == 1
+    assert project.cli("prompt", "show the secret", "--json") == 1
     outcome = json.loads(capsys.readouterr().out)
     assert outcome["rejected"] is True and outcome["rejected_by"] == "project:guard"
     assert "refusing to look at secrets" in outcome["reason"]
@@ -183,11 +179,11 @@ def test_call_verbose_shows_which_hook_decided(project: Project, capsys: pytest.
     """--verbose prints each hook's outcome on stderr; a denied call exits 1."""
     project.add_extension("calc", CALC)
     project.add_extension("guard", GUARDED)
-    assert cli(project, "call", "add", '{"a": 13, "b": 1}', "--verbose") == 1
+    assert project.cli("call", "add", '{"a": 13, "b": 1}', "--verbose") == 1
     captured = capsys.readouterr()
     assert "[denied]" in captured.out and "13 is unlucky" in captured.out
     assert "project:guard: on_pre_tool_use ok, decided deny" in captured.err
-    assert cli(project, "call", "add", '{"a": 1, "b": 1}', "-v") == 0
+    assert project.cli("call", "add", '{"a": 1, "b": 1}', "-v") == 0
     captured = capsys.readouterr()
     assert captured.out.strip() == "2"
     assert "checked by guard" in captured.err
@@ -196,7 +192,7 @@ def test_call_verbose_shows_which_hook_decided(project: Project, capsys: pytest.
 def test_inspect_lists_the_hooks_an_extension_implements(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     """inspect --json has the snake_case hook names."""
     project.add_extension("guard", GUARDED)
-    assert cli(project, "inspect", "guard", "--json") == 0
+    assert project.cli("inspect", "guard", "--json") == 0
     detail = json.loads(capsys.readouterr().out)
     assert detail["hooks"] == ["on_user_prompt_submitted", "on_pre_tool_use"]
     assert detail["recent_hook_calls"] == []
@@ -221,11 +217,11 @@ def test_call_shows_a_results_controls_visibly_and_json_keeps_them_exact(
     """A result that would clear the screen and set the title is printed as visible escapes;
     --json decodes to the exact text."""
     project.add_extension("painter", PAINTER)
-    assert cli(project, "call", "paint") == 0
+    assert project.cli("call", "paint") == 0
     out = capsys.readouterr().out
     assert not [char for char in RAW_CONTROLS if char in out]
     assert out == "\\x1b[2J\\x1b]0;pwned\\x07ok\\r\nnext\\x9b31m\n"
-    assert cli(project, "call", "paint", "--json") == 0
+    assert project.cli("call", "paint", "--json") == 0
     out = capsys.readouterr().out
     assert not [char for char in RAW_CONTROLS if char in out]
     assert json.loads(out)["text_result_for_llm"] == PAINTED
@@ -238,14 +234,14 @@ def test_list_shows_controls_in_an_import_error_and_a_folder_name_visibly(
     shown as escapes; the table keeps one line per extension."""
     project.add_extension("broken", r"raise RuntimeError('\x1b[31mboom')" + "\n")
     project.add_extension("evil\x1b[2J", CALC)
-    assert cli(project, "list") == 1
+    assert project.cli("list") == 1
     out = capsys.readouterr().out
     assert "\x1b" not in out
     lines = out.splitlines()
     assert len(lines) == 3
     assert any("project:broken" in line and "RuntimeError: \\x1b[31mboom" in line for line in lines)
     assert any(line.startswith("project:evil\\x1b[2J ") for line in lines)
-    assert cli(project, "list", "--json") == 1
+    assert project.cli("list", "--json") == 1
     listing = json.loads(capsys.readouterr().out)
     ids = {extension["id"] for extension in listing["extensions"]}
     assert ids == {"project:broken", "project:evil\x1b[2J"}
@@ -261,12 +257,12 @@ def test_list_and_inspect_show_where_a_linked_extension_folder_really_is(
     extensions = project.root / ".github" / "extensions"
     extensions.mkdir(parents=True)
     (extensions / "calc").symlink_to(checkout)
-    assert cli(project, "list", "--json") == 0
+    assert project.cli("list", "--json") == 0
     (entry,) = json.loads(capsys.readouterr().out)["extensions"]
     assert (entry["status"], entry["link_target"]) == ("running", str(checkout.resolve()))
-    assert cli(project, "list") == 0
+    assert project.cli("list") == 0
     assert f"links to {checkout.resolve()}" in capsys.readouterr().out
-    assert cli(project, "inspect", "calc") == 0
+    assert project.cli("inspect", "calc") == 0
     assert f"-> {checkout.resolve()}" in capsys.readouterr().out
 
 
@@ -299,7 +295,7 @@ def test_one_shot_commands_stop_extensions_with_the_short_ladder(
 
     monkeypatch.setattr(one_shot, "ExtensionHost", recording)
     project.add_extension("calc", CALC)
-    assert cli(project, "call", "add", '{"a": 1, "b": 2}') == 0
+    assert project.cli("call", "add", '{"a": 1, "b": 2}') == 0
     assert graces == [one_shot.ONE_SHOT_STOP_GRACE] and one_shot.ONE_SHOT_STOP_GRACE < STOP_GRACE_SECONDS
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from extension_host.frontends import render
-from extension_host.frontends.cli import main
 from extension_host.info import ExtensionInfo
 from helpers import Project, run, running_dev
 
@@ -30,22 +29,18 @@ OPS = """
 """
 
 
-def cli(project: Project, *args: str) -> int:
-    return main(["--root", str(project.root), "--home", str(project.home), *args])
-
-
 def test_command_runs_one_slash_command_and_exits_by_how_it_ended(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     project.add_extension("ops", OPS)
-    assert cli(project, "command", "/deploy", "production --fast") == 0
+    assert project.cli("command", "/deploy", "production --fast") == 0
     assert capsys.readouterr().out == "/deploy: done in project:ops\n"
     assert (project.root / "deployed.txt").read_text() == "production --fast"
 
-    assert cli(project, "command", "fail", "staging") == 1
+    assert project.cli("command", "fail", "staging") == 1
     assert capsys.readouterr().err == "/fail: error in project:ops: no target named staging\n"
 
-    assert cli(project, "command", "nope", "--json") == 1
+    assert project.cli("command", "nope", "--json") == 1
     result = json.loads(capsys.readouterr().out)
     assert (result["status"], result["ok"], result["owner"]) == ("unknown", False, None)
     assert "no command '/nope' is offered; commands: /deploy, /fail" in result["error"]
@@ -53,20 +48,20 @@ def test_command_runs_one_slash_command_and_exits_by_how_it_ended(
 
 def test_list_and_inspect_show_an_extension_s_commands(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     project.add_extension("ops", OPS)
-    assert cli(project, "list") == 0
+    assert project.cli("list") == 0
     header, row = capsys.readouterr().out.splitlines()[:2]
     assert "COMMANDS" in header
     assert "/deploy, /fail" in row
 
-    assert cli(project, "list", "--json") == 0
+    assert project.cli("list", "--json") == 0
     (extension,) = json.loads(capsys.readouterr().out)["extensions"]
     assert extension["commands"] == ["deploy", "fail"]
 
-    assert cli(project, "inspect", "ops") == 0
+    assert project.cli("inspect", "ops") == 0
     out = capsys.readouterr().out
     assert "  commands:\n    /deploy: Deploy the project\n    /fail: Always fails\n" in out
 
-    assert cli(project, "inspect", "ops", "--json") == 0
+    assert project.cli("inspect", "ops", "--json") == 0
     detail = json.loads(capsys.readouterr().out)
     assert detail["commands"] == [
         {"name": "deploy", "description": "Deploy the project", "owner": "project:ops"},

@@ -11,13 +11,8 @@ from pathlib import Path
 import pytest
 
 from extension_host.events import make_event
-from extension_host.frontends.cli import main
 from extension_host.session.store import SessionStore
 from helpers import Project, run, running_dev
-
-
-def cli(project: Project, *args: str) -> int:
-    return main(["--root", str(project.root), "--home", str(project.home), *args])
 
 
 def persisted(project: Project, prompts: list[str]) -> str:
@@ -36,24 +31,24 @@ def test_list_shows_each_session_with_its_turns_and_project(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     session_id = persisted(project, ["one", "two"])
-    assert cli(project, "sessions", "list", "--json") == 0
+    assert project.cli("sessions", "list", "--json") == 0
     [listed] = json.loads(capsys.readouterr().out)
     assert listed["id"] == session_id and listed["turns"] == 2 and listed["project"] == str(project.root)
     assert listed["events"] == 6 and listed["inUse"] is False and listed["started"] and listed["lastEvent"]
-    assert cli(project, "sessions", "list") == 0
+    assert project.cli("sessions", "list") == 0
     header, row = capsys.readouterr().out.splitlines()
     assert header.split() == ["SESSION", "STARTED", "LAST", "EVENT", "TURNS", "PROJECT"]
     assert row.startswith(session_id) and row.endswith(f"  2      {project.root}")
 
 
 def test_list_says_so_when_there_is_no_session(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli(project, "sessions", "list") == 0
+    assert project.cli("sessions", "list") == 0
     assert capsys.readouterr().out == "no sessions yet; 'extensions dev' starts one\n"
 
 
 def test_show_prints_one_safe_line_per_persisted_event(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     session_id = persisted(project, ["hello\nthere"])
-    assert cli(project, "sessions", "show", session_id) == 0
+    assert project.cli("sessions", "show", session_id) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4
     assert lines[0].split()[1:] == ["session.start", "new", "session", session_id, "in", str(project.root)]
@@ -64,7 +59,7 @@ def test_show_prints_one_safe_line_per_persisted_event(project: Project, capsys:
 
 def test_show_json_prints_the_events_one_per_line(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     session_id = persisted(project, ["hi"])
-    assert cli(project, "sessions", "show", session_id, "--json") == 0
+    assert project.cli("sessions", "show", session_id, "--json") == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [event["type"] for event in events] == [
         "session.start",
@@ -81,7 +76,7 @@ def test_show_reports_a_torn_last_line_on_stderr_and_prints_the_rest(
     session_id = persisted(project, ["hi"])
     with (project.home / "sessions" / session_id / "events.jsonl").open("ab") as log:
         log.write(b'{"id":"x')
-    assert cli(project, "sessions", "show", session_id) == 0
+    assert project.cli("sessions", "show", session_id) == 0
     captured = capsys.readouterr()
     assert len(captured.out.splitlines()) == 4
     assert captured.err == (
@@ -177,11 +172,11 @@ def test_rm_deletes_a_session_and_is_refused_while_a_host_holds_it(
     session_id = persisted(project, [])
     held = SessionStore(project.home).open(session_id, project.root)
     try:
-        assert cli(project, "sessions", "rm", session_id) == 1
+        assert project.cli("sessions", "rm", session_id) == 1
         assert "is in use by process" in capsys.readouterr().err
     finally:
         held.close()
-    assert cli(project, "sessions", "rm", session_id, "--json") == 0
+    assert project.cli("sessions", "rm", session_id, "--json") == 0
     assert json.loads(capsys.readouterr().out) == {"removed": session_id}
     assert not (project.home / "sessions" / session_id).exists()
 
@@ -193,7 +188,7 @@ def test_an_id_that_is_not_a_session_id_is_a_usage_error_that_touches_nothing(
 ) -> None:
     victim = project.home / "x"
     victim.mkdir()
-    assert cli(project, "sessions", action, bad) == 2
+    assert project.cli("sessions", action, bad) == 2
     assert capsys.readouterr().err == (
         f"error: {bad!r} is not a session id (letters, digits, '-' and '_' only); "
         "see 'extensions sessions list' for the ids\n"
@@ -203,7 +198,7 @@ def test_an_id_that_is_not_a_session_id_is_a_usage_error_that_touches_nothing(
 
 @pytest.mark.parametrize("action", ["show", "rm"])
 def test_an_unknown_session_fails_naming_it(project: Project, capsys: pytest.CaptureFixture[str], action: str) -> None:
-    assert cli(project, "sessions", action, "missing") == 1
+    assert project.cli("sessions", action, "missing") == 1
     assert capsys.readouterr().err == (
         "error: session missing: no such session; see 'extensions sessions list' for the ids\n"
     )
@@ -253,9 +248,9 @@ def test_show_names_a_subagents_events_by_its_id_and_list_counts_only_the_sessio
     opened.log.append(make_event("user.message", {"content": "review it"}, agent_id="c1"))
     opened.log.append(make_event("subagent.completed", {**started, "totalToolCalls": 2}, agent_id="c1"))
     opened.close()
-    assert cli(project, "sessions", "list", "--json") == 0
+    assert project.cli("sessions", "list", "--json") == 0
     assert json.loads(capsys.readouterr().out)[0]["turns"] == 1
-    assert cli(project, "sessions", "show", opened.id) == 0
+    assert project.cli("sessions", "show", opened.id) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split()[1:] == ["subagent.started", "[c1]", "reviewer", "for", "call", "call-1"]
     assert lines[2].split()[1:] == ["user.message", "[c1]", "review", "it"]

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from extension_host import ExtensionHost
+from extension_host import ExtensionHost, Timeouts
 from extension_host.control.service import ControlServer
 from extension_host.frontends.cli import main
 from extension_host.project.trust import TrustStore
@@ -153,7 +153,10 @@ def test_revoking_a_user_extension_s_grant_reaches_the_host_of_every_project(
     TrustStore(project.home).grant(project.root, "user", "spy", ["GITHUB_TOKEN"])
 
     async def scenario() -> None:
-        async with ExtensionHost(other, project.home, watch=False, stop_grace=0.5) as host, ControlServer(host):
+        async with (
+            ExtensionHost(other, project.home, watch=False, timeouts=Timeouts(stop_grace=0.5)) as host,
+            ControlServer(host),
+        ):
             info = host.extension("user:spy")
             assert info.status == "running", info.error
             assert info.pid is not None

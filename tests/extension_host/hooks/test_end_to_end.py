@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost, hookimpl
+from extension_host import Timeouts, hookimpl
 from helpers import Project, hook_callers, is_log, run, wait_for_event
 
 pytestmark = pytest.mark.subprocess
@@ -48,11 +48,6 @@ def guard(name: str, body: str, hook: str = "on_pre_tool_use") -> str:
     """
 
 
-def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("stop_grace", 2.0)
-    return ExtensionHost(project.root, project.home, **options)
-
-
 def test_a_deny_prevents_the_tool_from_running(project: Project) -> None:
     """The handler's side effect does not happen; the result is denied with the reason."""
     project.add_extension("a_tools", TOOLS)
@@ -68,7 +63,7 @@ def test_a_deny_prevents_the_tool_from_running(project: Project) -> None:
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             result = await host.call_tool("write_marker", {"name": "marker.txt"})
             assert result.result_type == "denied"
             assert "no writes today" in result.text_result_for_llm
@@ -98,7 +93,7 @@ def test_argument_rewrites_of_two_extensions_apply_in_load_order(project: Projec
         )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             result = await host.call_tool("echo", {"text": "x"})
             assert result.text_result_for_llm == "x+b_first+c_second"
             assert result.additional_context == "b_first was here\n\nc_second was here"
@@ -114,7 +109,7 @@ def test_after_a_deny_the_next_hook_is_not_called(project: Project) -> None:
     project.add_extension("c_allow", guard("allow", 'return {"permission_decision": "allow"}'))
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             result = await host.call_tool("echo", {"text": "x"})
             assert result.result_type == "denied"
             assert hook_callers(host.events) == ["project:b_deny"]
@@ -138,7 +133,7 @@ def test_ask_goes_to_the_application_and_counts_as_deny_without_one(project: Pro
 
     async def scenario() -> None:
         options: dict[str, Any] = {} if answer is None else {"on_ask": on_ask}
-        async with host_for(project, **options) as host:
+        async with project.host(**options) as host:
             result = await host.call_tool("write_marker", {"name": "m.txt"})
             if answer:
                 assert result.success and (project.root / "m.txt").exists()
@@ -180,7 +175,7 @@ def test_a_failing_guard_hook_fails_closed_naming_the_extension(project: Project
     )
 
     async def scenario() -> None:
-        async with host_for(project, hook_timeout=1.0) as host:
+        async with project.host(timeouts=Timeouts(stop_grace=2.0, hook=1.0)) as host:
             result = await host.call_tool("write_marker", {"name": "m.txt"})
             assert result.result_type == "denied"
             assert "project:b_faulty" in result.text_result_for_llm
@@ -200,7 +195,7 @@ def test_a_failing_observer_hook_fails_open_with_a_warning(project: Project) -> 
     project.add_extension("b_post", guard("post", 'raise RuntimeError("observer bug")', hook="on_post_tool_use"))
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             result = await host.call_tool("echo", {"text": "kept"})
             assert (result.result_type, result.text_result_for_llm) == ("success", "kept")
             warning = await wait_for_event(host, lambda e: e["type"] == "session.warning")
@@ -226,7 +221,7 @@ def test_a_post_tool_hook_replaces_the_result(project: Project) -> None:
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             result = await host.call_tool("echo", {"text": "password hunter2"})
             assert result.text_result_for_llm == "password [redacted]"
 
@@ -248,7 +243,7 @@ def test_an_extension_that_dies_during_a_hook_call_is_a_guard_failure(project: P
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             call = asyncio.ensure_future(host.call_tool("echo", {"text": "x"}))
             pid = host.extension("b_dies").pid
             assert pid is not None
@@ -276,7 +271,7 @@ def test_prompt_hooks_chain_rewrites_and_join_context(project: Project) -> None:
         project.add_extension(name, guard(name, body, hook="on_user_prompt_submitted"))
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             result = await host.submit_prompt("fix the build")
             assert (result.prompt, result.rejected) == ("FIX THE BUILD!", False)
             assert result.additional_context == "shouted\n\nexcited"
@@ -309,7 +304,7 @@ def test_session_hooks_run_on_start_and_stop_and_error_hooks_take_the_strongest(
     )
 
     async def scenario() -> None:
-        host = host_for(project)
+        host = project.host()
         await host.start()
         try:
             assert hook_callers(host.events, "on_session_start") == ["project:a_session"]
@@ -343,7 +338,7 @@ def test_in_process_plugins_compose_with_extension_hooks(project: Project, tmp_p
             return None
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             host.register_plugin(Policy(), "policy")
             assert host.hook_chain("on_pre_tool_use") == ["policy", "project:b_guard"]
             denied = await host.call_tool("write_marker", {"name": "m.txt"})
@@ -361,7 +356,7 @@ def test_a_hook_point_nobody_implements_sends_nothing(project: Project) -> None:
     project.add_extension("a_tools", TOOLS)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             assert (await host.call_tool("echo", {"text": "x"})).success
             assert host.events.history("hook.start") == []
 
@@ -389,7 +384,7 @@ def test_a_hook_that_times_out_is_told_to_cancel(project: Project) -> None:
     )
 
     async def scenario() -> None:
-        async with host_for(project, hook_timeouts={"on_pre_tool_use": 0.5}) as host:
+        async with project.host(timeouts=Timeouts(stop_grace=2.0, hooks={"on_pre_tool_use": 0.5})) as host:
             result = await host.call_tool("echo", {"text": "x"})
             assert result.result_type == "denied"
             assert "no answer within 0.5 s" in result.text_result_for_llm

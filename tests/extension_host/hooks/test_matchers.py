@@ -9,7 +9,6 @@ import textwrap
 
 import pytest
 
-from extension_host import ExtensionHost
 from extension_host.frontends.cli import main
 from helpers import RAW_PROTOCOL, Project, run
 
@@ -76,10 +75,6 @@ def raw(matchers: object) -> str:
     return RAW_PROTOCOL + RAW % json.dumps(matchers)
 
 
-def host_for(project: Project) -> ExtensionHost:
-    return ExtensionHost(project.root, project.home, stop_grace=2.0)
-
-
 def test_a_python_extension_s_hooks_run_only_for_the_tools_their_matchers_name(project: Project) -> None:
     """The pre hook guards run_job (a glob) but not echo; the post hook sees echo only; the
     skipped hook sends nothing and emits no hook event."""
@@ -87,7 +82,7 @@ def test_a_python_extension_s_hooks_run_only_for_the_tools_their_matchers_name(p
     project.add_extension("b_guard", GUARD)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             assert host.extension("b_guard").hook_matchers == (
                 ("on_pre_tool_use", ("bash", "run_*")),
                 ("on_post_tool_use", ("ech?",)),
@@ -116,7 +111,7 @@ def test_a_raw_protocol_client_s_hook_matchers_are_honoured_as_a_js_extension_s_
     project.add_extension("b_raw", raw({"preToolUse": ["run_*"]}))
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             assert host.extension("b_raw").hook_matchers == (("on_pre_tool_use", ("run_*",)),)
             denied = await host.call_tool("run_job", {"text": "x"})
             assert (denied.result_type, denied.decided_by) == ("denied", "project:b_raw")
@@ -146,7 +141,7 @@ def test_a_bad_matcher_fails_the_join_with_one_line_naming_the_hook_and_pattern(
     project.add_extension("b_raw", raw(matchers))
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host() as host:
             info = host.extension("b_raw")
             assert info.status == "failed"
             assert info.error is not None and expected in info.error and "\n" not in info.error

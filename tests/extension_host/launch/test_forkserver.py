@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import extension_host.launch.forkserver
-from extension_host import ExtensionHost
+from extension_host import ExtensionHost, Timeouts
 from extension_host.launch.forkserver import FORK_SERVER_ENV, ForkServer, fork_server_supported, fork_server_wanted
 from helpers import Project, assert_orphan_exits_when_host_is_killed, run, wait_for_event, wait_for_exit
 
@@ -119,7 +119,7 @@ def test_a_forked_extension_exits_cleanly_on_end_of_stream_and_the_server_stops_
     project.add_extension("probe", INTROSPECT)
 
     async def scenario() -> tuple[int, int]:
-        host = ExtensionHost(project.root, project.home, stop_grace=10)
+        host = ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=10))
         await host.start()
         try:
             pid = host.extension("probe").pid

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extension_host import ExtensionHost
+from extension_host import ExtensionHost, Timeouts
 from extension_host.errors import ScaffoldError
 from extension_host.frontends.cli import main
 from extension_host.project.discovery import NAME_PATTERN, check_name
@@ -267,7 +267,7 @@ def test_extensions_whose_names_used_to_collide_all_run_side_by_side(project: Pr
     assert len({tool for tools in expected.values() for tool in tools}) == len(chosen)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, stop_grace=2.0) as host:
+        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2.0)) as host:
             assert {info.id: (info.status, list(info.tools)) for info in host.extensions} == {
                 id_: ("running", tools) for id_, tools in expected.items()
             }

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from extension_host import ExtensionHost, TrustFileError, UnknownToolError
+from extension_host import ExtensionHost, Timeouts, TrustFileError, UnknownToolError
 from extension_host.control.service import ControlServer
-from extension_host.frontends.cli import main
 from extension_host.project.trust import TRUST_ENV, TrustDecision, TrustStore, decide_project_trust
 from helpers import Project, run, running_dev, wait_for_event
 
@@ -48,10 +47,6 @@ def cloned(project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     marker = tmp_path / "MARKER"
     project.add_extension("payload", MARKER_EXTENSION.format(marker=str(marker)))
     return marker
-
-
-def cli(project: Project, *args: str) -> int:
-    return main(["--root", str(project.root), "--home", str(project.home), *args])
 
 
 # -- the record ------------------------------------------------------------------------------
@@ -225,7 +220,7 @@ def test_no_command_runs_an_untrusted_projects_code(
     reap_extension_processes: list[int],
 ) -> None:
     """list, inspect, reload, prompt and call leave no marker and start no process."""
-    code = cli(project, *command)
+    code = project.cli(*command)
     out = capsys.readouterr()
     assert not cloned.exists(), f"{command} ran the project's code"
     assert reap_extension_processes == [], "a process was started (an extension or the fork server)"
@@ -247,19 +242,19 @@ def test_after_extensions_trust_the_project_runs_and_revoke_stops_it_again(
     project: Project, cloned: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """trust lists the extensions and records the decision; list then runs them; --revoke undoes it."""
-    assert cli(project, "trust", "--json") == 0
+    assert project.cli("trust", "--json") == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["trusted"] is True and shown["project"] == str(project.root.resolve())
     assert [entry["id"] for entry in shown["extensions"]] == ["project:payload"]
     assert not cloned.exists()  # showing them ran nothing
-    assert cli(project, "list", "--json") == 0
+    assert project.cli("list", "--json") == 0
     (entry,) = json.loads(capsys.readouterr().out)["extensions"]
     assert entry["status"] == "running"
     assert cloned.read_text() == "ran"
     cloned.unlink()
-    assert cli(project, "trust", "--revoke") == 0
+    assert project.cli("trust", "--revoke") == 0
     assert "no longer trusted" in capsys.readouterr().out
-    assert cli(project, "list", "--json") == 0
+    assert project.cli("list", "--json") == 0
     assert json.loads(capsys.readouterr().out)["extensions"][0]["status"] == "untrusted"
     assert not cloned.exists()
 
@@ -296,7 +291,7 @@ def test_the_environment_variable_trusts_for_one_process_without_a_record(
 ) -> None:
     """EXTENSION_HOST_TRUST_PROJECT=1 runs the project and writes no decision."""
     monkeypatch.setenv(TRUST_ENV, "1")
-    assert cli(project, "list") == 0
+    assert project.cli("list") == 0
     assert cloned.exists()
     assert not (project.home / "trust.json").exists()
 
@@ -348,12 +343,12 @@ def test_scaffold_in_a_project_records_trust_in_it(
 ) -> None:
     """Creating your own extension is consent: it runs at once; --user records nothing."""
     monkeypatch.delenv(TRUST_ENV)
-    assert cli(project, "scaffold", "mine", "--user", "--template", "tool-only") == 0
+    assert project.cli("scaffold", "mine", "--user", "--template", "tool-only") == 0
     assert not TrustStore(project.home).project_trusted(project.root)
-    assert cli(project, "scaffold", "notes") == 0
+    assert project.cli("scaffold", "notes") == 0
     assert "trusted" in capsys.readouterr().out
     assert TrustStore(project.home).project_trusted(project.root)
-    assert cli(project, "list", "--json") == 0
+    assert project.cli("list", "--json") == 0
     statuses = {e["id"]: e["status"] for e in json.loads(capsys.readouterr().out)["extensions"]}
     assert statuses == {"project:notes": "running", "user:mine": "running"}
 
@@ -416,9 +411,12 @@ def test_trust_and_revoke_take_effect_in_the_running_host_and_its_watching(
     folder = project.root / ".github" / "extensions" / "payload"
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, stop_grace=2.0) as host, ControlServer(host):
+        async with (
+            ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2.0)) as host,
+            ControlServer(host),
+        ):
             assert host.extension("payload").status == "untrusted"
-            assert await asyncio.to_thread(cli, project, "trust") == 0
+            assert await asyncio.to_thread(project.cli, "trust") == 0
             assert "the running host applied it" in capsys.readouterr().out
             assert host.extension("payload").status == "running"
             assert cloned.exists()
@@ -433,7 +431,7 @@ def test_trust_and_revoke_take_effect_in_the_running_host_and_its_watching(
                 timeout=20,
             )
             assert (await host.call_tool("runs")).text_result_for_llm == "it runs again"
-            assert await asyncio.to_thread(cli, project, "trust", "--revoke") == 0
+            assert await asyncio.to_thread(project.cli, "trust", "--revoke") == 0
             assert host.extension("payload").status == "untrusted"
             assert "runs" not in host.tools
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost
+from extension_host import ExtensionHost, Timeouts
 from helpers import Project, is_log, run, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
@@ -36,9 +36,7 @@ def write(folder: Path, code: str) -> None:
 
 
 def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("stop_grace", 2.0)
-    options.setdefault("readiness_timeout", 10.0)
-    return ExtensionHost(project.root, project.home, **options)
+    return project.host(timeouts=Timeouts(stop_grace=2.0, readiness=10.0), **options)
 
 
 def change_of(extension: str, action: str) -> Any:

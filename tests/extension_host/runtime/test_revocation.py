@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost
+from extension_host import ExtensionHost, Timeouts
 from extension_host.control.service import ControlServer
 from extension_host.frontends.cli import main
 from extension_host.project.trust import TrustStore
@@ -56,7 +56,7 @@ while True:
 
 
 def _host(project: Project, **options: Any) -> ExtensionHost:
-    return ExtensionHost(project.root, project.home, watch=False, stop_grace=0.5, **options)
+    return ExtensionHost(project.root, project.home, watch=False, timeouts=Timeouts(stop_grace=0.5), **options)
 
 
 def _revoke(project: Project, *names: str) -> int:

@@ -15,6 +15,7 @@ from extension_host import (
     AgentReply,
     ExtensionHost,
     ScriptedAgent,
+    Timeouts,
     ToolCall,
     TurnCancelledError,
     hookimpl,
@@ -248,7 +249,9 @@ def test_cancelling_a_turn_stops_waiting_for_an_extension_whose_tool_hangs(proje
     agent = ScriptedAgent([[AgentReply("napping", (ToolCall("nap", {}, "n1"),)), AgentReply("awake")]])
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, stop_grace=1.0, session_hooks=False, agent=agent) as host:
+        async with ExtensionHost(
+            project.root, project.home, timeouts=Timeouts(stop_grace=1.0), session_hooks=False, agent=agent
+        ) as host:
             waiting = asyncio.ensure_future(host.send_and_wait("take a nap", timeout=60))
             await wait_for_event(host, lambda e: e["type"] == "tool.execution_start", timeout=20)
             assert host.cancel_turn() is True
@@ -285,7 +288,9 @@ def test_an_async_tool_of_a_python_extension_is_cancelled_when_its_turn_is(proje
     agent = ScriptedAgent([[AgentReply("dozing", (ToolCall("doze", {}, "d1"),)), AgentReply("awake")]])
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, stop_grace=1.0, session_hooks=False, agent=agent) as host:
+        async with ExtensionHost(
+            project.root, project.home, timeouts=Timeouts(stop_grace=1.0), session_hooks=False, agent=agent
+        ) as host:
             await host.send("doze off")
             await wait_for_event(host, lambda e: e["type"] == "session.info" and "dozing off" in str(e["data"]), 20)
             assert host.cancel_turn() is True

@@ -110,10 +110,9 @@ def reviewer(child: ScriptedAgent, tools: Sequence[str] | None = ("echo",), **fi
 
 
 def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("stop_grace", 2.0)
     options.setdefault("trust", True)
     options.setdefault("watch", False)
-    return ExtensionHost(project.root, project.home, **options)
+    return project.host(**options)
 
 
 def ran(project: Project, name: str = "probe") -> list[dict[str, Any]]:

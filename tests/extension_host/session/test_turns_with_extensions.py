@@ -31,9 +31,8 @@ session = join_session(tools=[ask])
 
 
 def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("stop_grace", 2.0)
     options.setdefault("session_hooks", False)
-    return ExtensionHost(project.root, project.home, **options)
+    return project.host(**options)
 
 
 def test_send_and_wait_from_an_extension_resolves_with_the_turns_last_assistant_message(project: Project) -> None:
