@@ -29,34 +29,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar, overload
 
 from extension_protocol.errors import InvalidHookError
-from extension_protocol.protocol import HOOK_NAMES
+from extension_protocol.protocol import HOOK_NAMES, hook_name
 
 if TYPE_CHECKING:
-    from extension_protocol.hook_models import (
-        AgentStopInput,
-        AgentStopOutput,
-        ErrorOccurredInput,
-        ErrorOccurredOutput,
-        HookInvocation,
-        PostToolUseFailureInput,
-        PostToolUseFailureOutput,
-        PostToolUseInput,
-        PostToolUseOutput,
-        PreToolUseInput,
-        PreToolUseOutput,
-        SessionEndInput,
-        SessionEndOutput,
-        SessionStartInput,
-        SessionStartOutput,
-        SubagentStartInput,
-        SubagentStartOutput,
-        SubagentStopInput,
-        SubagentStopOutput,
-        UserPromptSubmittedInput,
-        UserPromptSubmittedOutput,
-        UserPromptTransformedInput,
-        UserPromptTransformedOutput,
-    )
+    from extension_protocol import hook_models as models
 
 __all__ = ["HOOK_POINT_NAMES", "Hook", "HookDecorator", "hook", "hook_registration"]
 
@@ -78,10 +54,10 @@ class Hook(Generic[_I, _R]):
     """
 
     point: str
-    function: Callable[[_I, HookInvocation], _R]
+    function: Callable[[_I, models.HookInvocation], _R]
     tools: tuple[str, ...] | None = None
 
-    def __call__(self, input: _I, invocation: HookInvocation) -> _R:
+    def __call__(self, input: _I, invocation: models.HookInvocation) -> _R:
         return self.function(input, invocation)
 
 
@@ -95,13 +71,13 @@ class HookDecorator(Generic[_I, _O]):
         self._tools = tools
 
     @overload
-    def __call__(self, function: Callable[[_I, HookInvocation], _O | None], /) -> Hook[_I, _O | None]: ...
+    def __call__(self, function: Callable[[_I, models.HookInvocation], _O | None], /) -> Hook[_I, _O | None]: ...
     @overload
     def __call__(
-        self, function: Callable[[_I, HookInvocation], Coroutine[Any, Any, _O | None]], /
+        self, function: Callable[[_I, models.HookInvocation], Coroutine[Any, Any, _O | None]], /
     ) -> Hook[_I, Coroutine[Any, Any, _O | None]]: ...
 
-    def __call__(self, function: Callable[[_I, HookInvocation], Any], /) -> Hook[_I, Any]:
+    def __call__(self, function: Callable[[_I, models.HookInvocation], Any], /) -> Hook[_I, Any]:
         if isinstance(function, Hook) or not callable(function):
             what = "another @hook" if isinstance(function, Hook) else type(function).__name__
             raise InvalidHookError(
@@ -113,35 +89,39 @@ class HookDecorator(Generic[_I, _O]):
 @overload
 def hook(
     point: Literal["user_prompt_submitted"], /
-) -> HookDecorator[UserPromptSubmittedInput, UserPromptSubmittedOutput]: ...
+) -> HookDecorator[models.UserPromptSubmittedInput, models.UserPromptSubmittedOutput]: ...
 @overload
 def hook(
     point: Literal["pre_tool_use"], /, *, tools: Iterable[str] | None = None
-) -> HookDecorator[PreToolUseInput, PreToolUseOutput]: ...
+) -> HookDecorator[models.PreToolUseInput, models.PreToolUseOutput]: ...
 @overload
 def hook(
     point: Literal["post_tool_use"], /, *, tools: Iterable[str] | None = None
-) -> HookDecorator[PostToolUseInput, PostToolUseOutput]: ...
+) -> HookDecorator[models.PostToolUseInput, models.PostToolUseOutput]: ...
 @overload
-def hook(point: Literal["session_start"], /) -> HookDecorator[SessionStartInput, SessionStartOutput]: ...
+def hook(point: Literal["session_start"], /) -> HookDecorator[models.SessionStartInput, models.SessionStartOutput]: ...
 @overload
-def hook(point: Literal["session_end"], /) -> HookDecorator[SessionEndInput, SessionEndOutput]: ...
+def hook(point: Literal["session_end"], /) -> HookDecorator[models.SessionEndInput, models.SessionEndOutput]: ...
 @overload
-def hook(point: Literal["error_occurred"], /) -> HookDecorator[ErrorOccurredInput, ErrorOccurredOutput]: ...
+def hook(
+    point: Literal["error_occurred"], /
+) -> HookDecorator[models.ErrorOccurredInput, models.ErrorOccurredOutput]: ...
 @overload
 def hook(
     point: Literal["user_prompt_transformed"], /
-) -> HookDecorator[UserPromptTransformedInput, UserPromptTransformedOutput]: ...
+) -> HookDecorator[models.UserPromptTransformedInput, models.UserPromptTransformedOutput]: ...
 @overload
 def hook(
     point: Literal["post_tool_use_failure"], /, *, tools: Iterable[str] | None = None
-) -> HookDecorator[PostToolUseFailureInput, PostToolUseFailureOutput]: ...
+) -> HookDecorator[models.PostToolUseFailureInput, models.PostToolUseFailureOutput]: ...
 @overload
-def hook(point: Literal["agent_stop"], /) -> HookDecorator[AgentStopInput, AgentStopOutput]: ...
+def hook(point: Literal["agent_stop"], /) -> HookDecorator[models.AgentStopInput, models.AgentStopOutput]: ...
 @overload
-def hook(point: Literal["subagent_start"], /) -> HookDecorator[SubagentStartInput, SubagentStartOutput]: ...
+def hook(
+    point: Literal["subagent_start"], /
+) -> HookDecorator[models.SubagentStartInput, models.SubagentStartOutput]: ...
 @overload
-def hook(point: Literal["subagent_stop"], /) -> HookDecorator[SubagentStopInput, SubagentStopOutput]: ...
+def hook(point: Literal["subagent_stop"], /) -> HookDecorator[models.SubagentStopInput, models.SubagentStopOutput]: ...
 
 
 def hook(point: str, /, *, tools: Iterable[str] | None = None) -> HookDecorator[Any, Any]:
@@ -157,8 +137,6 @@ def hook(point: str, /, *, tools: Iterable[str] | None = None) -> HookDecorator[
     """
     name = HOOK_POINT_NAMES.get(point) if isinstance(point, str) else None
     if name is None:
-        from extension_protocol.protocol import hook_name
-
         known = hook_name(point) if isinstance(point, str) else None
         if known is not None:
             raise InvalidHookError(known, f"@hook({point!r}): write @hook({_short(known)!r}) (its name without 'on_')")

@@ -91,6 +91,22 @@ def session_resume(hooks: dict[str, Any], hook_matchers: dict[str, list[str]] | 
     return run(joined(), timeout=10)
 
 
+ECHO_AND_RUN_JOB = """
+    from sdk_extension import join_session, tool
+
+    @tool(description="Echo the text")
+    def echo(text: str) -> str:
+        return text
+
+    @tool(description="Pretend to run a command")
+    def run_job(text: str) -> str:
+        return "ran " + text
+
+    join_session(tools=[echo, run_job])
+"""
+"""An extension offering two tools for hook matchers to tell apart: ``echo`` and ``run_job``."""
+
+
 RAW_PROTOCOL = r"""
 import json, os, sys
 from sdk_extension._stdio import claim_protocol_stdio

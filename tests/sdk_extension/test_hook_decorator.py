@@ -30,7 +30,7 @@ from extension_protocol.hook_models import (
 )
 from extension_protocol.hook_points import HOOK_POINTS
 from extension_protocol.matchers import MAX_MATCHER_PATTERNS
-from helpers import Project, run, session_resume
+from helpers import ECHO_AND_RUN_JOB, Project, run, session_resume
 from sdk_extension import hooks as hooks_module
 from sdk_extension.hooks import HOOK_POINT_NAMES, Hook, hook
 from sdk_extension.join import registered_hooks
@@ -145,7 +145,7 @@ def test_the_type_checker_holds_a_hook_to_its_hook_point_s_models() -> None:
 
 def test_every_hook_point_of_the_table_has_an_overload_typed_with_its_models() -> None:
     """In the table's order; ``tools=`` exactly where the hook point is about a tool."""
-    namespace = {**vars(hooks_module), **vars(hook_models)}
+    namespace = {**vars(hooks_module), "models": hook_models}
     typed: dict[str, tuple[Any, Any, bool]] = {}
     for overload in typing.get_overloads(hook):
         hints = typing.get_type_hints(overload, globalns=namespace)
@@ -247,20 +247,6 @@ def test_a_hook_without_tools_does_not_load_the_hook_point_table_before_it_runs(
 
 # -- in real extension processes -------------------------------------------------------------
 
-TOOLS = """
-    from sdk_extension import join_session, tool
-
-    @tool(description="Echo the text")
-    def echo(text: str) -> str:
-        return text
-
-    @tool(description="Pretend to run a command")
-    def run_job(text: str) -> str:
-        return "ran " + text
-
-    join_session(tools=[echo, run_job])
-"""
-
 DECORATED = """
     from sdk_extension import PreToolUseOutput, hook, join_session
 
@@ -285,7 +271,7 @@ MAPPED = """
 def test_a_decorated_guard_denies_the_tools_it_names_and_is_not_called_for_others(project: Project) -> None:
     """Beside the same guard in the mapping form: the host sees both alike; ``run_job`` is
     denied by the first in load order, ``echo`` reaches neither."""
-    project.add_extension("a_tools", TOOLS)
+    project.add_extension("a_tools", ECHO_AND_RUN_JOB)
     project.add_extension("b_decorated", DECORATED)
     project.add_extension("c_mapped", MAPPED)
 
