@@ -2,8 +2,9 @@
 
 ``join_session`` (a plain script's form) runs the protocol on a background thread and returns
 once joined; ``join_session_async`` runs it on the caller's event loop. Both check what the
-author gave (tools, hooks in either form, matchers, requested variables), claim stdio for the protocol first
-(:mod:`sdk_extension._stdio`), and hand the streams to the client of :mod:`sdk_extension.session`.
+author gave (tools, hooks as ``@hook`` functions or a mapping, matchers, requested variables),
+claim stdio for the protocol first (:mod:`sdk_extension._stdio`), and hand the streams to the
+client of :mod:`sdk_extension.session`.
 Calls start once the script has stored the returned session.
 """
 
