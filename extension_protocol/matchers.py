@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from .hook_points import HOOK_POINTS, hook_point
 
-__all__ = ["MAX_MATCHER_PATTERNS", "MAX_MATCHER_PATTERN_LENGTH", "Matcher", "compile_matchers"]
+__all__ = ["MAX_MATCHER_PATTERNS", "MAX_MATCHER_PATTERN_LENGTH", "Matcher", "compile_matcher", "compile_matchers"]
 
 MAX_MATCHER_PATTERNS: Final = 32
 """The most tool patterns one hook of one extension may give."""
@@ -63,29 +63,39 @@ def compile_matchers(matchers: Mapping[str, Any] | None, hooks: Iterable[str]) -
             raise ValueError(f"hook {name} has a matcher but no handler; add the hook or drop its matcher")
         if name in compiled:
             raise ValueError(f"hook {name} has matchers under two spellings; give them once")
-        if isinstance(patterns, str):
-            patterns = [patterns]
-        if not isinstance(patterns, (list, tuple)) or not patterns:
-            raise ValueError(
-                f"hook {name}: matcher must be a non-empty list of tool names or patterns "
-                "(leave the hook out of the matchers to call it for every tool)"
-            )
-        if len(patterns) > MAX_MATCHER_PATTERNS:
-            raise ValueError(f"hook {name}: {len(patterns)} matcher patterns; at most {MAX_MATCHER_PATTERNS}")
-        for pattern in patterns:
-            if not isinstance(pattern, str) or not pattern:
-                raise ValueError(f"hook {name}: matcher pattern {pattern!r} is not a non-empty string")
-            if len(pattern) > MAX_MATCHER_PATTERN_LENGTH:
-                raise ValueError(
-                    f"hook {name}: matcher pattern {pattern[:20]!r}... is longer than "
-                    f"{MAX_MATCHER_PATTERN_LENGTH} characters"
-                )
-            if not _PATTERN_CHARS.fullmatch(pattern):
-                raise ValueError(
-                    f"hook {name}: matcher pattern {pattern!r} can match no tool "
-                    "(use tool-name characters A-Z a-z 0-9 _ - and the wildcards * ? [ ])"
-                )
-        unique = tuple(dict.fromkeys(patterns))
-        regex = re.compile("|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in unique))
-        compiled[name] = Matcher(unique, regex)
+        compiled[name] = compile_matcher(name, patterns)
     return compiled
+
+
+def compile_matcher(name: str, patterns: Any) -> Matcher:
+    """Check one tool hook's patterns (a list of tool names or patterns; a string is one) and
+    compile them; ``name`` is how the error names the hook.
+
+    Raises:
+        ValueError: one line naming the hook and the pattern at fault.
+    """
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if not isinstance(patterns, (list, tuple)) or not patterns:
+        raise ValueError(
+            f"hook {name}: matcher must be a non-empty list of tool names or patterns "
+            "(leave the hook out of the matchers to call it for every tool)"
+        )
+    if len(patterns) > MAX_MATCHER_PATTERNS:
+        raise ValueError(f"hook {name}: {len(patterns)} matcher patterns; at most {MAX_MATCHER_PATTERNS}")
+    for pattern in patterns:
+        if not isinstance(pattern, str) or not pattern:
+            raise ValueError(f"hook {name}: matcher pattern {pattern!r} is not a non-empty string")
+        if len(pattern) > MAX_MATCHER_PATTERN_LENGTH:
+            raise ValueError(
+                f"hook {name}: matcher pattern {pattern[:20]!r}... is longer than "
+                f"{MAX_MATCHER_PATTERN_LENGTH} characters"
+            )
+        if not _PATTERN_CHARS.fullmatch(pattern):
+            raise ValueError(
+                f"hook {name}: matcher pattern {pattern!r} can match no tool "
+                "(use tool-name characters A-Z a-z 0-9 _ - and the wildcards * ? [ ])"
+            )
+    unique = tuple(dict.fromkeys(patterns))
+    regex = re.compile("|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in unique))
+    return Matcher(unique, regex)

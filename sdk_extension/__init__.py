@@ -2,13 +2,17 @@
 
 ::
 
-    from sdk_extension import join_session, tool
+    from sdk_extension import hook, join_session, tool
 
     @tool(description="Add two integers")
     def add(a: int, b: int) -> str:
         return str(a + b)
 
-    session = join_session(tools=[add])
+    @hook("pre_tool_use", tools=["bash"])
+    def guard(input, invocation):
+        ...
+
+    session = join_session(tools=[add], hooks=[guard])
     session.log("ready")
 """
 
@@ -50,6 +54,7 @@ if TYPE_CHECKING:
     from extension_protocol.results import ToolResult
     from extension_protocol.tools import Tool, ToolInvocation, tool
 
+    from .hooks import Hook, hook
     from .join import join_session, join_session_async
     from .session import Session
     from .subagents import CustomAgent
@@ -64,6 +69,7 @@ _EXPORTS = {
     "ErrorOccurredOutput": "extension_protocol.hook_points",
     "CustomAgent": ".subagents",
     "ExtensionError": "extension_protocol.errors",
+    "Hook": ".hooks",
     "HOOK_NAMES": "extension_protocol.protocol",
     "HookInvocation": "extension_protocol.hook_points",
     "HookOutputError": "extension_protocol.errors",
@@ -89,6 +95,7 @@ _EXPORTS = {
     "UserPromptSubmittedInput": "extension_protocol.hook_points",
     "UserPromptSubmittedOutput": "extension_protocol.hook_points",
     "command": "extension_protocol.commands",
+    "hook": ".hooks",
     "join_session": ".join",
     "join_session_async": ".join",
     "tool": "extension_protocol.tools",
@@ -106,6 +113,7 @@ __all__ = [
     "ErrorOccurredInput",
     "ErrorOccurredOutput",
     "ExtensionError",
+    "Hook",
     "HookInvocation",
     "HookOutputError",
     "InvalidCommandError",
@@ -130,6 +138,7 @@ __all__ = [
     "UserPromptSubmittedInput",
     "UserPromptSubmittedOutput",
     "command",
+    "hook",
     "join_session",
     "join_session_async",
     "tool",

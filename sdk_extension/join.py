@@ -2,8 +2,9 @@
 
 ``join_session`` (a plain script's form) runs the protocol on a background thread and returns
 once joined; ``join_session_async`` runs it on the caller's event loop. Both check what the
-author gave (tools, hooks, matchers, requested variables), claim stdio for the protocol first
-(:mod:`sdk_extension._stdio`), and hand the streams to the client of :mod:`sdk_extension.session`.
+author gave (tools, hooks as ``@hook`` functions or a mapping, matchers, requested variables),
+claim stdio for the protocol first (:mod:`sdk_extension._stdio`), and hand the streams to the
+client of :mod:`sdk_extension.session`.
 Calls start once the script has stored the returned session.
 """
 
@@ -34,6 +35,7 @@ from extension_protocol.tools import Tool
 
 from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
+from .hooks import Hook, hook_registration
 from .permissions import PermissionHandler
 from .session import Session, _Client
 from .subagents import CustomAgent
@@ -42,6 +44,7 @@ __all__ = [
     "DEFAULT_JOIN_TIMEOUT",
     "join_session",
     "join_session_async",
+    "registered_hooks",
     "resolve_hooks",
     "wire_hook_matchers",
 ]
@@ -93,19 +96,23 @@ class _Joining:
         )
 
 
+Hooks = Mapping[str, Callable[..., Any]] | Iterable[Hook[Any, Any]]
+"""What ``join_session(hooks=...)`` takes: ``@hook`` functions, or a mapping of hook names to functions."""
+
+
 def _begin(
     tools: Iterable[Tool],
-    hooks: Mapping[str, Callable[..., Any]] | None,
+    hooks: Hooks | None,
     hook_matchers: Mapping[str, Iterable[str]] | None,
     requested_environment_variables: Iterable[str],
     commands: Iterable[Command] = (),
     custom_agents: Iterable[CustomAgent] = (),
 ) -> _Joining:
     """Check what the author gave, then claim the protocol's descriptors (once per process)."""
-    tool_list, hook_map = _prepare(tools, hooks)
+    tool_list = _tools(tools)
+    hook_map, matchers = registered_hooks(hooks, hook_matchers)
     command_list = _commands(commands)
     agents = _custom_agents(custom_agents)
-    matchers = wire_hook_matchers(hook_matchers, hook_map)
     requested = _requested(requested_environment_variables)
     session_id = _session_id()
     _claim_join()
@@ -115,7 +122,7 @@ def _begin(
 
 async def join_session_async(
     tools: Iterable[Tool] = (),
-    hooks: Mapping[str, Callable[..., Any]] | None = None,
+    hooks: Hooks | None = None,
     *,
     join_timeout: float = DEFAULT_JOIN_TIMEOUT,
     requested_environment_variables: Iterable[str] = (),
@@ -147,7 +154,7 @@ async def join_session_async(
 
 def join_session(
     tools: Iterable[Tool] = (),
-    hooks: Mapping[str, Callable[..., Any]] | None = None,
+    hooks: Hooks | None = None,
     *,
     join_timeout: float = DEFAULT_JOIN_TIMEOUT,
     requested_environment_variables: Iterable[str] = (),
@@ -166,9 +173,12 @@ def join_session(
     has granted them (``extensions grant NAME VAR...``), their values are in ``os.environ``
     when this returns; if one is not granted, the host refuses the join.
 
-    ``hook_matchers`` says which tools a tool hook (``on_pre_tool_use``, ``on_post_tool_use``)
-    is for: ``{"on_pre_tool_use": ["bash", "run_*"]}`` (tool names or ``fnmatch`` patterns);
-    the host calls it only for those tools. A hook left out is called for every tool.
+    ``hooks`` are ``@hook`` functions (:mod:`sdk_extension.hooks`), each saying its hook point
+    and, for a tool hook, the tools it is for: ``@hook("pre_tool_use", tools=["bash", "run_*"])``.
+    Or a mapping ``{"on_pre_tool_use": function}`` with ``hook_matchers`` saying which tools a
+    tool hook is for: ``{"on_pre_tool_use": ["bash", "run_*"]}`` (tool names or ``fnmatch``
+    patterns). Either way the host calls it only for those tools; a hook without them is called
+    for every tool.
 
     ``on_permission_request(request, invocation)`` answers the host's permission requests (a
     hook's ``ask``): True, False, feedback text (a rejection), a dict of the SDK's decision
@@ -296,16 +306,29 @@ def _unique(items: Iterable[Any], kind: type[_N], wrong_type: str, twice: Callab
     return checked
 
 
-def _prepare(
-    tools: Iterable[Tool], hooks: Mapping[str, Callable[..., Any]] | None
-) -> tuple[list[Tool], dict[str, Callable[..., Any]]]:
-    tool_list = _unique(
+def _tools(tools: Iterable[Tool]) -> list[Tool]:
+    return _unique(
         tools,
         Tool,
         "tools must be Tool objects (use @tool or Tool(...))",
         lambda name: ExtensionError(f"tool {name!r} is given twice"),
     )
-    return tool_list, resolve_hooks(hooks)
+
+
+def registered_hooks(
+    hooks: Hooks | None, hook_matchers: Mapping[str, Iterable[str]] | None
+) -> tuple[dict[str, Callable[..., Any]], dict[str, list[str]]]:
+    """The hook functions by Python name and ``session.resume``'s ``hookMatchers``, from
+    ``@hook`` functions or from the mapping and its ``hook_matchers``: both forms are checked
+    and sent alike.
+
+    Raises:
+        InvalidHookError: a hook, or a matcher, is unusable.
+    """
+    if hooks is not None and not isinstance(hooks, Mapping):
+        hooks, hook_matchers = hook_registration(hooks, hook_matchers)
+    handlers = resolve_hooks(hooks)
+    return handlers, wire_hook_matchers(hook_matchers, handlers)
 
 
 def _commands(commands: Iterable[Command]) -> tuple[Command, ...]:

@@ -61,6 +61,53 @@ class PipeWriter:
         return self._closing
 
 
+def session_resume(hooks: dict[str, Any], hook_matchers: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """The ``session.resume`` params the SDK's client sends for ``hooks`` (by Python name) and
+    ``hook_matchers`` (by wire hook type), as a host in memory receives them."""
+    from extension_protocol.connection import Connection
+    from extension_protocol.protocol import METHOD_CONNECT, METHOD_SESSION_RESUME, PROTOCOL_VERSION
+    from sdk_extension.session import _Client
+
+    async def joined() -> dict[str, Any]:
+        to_client, to_host = asyncio.StreamReader(), asyncio.StreamReader()
+        host = Connection(to_host, PipeWriter(to_client))
+        seen: list[dict[str, Any]] = []
+        host.on_request(METHOD_CONNECT, lambda params: {"protocolVersion": PROTOCOL_VERSION})
+
+        def on_resume(params: dict[str, Any]) -> dict[str, Any]:
+            seen.append(params)
+            return {}
+
+        host.on_request(METHOD_SESSION_RESUME, on_resume)
+        serving = asyncio.ensure_future(host.serve())
+        client = _Client("s", [], hooks, Connection(to_client, PipeWriter(to_host)), (), hook_matchers)
+        try:
+            await client.join(5)
+        finally:
+            host.close()
+            client.connection.close()
+            await asyncio.gather(serving, *client.background, return_exceptions=True)
+        return seen[0]
+
+    return run(joined(), timeout=10)
+
+
+ECHO_AND_RUN_JOB = """
+    from sdk_extension import join_session, tool
+
+    @tool(description="Echo the text")
+    def echo(text: str) -> str:
+        return text
+
+    @tool(description="Pretend to run a command")
+    def run_job(text: str) -> str:
+        return "ran " + text
+
+    join_session(tools=[echo, run_job])
+"""
+"""An extension offering two tools for hook matchers to tell apart: ``echo`` and ``run_job``."""
+
+
 RAW_PROTOCOL = r"""
 import json, os, sys
 from sdk_extension._stdio import claim_protocol_stdio

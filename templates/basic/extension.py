@@ -1,6 +1,6 @@
 """__EXTENSION_NAME__: __EXTENSION_DESCRIPTION__
 
-It offers one tool, `__TOOL_PREFIX___count_lines`, and one hook, `on_pre_tool_use`, that keeps
+It offers one tool, `__TOOL_PREFIX___count_lines`, and one hook, `pre_tool_use`, that keeps
 secrets files (.env and friends) away from every tool. Edit both; `extensions dev` reloads
 this file when you save it.
 """
@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
-from sdk_extension import ToolResult, join_session, tool
-
-if TYPE_CHECKING:  # for type checkers only: the SDK loads hook types when a hook first runs
-    from sdk_extension import HookInvocation, PreToolUseInput
+from sdk_extension import HookInvocation, PreToolUseInput, PreToolUseOutput, ToolResult, hook, join_session, tool
 
 SECRET_FILE_NAMES = {".env", ".envrc", ".netrc", ".npmrc", ".pypirc", "id_rsa", "id_ed25519"}
 
@@ -36,18 +33,19 @@ def count_lines(
     return f"{path}: {count} lines"
 
 
-def protect_secrets(input: PreToolUseInput, invocation: HookInvocation) -> dict[str, str] | None:
+# A hook of every tool call (add tools=["bash", ...] to limit it to some tools). The type
+# checker knows its input and output types from the hook point's name.
+@hook("pre_tool_use")
+def protect_secrets(input: PreToolUseInput, invocation: HookInvocation) -> PreToolUseOutput | None:
     """Deny any tool call whose arguments name a secrets file."""
     for value in _strings(input.tool_args):
         for part in value.replace("\\", "/").split("/"):
             name = part.strip().strip("'\"")
             if name in SECRET_FILE_NAMES or name.startswith(".env."):
-                return {
-                    "permission_decision": "deny",
-                    "permission_decision_reason": (
-                        f"{name} may hold secrets; __EXTENSION_NAME__ keeps it away from tools"
-                    ),
-                }
+                return PreToolUseOutput(
+                    permission_decision="deny",
+                    permission_decision_reason=f"{name} may hold secrets; __EXTENSION_NAME__ keeps it away from tools",
+                )
     return None  # no opinion: other hooks and the user decide
 
 
@@ -61,8 +59,5 @@ def _strings(value: object) -> list[str]:
     return []
 
 
-session = join_session(
-    tools=[count_lines],
-    hooks={"on_pre_tool_use": protect_secrets},
-)
+session = join_session(tools=[count_lines], hooks=[protect_secrets])
 session.log(f"__EXTENSION_NAME__ ready (pid {os.getpid()})")

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from datetime import UTC, datetime
 from typing import Any, get_args
 
 import pytest
 
-from extension_protocol.connection import Connection
 from extension_protocol.errors import HookOutputError, InvalidHookError
 from extension_protocol.hook_models import PermissionDecision
 from extension_protocol.hook_points import (
@@ -31,11 +29,10 @@ from extension_protocol.hook_points import (
     hook_point,
 )
 from extension_protocol.matchers import MAX_MATCHER_PATTERN_LENGTH, MAX_MATCHER_PATTERNS, compile_matchers
-from extension_protocol.protocol import HOOK_NAMES, METHOD_CONNECT, METHOD_SESSION_RESUME, PROTOCOL_VERSION
+from extension_protocol.protocol import HOOK_NAMES
 from extension_protocol.results import ToolResult
-from helpers import PipeWriter
+from helpers import session_resume
 from sdk_extension.join import resolve_hooks, wire_hook_matchers
-from sdk_extension.session import _Client
 
 ELEVEN = [
     "on_user_prompt_submitted",
@@ -526,34 +523,10 @@ def test_join_matchers_become_hook_matchers_keyed_by_wire_hook_type() -> None:
 
 
 def test_the_client_sends_hook_matchers_in_session_resume_only_when_given() -> None:
-    """In memory: the host's end records what session.resume carried."""
-
-    async def resume_of(matchers: dict[str, list[str]] | None) -> dict[str, Any]:
-        to_client, to_host = asyncio.StreamReader(), asyncio.StreamReader()
-        host = Connection(to_host, PipeWriter(to_client))
-        seen: list[dict[str, Any]] = []
-        host.on_request(METHOD_CONNECT, lambda params: {"protocolVersion": PROTOCOL_VERSION})
-
-        def on_resume(params: dict[str, Any]) -> dict[str, Any]:
-            seen.append(params)
-            return {}
-
-        host.on_request(METHOD_SESSION_RESUME, on_resume)
-        serving = asyncio.ensure_future(host.serve())
-        hooks = {"on_pre_tool_use": lambda i, v: None}
-        client = _Client("s", [], hooks, Connection(to_client, PipeWriter(to_host)), (), matchers)
-        try:
-            async with asyncio.timeout(5):
-                await client.join(5)
-        finally:
-            host.close()
-            client.connection.close()
-            await asyncio.gather(serving, *client.background, return_exceptions=True)
-        return seen[0]
-
-    with_matchers = asyncio.run(resume_of({"preToolUse": ["bash"]}))
+    hooks = {"on_pre_tool_use": lambda i, v: None}
+    with_matchers = session_resume(hooks, {"preToolUse": ["bash"]})
     assert with_matchers["hookTypes"] == ["preToolUse"] and with_matchers["hookMatchers"] == {"preToolUse": ["bash"]}
-    assert "hookMatchers" not in asyncio.run(resume_of(None))
+    assert "hookMatchers" not in session_resume(hooks)
 
 
 # -- inputs as the Copilot CLI sends them -------------------------------------------------------

@@ -10,23 +10,9 @@ import textwrap
 import pytest
 
 from extension_host.frontends.cli import main
-from helpers import RAW_PROTOCOL, Project, run
+from helpers import ECHO_AND_RUN_JOB, RAW_PROTOCOL, Project, run
 
 pytestmark = pytest.mark.subprocess
-
-TOOLS = """
-    from sdk_extension import join_session, tool
-
-    @tool(description="Echo the text")
-    def echo(text: str) -> str:
-        return text
-
-    @tool(description="Pretend to run a command")
-    def run_job(text: str) -> str:
-        return "ran " + text
-
-    join_session(tools=[echo, run_job])
-"""
 
 GUARD = """
     from sdk_extension import join_session
@@ -78,7 +64,7 @@ def raw(matchers: object) -> str:
 def test_a_python_extension_s_hooks_run_only_for_the_tools_their_matchers_name(project: Project) -> None:
     """The pre hook guards run_job (a glob) but not echo; the post hook sees echo only; the
     skipped hook sends nothing and emits no hook event."""
-    project.add_extension("a_tools", TOOLS)
+    project.add_extension("a_tools", ECHO_AND_RUN_JOB)
     project.add_extension("b_guard", GUARD)
 
     async def scenario() -> None:
@@ -107,7 +93,7 @@ def test_a_raw_protocol_client_s_hook_matchers_are_honoured_as_a_js_extension_s_
     project: Project,
 ) -> None:
     """hookMatchers in session.resume, keyed by wire hook type, limit the hook to those tools."""
-    project.add_extension("a_tools", TOOLS)
+    project.add_extension("a_tools", ECHO_AND_RUN_JOB)
     project.add_extension("b_raw", raw({"preToolUse": ["run_*"]}))
 
     async def scenario() -> None:
@@ -163,7 +149,7 @@ def test_inspect_shows_the_matchers_in_text_and_json(project: Project, capsys: p
 def test_call_verbose_shows_who_was_called_who_decided_and_who_was_skipped(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    project.add_extension("a_tools", TOOLS)
+    project.add_extension("a_tools", ECHO_AND_RUN_JOB)
     project.add_extension("b_guard", GUARD)
     args = ["--root", str(project.root), "--home", str(project.home), "call"]
     assert main([*args, "echo", '{"text": "hi"}', "--verbose"]) == 0

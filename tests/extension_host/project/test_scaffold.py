@@ -82,7 +82,7 @@ def test_the_basic_template_renders_a_compilable_extension_with_a_named_tool(tmp
     assert "__EXTENSION_NAME__" not in text and "__TOOL_PREFIX__" not in text
     assert '@tool(name="my-ext_count_lines"' in text
     assert "def count_lines(" in text
-    assert '"on_pre_tool_use": protect_secrets' in text
+    assert '@hook("pre_tool_use")\ndef protect_secrets(' in text and "hooks=[protect_secrets]" in text
     assert declared_tool_names(text) == ["my-ext_count_lines"] == tool_names("my-ext")
     py_compile.compile(str(entry), doraise=True, cfile=str(tmp_path / "compiled.pyc"))
 
