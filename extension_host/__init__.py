@@ -16,45 +16,141 @@ from typing import TYPE_CHECKING
 from extension_protocol.lazy import first_use_loader
 
 if TYPE_CHECKING:
-    from extension_protocol.results import ToolResult
+    from extension_protocol.results import ToolResult as ToolResult
 
-    from .calls.command_registry import CommandInfo, CommandResult
-    from .calls.permissions import PermissionOutcome
+    from .calls.command_registry import CommandInfo as CommandInfo
+    from .calls.command_registry import CommandResult as CommandResult
+    from .calls.permissions import PermissionOutcome as PermissionOutcome
     from .errors import (
-        ExtensionHostError,
-        ExtensionLoadError,
-        ProjectRootError,
-        RuntimeFolderError,
-        ScaffoldError,
-        SessionError,
-        SessionIdError,
-        SessionLockedError,
-        ToolCollisionError,
-        TrustFileError,
-        UnknownExtensionError,
-        UnknownSessionError,
-        UnknownToolError,
+        ExtensionHostError as ExtensionHostError,
     )
-    from .hooks.runner import DEFAULT_HOOK_TIMEOUT, GUARD_HOOKS, HookRecord
-    from .hooks.specs import hookimpl
-    from .host import ExtensionHost
-    from .info import ExtensionInfo, ExtensionStatus, ToolInfo
-    from .outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, ToolCallResult
-    from .project.trust import TrustDecision, TrustStore
-    from .runtime.budget import CrashBudget, ReloadBudget
-    from .runtime.options import DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Limits, Timeouts
-    from .session.agents import Agent, AgentReply, AgentRequest, OfferedTool, ScriptedAgent
-    from .session.custom_agents import CustomAgent
+    from .errors import (
+        ExtensionLoadError as ExtensionLoadError,
+    )
+    from .errors import (
+        ProjectRootError as ProjectRootError,
+    )
+    from .errors import (
+        RuntimeFolderError as RuntimeFolderError,
+    )
+    from .errors import (
+        ScaffoldError as ScaffoldError,
+    )
+    from .errors import (
+        SessionError as SessionError,
+    )
+    from .errors import (
+        SessionIdError as SessionIdError,
+    )
+    from .errors import (
+        SessionLockedError as SessionLockedError,
+    )
+    from .errors import (
+        ToolCollisionError as ToolCollisionError,
+    )
+    from .errors import (
+        TrustFileError as TrustFileError,
+    )
+    from .errors import (
+        UnknownExtensionError as UnknownExtensionError,
+    )
+    from .errors import (
+        UnknownSessionError as UnknownSessionError,
+    )
+    from .errors import (
+        UnknownToolError as UnknownToolError,
+    )
+    from .hooks.runner import (
+        DEFAULT_HOOK_TIMEOUT as DEFAULT_HOOK_TIMEOUT,
+    )
+    from .hooks.runner import (
+        GUARD_HOOKS as GUARD_HOOKS,
+    )
+    from .hooks.runner import (
+        HookRecord as HookRecord,
+    )
+    from .hooks.specs import hookimpl as hookimpl
+    from .host import ExtensionHost as ExtensionHost
+    from .info import ExtensionInfo as ExtensionInfo
+    from .info import ExtensionStatus as ExtensionStatus
+    from .info import ToolInfo as ToolInfo
+    from .outcomes import (
+        ErrorDecision as ErrorDecision,
+    )
+    from .outcomes import (
+        PromptResult as PromptResult,
+    )
+    from .outcomes import (
+        SessionEndResult as SessionEndResult,
+    )
+    from .outcomes import (
+        SessionStartResult as SessionStartResult,
+    )
+    from .outcomes import (
+        ToolCallResult as ToolCallResult,
+    )
+    from .project.trust import TrustDecision as TrustDecision
+    from .project.trust import TrustStore as TrustStore
+    from .runtime.budget import CrashBudget as CrashBudget
+    from .runtime.budget import ReloadBudget as ReloadBudget
+    from .runtime.options import (
+        DEFAULT_READINESS_TIMEOUT as DEFAULT_READINESS_TIMEOUT,
+    )
+    from .runtime.options import (
+        DEFAULT_TOOL_TIMEOUT as DEFAULT_TOOL_TIMEOUT,
+    )
+    from .runtime.options import (
+        Limits as Limits,
+    )
+    from .runtime.options import (
+        Timeouts as Timeouts,
+    )
+    from .session.agents import (
+        Agent as Agent,
+    )
+    from .session.agents import (
+        AgentReply as AgentReply,
+    )
+    from .session.agents import (
+        AgentRequest as AgentRequest,
+    )
+    from .session.agents import (
+        OfferedTool as OfferedTool,
+    )
+    from .session.agents import (
+        ScriptedAgent as ScriptedAgent,
+    )
+    from .session.custom_agents import CustomAgent as CustomAgent
     from .session.errors import (
-        AttachmentError,
-        NoAgentError,
-        PromptQueueFullError,
-        PromptRejectedError,
-        TurnAbortedError,
-        TurnCancelledError,
-        TurnError,
+        AttachmentError as AttachmentError,
     )
-    from .session.model_context import ContextMessage, ModelContext, ToolCall
+    from .session.errors import (
+        NoAgentError as NoAgentError,
+    )
+    from .session.errors import (
+        PromptQueueFullError as PromptQueueFullError,
+    )
+    from .session.errors import (
+        PromptRejectedError as PromptRejectedError,
+    )
+    from .session.errors import (
+        TurnAbortedError as TurnAbortedError,
+    )
+    from .session.errors import (
+        TurnCancelledError as TurnCancelledError,
+    )
+    from .session.errors import (
+        TurnError as TurnError,
+    )
+    from .session.model_context import (
+        ContextMessage as ContextMessage,
+    )
+    from .session.model_context import (
+        ModelContext as ModelContext,
+    )
+    from .session.model_context import (
+        ToolCall as ToolCall,
+    )
 
 # The names load on first use: a process that needs one module of the package (a hook command
 # that only talks to a running host) does not pay for importing the whole host.
@@ -119,59 +215,4 @@ _EXPORTS = {
 __getattr__ = first_use_loader(__name__, _EXPORTS, globals())
 
 
-__all__ = [
-    "DEFAULT_HOOK_TIMEOUT",
-    "DEFAULT_READINESS_TIMEOUT",
-    "DEFAULT_TOOL_TIMEOUT",
-    "GUARD_HOOKS",
-    "Agent",
-    "AgentReply",
-    "AgentRequest",
-    "AttachmentError",
-    "CommandInfo",
-    "CommandResult",
-    "ContextMessage",
-    "CrashBudget",
-    "CustomAgent",
-    "ErrorDecision",
-    "ExtensionHost",
-    "ExtensionHostError",
-    "ExtensionInfo",
-    "ExtensionLoadError",
-    "ExtensionStatus",
-    "HookRecord",
-    "Limits",
-    "ModelContext",
-    "NoAgentError",
-    "OfferedTool",
-    "PermissionOutcome",
-    "ProjectRootError",
-    "PromptQueueFullError",
-    "PromptRejectedError",
-    "PromptResult",
-    "ReloadBudget",
-    "RuntimeFolderError",
-    "ScaffoldError",
-    "ScriptedAgent",
-    "SessionEndResult",
-    "SessionError",
-    "SessionIdError",
-    "SessionLockedError",
-    "SessionStartResult",
-    "Timeouts",
-    "ToolCall",
-    "ToolCallResult",
-    "ToolCollisionError",
-    "ToolInfo",
-    "ToolResult",
-    "TrustDecision",
-    "TrustFileError",
-    "TrustStore",
-    "TurnAbortedError",
-    "TurnCancelledError",
-    "TurnError",
-    "UnknownExtensionError",
-    "UnknownSessionError",
-    "UnknownToolError",
-    "hookimpl",
-]
+__all__ = sorted(_EXPORTS)

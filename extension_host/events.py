@@ -131,11 +131,9 @@ The wire refuses far shallower nesting; this only keeps the walk itself safe."""
 
 EPHEMERAL_EVENT_TYPES: Final = frozenset(
     {
-        # Seed 003's live UI state: streaming, the prompt queue, progress, catalogues.
+        # Live state: streaming, the prompt queue, progress, catalogues.
         "assistant.message_delta",
         "assistant.reasoning_delta",
-        "assistant.streaming_delta",
-        "assistant.tool_call_delta",
         "assistant.message_start",
         "assistant.intent",
         "assistant.idle",
@@ -145,26 +143,18 @@ EPHEMERAL_EVENT_TYPES: Final = frozenset(
         "tool.execution_partial_result",
         "session.tools_updated",
         "session.extensions_loaded",
-        "session.custom_notification",
         "session.idle",
         "session.title_changed",
-        "session.usage_info",
         # Requests answered live; a resumed session cannot answer them again.
         "command.queued",
         "command.execute",
         "command.completed",
         "commands.changed",
-        "capabilities.changed",
-        "user_input.requested",
-        "user_input.completed",
-        "elicitation.requested",
-        "elicitation.completed",
-        # A running hook's progress (hook.start and hook.end are persisted, as in the CLI).
-        "hook.progress",
     }
 )
 """Event types that are delivered live and never persisted, whoever emits them: the published
-SDK's ``ephemeral: true`` events that this host can emit."""
+SDK's ``ephemeral: true`` events that this host emits. The one table of it: the JSON Schema
+(:mod:`extension_host.schemas.event_types`) reads it, and every type here has a schema there."""
 
 EventListener = Callable[[Event], None]
 EventSink = Callable[[Event, int], None]

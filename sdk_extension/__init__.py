@@ -23,41 +23,87 @@ from typing import TYPE_CHECKING
 from extension_protocol.lazy import first_use_loader
 
 if TYPE_CHECKING:
-    from extension_protocol.commands import Command, CommandContext, command
+    from extension_protocol.commands import Command as Command
+    from extension_protocol.commands import CommandContext as CommandContext
+    from extension_protocol.commands import command as command
     from extension_protocol.errors import (
-        ExtensionError,
-        HookOutputError,
-        InvalidCommandError,
-        InvalidHookError,
-        InvalidToolError,
-        JoinError,
-        NotUnderHostError,
-        SessionRpcError,
-        ToolArgumentsError,
+        ExtensionError as ExtensionError,
+    )
+    from extension_protocol.errors import (
+        HookOutputError as HookOutputError,
+    )
+    from extension_protocol.errors import (
+        InvalidCommandError as InvalidCommandError,
+    )
+    from extension_protocol.errors import (
+        InvalidHookError as InvalidHookError,
+    )
+    from extension_protocol.errors import (
+        InvalidToolError as InvalidToolError,
+    )
+    from extension_protocol.errors import (
+        JoinError as JoinError,
+    )
+    from extension_protocol.errors import (
+        NotUnderHostError as NotUnderHostError,
+    )
+    from extension_protocol.errors import (
+        SessionRpcError as SessionRpcError,
+    )
+    from extension_protocol.errors import (
+        ToolArgumentsError as ToolArgumentsError,
     )
     from extension_protocol.hook_points import (
-        ErrorOccurredInput,
-        ErrorOccurredOutput,
-        HookInvocation,
-        PostToolUseInput,
-        PostToolUseOutput,
-        PreToolUseInput,
-        PreToolUseOutput,
-        SessionEndInput,
-        SessionEndOutput,
-        SessionStartInput,
-        SessionStartOutput,
-        UserPromptSubmittedInput,
-        UserPromptSubmittedOutput,
+        ErrorOccurredInput as ErrorOccurredInput,
     )
-    from extension_protocol.protocol import HOOK_NAMES
-    from extension_protocol.results import ToolResult
-    from extension_protocol.tools import Tool, ToolInvocation, tool
+    from extension_protocol.hook_points import (
+        ErrorOccurredOutput as ErrorOccurredOutput,
+    )
+    from extension_protocol.hook_points import (
+        HookInvocation as HookInvocation,
+    )
+    from extension_protocol.hook_points import (
+        PostToolUseInput as PostToolUseInput,
+    )
+    from extension_protocol.hook_points import (
+        PostToolUseOutput as PostToolUseOutput,
+    )
+    from extension_protocol.hook_points import (
+        PreToolUseInput as PreToolUseInput,
+    )
+    from extension_protocol.hook_points import (
+        PreToolUseOutput as PreToolUseOutput,
+    )
+    from extension_protocol.hook_points import (
+        SessionEndInput as SessionEndInput,
+    )
+    from extension_protocol.hook_points import (
+        SessionEndOutput as SessionEndOutput,
+    )
+    from extension_protocol.hook_points import (
+        SessionStartInput as SessionStartInput,
+    )
+    from extension_protocol.hook_points import (
+        SessionStartOutput as SessionStartOutput,
+    )
+    from extension_protocol.hook_points import (
+        UserPromptSubmittedInput as UserPromptSubmittedInput,
+    )
+    from extension_protocol.hook_points import (
+        UserPromptSubmittedOutput as UserPromptSubmittedOutput,
+    )
+    from extension_protocol.protocol import HOOK_NAMES as HOOK_NAMES
+    from extension_protocol.results import ToolResult as ToolResult
+    from extension_protocol.tools import Tool as Tool
+    from extension_protocol.tools import ToolInvocation as ToolInvocation
+    from extension_protocol.tools import tool as tool
 
-    from .hooks import Hook, hook
-    from .join import join_session, join_session_async
-    from .session import Session
-    from .subagents import CustomAgent
+    from .hooks import Hook as Hook
+    from .hooks import hook as hook
+    from .join import join_session as join_session
+    from .join import join_session_async as join_session_async
+    from .session import Session as Session
+    from .subagents import CustomAgent as CustomAgent
 
 # The names load on first use: the extension that joins pays for them when it asks, and a
 # process that needs one module of the package (a hook command reading the wire's limits from
@@ -105,41 +151,4 @@ _EXPORTS = {
 __getattr__ = first_use_loader(__name__, _EXPORTS, globals())
 
 
-__all__ = [
-    "HOOK_NAMES",
-    "Command",
-    "CommandContext",
-    "CustomAgent",
-    "ErrorOccurredInput",
-    "ErrorOccurredOutput",
-    "ExtensionError",
-    "Hook",
-    "HookInvocation",
-    "HookOutputError",
-    "InvalidCommandError",
-    "InvalidHookError",
-    "InvalidToolError",
-    "JoinError",
-    "NotUnderHostError",
-    "PostToolUseInput",
-    "PostToolUseOutput",
-    "PreToolUseInput",
-    "PreToolUseOutput",
-    "Session",
-    "SessionEndInput",
-    "SessionEndOutput",
-    "SessionRpcError",
-    "SessionStartInput",
-    "SessionStartOutput",
-    "Tool",
-    "ToolArgumentsError",
-    "ToolInvocation",
-    "ToolResult",
-    "UserPromptSubmittedInput",
-    "UserPromptSubmittedOutput",
-    "command",
-    "hook",
-    "join_session",
-    "join_session_async",
-    "tool",
-]
+__all__ = sorted(_EXPORTS)

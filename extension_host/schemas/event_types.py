@@ -1,14 +1,15 @@
 """Every session event type this host emits, its envelope, and one check for any event.
 
-:data:`EVENT_TYPES` is the table: an event type, the shape of its ``data``, and whether the
-event is always ephemeral (never persisted). From it come the event models (the envelope
-``{id, timestamp, parentId, type, data, ephemeral?, agentId?}`` with ``type`` fixed and ``data``
-of that shape), the discriminated union ``SessionEvent`` on ``type`` that
-``session-events.schema.json`` is generated from, and :func:`check_event`, which the test suite
-runs on every event it sees. An event type missing from the table is an error, so a new event
-gets a shape before it ships. Adding one is a row here and, if need be, a shape in
-:mod:`~extension_host.schemas.session_data`, :mod:`~extension_host.schemas.turn_data` or
-:mod:`~extension_host.schemas.call_data`.
+:data:`EVENT_TYPES` is the table: an event type and the shape of its ``data``; whether the event
+is always ephemeral (never persisted) is the host's own table,
+:data:`~extension_host.events.EPHEMERAL_EVENT_TYPES`, which names no type without a row here.
+From it come the event models (the envelope ``{id, timestamp, parentId, type, data, ephemeral?,
+agentId?}`` with ``type`` fixed and ``data`` of that shape), the discriminated union
+``SessionEvent`` on ``type`` that ``session-events.schema.json`` is generated from, and
+:func:`check_event`, which the test suite runs on every event it sees. An event type missing
+from the table is an error, so a new event gets a shape before it ships. Adding one is a row
+here and, if need be, a shape in :mod:`~extension_host.schemas.session_data`,
+:mod:`~extension_host.schemas.turn_data` or :mod:`~extension_host.schemas.call_data`.
 
 This module imports pydantic and builds every validator when first imported; the host itself
 never imports it (the ``schema`` command and the tests do).
@@ -23,6 +24,7 @@ from typing import Annotated, Any, Final, Literal, NotRequired
 from pydantic import Field, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict
 
+from extension_host.events import EPHEMERAL_EVENT_TYPES
 from extension_host.schemas import call_data as c
 from extension_host.schemas import session_data as d
 from extension_host.schemas import turn_data as t
@@ -42,37 +44,40 @@ class EventType:
 
     name: str
     data: Any
-    ephemeral: Literal["always", "optional", "optional-true"] = "optional"
-    """``always``: the SDK requires ``ephemeral: true`` (delivered live, never persisted);
-    ``optional``: ``ephemeral`` may be absent or either boolean; ``optional-true``: absent or true."""
+
+    @property
+    def always_ephemeral(self) -> bool:
+        """Whether the event is never persisted (``ephemeral: true`` required): the host's own
+        table, :data:`~extension_host.events.EPHEMERAL_EVENT_TYPES`, says."""
+        return self.name in EPHEMERAL_EVENT_TYPES
 
 
 EVENT_TYPES: Final[tuple[EventType, ...]] = (
     EventType("session.start", d.SessionStartData),
     EventType("session.resume", d.SessionResumeData),
     EventType("session.shutdown", d.SessionShutdownData),
-    EventType("session.idle", d.SessionIdleData, ephemeral="always"),
-    EventType("session.title_changed", d.SessionTitleChangedData, ephemeral="always"),
+    EventType("session.idle", d.SessionIdleData),
+    EventType("session.title_changed", d.SessionTitleChangedData),
     EventType("session.model_change", d.SessionModelChangeData),
     EventType("session.info", d.SessionInfoData),
     EventType("session.warning", d.SessionWarningData),
     EventType("session.error", d.SessionErrorData),
-    EventType("session.tools_updated", c.ToolsUpdatedData, ephemeral="always"),
-    EventType("session.extensions_loaded", c.ExtensionsLoadedData, ephemeral="always"),
+    EventType("session.tools_updated", c.ToolsUpdatedData),
+    EventType("session.extensions_loaded", c.ExtensionsLoadedData),
     EventType("user.message", t.UserMessageData),
-    EventType("pending_messages.modified", d.EmptyData, ephemeral="always"),
+    EventType("pending_messages.modified", d.EmptyData),
     EventType("system.message", d.SystemMessageData),
     EventType("system.notification", d.SystemNotificationData),
     EventType("assistant.turn_start", t.AssistantTurnData),
-    EventType("assistant.intent", t.AssistantIntentData, ephemeral="always"),
+    EventType("assistant.intent", t.AssistantIntentData),
     EventType("assistant.reasoning", t.AssistantReasoningData),
-    EventType("assistant.reasoning_delta", t.AssistantReasoningDeltaData, ephemeral="always"),
-    EventType("assistant.message_start", t.AssistantMessageStartData, ephemeral="always"),
-    EventType("assistant.message_delta", t.AssistantMessageDeltaData, ephemeral="always"),
+    EventType("assistant.reasoning_delta", t.AssistantReasoningDeltaData),
+    EventType("assistant.message_start", t.AssistantMessageStartData),
+    EventType("assistant.message_delta", t.AssistantMessageDeltaData),
     EventType("assistant.message", t.AssistantMessageData),
     EventType("assistant.turn_end", t.AssistantTurnData),
-    EventType("assistant.idle", t.AssistantIdleData, ephemeral="always"),
-    EventType("assistant.usage", t.AssistantUsageData, ephemeral="always"),
+    EventType("assistant.idle", t.AssistantIdleData),
+    EventType("assistant.usage", t.AssistantUsageData),
     EventType("abort", t.AbortData),
     EventType("subagent.started", t.SubagentStartedData),
     EventType("subagent.selected", t.SubagentSelectedData),
@@ -80,8 +85,8 @@ EVENT_TYPES: Final[tuple[EventType, ...]] = (
     EventType("subagent.failed", t.SubagentFailedData),
     EventType("tool.user_requested", c.ToolUserRequestedData),
     EventType("tool.execution_start", c.ToolExecutionStartData),
-    EventType("tool.execution_progress", c.ToolExecutionProgressData, ephemeral="always"),
-    EventType("tool.execution_partial_result", c.ToolExecutionPartialResultData, ephemeral="always"),
+    EventType("tool.execution_progress", c.ToolExecutionProgressData),
+    EventType("tool.execution_partial_result", c.ToolExecutionPartialResultData),
     EventType("tool.execution_complete", c.ToolExecutionCompleteData),
     EventType("external_tool.requested", c.ExternalToolRequestedData),
     EventType("external_tool.completed", c.ExternalToolCompletedData),
@@ -89,10 +94,10 @@ EVENT_TYPES: Final[tuple[EventType, ...]] = (
     EventType("hook.end", c.HookEndData),
     EventType("permission.requested", c.PermissionRequestedData),
     EventType("permission.completed", c.PermissionCompletedData),
-    EventType("command.queued", c.CommandQueuedData, ephemeral="always"),
-    EventType("command.execute", c.CommandExecuteData, ephemeral="always"),
-    EventType("command.completed", c.CommandCompletedData, ephemeral="always"),
-    EventType("commands.changed", c.CommandsChangedData, ephemeral="always"),
+    EventType("command.queued", c.CommandQueuedData),
+    EventType("command.execute", c.CommandExecuteData),
+    EventType("command.completed", c.CommandCompletedData),
+    EventType("commands.changed", c.CommandsChangedData),
 )
 
 
@@ -107,11 +112,8 @@ def _model_name(event_type: str) -> str:
     return "".join(word[:1].upper() + word[1:] for word in words) + "Event"
 
 
-_EPHEMERAL: Final[dict[str, Any]] = {
-    "always": Annotated[Literal[True], Field(description="Always true: delivered live, never persisted.")],
-    "optional": NotRequired[Annotated[bool, Field(description="True when the event is not persisted.")]],
-    "optional-true": NotRequired[Annotated[Literal[True], Field(description="True when the event is not persisted.")]],
-}
+_ALWAYS_EPHEMERAL: Final = Annotated[Literal[True], Field(description="Always true: delivered live, never persisted.")]
+_MAYBE_EPHEMERAL: Final = NotRequired[Annotated[bool, Field(description="True when the event is not persisted.")]]
 
 
 def _event_model(row: EventType) -> Any:
@@ -124,7 +126,7 @@ def _event_model(row: EventType) -> Any:
         ],
         "type": Literal[row.name],
         "data": row.data,
-        "ephemeral": _EPHEMERAL[row.ephemeral],
+        "ephemeral": _ALWAYS_EPHEMERAL if row.always_ephemeral else _MAYBE_EPHEMERAL,
         "agentId": NotRequired[
             Annotated[str, Field(description="The sub-agent that emitted it; absent for the main agent.")]
         ],

@@ -16,6 +16,7 @@ from extension_host.schemas.event_types import EVENT_TYPES
 from extension_host.session.persisted import PersistedSession
 from extension_host.session.store import SessionStore
 from extension_protocol.protocol import Event
+from helpers import REPO_ROOT
 
 
 @pytest.fixture
@@ -181,6 +182,14 @@ def test_without_a_store_nothing_is_written_and_replay_comes_from_memory(tmp_pat
     assert not (tmp_path / "home").exists()
 
 
-def test_every_type_the_sdk_always_marks_ephemeral_is_in_the_hosts_table() -> None:
-    always = {event_type.name for event_type in EVENT_TYPES if event_type.ephemeral == "always"}
-    assert always <= EPHEMERAL_EVENT_TYPES, sorted(always - EPHEMERAL_EVENT_TYPES)
+def test_the_published_schema_requires_ephemeral_exactly_for_the_hosts_ephemeral_types() -> None:
+    """The host's table is the one source: every type in it has a schema, and the generated
+    file marks those types, and only those, as always ephemeral."""
+    assert {event_type.name for event_type in EVENT_TYPES} >= EPHEMERAL_EVENT_TYPES
+    schema = json.loads((REPO_ROOT / "extension_host/schemas/session-events.schema.json").read_text(encoding="utf-8"))
+    always = {
+        model["properties"]["type"]["const"]
+        for model in schema["$defs"].values()
+        if "type" in model.get("properties", {}) and model["properties"].get("ephemeral", {}).get("const") is True
+    }
+    assert always == EPHEMERAL_EVENT_TYPES
