@@ -39,7 +39,8 @@ from pydantic import StrictBool, TypeAdapter, ValidationError
 from typing_extensions import TypedDict as PydanticTypedDict
 
 from extension_protocol.connection import RpcError
-from extension_protocol.protocol import INVALID_PARAMS, ResultType
+from extension_protocol.hook_points import HOOK_POINTS
+from extension_protocol.protocol import HOOK_WIRE_NAMES, INVALID_PARAMS, ResultType
 from extension_protocol.results import ToolResult
 
 from ..errors import TrustFileError
@@ -52,6 +53,7 @@ __all__ = [
     "MAX_HOOK_AGENT_CHARS",
     "MAX_HOOK_TOOL_NAME_CHARS",
     "HookCall",
+    "HookWireName",
     "parse_hook_call",
     "run_hook_call",
 ]
@@ -61,7 +63,7 @@ MAX_HOOK_TOOL_NAME_CHARS: Final = 256
 MAX_HOOK_AGENT_CHARS: Final = 256
 """Longest subagent id or type a hook request may carry."""
 
-HookWireName = Literal[
+HookWireName = Literal[  # the hook points another agent's hook command may run (a test holds them to the table)
     "preToolUse",
     "postToolUse",
     "postToolUseFailure",
@@ -72,7 +74,7 @@ HookWireName = Literal[
     "subagentStart",
     "subagentStop",
 ]
-_SUBAGENT_HOOKS: Final = frozenset({"subagentStart", "subagentStop"})
+_SUBAGENT_HOOKS: Final = frozenset({HOOK_WIRE_NAMES["on_subagent_start"], HOOK_WIRE_NAMES["on_subagent_stop"]})
 
 
 class _ToolResultShape(PydanticTypedDict):
@@ -115,7 +117,7 @@ class HookCall(TypedDict, total=False):
 
 
 _VALIDATOR: Final = TypeAdapter(_HookCallShape)
-_TOOL_HOOKS: Final = frozenset({"preToolUse", "postToolUse", "postToolUseFailure"})
+_TOOL_HOOKS: Final = frozenset(point.wire_name for point in HOOK_POINTS.values() if point.for_tools)
 _SOURCES: Final = frozenset({"startup", "resume", "new"})
 _END_REASONS: Final = frozenset({"complete", "error", "abort", "timeout", "user_exit"})
 

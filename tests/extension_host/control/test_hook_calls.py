@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 from extension_host import ExtensionHost, hookimpl
-from extension_host.control.hook_calls import parse_hook_call, run_hook_call
+from extension_host.control.hook_calls import HookWireName, parse_hook_call, run_hook_call
 from extension_protocol.connection import RpcError
-from extension_protocol.protocol import INVALID_PARAMS
+from extension_protocol.protocol import HOOK_WIRE_NAMES, INVALID_PARAMS
 from helpers import Project, run
 
 
@@ -280,3 +280,11 @@ def test_another_agents_subagent_start_and_stop_run_the_subagent_hooks_in_the_se
     assert start.transcript_path == "/t/a.jsonl" and stop.response == "Done."
     with pytest.raises(RpcError, match="subagentStop needs the agentId"):
         parse_hook_call({"hook": "subagentStop", "response": "x"})
+
+
+def test_the_hooks_host_hook_runs_are_named_as_the_hook_point_table_names_them() -> None:
+    """``host.hook`` takes every hook point but the two no other agent has (the transformed
+    prompt, and the error hook the host calls itself), each under its wire name."""
+    taken = set(get_args(HookWireName))
+    assert taken <= set(HOOK_WIRE_NAMES.values())
+    assert set(HOOK_WIRE_NAMES.values()) - taken == {"userPromptTransformed", "errorOccurred"}
