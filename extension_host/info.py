@@ -90,7 +90,7 @@ class ExtensionInfo:
         }
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` form (contract §9), plus the log path, shadowing, the folder a link
+        """The ``--json`` form, plus the log path, shadowing, the folder a link
         points to, the environment it asked for and got (names only), and built-in overrides."""
         return {
             "id": self.id,

@@ -73,7 +73,7 @@ _AGENT_KEYS: Final = frozenset({"agentId", "agentType", "parentAgentId"})
 Copilot CLI's does."""
 
 DEFAULT_HOOK_TIMEOUT: Final = 30.0
-"""Seconds one hook implementation may take (contract §6); configurable per host and per hook."""
+"""Seconds one hook implementation may take; configurable per host and per hook point (``Timeouts``)."""
 GUARD_HOOKS: Final = frozenset(point.name for point in HOOK_POINTS.values() if point.guard)
 """Hook points that fail closed: when one of their implementations fails, the action is denied
 (the table's ``guard``, as of import; the runner reads the table itself)."""

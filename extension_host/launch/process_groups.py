@@ -21,7 +21,7 @@ from typing import Final, Protocol
 __all__ = ["STOP_GRACE_SECONDS", "GroupLeader", "signal_group", "stop_group"]
 
 STOP_GRACE_SECONDS: Final = 5.0
-"""How long each step of the stop ladder waits before the next, harsher one (contract §3)."""
+"""How long each step of the stop ladder waits before the next, harsher one."""
 
 
 class GroupLeader(Protocol):
