@@ -15,7 +15,6 @@ from typing import Any, get_args
 
 import pytest
 
-from extension_host import ExtensionHost
 from extension_protocol import hook_models
 from extension_protocol.errors import InvalidHookError
 from extension_protocol.hook_models import (
@@ -276,7 +275,7 @@ def test_a_decorated_guard_denies_the_tools_it_names_and_is_not_called_for_other
     project.add_extension("c_mapped", MAPPED)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, stop_grace=2.0) as host:
+        async with project.host() as host:
             decorated, mapped = host.extension("b_decorated"), host.extension("c_mapped")
             assert decorated.error is None and mapped.error is None
             assert (decorated.hooks, decorated.hook_matchers) == (mapped.hooks, mapped.hook_matchers)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from extension_host import Timeouts
 from extension_host.frontends.cli import main
 from helpers import Project
 
@@ -282,7 +283,7 @@ def test_a_root_that_is_not_a_folder_is_exit_2_naming_it_for_every_command(
 def test_one_shot_commands_stop_extensions_with_the_short_ladder(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The host a one-shot command starts gets ONE_SHOT_STOP_GRACE; dev keeps the contract's."""
+    """The host a one-shot command starts gets ONE_SHOT_STOP_GRACE; dev keeps the default."""
     from extension_host.frontends import one_shot
     from extension_host.launch.process import STOP_GRACE_SECONDS
 
@@ -290,7 +291,8 @@ def test_one_shot_commands_stop_extensions_with_the_short_ladder(
     real = one_shot.ExtensionHost  # type: ignore[attr-defined]  # what the one-shot module looked up
 
     def recording(*args: object, **kwargs: object) -> object:
-        graces.append(kwargs.get("stop_grace", STOP_GRACE_SECONDS))  # type: ignore[arg-type]
+        timeouts = kwargs.get("timeouts")
+        graces.append(timeouts.stop_grace if isinstance(timeouts, Timeouts) else STOP_GRACE_SECONDS)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(one_shot, "ExtensionHost", recording)

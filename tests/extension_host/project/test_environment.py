@@ -159,8 +159,7 @@ def test_a_request_needs_a_grant_only_for_sensitive_names_that_are_set() -> None
 
 
 def _host(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("stop_grace", 2.0)
-    return ExtensionHost(project.root, project.home, watch=False, **options)
+    return project.host(watch=False, **options)
 
 
 async def _report(host: ExtensionHost) -> dict[str, Any]:
