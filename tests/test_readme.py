@@ -1,7 +1,7 @@
 """The README says what the code does: each fixed limit its table of limits names exists, with
 the default the table gives, every setting git is given over a repository's own is named, its
 table of commands has a row for every command and sub-command the parser has, and its table of
-hooks is the hook-point table's."""
+hooks is the hook-point table's; so are its tables of session-scoped methods and error codes."""
 
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ import re
 from extension_host.control.methods import CONTROL_METHODS
 from extension_host.frontends.cli import _parser
 from extension_host.launch.git import NEUTRALISED_SETTINGS
+from extension_host.runtime.session_rpc import METHOD_ALIASES, SESSION_RPC_METHODS, UNSUPPORTED_SESSION_METHODS
+from extension_host.serve.errors import SERVE_ERRORS
+from extension_protocol import protocol
+from extension_protocol.error_codes import WIRE_ERRORS
 from extension_protocol.hook_points import HOOK_POINTS
 from helpers import REPO_ROOT
 
@@ -154,3 +158,48 @@ def test_the_readme_lists_the_control_methods_of_the_table_and_no_other() -> Non
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     bullet = readme[readme.index("- **Methods** (JSON-RPC 2.0") : readme.index("## Embedding the host")]
     assert set(re.findall(r"`(host\.\w+)", bullet)) == set(CONTROL_METHODS)
+
+
+def test_the_readme_lists_the_session_rpc_methods_of_the_table_and_no_other() -> None:
+    """Every method of the session-rpc table, each of its other names and each method it refuses
+    has a row; a row names no method the host does not know (``a.b.c``/``d`` is ``a.b.d``)."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("Slash commands and the session-scoped methods") : readme.index("### Error codes")]
+    named: set[str] = set()
+    for line in section.splitlines():
+        if not line.startswith("| ext → host |"):
+            continue
+        last = ""
+        for slash, span in re.findall(r"(/?)`([^`]+)`", line.split("|")[2]):
+            word = span.split()[0]
+            if slash and re.fullmatch(r"\w+", word) and last:
+                named.add(f"{last.rpartition('.')[0]}.{word}")
+            elif re.fullmatch(r"[\w$]+(\.[\w$]+)+", word):
+                named.add(last := word)
+    table = set(SESSION_RPC_METHODS) | set(METHOD_ALIASES) | set(UNSUPPORTED_SESSION_METHODS)
+    assert table - named == set(), "the README's table of session-scoped methods misses these"
+    protocol_methods = {getattr(protocol, name) for name in protocol.__all__ if name.startswith("METHOD_")}
+    assert named - table - protocol_methods == set(), "the README names methods the host does not answer"
+
+
+def wire_error_rows() -> list[str]:
+    """The README's table of the extension protocol's error codes, generated from the table."""
+    return [f"| `{error.code}` | {error.name} | {error.origin} | {error.meaning} |" for error in WIRE_ERRORS]
+
+
+def serve_error_rows() -> list[str]:
+    """The README's table of the client protocol's own error codes, generated from the table."""
+    return [
+        f"| `{error.code}` | `{error.name}` | {error.meaning} |" for error in SERVE_ERRORS if error.origin != "JSON-RPC"
+    ]
+
+
+def test_the_readme_s_tables_of_error_codes_are_the_protocols_tables() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    for (start, end), generated in (
+        (("### Error codes", "### Schemas"), wire_error_rows()),
+        (("## Serving clients", "## Content for clients"), serve_error_rows()),
+    ):
+        section = readme[readme.index(start) : readme.index(end)]
+        rows = [line for line in section.splitlines() if line.startswith("| `-")]
+        assert rows == generated, f"the table of error codes under {start!r} should read:\n" + "\n".join(generated)
