@@ -11,6 +11,7 @@ import dataclasses
 import importlib
 import re
 
+from extension_host import Limits, Timeouts
 from extension_host.control.methods import CONTROL_METHODS
 from extension_host.frontends.cli import _parser
 from extension_host.launch.git import NEUTRALISED_SETTINGS
@@ -48,6 +49,37 @@ def test_every_fixed_limit_in_the_readme_is_the_constant_it_names() -> None:
         assert value == expected, f"README says {default} for {module}.{name}, the code has {value}"
         checked += 1
     assert checked >= 10
+
+
+def test_every_settable_limit_in_the_readme_is_the_default_of_the_option_it_names() -> None:
+    defaults = {"Timeouts": Timeouts(), "Limits": Limits()}
+    checked = 0
+    for _what, default, where in limits_table():
+        named = re.search(r"\b(Timeouts|Limits)\((\w+)=\.\.\.\)", where)
+        if named is None:
+            continue
+        number = re.search(r"([\d.,]+) ?(\w*)", default)
+        assert number is not None, default
+        expected = float(number.group(1).replace(",", "")) * _UNITS[number.group(2)]
+        value = getattr(defaults[named.group(1)], named.group(2))
+        assert value == expected, f"README says {default} for {named.group(0)}, the code has {value}"
+        checked += 1
+    assert checked >= 7
+
+
+def test_the_readme_s_example_of_the_options_gives_each_field_its_default() -> None:
+    """The per-hook-point timeouts, which have none, show an example."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    example = readme[readme.index("from extension_host import ExtensionHost, Limits, Timeouts") :]
+    example = example[: example.index("```")]
+    made = [
+        eval(ast.unparse(node), {"Timeouts": Timeouts, "Limits": Limits})
+        for node in ast.walk(ast.parse(example))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"Timeouts", "Limits"}
+    ]
+    assert [type(options) for options in made] == [Timeouts, Limits]
+    assert made[0].hooks, "the example shows a per-hook-point timeout"
+    assert (dataclasses.replace(made[0], hooks={}), made[1]) == (Timeouts(), Limits())
 
 
 def test_the_readme_names_every_setting_git_is_given_over_a_repositorys_own() -> None:
