@@ -19,7 +19,7 @@ import pytest
 
 import extension_host.project.discovery
 import extension_host.runtime.instance
-from extension_host import ExtensionHost, Timeouts
+from extension_host import Timeouts
 from extension_host.bridges.copilot import (
     LAUNCHER_FILE,
     PYTHON_ENV,
@@ -159,7 +159,7 @@ def test_under_node_the_python_extensions_tools_and_hooks_work_through_the_launc
     export_copilot(spec_of(folder), sys.executable)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(readiness=60, stop_grace=2.0)) as host:
+        async with project.host(timeouts=Timeouts(readiness=60, stop_grace=2.0)) as host:
             (info,) = host.extensions
             assert info.status == "running", info.error
             assert info.pid is not None

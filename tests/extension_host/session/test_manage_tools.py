@@ -124,7 +124,7 @@ def test_an_agent_is_offered_both_tools_with_copilot_clis_names_and_parameters(p
 
 def test_a_host_without_an_agent_or_told_not_to_offers_neither(project: Project) -> None:
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2.0)) as host:
+        async with project.host() as host:
             assert not {MANAGE_TOOL, RELOAD_TOOL} & set(host.tools)
 
     run(scenario())
