@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost, Timeouts
+from extension_host import Timeouts
 from extension_host.project.paths import control_socket_path
 from extension_protocol.framing import MAX_DEPTH, MAX_HEADER_BYTES, MAX_MESSAGE_BYTES, encode_message, read_message
 from extension_protocol.protocol import PARSE_ERROR
@@ -614,9 +614,7 @@ def test_a_hung_plain_def_hook_called_40_times_does_not_starve_its_extensions_to
     )
 
     async def scenario() -> None:
-        async with ExtensionHost(
-            project.root, project.home, timeouts=Timeouts(hook=0.5, tool=60, stop_grace=2)
-        ) as host:
+        async with project.host(timeouts=Timeouts(hook=0.5, tool=60, stop_grace=2)) as host:
             prompts = await asyncio.gather(*(host.submit_prompt("hi") for _ in range(40)))
             for _ in range(40):
                 prompts.append(await host.submit_prompt("hi"))
