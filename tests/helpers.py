@@ -187,7 +187,9 @@ TEST_TIMEOUTS: Final = Timeouts(stop_grace=2.0)
 
 @dataclass
 class Project:
-    """A temporary project (with a .git folder) and a temporary user home."""
+    """A temporary project (with a .git folder) and a temporary user home, with what tests do
+    to it: add extensions, open a host on it, run the ``extensions`` command against it (in this
+    process, beside a running event loop, or in a process of its own)."""
 
     root: Path
     home: Path
@@ -212,6 +214,12 @@ class Project:
     def cli(self, *args: str) -> int:
         """The ``extensions`` command run in this process on this project and home; its exit code."""
         return cli_main(["--root", str(self.root), "--home", str(self.home), *args])
+
+    async def cli_in_thread(self, *args: str, timeout: float = 30) -> int:
+        """:meth:`cli` from a running event loop: the command runs ``asyncio.run`` itself, so it
+        runs on a thread beside the loop (bounded: past ``timeout`` the test fails)."""
+        async with asyncio.timeout(timeout):
+            return await asyncio.to_thread(self.cli, *args)
 
     def add_extension(self, name: str, code: str, *, source: str = "project", entry: str = "extension.py") -> Path:
         """Write ``code`` (dedented) as the ``entry`` (``extension.py``, or ``extension.mjs``)

@@ -120,7 +120,7 @@ def test_a_session_resumed_after_kill_9_gives_the_agent_the_same_model_context(
     assert roles.count("user") == 2 and "tool" in roles and roles[-1] == "assistant"
 
     async def resume() -> list[Any]:
-        async with ExtensionHost(project.root, project.home, session=before["session"], watch=False) as host:
+        async with project.host(session=before["session"], watch=False) as host:
             return context_of(host)
 
     assert run(resume()) == before["context"]
@@ -155,7 +155,7 @@ def test_a_killed_host_leaves_every_written_event_and_a_resume_chains_on_them(
 
         # While it runs, no other host may have the session.
         with pytest.raises(SessionLockedError) as refused:
-            run(ExtensionHost(project.root, project.home, session=session_id, watch=False).start())
+            run(project.host(session=session_id, watch=False).start())
         assert refused.value.pid == process.pid
         assert f"session {session_id} is in use by process {process.pid}" in str(refused.value)
     finally:
@@ -168,7 +168,7 @@ def test_a_killed_host_leaves_every_written_event_and_a_resume_chains_on_them(
         log.write(b'{"id":"half-written","type":"user.mess')  # what a crash mid-write leaves
 
     async def resume() -> tuple[list[Event], list[Event], str]:
-        async with ExtensionHost(project.root, project.home, session=session_id, watch=False) as host:
+        async with project.host(session=session_id, watch=False) as host:
             replayed: list[Event] = []
             host.on_event(replayed.append, replay=True)
             result = await host.call_tool("echo", {"text": "after the crash"})
@@ -199,7 +199,7 @@ def test_new_session_ends_the_old_one_reloads_every_extension_and_starts_a_new_i
     trail = recorder(project, tmp_path, monkeypatch)
 
     async def scenario() -> tuple[str, str, str, str, list[str]]:
-        async with ExtensionHost(project.root, project.home, watch=False) as host:
+        async with project.host(watch=False) as host:
             old = host.session_id
             before = (await host.call_tool("whoami")).text_result_for_llm
             await host.call_tool("whoami")
@@ -231,9 +231,9 @@ def test_resuming_runs_the_start_hooks_with_source_resume(
     trail = recorder(project, tmp_path, monkeypatch)
 
     async def scenario() -> str:
-        async with ExtensionHost(project.root, project.home, watch=False) as host:
+        async with project.host(watch=False) as host:
             session_id = host.session_id
-        async with ExtensionHost(project.root, project.home, session=session_id, watch=False) as host:
+        async with project.host(session=session_id, watch=False) as host:
             assert host.session_id == session_id
             assert host.workspace_path == project.home / "sessions" / session_id / "files"
         return session_id
@@ -258,7 +258,7 @@ def test_a_bad_or_unknown_session_id_is_refused_before_anything_starts(
     project: Project, session: str, error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error, match=message):
-        ExtensionHost(project.root, project.home, session=session)
+        project.host(session=session)
 
 
 def test_another_projects_session_is_refused_naming_that_project(project: Project, tmp_path: Path) -> None:
@@ -271,12 +271,12 @@ def test_another_projects_session_is_refused_naming_that_project(project: Projec
 
     session_id = run(make())
     with pytest.raises(UnknownSessionError, match=f"it belongs to project {other}, not {project.root}"):
-        ExtensionHost(project.root, project.home, session=session_id)
+        project.host(session=session_id)
 
 
 def test_without_persistence_nothing_is_written_and_there_is_no_workspace(project: Project) -> None:
     async def scenario() -> Any:
-        async with ExtensionHost(project.root, project.home, watch=False, persist=False) as host:
+        async with project.host(watch=False, persist=False) as host:
             host.events.emit("user.message", {"content": "not kept"})
             return host.workspace_path, [event["type"] for event in host.replay()]
 
@@ -300,7 +300,7 @@ def test_extension_logs_reach_the_timeline_with_their_category_and_url(project: 
     project.add_extension("timeline", TIMELINE)
 
     async def scenario() -> list[Event]:
-        async with ExtensionHost(project.root, project.home, watch=False) as host:
+        async with project.host(watch=False) as host:
             await wait_for_event(host, lambda event: event["data"].get("message") == "done", timeout=30)
             return [event for event in host.replay() if event["data"].get("extensionId") == "project:timeline"]
 
@@ -324,7 +324,7 @@ def test_extension_logs_reach_the_timeline_with_their_category_and_url(project: 
 def test_new_session_starts_the_agent_on_an_empty_model_context(project: Project) -> None:
     async def scenario() -> tuple[int, int]:
         agent = ScriptedAgent([[AgentReply("first")], [AgentReply("second")]])
-        async with ExtensionHost(project.root, project.home, watch=False, agent=agent) as host:
+        async with project.host(watch=False, agent=agent) as host:
             await host.send_and_wait("hello")
             before = len(host.model_context.messages)
             await host.new_session()

@@ -45,29 +45,6 @@ PID_FILE_EXTENSION = """
 """
 
 
-def cli(
-    project: Project, *args: str, root: Path | None = None, readiness: float | None = None
-) -> subprocess.CompletedProcess[str]:
-    """The ``extensions`` command in a process of its own, bounded."""
-    options = ["--readiness-timeout", str(readiness)] if readiness is not None else []
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "extension_host",
-            "--root",
-            str(root or project.root),
-            "--home",
-            str(project.home),
-            *options,
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def pid_from(path: Path) -> int:
     return int(path.read_text())
 
@@ -162,17 +139,14 @@ def test_two_projects_with_an_extension_of_the_same_name_keep_separate_logs(proj
     extensions alike; a log grown past its limit is rotated when the extension starts."""
     other = tmp_path / "other"
     (other / ".git").mkdir(parents=True)
+    project_b = Project(other, project.home)
     pids = tmp_path / "pids"
     pids.mkdir()
     project.add_extension(
         "same", LOGGING_EXTENSION.format(pid_file=str(pids / "a"), message="'ERROR only project A has'", tool="a_hello")
     )
-    folder = other / ".github" / "extensions" / "same"
-    folder.mkdir(parents=True)
-    (folder / "extension.py").write_text(
-        textwrap.dedent(
-            LOGGING_EXTENSION.format(pid_file=str(pids / "b"), message="'project B is fine'", tool="b_hello")
-        )
+    project_b.add_extension(
+        "same", LOGGING_EXTENSION.format(pid_file=str(pids / "b"), message="'project B is fine'", tool="b_hello")
     )
     # A user extension runs in each project (its working directory is the project's root).
     project.add_extension(
@@ -183,10 +157,10 @@ def test_two_projects_with_an_extension_of_the_same_name_keep_separate_logs(proj
         source="user",
     )
 
-    a = cli(project, "inspect", "same", "--json")
+    a = project.run_command("inspect", "same", "--json", timeout=120)
     assert a.returncode == 0, a.stderr
     assert wait_for_exit(pid_from(pids / "a"), timeout=15)
-    b = cli(project, "inspect", "same", "--json", root=other)
+    b = project_b.run_command("inspect", "same", "--json", timeout=120)
     assert b.returncode == 0, b.stderr
     assert wait_for_exit(pid_from(pids / "b"), timeout=15)
     detail_a, detail_b = json.loads(a.stdout), json.loads(b.stdout)
@@ -196,7 +170,7 @@ def test_two_projects_with_an_extension_of_the_same_name_keep_separate_logs(proj
     assert Path(detail_a["log_path"]).parent == project_logs_dir(project.home, project.root)
     assert Path(detail_b["log_path"]).parent == project_logs_dir(project.home, other)
 
-    user_b = json.loads(cli(project, "inspect", "mine", "--json", root=other).stdout)
+    user_b = json.loads(project_b.run_command("inspect", "mine", "--json", timeout=120).stdout)
     assert wait_for_exit(pid_from(pids / "u"), timeout=15)
     assert [line for line in user_b["log_tail"] if "user extension in" in line] == [
         f"user extension in {other.resolve()}"
@@ -206,7 +180,7 @@ def test_two_projects_with_an_extension_of_the_same_name_keep_separate_logs(proj
     log_b = Path(detail_b["log_path"])
     with open(log_b, "ab") as grown:
         grown.truncate(LOG_MAX_BYTES + 1)
-    again = json.loads(cli(project, "inspect", "same", "--json", root=other).stdout)
+    again = json.loads(project_b.run_command("inspect", "same", "--json", timeout=120).stdout)
     assert wait_for_exit(pid_from(pids / "b"), timeout=15)
     assert log_b.with_name(log_b.name + ".1").stat().st_size >= LOG_MAX_BYTES
     assert log_b.stat().st_size < 64 * 1024
@@ -425,7 +399,7 @@ def test_a_one_shot_command_does_not_wait_the_stop_grace_for_an_extension_that_i
     pid_file = tmp_path / "pid"
     project.add_extension("sticky", f"\n    PID_FILE = {str(pid_file)!r}" + STICKY)
     started = time.monotonic()
-    listing = cli(project, "list", readiness=10)
+    listing = project.run_command("--readiness-timeout", "10", "list", timeout=120)
     ended_wall, elapsed = time.time(), time.monotonic() - started
     assert listing.returncode == 0, listing.stderr
     pid, joined_at = pid_file.read_text().split()
@@ -459,7 +433,7 @@ def test_extensions_call_prints_text_with_lone_surrogates_without_crashing(
     """A result with lone surrogates (a raw client sends them) is printed escaped, exit 0."""
     pid_file = tmp_path / "pid"
     project.add_extension("odd", f"\n    PID_FILE = {str(pid_file)!r}" + SURROGATES)
-    done = cli(project, "call", "odd_listing", *(["--json"] if json_output else []))
+    done = project.run_command("call", "odd_listing", *(["--json"] if json_output else []), timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     if json_output:

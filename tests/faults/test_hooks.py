@@ -97,7 +97,7 @@ def test_a_guard_hook_answering_a_non_object_or_malformed_output_denies_and_an_o
     pids: list[int] = []
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2)) as host:
+        async with project.host() as host:
             assert host.extension("b_raw").status == "running"
             pids.extend(pids_of(host))
             for name, garbage in GARBAGE.items():
@@ -158,7 +158,7 @@ def test_a_guard_that_hangs_is_suspended_after_two_timeouts_until_its_extension_
         )
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2, hook=1.0)) as host:
+        async with project.host(timeouts=Timeouts(stop_grace=2, hook=1.0)) as host:
             pids.extend(pids_of(host))
             for _ in range(2):
                 result = await host.call_tool("echo", {"text": "hang"})

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost, Timeouts
+from extension_host import Timeouts
 from extension_host.launch.process import failure_line, tail_lines
 from extension_host.project.paths import CACHE_ENV
 from helpers import Project, run, wait_for_event, wait_for_exit
@@ -159,7 +159,7 @@ def test_a_process_that_left_its_extensions_group_is_ended_when_the_host_stops(p
     _add(project, "escaper", "extension.py", ESCAPER)
 
     async def scenario() -> int:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=1)) as host:
+        async with project.host(timeouts=Timeouts(stop_grace=1)) as host:
             result = await host.call_tool("escape")
             escaped = int(result.text_result_for_llm)
             assert os.getsid(escaped) == escaped, "the process did not leave the extension's session"
@@ -190,7 +190,7 @@ def test_extensions_outlive_their_fork_server_and_the_next_start_gets_a_new_one(
     pids: list[int] = []
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, watch=False, timeouts=Timeouts(stop_grace=2)) as host:
+        async with project.host(watch=False) as host:
             alpha, beta = host.extension("alpha").pid, host.extension("beta").pid
             assert alpha is not None and beta is not None
             server = _parent_of(alpha)
@@ -286,7 +286,7 @@ def test_a_javascript_extension_that_cannot_find_a_package_fails_with_that_line(
     _add(project, "broken", "extension.mjs", 'import missing from "no-such-package-anywhere";\nmissing();\n')
 
     async def scenario() -> int | None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(readiness=120)) as host:
+        async with project.host(timeouts=Timeouts(readiness=120)) as host:
             info = host.extension("broken")
             assert info.status == "failed"
             assert "exited with code 1 before joining: Error [ERR_MODULE_NOT_FOUND]: Cannot find package " in (

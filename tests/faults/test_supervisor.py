@@ -8,7 +8,7 @@ import asyncio
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -40,8 +40,8 @@ def spawned(reap_extension_processes: list[int]) -> list[int]:
     return reap_extension_processes
 
 
-def host_for(project: Project, *, readiness: float = 30.0, **options: Any) -> ExtensionHost:
-    return project.host(timeouts=Timeouts(stop_grace=1.0, readiness=readiness), **options)
+TIMEOUTS: Final = Timeouts(stop_grace=1.0)
+"""The timeouts of these tests' hosts: a stopping extension is given 1 s at each step."""
 
 
 def assert_all_exited(pids: list[int]) -> None:
@@ -78,7 +78,7 @@ def test_an_extension_that_hangs_at_import_delays_and_fails_only_itself(project:
     project.add_extension("c", joining("c"))
 
     async def scenario() -> None:
-        host = host_for(project, readiness=5, watch=False)
+        host = project.host(timeouts=Timeouts(stop_grace=1.0, readiness=5), watch=False)
         starting = asyncio.ensure_future(host.start())
         try:
             await wait_for_event(host, is_log("b joined"), timeout=30)
@@ -200,7 +200,7 @@ def test_collisions_in_a_chain_end_as_load_order_says_whatever_order_the_extensi
     project.add_extension("c", chained("c", ["u"], None))
 
     async def scenario() -> None:
-        host = host_for(project, watch=False)
+        host = project.host(timeouts=TIMEOUTS, watch=False)
         starting = asyncio.ensure_future(host.start())
         try:
             # Once b has joined (and waits for a, or, were it wrong, took u from c), a may join.
@@ -257,7 +257,7 @@ def test_an_extension_that_crashes_after_joining_is_restarted_then_quarantined(
     starts = project.root / "starts.txt"
 
     async def scenario() -> None:
-        async with host_for(project, crash_budget=FAST) as host:
+        async with project.host(timeouts=TIMEOUTS, crash_budget=FAST) as host:
             for attempt in (1, 2, 3):
                 result = await host.call_tool("boom")
                 assert result.result_type == "failure"
@@ -307,7 +307,7 @@ def test_stopping_the_host_while_a_restart_waits_for_its_backoff_stops_at_once(
     (project.root / "crash").write_text("yes")
 
     async def scenario() -> None:
-        host = host_for(project, crash_budget=CrashBudget(restarts=3, window=300, backoff=60))
+        host = project.host(timeouts=TIMEOUTS, crash_budget=CrashBudget(restarts=3, window=300, backoff=60))
         async with host:
             assert (await host.call_tool("boom")).result_type == "failure"
             await wait_for_event(host, is_warning("restarting it in 60 s (restart 1 of 3"))
@@ -330,7 +330,7 @@ def test_a_one_shot_host_does_not_restart_a_crashed_extension(project: Project, 
     (project.root / "crash").write_text("yes")
 
     async def scenario() -> None:
-        async with host_for(project, watch=False, crash_budget=FAST) as host:
+        async with project.host(timeouts=TIMEOUTS, watch=False, crash_budget=FAST) as host:
             assert (await host.call_tool("boom")).result_type == "failure"
             await wait_for_event(host, is_warning("extension project:crashy failed: exited with code 3"))
             assert host.extension("crashy").status == "failed"
@@ -375,7 +375,7 @@ def test_an_extension_that_writes_into_its_own_folder_has_its_watching_paused(
     )
 
     async def scenario() -> None:
-        async with host_for(project, reload_budget=ReloadBudget(reloads=5, window=10)) as host:
+        async with project.host(timeouts=TIMEOUTS, reload_budget=ReloadBudget(reloads=5, window=10)) as host:
             save(writer)  # its first write came before watching began: a save starts the storm
             first = await wait_for_event(host, paused, timeout=60)
             reloads = reload_count(host, "project:writer")

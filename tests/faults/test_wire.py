@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost, Timeouts
+from extension_host import Timeouts
 from extension_host.project.paths import control_socket_path
 from extension_protocol.framing import MAX_DEPTH, MAX_HEADER_BYTES, MAX_MESSAGE_BYTES, encode_message, read_message
 from extension_protocol.protocol import PARSE_ERROR
@@ -165,7 +165,7 @@ def test_deeply_nested_json_from_an_extension_fails_it_at_once_and_its_pending_c
     )
 
     async def scenario() -> float:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(tool=120, stop_grace=2)) as host:
+        async with project.host(timeouts=Timeouts(tool=120, stop_grace=2)) as host:
             started = time.monotonic()
             result = await host.call_tool("nest")
             took = time.monotonic() - started
@@ -260,7 +260,7 @@ def test_a_header_no_frame_can_follow_fails_the_extension_at_once_and_its_pendin
     breaking_mid_call_beside_an_echo(project, "liar", "lie", f"os.write(OUT, {header!r})")
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(tool=120, stop_grace=2)) as host:
+        async with project.host(timeouts=Timeouts(tool=120, stop_grace=2)) as host:
             result = await host.call_tool("lie")
             info = host.extension("liar")
             assert info.status == "failed" and one_line(info.error).startswith(f"protocol error: {reason}")
@@ -337,7 +337,7 @@ def test_a_tool_returning_a_file_name_that_is_not_utf8_is_answered_with_a_replac
     )
 
     async def scenario() -> float:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(tool=120, stop_grace=2)) as host:
+        async with project.host(timeouts=Timeouts(tool=120, stop_grace=2)) as host:
             started = time.monotonic()
             result = await host.call_tool("list_files")
             took = time.monotonic() - started
@@ -409,7 +409,7 @@ def test_arguments_over_the_message_limit_fail_that_call_and_leave_the_extension
     )
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(tool=120, stop_grace=2)) as host:
+        async with project.host(timeouts=Timeouts(tool=120, stop_grace=2)) as host:
             started = time.monotonic()
             result = await host.call_tool("size", {"text": "x" * (MAX_MESSAGE_BYTES + 1)})
             print(f"oversize arguments: the call failed after {time.monotonic() - started:.3f} s")
@@ -458,7 +458,7 @@ def test_arguments_or_a_result_nested_deeper_than_the_other_side_reads_fail_that
         return value
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(tool=120, stop_grace=2)) as host:
+        async with project.host(timeouts=Timeouts(tool=120, stop_grace=2)) as host:
             pid = host.extension("nester").pid
             refused = await host.call_tool("depth", {"value": nested_list(97)})
             assert refused.result_type == "failure"
@@ -503,7 +503,7 @@ def test_a_result_over_the_message_limit_is_answered_with_a_failure_saying_so(
     )
 
     async def scenario() -> float:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(tool=120, stop_grace=2)) as host:
+        async with project.host(timeouts=Timeouts(tool=120, stop_grace=2)) as host:
             started = time.monotonic()
             result = await host.call_tool("huge")
             took = time.monotonic() - started
@@ -614,9 +614,7 @@ def test_a_hung_plain_def_hook_called_40_times_does_not_starve_its_extensions_to
     )
 
     async def scenario() -> None:
-        async with ExtensionHost(
-            project.root, project.home, timeouts=Timeouts(hook=0.5, tool=60, stop_grace=2)
-        ) as host:
+        async with project.host(timeouts=Timeouts(hook=0.5, tool=60, stop_grace=2)) as host:
             prompts = await asyncio.gather(*(host.submit_prompt("hi") for _ in range(40)))
             for _ in range(40):
                 prompts.append(await host.submit_prompt("hi"))

@@ -11,7 +11,6 @@ from types import ModuleType
 
 import pytest
 
-from extension_host import ExtensionHost, Timeouts
 from extension_protocol.hook_points import HOOK_POINTS, HookInvocation, PostToolUseInput, UserPromptSubmittedInput
 from helpers import SAMPLES, Project, load_module, run, sample_extension_module
 from sdk_extension import ToolResult
@@ -366,7 +365,7 @@ def test_under_the_host_prompts_and_tool_results_reach_the_agent_redacted(projec
     project.add_extension("leaky", LEAKY_TOOL)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2)) as host:
+        async with project.host() as host:
             sample = host.extension("redact_secrets")
             assert sample.status == "running", sample.error
             assert (sample.tools, set(sample.hooks)) == ((), {"on_user_prompt_submitted", "on_post_tool_use"})

@@ -8,7 +8,6 @@ import subprocess
 
 import pytest
 
-from extension_host import ExtensionHost, Timeouts
 from helpers import SAMPLES, Project, run
 
 pytestmark = pytest.mark.subprocess
@@ -40,7 +39,7 @@ def test_both_samples_load_together_with_their_tools_and_hooks(project: Project)
         install(project, name)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2)) as host:
+        async with project.host() as host:
             stats, guard = host.extensions
             assert (stats.status, stats.tools) == ("running", ("git_stats",))
             assert (guard.status, guard.tools, guard.hooks) == ("running", (), ("on_pre_tool_use",))

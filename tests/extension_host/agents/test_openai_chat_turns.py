@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chat_server import Answer, ChatServer, Reply, Status
-from extension_host import ExtensionHost, Timeouts, TurnAbortedError
+from extension_host import TurnAbortedError
 from extension_host.agents import OpenAIChatAgent
 from extension_protocol.protocol import Event
 from helpers import Project, run
@@ -48,7 +48,7 @@ def test_a_turn_streams_calls_the_extensions_tool_through_its_hook_and_reports_u
     async def scenario(server: ChatServer) -> None:
         agent = OpenAIChatAgent("test-model", base_url=server.base_url, environ={})
         events: list[Event] = []
-        async with ExtensionHost(project.root, project.home, agent=agent, timeouts=Timeouts(stop_grace=2.0)) as host:
+        async with project.host(agent=agent) as host:
             host.on_event(events.append)
             reply = await host.send_and_wait("how many words are in 'a b c'?", timeout=30)
             assert reply is not None
@@ -108,7 +108,7 @@ def test_an_endpoint_failure_ends_the_run_with_one_line_and_the_session_goes_on(
 
     async def scenario(server: ChatServer) -> list[dict[str, Any]]:
         agent = OpenAIChatAgent("test-model", base_url=server.base_url, environ={})
-        async with ExtensionHost(project.root, project.home, agent=agent, timeouts=Timeouts(stop_grace=2.0)) as host:
+        async with project.host(agent=agent) as host:
             with pytest.raises(TurnAbortedError) as raised:
                 await host.send_and_wait("hello", timeout=30)
             assert str(raised.value) == (

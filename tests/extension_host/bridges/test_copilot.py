@@ -19,7 +19,7 @@ import pytest
 
 import extension_host.project.discovery
 import extension_host.runtime.instance
-from extension_host import ExtensionHost, Timeouts
+from extension_host import Timeouts
 from extension_host.bridges.copilot import (
     LAUNCHER_FILE,
     PYTHON_ENV,
@@ -159,7 +159,7 @@ def test_under_node_the_python_extensions_tools_and_hooks_work_through_the_launc
     export_copilot(spec_of(folder), sys.executable)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(readiness=60, stop_grace=2.0)) as host:
+        async with project.host(timeouts=Timeouts(readiness=60, stop_grace=2.0)) as host:
             (info,) = host.extensions
             assert info.status == "running", info.error
             assert info.pid is not None
@@ -257,35 +257,26 @@ def test_extension_host_python_overrides_the_recorded_interpreter(
 
 @needs_node
 @pytest.mark.subprocess
-def test_sigterm_to_the_launcher_ends_the_python_extension_its_group_and_the_launcher_the_same_way(
-    project: Project, copilot_env: dict[str, str]
+@pytest.mark.parametrize(
+    "stop",
+    [
+        pytest.param(signal.SIGTERM, id="stopped by SIGTERM, as Copilot CLI stops an extension"),
+        pytest.param(signal.SIGKILL, id="killed outright"),
+    ],
+)
+def test_a_stopped_launcher_takes_the_python_extension_and_its_group_with_it(
+    project: Project, copilot_env: dict[str, str], stop: signal.Signals
 ) -> None:
+    """The launcher ends by the signal; the Python extension leads a group of its own, and it
+    and what it started end with the launcher."""
     folder = project.add_extension("waits", WAITS)
     export_copilot(spec_of(folder), sys.executable)
     process = start_launcher(folder, copilot_env)
     try:
         python, helper = map(int, first_line(process).split())
-        process.send_signal(signal.SIGTERM)  # the launcher only, as Copilot CLI stops an extension
-        assert process.wait(timeout=30) == -signal.SIGTERM
+        process.send_signal(stop)
+        assert process.wait(timeout=30) == -stop
         assert wait_for_exit(python, timeout=15), "the Python extension outlived its launcher"
-        assert wait_for_exit(helper, timeout=15), "what the Python extension started outlived it"
-    finally:
-        stop_group(process)
-
-
-@needs_node
-@pytest.mark.subprocess
-def test_a_launcher_killed_outright_takes_the_python_extension_and_its_group_with_it(
-    project: Project, copilot_env: dict[str, str]
-) -> None:
-    folder = project.add_extension("waits", WAITS)
-    export_copilot(spec_of(folder), sys.executable)
-    process = start_launcher(folder, copilot_env)
-    try:
-        python, helper = map(int, first_line(process).split())
-        process.kill()  # the launcher only: the Python extension leads a group of its own
-        process.wait(timeout=30)
-        assert wait_for_exit(python, timeout=15), "the Python extension outlived its killed launcher"
         assert wait_for_exit(helper, timeout=15), "what the Python extension started outlived it"
     finally:
         stop_group(process)

@@ -57,9 +57,7 @@ class Heard:
 @asynccontextmanager
 async def bridged(project: Project, heard: Heard) -> AsyncIterator[tuple[ExtensionHost, ClientSession, Heard]]:
     bridge = McpBridge(
-        lambda on_send: ExtensionHost(
-            project.root,
-            project.home,
+        lambda on_send: project.host(
             builtin_tools=[add],
             on_send=on_send,
             watch=False,

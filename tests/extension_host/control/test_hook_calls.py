@@ -6,7 +6,7 @@ from typing import Any, get_args
 
 import pytest
 
-from extension_host import ExtensionHost, hookimpl
+from extension_host import hookimpl
 from extension_host.control.hook_calls import HookWireName, parse_hook_call, run_hook_call
 from extension_protocol.connection import RpcError
 from extension_protocol.protocol import HOOK_WIRE_NAMES, INVALID_PARAMS
@@ -65,7 +65,7 @@ class Policy:
 
 def answer(project: Project, params: dict[str, Any], policy: Policy | None = None) -> dict[str, Any]:
     async def scenario() -> dict[str, Any]:
-        async with ExtensionHost(project.root, project.home, watch=False, persist=False, session_hooks=False) as host:
+        async with project.host(watch=False, persist=False, session_hooks=False) as host:
             host.register_plugin(policy or Policy(), "policy")
             return await run_hook_call(host, parse_hook_call(params))
 
@@ -110,7 +110,7 @@ def test_a_call_inside_a_subagent_runs_the_hooks_with_the_childs_session_and_its
     ]
 
     async def scenario() -> tuple[list[dict[str, Any]], str, list[tuple[str, Any]]]:
-        async with ExtensionHost(project.root, project.home, watch=False, persist=False, session_hooks=False) as host:
+        async with project.host(watch=False, persist=False, session_hooks=False) as host:
             host.register_plugin(inputs, "inputs")
             answers = [await run_hook_call(host, parse_hook_call(call)) for call in calls]
             events = [(e["type"], e.get("agentId")) for e in host.events.history() if e["type"].startswith("hook.")]
@@ -264,7 +264,7 @@ def test_another_agents_subagent_start_and_stop_run_the_subagent_hooks_in_the_se
     ]
 
     async def scenario() -> tuple[list[dict[str, Any]], str]:
-        async with ExtensionHost(project.root, project.home, watch=False, persist=False, session_hooks=False) as host:
+        async with project.host(watch=False, persist=False, session_hooks=False) as host:
             host.register_plugin(policy, "policy")
             return [await run_hook_call(host, parse_hook_call(call)) for call in calls], host.session_id
 

@@ -14,11 +14,11 @@ import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
-from extension_host import ExtensionHost, ExtensionHostError, Timeouts, UnknownExtensionError
+from extension_host import ExtensionHostError, Timeouts, UnknownExtensionError
 from extension_host.control import private_socket
 from extension_host.control import service as control
 from extension_host.control.methods import CONTROL_METHODS
@@ -77,15 +77,9 @@ def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         yield folder
 
 
-def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("watch", False)  # reloads in these tests come from the control socket only
-    return project.host(timeouts=Timeouts(stop_grace=2.0, readiness=10.0), **options)
-
-
-async def cli_in_thread(project: Project, *args: str) -> int:
-    """The CLI calls asyncio.run itself, so it runs on a thread beside the test's loop."""
-    async with asyncio.timeout(30):
-        return await asyncio.to_thread(project.cli, *args)
+TIMEOUTS: Final = Timeouts(stop_grace=2.0, readiness=10.0)
+"""The timeouts of these tests' hosts (which watch no folders: reloads come from the control
+socket only)."""
 
 
 def lines_of(text: str) -> list[list[str]]:
@@ -133,7 +127,7 @@ def loop_errors() -> Iterator[list[dict[str, Any]]]:
 
 def test_the_server_answers_exactly_the_methods_of_the_table(project: Project) -> None:
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host:
             assert list(ControlServer(host)._handlers) == list(CONTROL_METHODS)
 
     run(scenario())
@@ -148,7 +142,7 @@ def test_the_socket_is_private_to_its_user_and_removed_when_the_server_closes(
     monkeypatch.setenv(RUNTIME_ENV, str(nested))
 
     async def scenario() -> Path:
-        async with host_for(project) as host, ControlServer(host) as server:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host) as server:
             assert server.path == control_socket_path(project.root)
             assert server.path.parent == nested
             info = server.path.lstat()
@@ -169,12 +163,12 @@ def test_list_and_inspect_answer_from_the_running_host(
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project) as host, ControlServer(host):
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host):
             (info,) = host.extensions
             assert info.pid is not None
             note = f"(from the running host, pid {os.getpid()})"
 
-            assert await cli_in_thread(project, "list", "--json") == 0
+            assert await project.cli_in_thread("list", "--json") == 0
             out = capsys.readouterr()
             listing = json.loads(out.out)
             assert listing["root"] == str(project.root.resolve())
@@ -183,23 +177,23 @@ def test_list_and_inspect_answer_from_the_running_host(
             ]
             assert note in out.err
 
-            assert await cli_in_thread(project, "list") == 0
+            assert await project.cli_in_thread("list") == 0
             out = capsys.readouterr()
             assert ["project:calc", "running", str(info.pid), "add", "-"] in lines_of(out.out)
             assert note in out.err
 
-            assert await cli_in_thread(project, "inspect", "calc", "--json") == 0
+            assert await project.cli_in_thread("inspect", "calc", "--json") == 0
             detail = json.loads(capsys.readouterr().out)
             assert detail == json.loads(json.dumps(describe_extension(host, "calc")))
             assert detail["pid"] == info.pid
             assert detail["tools"][0]["parameters"]["required"] == ["a", "b"]
 
-            assert await cli_in_thread(project, "inspect", "calc") == 0
+            assert await project.cli_in_thread("inspect", "calc") == 0
             text = capsys.readouterr().out
             assert f"pid:     {info.pid}" in text
             assert "add: Add two integers" in text
 
-            assert await cli_in_thread(project, "inspect", "nope") == 1
+            assert await project.cli_in_thread("inspect", "nope") == 1
             assert "no extension named 'nope'; discovered: project:calc" in capsys.readouterr().err
 
     run(scenario())
@@ -212,17 +206,17 @@ def test_reload_name_makes_the_new_code_answer(
     project.add_extension("which", which("v1"))
 
     async def scenario() -> None:
-        async with host_for(project) as host, ControlServer(host):
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host):
             old_pid = host.extension("which").pid
             project.add_extension("which", which("v2"))
-            assert await cli_in_thread(project, "reload", "which") == 0
+            assert await project.cli_in_thread("reload", "which") == 0
             out = capsys.readouterr()
             assert lines_of(out.out) == [["project:which", "reloaded", "tools:", "which"]]
             assert f"(from the running host, pid {os.getpid()})" in out.err
             assert (await host.call_tool("which")).text_result_for_llm == "v2"
             assert host.extension("which").pid != old_pid
 
-            assert await cli_in_thread(project, "reload", "--json") == 0
+            assert await project.cli_in_thread("reload", "--json") == 0
             answer = json.loads(capsys.readouterr().out)
             assert answer["root"] == str(project.root.resolve())
             assert answer["host_running"] is True
@@ -238,19 +232,19 @@ def test_a_reload_with_a_syntax_error_is_kept_and_exits_1_while_the_old_version_
     project.add_extension("which", which("v1"))
 
     async def scenario() -> None:
-        async with host_for(project) as host, ControlServer(host):
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host):
             project.add_extension("which", BROKEN)
-            assert await cli_in_thread(project, "reload", "which") == 1
+            assert await project.cli_in_thread("reload", "which") == 1
             (line,) = capsys.readouterr().out.splitlines()
             assert line.split()[:5] == ["project:which", "kept", "new", "version", "failed,"]
             assert "SyntaxError" in line
             assert (await host.call_tool("which")).text_result_for_llm == "v1"
 
-            assert await cli_in_thread(project, "reload", "which", "--json") == 1
+            assert await project.cli_in_thread("reload", "which", "--json") == 1
             (outcome,) = json.loads(capsys.readouterr().out)["outcomes"]
             assert (outcome["action"], outcome["status"]) == ("kept", "running")
 
-            assert await cli_in_thread(project, "reload", "nope") == 1
+            assert await project.cli_in_thread("reload", "nope") == 1
             assert "no extension named 'nope'" in capsys.readouterr().err
 
     run(scenario())
@@ -332,7 +326,7 @@ def test_connect_to_host_removes_a_stale_file_and_the_server_starts_over_one(pro
         assert removed == [path]  # nothing there: no socket, nothing stale
 
         leave_stale_socket(path)
-        async with host_for(project) as host, ControlServer(host):
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host):
             client = await connect_to_host(project.root)
             assert client is not None
             try:
@@ -351,8 +345,8 @@ def test_a_second_server_for_the_same_root_refuses_to_start_and_names_the_pid(pr
     """While one host answers, another ControlServer for the root raises; the first keeps answering."""
 
     async def scenario() -> None:
-        async with host_for(project) as host, ControlServer(host) as first:
-            second = ControlServer(host_for(project))
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host) as first:
+            second = ControlServer(project.host(timeouts=TIMEOUTS, watch=False))
             with pytest.raises(
                 ExtensionHostError, match=rf"already running for .* \(pid {os.getpid()}\); stop it first"
             ):
@@ -372,7 +366,7 @@ def test_closing_the_server_ends_the_connections_of_its_clients(project: Project
     """close() returns while a client is still connected, and that client's next request fails clearly."""
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host:
             server = ControlServer(host)
             await server.start()
             client = await connect_to_host(project.root)
@@ -396,7 +390,7 @@ def test_a_client_that_breaks_framing_is_told_so_and_dropped_and_the_next_one_is
     """Bytes that are not a frame get one parse error, then end that client's connection only."""
 
     async def scenario() -> None:
-        async with host_for(project) as host, ControlServer(host) as server:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host) as server:
             reader, writer = await asyncio.open_unix_connection(str(server.path))
             writer.write(b"Content-Length: nope\r\n\r\n")
             assert await answers_until_closed(reader) == [parse_error("Content-Length is not a number: 'nope'")]
@@ -414,7 +408,7 @@ def test_unknown_extensions_and_bad_params_get_named_errors(project: Project, ru
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with host_for(project) as host, ControlServer(host):
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host):
             client = await connect_to_host(project.root)
             assert client is not None
             try:
@@ -449,7 +443,7 @@ def test_a_client_that_disconnects_mid_reload_does_not_disturb_the_host(project:
 
         gate = await asyncio.start_unix_server(hold, path=str(gate_path))
         try:
-            async with host_for(project) as host, ControlServer(host) as server:
+            async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host) as server:
                 old_pid = host.extension("which").pid
                 # The new version waits at the gate before it joins, so the reload is surely under way.
                 wait_at_gate = (
@@ -516,7 +510,7 @@ def belong_to_someone_else(path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
 
 async def refused_by_server_and_client(project: Project, match: str) -> None:
     """ControlServer.start and connect_to_host both raise ExtensionHostError matching ``match``."""
-    async with host_for(project) as host:
+    async with project.host(timeouts=TIMEOUTS, watch=False) as host:
         with pytest.raises(ExtensionHostError, match=match):
             await ControlServer(host).start()
     with pytest.raises(ExtensionHostError, match=match):
@@ -558,7 +552,7 @@ def test_a_symbolic_link_in_place_of_the_runtime_folder_is_refused(project: Proj
     runtime.symlink_to(target)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host:
             with pytest.raises(ExtensionHostError, match=rf"{runtime} is a symbolic link, not a folder"):
                 await ControlServer(host, runtime / "host.sock").start()
 
@@ -582,7 +576,7 @@ def test_a_runtime_folder_in_a_parent_others_may_write_is_refused_unless_it_is_s
     parent.chmod(0o1777)
 
     async def scenario() -> None:
-        async with host_for(project) as host, ControlServer(host):
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host):
             client = await connect_to_host(project.root)
             assert client is not None
             await client.close()
@@ -707,7 +701,7 @@ def test_the_server_drops_a_client_of_another_user_without_a_word(
         return b"answered: " + b"".join(json.dumps(answer).encode() for answer in answers)
 
     async def scenario(stranger: Stranger | None) -> bytes:
-        async with host_for(project) as host, ControlServer(host):
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host):
             with loop_errors() as errors:
                 if stranger is None:
                     report = await knock_in_process()
@@ -824,7 +818,7 @@ def test_a_client_beyond_max_clients_is_told_so_and_closed_while_the_others_are_
             return await asyncio.open_unix_connection(str(path))
 
     async def scenario() -> None:
-        async with host_for(project) as host, ControlServer(host) as server:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host) as server:
             with loop_errors() as errors:
                 clients = [await connect(server.path) for _ in range(MAX_CLIENTS)]
                 for reader, writer in clients:  # each one is served, so each one counts
@@ -884,7 +878,7 @@ def test_a_message_too_big_too_deep_or_not_json_gets_a_parse_error_and_only_its_
     connected and the next one are served, and no traceback reaches the loop."""
 
     async def scenario() -> None:
-        async with host_for(project) as host, ControlServer(host) as server:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host) as server:
             with loop_errors() as errors:
                 bystander = await connect_to_host(project.root)
                 assert bystander is not None
@@ -912,7 +906,7 @@ def test_a_client_that_never_reads_its_answers_is_disconnected_and_the_host_serv
     monkeypatch.setattr(control, "MAX_CONTROL_QUEUED_BYTES", 64 * 1024)
 
     async def scenario() -> None:
-        async with host_for(project) as host, ControlServer(host) as server:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host) as server:
             with loop_errors() as errors:
                 _reader, writer = await asyncio.open_unix_connection(str(server.path))
                 with pytest.raises((ConnectionResetError, BrokenPipeError)):
@@ -953,13 +947,13 @@ def test_list_and_inspect_exit_1_while_an_extension_is_quarantined(
     budget = CrashBudget(restarts=0, window=300, backoff=0.01)
 
     async def scenario() -> None:
-        async with host_for(project, watch=True, crash_budget=budget) as host, ControlServer(host):
+        async with project.host(timeouts=TIMEOUTS, crash_budget=budget) as host, ControlServer(host):
             await host.call_tool("boom")
             await wait_for_event(host, lambda event: "quarantined" in str(event["data"].get("message", "")))
             assert host.extension("crashy").status == "quarantined"
-            assert await cli_in_thread(project, "list", "--json") == 1
+            assert await project.cli_in_thread("list", "--json") == 1
             assert json.loads(capsys.readouterr().out)["extensions"][0]["status"] == "quarantined"
-            assert await cli_in_thread(project, "inspect", "crashy") == 1
+            assert await project.cli_in_thread("inspect", "crashy") == 1
             assert "quarantined" in capsys.readouterr().out
 
     run(scenario())

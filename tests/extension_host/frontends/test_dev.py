@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 import textwrap
 
 import pytest
@@ -83,13 +82,7 @@ def test_a_running_dev_answers_list_from_another_shell_and_refuses_a_second_dev(
             await dev.send("list")
             pid = int((await dev.expect(r"^project:live\s+running\s+(\d+)")).group(1))
             listing = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "extension_host",
-                "--root",
-                str(project.root),
-                "list",
-                "--json",
+                *project.command("list", "--json"),
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
             )
@@ -99,12 +92,7 @@ def test_a_running_dev_answers_list_from_another_shell_and_refuses_a_second_dev(
             assert json.loads(out)["extensions"][0]["pid"] == pid
             assert b"from the running host" in err
             second = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "extension_host",
-                "--root",
-                str(project.root),
-                "dev",
+                *project.command("dev"),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
             )

@@ -10,7 +10,6 @@ import pytest
 
 from extension_host import ExtensionHost, Timeouts
 from extension_host.control.service import ControlServer
-from extension_host.frontends.cli import main
 from extension_host.project.trust import TrustStore
 from helpers import Project, process_exists, run, running_dev, wait_for_exit
 
@@ -37,10 +36,6 @@ HOLDER = """
 REPORT = r"token=(\S+) pid=(\d+) child=(\d+)"
 
 
-def _cli(project: Project, *args: str) -> list[str]:
-    return ["--root", str(project.root), "--home", str(project.home), *args]
-
-
 @pytest.mark.subprocess
 def test_revoking_a_grant_stops_every_process_holding_the_value_until_it_is_granted_again(
     project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -50,7 +45,7 @@ def test_revoking_a_grant_stops_every_process_holding_the_value_until_it_is_gran
     a new grant brings it back."""
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_revoke_me")
     project.add_extension("spy", HOLDER)
-    assert main(_cli(project, "grant", "spy", "GITHUB_TOKEN")) == 0
+    assert project.cli("grant", "spy", "GITHUB_TOKEN") == 0
 
     async def scenario() -> None:
         async with running_dev(project) as dev:
@@ -61,7 +56,7 @@ def test_revoking_a_grant_stops_every_process_holding_the_value_until_it_is_gran
                 assert b"GITHUB_TOKEN=ghp_revoke_me" in environ.read()  # the child holds it too
             capsys.readouterr()
 
-            assert await asyncio.to_thread(main, _cli(project, "grant", "spy", "GITHUB_TOKEN", "--revoke")) == 0
+            assert await project.cli_in_thread("grant", "spy", "GITHUB_TOKEN", "--revoke") == 0
             out = capsys.readouterr().out
             assert "took back GITHUB_TOKEN from project:spy" in out
             assert re.search(r"project:spy\s+stopped\s+needs grant: GITHUB_TOKEN", out), out
@@ -73,19 +68,19 @@ def test_revoking_a_grant_stops_every_process_holding_the_value_until_it_is_gran
             await dev.expect(r"tool 'report' is unavailable: extension project:spy failed: needs grant: GITHUB_TOKEN")
             assert not any("ghp_revoke_me" in line for line in dev.seen[revoked_at:])
 
-            assert await asyncio.to_thread(main, _cli(project, "list", "--json")) == 1
+            assert await project.cli_in_thread("list", "--json") == 1
             (entry,) = json.loads(capsys.readouterr().out)["extensions"]
             assert entry["status"] == "failed"
             assert entry["error"].startswith("needs grant: GITHUB_TOKEN")
             assert "extensions grant spy GITHUB_TOKEN" in entry["error"]
             assert entry["environment"] == {"requested": ["GITHUB_TOKEN"], "granted": [], "missing": ["GITHUB_TOKEN"]}
-            assert await asyncio.to_thread(main, _cli(project, "inspect", "spy")) == 1
+            assert await project.cli_in_thread("inspect", "spy") == 1
             assert "needs grant: GITHUB_TOKEN" in capsys.readouterr().out
             # A host of its own (extensions call) does not get the value either.
-            assert await asyncio.to_thread(main, _cli(project, "call", "report")) == 1
+            assert await project.cli_in_thread("call", "report") == 1
             assert "ghp_revoke_me" not in capsys.readouterr().out
 
-            assert await asyncio.to_thread(main, _cli(project, "grant", "spy", "GITHUB_TOKEN")) == 0
+            assert await project.cli_in_thread("grant", "spy", "GITHUB_TOKEN") == 0
             assert re.search(r"project:spy\s+reloaded", capsys.readouterr().out)
             await dev.send("call report")
             token, new_pid, _ = (await dev.expect(REPORT)).groups()
@@ -112,9 +107,9 @@ def test_revoke_may_stand_before_between_or_after_the_names(
     project: Project, capsys: pytest.CaptureFixture[str], arguments: tuple[str, ...]
 ) -> None:
     project.add_extension("spy", "")
-    assert main(_cli(project, "grant", "spy", "GITHUB_TOKEN", "NPM_TOKEN", "SENTRY_DSN")) == 0
+    assert project.cli("grant", "spy", "GITHUB_TOKEN", "NPM_TOKEN", "SENTRY_DSN") == 0
     capsys.readouterr()
-    assert main(_cli(project, "grant", *arguments)) == 0
+    assert project.cli("grant", *arguments) == 0
     assert "took back GITHUB_TOKEN, NPM_TOKEN" in capsys.readouterr().out or "--json" in arguments
     assert TrustStore(project.home).granted(project.root, "project", "spy") == {"SENTRY_DSN"}
 
@@ -123,7 +118,7 @@ def test_trust_refuses_allow_failed_guards_with_revoke_in_one_line(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main(_cli(project, "trust", "--revoke", "--allow-failed-guards"))
+        project.cli("trust", "--revoke", "--allow-failed-guards")
     assert exit_info.value.code == 2
     assert (
         capsys.readouterr()
@@ -135,7 +130,7 @@ def test_trust_refuses_allow_failed_guards_with_revoke_in_one_line(
 
 def test_grant_without_a_name_is_told_the_name_is_missing(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main(_cli(project, "grant", "--revoke"))
+        project.cli("grant", "--revoke")
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1].endswith("the following arguments are required: name")
 
@@ -160,8 +155,7 @@ def test_revoking_a_user_extension_s_grant_reaches_the_host_of_every_project(
             info = host.extension("user:spy")
             assert info.status == "running", info.error
             assert info.pid is not None
-            revoke = _cli(project, "grant", "user:spy", "GITHUB_TOKEN", "--revoke")
-            assert await asyncio.to_thread(main, revoke) == 0
+            assert await project.cli_in_thread("grant", "user:spy", "GITHUB_TOKEN", "--revoke") == 0
             assert re.search(r"user:spy\s+stopped\s+needs grant: GITHUB_TOKEN", capsys.readouterr().out)
             assert wait_for_exit(info.pid), "the other project's host kept a revoked secret"
 

@@ -9,7 +9,6 @@ import textwrap
 
 import pytest
 
-from extension_host.frontends.cli import main
 from helpers import ECHO_AND_RUN_JOB, RAW_PROTOCOL, Project, run
 
 pytestmark = pytest.mark.subprocess
@@ -138,11 +137,10 @@ def test_a_bad_matcher_fails_the_join_with_one_line_naming_the_hook_and_pattern(
 
 def test_inspect_shows_the_matchers_in_text_and_json(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     project.add_extension("b_guard", GUARD)
-    args = ["--root", str(project.root), "--home", str(project.home), "inspect", "b_guard"]
-    assert main([*args, "--json"]) == 0
+    assert project.cli("inspect", "b_guard", "--json") == 0
     detail = json.loads(capsys.readouterr().out)
     assert detail["hook_matchers"] == {"on_pre_tool_use": ["bash", "run_*"], "on_post_tool_use": ["ech?"]}
-    assert main(args) == 0
+    assert project.cli("inspect", "b_guard") == 0
     assert "hooks:   on_pre_tool_use [bash, run_*], on_post_tool_use [ech?]" in capsys.readouterr().out
 
 
@@ -151,12 +149,11 @@ def test_call_verbose_shows_who_was_called_who_decided_and_who_was_skipped(
 ) -> None:
     project.add_extension("a_tools", ECHO_AND_RUN_JOB)
     project.add_extension("b_guard", GUARD)
-    args = ["--root", str(project.root), "--home", str(project.home), "call"]
-    assert main([*args, "echo", '{"text": "hi"}', "--verbose"]) == 0
+    assert project.cli("call", "echo", '{"text": "hi"}', "--verbose") == 0
     err = capsys.readouterr().err
     assert "project:b_guard: on_post_tool_use ok" in err
     assert "project:b_guard: on_pre_tool_use skipped (its matcher does not match echo)" in err
-    assert main([*args, "run_job", '{"text": "x"}', "--verbose"]) == 1
+    assert project.cli("call", "run_job", '{"text": "x"}', "--verbose") == 1
     err = capsys.readouterr().err
     assert "project:b_guard: on_pre_tool_use ok, decided deny" in err
     assert "decided deny by project:b_guard" in err

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import extension_host.launch.forkserver
-from extension_host import ExtensionHost, Timeouts
+from extension_host import Timeouts
 from extension_host.launch.forkserver import FORK_SERVER_ENV, ForkServer, fork_server_supported, fork_server_wanted
 from helpers import Project, assert_orphan_exits_when_host_is_killed, run, wait_for_event, wait_for_exit
 
@@ -63,7 +63,7 @@ def test_an_extension_sees_the_same_process_setup_whether_forked_or_spawned(
 
     async def scenario() -> None:
         environment = {**os.environ, "FORK_TEST_MARKER": "from-the-host"}
-        async with ExtensionHost(project.root, project.home, environment=environment, fork_server=fork_server) as host:
+        async with project.host(environment=environment, fork_server=fork_server) as host:
             result = await host.call_tool("describe")
             assert result.result_type == "success", result.text_result_for_llm
             seen = json.loads(result.text_result_for_llm)
@@ -105,7 +105,7 @@ def test_a_forked_extension_that_ends_early_fails_with_its_exit_code_and_reason(
     project.add_extension("early", code + "\n")
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home) as host:
+        async with project.host() as host:
             info = host.extension("early")
             assert info.status == "failed"
             assert reason in (info.error or "")
@@ -119,7 +119,7 @@ def test_a_forked_extension_exits_cleanly_on_end_of_stream_and_the_server_stops_
     project.add_extension("probe", INTROSPECT)
 
     async def scenario() -> tuple[int, int]:
-        host = ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=10))
+        host = project.host(timeouts=Timeouts(stop_grace=10))
         await host.start()
         try:
             pid = host.extension("probe").pid
@@ -144,7 +144,7 @@ def test_when_the_fork_server_dies_its_extensions_keep_running_and_a_reload_fork
     project.add_extension("probe", INTROSPECT)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, watch=False) as host:
+        async with project.host(watch=False) as host:
             first = host.extension("probe").pid
             assert first is not None
             server = _parent_of(first)
@@ -174,7 +174,7 @@ def test_without_pidfds_an_extension_that_exits_after_its_server_died_is_found_b
     monkeypatch.setattr(extension_host.launch.forkserver, "ORPHAN_POLL_SECONDS", 0.05)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, watch=False) as host:
+        async with project.host(watch=False) as host:
             pid = host.extension("probe").pid
             assert pid is not None
             server = _parent_of(pid)
@@ -200,7 +200,7 @@ def test_the_host_starts_extensions_itself_when_the_fork_server_cannot_start(
     monkeypatch.setattr(ForkServer, "_start", broken_start)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home) as host:
+        async with project.host() as host:
             info = host.extension("probe")
             assert info.status == "running"
             assert _parent_of(info.pid or 0) == os.getpid()
@@ -217,7 +217,7 @@ def test_a_fork_server_that_stops_answering_is_killed_and_the_extension_starts_w
     monkeypatch.setattr(extension_host.launch.forkserver, "REQUEST_TIMEOUT", 1.0)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, watch=False) as host:
+        async with project.host(watch=False) as host:
             server = _parent_of(host.extension("probe").pid or 0)
             os.kill(server, signal.SIGSTOP)
             outcome = await host.reload("probe")
@@ -238,7 +238,7 @@ def test_setting_extension_host_fork_server_to_0_starts_a_new_interpreter_per_ex
     monkeypatch.setenv("EXTENSION_HOST_FORK_SERVER", "0")
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home) as host:
+        async with project.host() as host:
             assert _parent_of(host.extension("probe").pid or 0) == os.getpid()
 
     run(scenario())

@@ -58,38 +58,31 @@ def _close_stdin(process: asyncio.subprocess.Process) -> None:
     process.stdin.close()
 
 
-def test_a_process_that_exits_at_end_of_input_is_stopped_by_closing_it_alone() -> None:
+@pytest.mark.parametrize(
+    ("code", "grace", "exit_code"),
+    [
+        pytest.param(EXITS_AT_END_OF_INPUT, 30, 0, id="a process that exits at end of input is stopped by closing it"),
+        pytest.param(
+            IGNORES_END_OF_INPUT,
+            0.2,
+            -signal.SIGTERM,
+            id="a process that ignores end of input gets SIGTERM after the grace",
+        ),
+        pytest.param(
+            IGNORES_SIGTERM, 0.2, -signal.SIGKILL, id="a process that ignores SIGTERM gets SIGKILL after a second grace"
+        ),
+    ],
+)
+def test_the_stop_ladder_ends_a_process_at_the_first_step_it_heeds(code: str, grace: float, exit_code: int) -> None:
     async def scenario() -> int:
-        process, _ = await _start(EXITS_AT_END_OF_INPUT)
+        process, ready = await _start(code)
+        assert ready == "ready"  # what it ignores is ignored by now
         try:
-            return await stop_group(process, 30, lambda: _close_stdin(process))
+            return await stop_group(process, grace, lambda: _close_stdin(process))
         finally:
             await _reap(process)
 
-    assert run(scenario()) == 0
-
-
-def test_a_process_that_ignores_end_of_input_gets_sigterm_after_the_grace() -> None:
-    async def scenario() -> int:
-        process, _ = await _start(IGNORES_END_OF_INPUT)
-        try:
-            return await stop_group(process, 0.2, lambda: _close_stdin(process))
-        finally:
-            await _reap(process)
-
-    assert run(scenario()) == -signal.SIGTERM
-
-
-def test_a_process_that_ignores_sigterm_gets_sigkill_after_a_second_grace() -> None:
-    async def scenario() -> int:
-        process, ready = await _start(IGNORES_SIGTERM)
-        assert ready == "ready"  # its SIGTERM handler is in place
-        try:
-            return await stop_group(process, 0.2, lambda: _close_stdin(process))
-        finally:
-            await _reap(process)
-
-    assert run(scenario()) == -signal.SIGKILL
+    assert run(scenario()) == exit_code
 
 
 def test_what_a_stopped_process_left_in_its_group_is_killed_with_it() -> None:

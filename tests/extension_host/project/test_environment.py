@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from extension_host import ExtensionHost
 from extension_host.control.service import ControlServer
-from extension_host.frontends.cli import main
 from extension_host.project.environment import (
     SENSITIVE_PATTERNS,
     carries_credentials,
@@ -158,10 +157,6 @@ def test_a_request_needs_a_grant_only_for_sensitive_names_that_are_set() -> None
 # -- real extensions ---------------------------------------------------------------------------
 
 
-def _host(project: Project, **options: Any) -> ExtensionHost:
-    return project.host(watch=False, **options)
-
-
 async def _report(host: ExtensionHost) -> dict[str, Any]:
     result = await host.call_tool("report")
     assert result.success, result.text_result_for_llm
@@ -182,7 +177,7 @@ def test_an_extension_sees_none_of_its_hosts_secrets(
     project.add_extension("spy", REPORTER.format(request=""))
 
     async def scenario() -> None:
-        async with _host(project, fork_server=fork_server) as host:
+        async with project.host(watch=False, fork_server=fork_server) as host:
             report = await _report(host)
             seen = set(report["environ"]) | set(report["initial"])
             assert not seen & set(withheld), seen & set(withheld)
@@ -204,9 +199,8 @@ def test_a_requested_variable_is_refused_until_granted_then_exactly_it_arrives(
     if not fork_server:
         monkeypatch.setenv("EXTENSION_HOST_FORK_SERVER", "0")
     project.add_extension("spy", REPORTER.format(request=', requested_environment_variables=["GITHUB_TOKEN"]'))
-    cli = ["--root", str(project.root), "--home", str(project.home)]
 
-    assert main([*cli, "list", "--json"]) == 1
+    assert project.cli("list", "--json") == 1
     (entry,) = json.loads(capsys.readouterr().out)["extensions"]
     assert entry["status"] == "failed"
     assert entry["error"] == (
@@ -214,17 +208,17 @@ def test_a_requested_variable_is_refused_until_granted_then_exactly_it_arrives(
     )
     assert entry["environment"] == {"requested": ["GITHUB_TOKEN"], "granted": [], "missing": ["GITHUB_TOKEN"]}
 
-    assert main([*cli, "grant", "spy", "GITHUB_TOKEN"]) == 0
+    assert project.cli("grant", "spy", "GITHUB_TOKEN") == 0
     assert "granted GITHUB_TOKEN to project:spy" in capsys.readouterr().out
 
-    assert main([*cli, "list", "--json"]) == 0
+    assert project.cli("list", "--json") == 0
     (entry,) = json.loads(capsys.readouterr().out)["extensions"]
     assert entry["status"] == "running"
     assert entry["environment"] == {"requested": ["GITHUB_TOKEN"], "granted": ["GITHUB_TOKEN"], "missing": []}
     assert "ghp_secret" not in json.dumps(entry)  # names only, never values
 
     async def scenario() -> None:
-        async with _host(project) as host:
+        async with project.host(watch=False) as host:
             report = await _report(host)
             assert report["environ"]["GITHUB_TOKEN"] == "ghp_secret"
             assert set(report["environ"]) & set(SECRETS) == {"GITHUB_TOKEN"}
@@ -243,7 +237,7 @@ def test_unset_and_ordinary_requests_need_no_grant(project: Project, monkeypatch
     )
 
     async def scenario() -> None:
-        async with _host(project) as host:
+        async with project.host(watch=False) as host:
             info = host.extension("spy")
             assert info.status == "running", info.error
             assert info.environment_granted == ("PLAIN_SETTING",)
@@ -266,7 +260,7 @@ def test_a_malformed_request_fails_the_extension(project: Project, request_code:
     project.add_extension("spy", REPORTER.format(request=f", requested_environment_variables={request_code}"))
 
     async def scenario() -> None:
-        async with _host(project) as host:
+        async with project.host(watch=False) as host:
             info = host.extension("spy")
             assert info.status == "failed"
             assert info.error is not None and message in info.error
@@ -277,16 +271,15 @@ def test_a_malformed_request_fails_the_extension(project: Project, request_code:
 def test_grant_refuses_bad_names_and_unknown_extensions(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     """A bad variable name is bad usage (2); an extension nobody discovered fails (1), naming the known ones."""
     project.add_extension("spy", "")
-    cli = ["--root", str(project.root), "--home", str(project.home)]
-    assert main([*cli, "grant", "spy", "NOT-A-NAME"]) == 2
+    assert project.cli("grant", "spy", "NOT-A-NAME") == 2
     assert "'NOT-A-NAME' is not an environment variable name" in capsys.readouterr().err
-    assert main([*cli, "grant", "nope", "GITHUB_TOKEN"]) == 1
+    assert project.cli("grant", "nope", "GITHUB_TOKEN") == 1
     assert "no extension named 'nope'; discovered: project:spy" in capsys.readouterr().err
-    assert main([*cli, "grant", "spy", "GITHUB_TOKEN", "NPM_TOKEN", "--json"]) == 0
+    assert project.cli("grant", "spy", "GITHUB_TOKEN", "NPM_TOKEN", "--json") == 0
     assert json.loads(capsys.readouterr().out)["granted"] == ["GITHUB_TOKEN", "NPM_TOKEN"]
-    assert main([*cli, "grant", "spy", "NPM_TOKEN", "--revoke"]) == 0
+    assert project.cli("grant", "spy", "NPM_TOKEN", "--revoke") == 0
     assert "took back NPM_TOKEN from project:spy; it is granted: GITHUB_TOKEN" in capsys.readouterr().out
-    assert main([*cli, "grant", "spy", "--json"]) == 0
+    assert project.cli("grant", "spy", "--json") == 0
     assert json.loads(capsys.readouterr().out)["granted"] == ["GITHUB_TOKEN"]
 
 
@@ -299,7 +292,7 @@ def test_a_started_host_is_not_dumpable(project: Project) -> None:
     """After start(), the host's process refuses /proc/<pid>/environ to its same-user children."""
 
     async def scenario() -> None:
-        async with _host(project):
+        async with project.host(watch=False):
             libc = ctypes.CDLL(None, use_errno=True)
             assert libc.prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE
 
@@ -358,12 +351,11 @@ def test_a_grant_reloads_the_extension_in_the_running_host(
     """An extension failed for want of a variable runs as soon as extensions grant gives it."""
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_running")
     project.add_extension("spy", REPORTER.format(request=', requested_environment_variables=["GITHUB_TOKEN"]'))
-    cli = ["--root", str(project.root), "--home", str(project.home)]
 
     async def scenario() -> None:
-        async with _host(project) as host, ControlServer(host):
+        async with project.host(watch=False) as host, ControlServer(host):
             assert host.extension("spy").status == "failed"
-            assert await asyncio.to_thread(main, [*cli, "grant", "spy", "GITHUB_TOKEN"]) == 0
+            assert await project.cli_in_thread("grant", "spy", "GITHUB_TOKEN") == 0
             out = capsys.readouterr().out
             assert "the running host applied it" in out and "reloaded" in out, out
             assert host.extension("spy").status == "running"

@@ -13,9 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extension_host import ExtensionHost, Timeouts
 from extension_host.errors import ScaffoldError
-from extension_host.frontends.cli import main
 from extension_host.project.discovery import NAME_PATTERN, check_name
 from extension_host.project.scaffold import (
     DEFAULT_DESCRIPTION,
@@ -131,7 +129,7 @@ def test_the_command_scaffolds_an_mjs_extension_and_names_its_file(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """extensions scaffold NAME --template mjs says which file it created."""
-    assert main(["--root", str(project.root), "--home", str(project.home), "scaffold", "js", "--template", "mjs"]) == 0
+    assert project.cli("scaffold", "js", "--template", "mjs") == 0
     entry = project.root / ".github" / "extensions" / "js" / "extension.mjs"
     assert f"created {entry}" in capsys.readouterr().out.splitlines()
     assert entry.is_file()
@@ -156,7 +154,7 @@ def test_the_command_refuses_a_name_ending_in_a_newline_with_exit_code_2(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """extensions scaffold $'abc\\n' is bad usage: exit 2, the rule on stderr, no folder."""
-    assert main(["--root", str(project.root), "--home", str(project.home), "scaffold", "abc\n"]) == 2
+    assert project.cli("scaffold", "abc\n") == 2
     assert "starts with a letter or digit" in capsys.readouterr().err
     assert not (project.root / ".github").exists()
 
@@ -267,7 +265,7 @@ def test_extensions_whose_names_used_to_collide_all_run_side_by_side(project: Pr
     assert len({tool for tools in expected.values() for tool in tools}) == len(chosen)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2.0)) as host:
+        async with project.host() as host:
             assert {info.id: (info.status, list(info.tools)) for info in host.extensions} == {
                 id_: ("running", tools) for id_, tools in expected.items()
             }

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from extension_host import ExtensionHost, Timeouts, TrustFileError, UnknownToolError
+from extension_host import TrustFileError, UnknownToolError
 from extension_host.control.service import ControlServer
 from extension_host.project.trust import TRUST_ENV, TrustDecision, TrustStore, decide_project_trust
 from helpers import Project, run, running_dev, wait_for_event
@@ -266,7 +266,7 @@ def test_the_python_api_runs_nothing_untrusted_unless_the_application_trusts_it(
     """The default follows the record; trust=True runs the project; trust=False overrides a record."""
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, watch=False) as host:
+        async with project.host(watch=False) as host:
             (info,) = host.extensions
             assert (info.status, info.pid) == ("untrusted", None)
             assert host.trust.trusted is False
@@ -274,10 +274,10 @@ def test_the_python_api_runs_nothing_untrusted_unless_the_application_trusts_it(
                 await host.call_tool("runs")
         assert not cloned.exists() and reap_extension_processes == []
         TrustStore(project.home).set_project_trusted(project.root, True)
-        async with ExtensionHost(project.root, project.home, watch=False, trust=False) as host:
+        async with project.host(watch=False, trust=False) as host:
             assert host.extensions[0].status == "untrusted"
         assert not cloned.exists()
-        async with ExtensionHost(project.root, project.home, watch=False) as host:
+        async with project.host(watch=False) as host:
             assert host.extensions[0].status == "running"
             assert (await host.call_tool("runs")).text_result_for_llm == "it runs"
         assert cloned.exists()
@@ -302,7 +302,7 @@ def test_an_untrusted_project_extension_shadows_nothing(project: Project, cloned
     project.add_extension("payload", USER_TOOL, source="user")
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, watch=False) as host:
+        async with project.host(watch=False) as host:
             statuses = {info.id: info.status for info in host.extensions}
             assert statuses == {"project:payload": "untrusted", "user:payload": "running"}
             assert (await host.call_tool("mine")).text_result_for_llm == "mine"
@@ -318,7 +318,7 @@ def test_a_save_in_an_untrusted_project_runs_none_of_its_code(project: Project, 
     (project.home / "extensions" / "later").rename(project.home / "later")
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home) as host:
+        async with project.host() as host:
             assert [info.status for info in host.extensions] == ["untrusted"]
             folder = project.root / ".github" / "extensions" / "payload"
             (folder / "extension.py").write_text((folder / "extension.py").read_text() + "\n# edited\n")
@@ -412,7 +412,7 @@ def test_trust_and_revoke_take_effect_in_the_running_host_and_its_watching(
 
     async def scenario() -> None:
         async with (
-            ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2.0)) as host,
+            project.host() as host,
             ControlServer(host),
         ):
             assert host.extension("payload").status == "untrusted"

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from extension_host import ExtensionHost, Timeouts
+from extension_host import Timeouts
 from extension_host.launch.process_groups import signal_group
 from helpers import (
     Project,
@@ -58,7 +58,7 @@ def test_an_extension_killed_mid_call_fails_the_pending_call_at_once(project: Pr
     project.add_extension("slow", SLOW)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2)) as host:
+        async with project.host() as host:
             pid = host.extension("slow").pid
             assert pid is not None
             call = asyncio.ensure_future(host.call_tool("hang"))
@@ -111,7 +111,7 @@ def test_a_malformed_frame_fails_only_that_extension_with_a_protocol_error(
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2)) as host:
+        async with project.host() as host:
             result = await host.call_tool("garble")
             assert result.result_type == "failure"
             info = host.extension("garbler")
@@ -127,7 +127,7 @@ def test_stopping_the_host_ends_extensions_by_end_of_stream_with_exit_code_zero(
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
-        host = ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=30))
+        host = project.host(timeouts=Timeouts(stop_grace=30))
         await host.start()
         instance = next(iter(host._supervisor.current()))
         process = instance.process
@@ -154,7 +154,7 @@ def test_stopping_the_host_also_ends_what_an_extension_started(project: Project)
     )
 
     async def scenario() -> int:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=1)) as host:
+        async with project.host(timeouts=Timeouts(stop_grace=1)) as host:
             event = await wait_for_event(host, lambda e: e["data"].get("message", "").startswith("grandchild "))
             grandchild = int(event["data"]["message"].split()[1])
             assert process_exists(grandchild)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
-from extension_host import ExtensionHost, Timeouts
+from extension_host import Timeouts
 from helpers import Project, is_log, run, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
@@ -35,8 +35,9 @@ def write(folder: Path, code: str) -> None:
     (folder / "extension.py").write_text(textwrap.dedent(code), encoding="utf-8")
 
 
-def host_for(project: Project, **options: Any) -> ExtensionHost:
-    return project.host(timeouts=Timeouts(stop_grace=2.0, readiness=10.0), **options)
+TIMEOUTS: Final = Timeouts(stop_grace=2.0, readiness=10.0)
+"""The timeouts of these tests' hosts: a new version that never joins is given up (and the
+running one kept) within the tests' waits."""
 
 
 def change_of(extension: str, action: str) -> Any:
@@ -55,7 +56,7 @@ def test_saving_a_new_version_swaps_it_in_and_stops_the_old_process(project: Pro
     folder = project.add_extension("live", versioned("v1"))
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS) as host:
             old_pid = host.extension("live").pid
             assert (await host.call_tool("version")).text_result_for_llm == "v1"
             write(folder, versioned("v2"))
@@ -77,7 +78,7 @@ def test_a_syntax_error_keeps_the_old_version_serving_until_it_is_fixed(project:
     folder = project.add_extension("live", versioned("v1"))
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS) as host:
             write(folder, "def broken(:\n")
             await wait_for_event(host, change_of("project:live", "kept"), timeout=20)
             info = host.extension("live")
@@ -98,7 +99,7 @@ def test_a_new_version_whose_tool_collides_is_rejected_and_the_old_one_serves(pr
     folder = project.add_extension("b_live", versioned("v1"))
 
     async def scenario() -> None:
-        async with host_for(project, watch=False) as host:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host:
             write(folder, versioned("v2", tool="taken"))
             (outcome,) = await host.reload("b_live")
             assert outcome.action == "kept" and not outcome.ok
@@ -116,7 +117,7 @@ def test_a_burst_of_saves_gives_one_or_two_reloads_and_no_pile_up(
     folder = project.add_extension("live", versioned("v0"))
 
     async def scenario() -> int:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS) as host:
             for index in range(1, 21):
                 write(folder, versioned(f"v{index}"))
             await wait_for_event(host, is_log_prefix("v20 ready"), timeout=20)
@@ -162,7 +163,7 @@ def test_calls_in_flight_finish_on_the_version_that_started_them(project: Projec
     )
 
     async def scenario() -> None:
-        async with host_for(project, watch=False) as host:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host:
             old_pid = host.extension("live").pid
             held = asyncio.ensure_future(host.call_tool("hold"))
             await wait_for_event(host, is_log("holding"))
@@ -185,7 +186,7 @@ def test_new_and_removed_folders_start_and_stop_extensions_and_shadowing_follows
     (project.root / ".github" / "extensions").mkdir(parents=True)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS) as host:
             assert (await host.call_tool("version")).text_result_for_llm == "user version"
             user_pid = host.extension("user:tool").pid
             folder = project.add_extension("tool", versioned("project version"))
@@ -220,7 +221,7 @@ def test_deleting_a_folder_during_a_call_lets_the_call_finish_then_stops_the_pro
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS) as host:
             pid = host.extension("doomed").pid
             held = asyncio.ensure_future(host.call_tool("hold"))
             await wait_for_event(host, is_log("holding"))
@@ -244,7 +245,7 @@ def test_reload_all_restarts_every_extension(project: Project) -> None:
     project.add_extension("b", versioned("b1", tool="tb"))
 
     async def scenario() -> None:
-        async with host_for(project, watch=False) as host:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host:
             before = {info.id: info.pid for info in host.extensions}
             outcomes = await host.reload()
             assert sorted((o.extension, o.action) for o in outcomes) == [
@@ -263,7 +264,7 @@ def test_renaming_a_folder_stops_the_old_name_and_starts_the_new_one(project: Pr
     folder = project.add_extension("before", versioned("v1"))
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS) as host:
             old_pid = host.extension("before").pid
             folder.rename(folder.parent / "after")
             await wait_for_event(host, change_of("project:after", "started"), timeout=20)
@@ -282,7 +283,7 @@ def test_a_kept_version_shows_the_reload_failure_in_the_listing(project: Project
     folder = project.add_extension("live", versioned("v1"))
 
     async def scenario() -> None:
-        async with host_for(project, watch=False) as host:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host:
             write(folder, "raise ImportError('missing dependency yaml')\n")
             (outcome,) = await host.reload("live")
             assert outcome.action == "kept"
@@ -302,7 +303,7 @@ def test_a_save_inside_a_linked_extension_folder_reloads_that_extension(project:
     (project.root / ".github" / "extensions" / "linked").symlink_to(checkout, target_is_directory=True)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS) as host:
             assert (await host.call_tool("version")).text_result_for_llm == "v1"
             write(checkout, versioned("v2"))
             await wait_for_event(host, change_of("project:linked", "reloaded"), timeout=20)
@@ -328,7 +329,7 @@ def test_a_file_saved_in_a_new_sub_folder_reloads_the_extension(project: Project
     )
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS) as host:
             await wait_for_event(host, is_log("sees no folder"))
             (folder / "data" / "nested").mkdir(parents=True)
             await wait_for_event(host, is_log("sees "), timeout=20)
@@ -344,7 +345,7 @@ def test_a_new_folder_earlier_in_load_order_never_takes_a_tool_from_a_running_ex
     project.add_extension("b", versioned("b"))
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(timeouts=TIMEOUTS) as host:
             project.add_extension("a", versioned("a"))
             await wait_for_event(host, change_of("project:a", "failed"), timeout=20)
             a, b = host.extensions

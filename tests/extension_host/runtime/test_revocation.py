@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Final
 
 import pytest
 
-from extension_host import ExtensionHost, Timeouts
+from extension_host import Timeouts
 from extension_host.control.service import ControlServer
-from extension_host.frontends.cli import main
 from extension_host.project.trust import TrustStore
 from helpers import RAW_PROTOCOL, Project, is_log, process_exists, run, wait_for_event, wait_for_exit
 
@@ -55,12 +54,9 @@ while True:
 """An extension that got the value and ignores end of stream and SIGTERM: only SIGKILL ends it."""
 
 
-def _host(project: Project, **options: Any) -> ExtensionHost:
-    return ExtensionHost(project.root, project.home, watch=False, timeouts=Timeouts(stop_grace=0.5), **options)
-
-
-def _revoke(project: Project, *names: str) -> int:
-    return main(["--root", str(project.root), "--home", str(project.home), "grant", "spy", *names, "--revoke"])
+TIMEOUTS: Final = Timeouts(stop_grace=0.5)
+"""The timeouts of these tests' hosts: the stop ladder waits half a second at each step, so an
+extension that ignores end of stream and SIGTERM is killed within about a second."""
 
 
 def _granted_spy(project: Project, monkeypatch: pytest.MonkeyPatch, code: str, **values: str) -> Path:
@@ -79,7 +75,7 @@ def test_a_version_draining_after_a_reload_is_stopped_too_and_its_call_ends(
     folder = _granted_spy(project, monkeypatch, HOLDING, GITHUB_TOKEN="ghp_draining")
 
     async def scenario() -> None:
-        async with _host(project) as host, ControlServer(host):
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host):
             old_pid = host.extension("spy").pid
             assert old_pid is not None
             call = asyncio.ensure_future(host.call_tool("hold"))
@@ -91,7 +87,7 @@ def test_a_version_draining_after_a_reload_is_stopped_too_and_its_call_ends(
             new_pid = host.extension("spy").pid
             assert new_pid is not None and new_pid != old_pid
 
-            assert await asyncio.to_thread(_revoke, project, "GITHUB_TOKEN") == 0
+            assert await project.cli_in_thread("grant", "spy", "GITHUB_TOKEN", "--revoke") == 0
             assert wait_for_exit(old_pid), "the draining version kept running with a revoked secret"
             assert wait_for_exit(new_pid), "the current version kept running with a revoked secret"
             async with asyncio.timeout(30):
@@ -110,11 +106,11 @@ def test_an_extension_that_ignores_end_of_stream_and_sigterm_is_killed(
     _granted_spy(project, monkeypatch, STUBBORN, GITHUB_TOKEN="ghp_stubborn")
 
     async def scenario() -> None:
-        async with _host(project) as host, ControlServer(host):
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host):
             info = host.extension("spy")
             assert info.status == "running", info.error
             assert info.pid is not None
-            assert await asyncio.to_thread(_revoke, project, "GITHUB_TOKEN") == 0
+            assert await project.cli_in_thread("grant", "spy", "GITHUB_TOKEN", "--revoke") == 0
             assert wait_for_exit(info.pid), "a stubborn extension kept a revoked secret"
             assert host.extension("spy").status == "failed"
 
@@ -129,9 +125,9 @@ def test_revoking_another_variable_leaves_the_extension_running(
     _granted_spy(project, monkeypatch, HOLDING, GITHUB_TOKEN="ghp_kept", NPM_TOKEN="npm_other")
 
     async def scenario() -> None:
-        async with _host(project) as host, ControlServer(host):
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host):
             pid = host.extension("spy").pid
-            assert await asyncio.to_thread(_revoke, project, "NPM_TOKEN") == 0
+            assert await project.cli_in_thread("grant", "spy", "NPM_TOKEN", "--revoke") == 0
             info = host.extension("spy")
             assert (info.status, info.pid) == ("running", pid)
             assert pid is not None and process_exists(pid)
@@ -146,7 +142,7 @@ def test_a_host_told_of_a_changed_record_stops_holders_when_the_record_cannot_be
     _granted_spy(project, monkeypatch, HOLDING, GITHUB_TOKEN="ghp_damaged")
 
     async def scenario() -> None:
-        async with _host(project) as host:
+        async with project.host(timeouts=TIMEOUTS, watch=False) as host:
             pid = host.extension("spy").pid
             assert pid is not None
             TrustStore(project.home).path.write_text("{not json", encoding="utf-8")

@@ -12,7 +12,6 @@ from serve_client import ServeClient, connect_in_process, in_process_server, wri
 
 from extension_host.bridges.agent_hooks.client import ask_running_host
 from extension_host.control.methods import METHOD_HOOK
-from extension_host.frontends.cli import main
 from extension_host.project.paths import control_socket_path
 from extension_host.project.trust import TrustStore
 from extension_host.serve.server import ProtocolServer
@@ -78,12 +77,11 @@ def test_revoking_a_grant_stops_the_extension_in_every_served_session_of_the_pro
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_served")
     project.add_extension("spy", ASKS_FOR_TOKEN)
     TrustStore(project.home).grant(project.root, "project", "spy", ["GITHUB_TOKEN"])
-    revoke = ["--root", str(project.root), "--home", str(project.home), "grant", "spy", "GITHUB_TOKEN", "--revoke"]
 
     async def scenario() -> None:
         async with _two_sessions(project) as (server, _client):
             pids = [server.session(uri).host.extension("spy").pid for uri in ("copilot:/a", "copilot:/b")]
-            assert await asyncio.to_thread(main, revoke) == 0
+            assert await project.cli_in_thread("grant", "spy", "GITHUB_TOKEN", "--revoke") == 0
             for pid in pids:
                 assert pid is not None and wait_for_exit(pid), "a served session kept a revoked secret"
             for uri in ("copilot:/a", "copilot:/b"):

@@ -13,7 +13,6 @@ import pytest
 
 from extension_host import (
     AgentReply,
-    ExtensionHost,
     ScriptedAgent,
     Timeouts,
     ToolCall,
@@ -52,9 +51,7 @@ def test_cancelling_a_turn_withdraws_its_tool_call_and_ends_it_as_the_sdk_ends_a
     hooks = ErrorHooks()
 
     async def scenario() -> None:
-        async with ExtensionHost(
-            project.root,
-            project.home,
+        async with project.host(
             watch=False,
             fork_server=False,
             session_hooks=False,
@@ -124,9 +121,7 @@ def test_cancelling_while_a_permission_is_asked_completes_the_request_as_cancell
     agent = ScriptedAgent([[AgentReply("asking", (ToolCall("quick", {}, "q1"),)), AgentReply("unreached")]])
 
     async def scenario() -> None:
-        async with ExtensionHost(
-            project.root,
-            project.home,
+        async with project.host(
             watch=False,
             fork_server=False,
             session_hooks=False,
@@ -161,9 +156,7 @@ def test_cancelling_while_the_agent_thinks_ends_the_turn_without_an_answer(proje
             return AgentReply("never")
 
     async def scenario() -> None:
-        async with ExtensionHost(
-            project.root, project.home, watch=False, fork_server=False, session_hooks=False, agent=SlowAgent()
-        ) as host:
+        async with project.host(watch=False, fork_server=False, session_hooks=False, agent=SlowAgent()) as host:
             await host.send("think hard")
             await asyncio.wait_for(asked.wait(), 10)
             assert host.cancel_turn() is True
@@ -177,9 +170,7 @@ def test_cancelling_while_the_agent_thinks_ends_the_turn_without_an_answer(proje
 
 def test_cancel_on_an_idle_session_changes_nothing(project: Project) -> None:
     async def scenario() -> None:
-        async with ExtensionHost(
-            project.root,
-            project.home,
+        async with project.host(
             watch=False,
             fork_server=False,
             session_hooks=False,
@@ -249,9 +240,7 @@ def test_cancelling_a_turn_stops_waiting_for_an_extension_whose_tool_hangs(proje
     agent = ScriptedAgent([[AgentReply("napping", (ToolCall("nap", {}, "n1"),)), AgentReply("awake")]])
 
     async def scenario() -> None:
-        async with ExtensionHost(
-            project.root, project.home, timeouts=Timeouts(stop_grace=1.0), session_hooks=False, agent=agent
-        ) as host:
+        async with project.host(timeouts=Timeouts(stop_grace=1.0), session_hooks=False, agent=agent) as host:
             waiting = asyncio.ensure_future(host.send_and_wait("take a nap", timeout=60))
             await wait_for_event(host, lambda e: e["type"] == "tool.execution_start", timeout=20)
             assert host.cancel_turn() is True
@@ -288,9 +277,7 @@ def test_an_async_tool_of_a_python_extension_is_cancelled_when_its_turn_is(proje
     agent = ScriptedAgent([[AgentReply("dozing", (ToolCall("doze", {}, "d1"),)), AgentReply("awake")]])
 
     async def scenario() -> None:
-        async with ExtensionHost(
-            project.root, project.home, timeouts=Timeouts(stop_grace=1.0), session_hooks=False, agent=agent
-        ) as host:
+        async with project.host(timeouts=Timeouts(stop_grace=1.0), session_hooks=False, agent=agent) as host:
             await host.send("doze off")
             await wait_for_event(host, lambda e: e["type"] == "session.info" and "dozing off" in str(e["data"]), 20)
             assert host.cancel_turn() is True

@@ -36,9 +36,7 @@ def script() -> ScriptedAgent:
 
 
 def host(project: Project, agent: ScriptedAgent, session: str | None = None) -> ExtensionHost:
-    return ExtensionHost(
-        project.root,
-        project.home,
+    return project.host(
         watch=False,
         fork_server=False,
         session_hooks=False,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from chat_server import Answer, ChatServer
-from extension_host import AgentReply, ExtensionHost, ScriptedAgent, Timeouts, ToolCall
+from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall
 from extension_host.project.trust import TRUST_ENV
 from extension_host.session.agents import AgentRequest
 from extension_host.session.manage_tools import MANAGE_TOOL, RELOAD_TOOL
@@ -91,9 +91,7 @@ def turn(
     options.setdefault("watch", False)  # the reload the agent asks for is what starts new code
 
     async def scenario() -> None:
-        async with ExtensionHost(
-            project.root, project.home, agent=agent, timeouts=Timeouts(stop_grace=2.0), **options
-        ) as host:
+        async with project.host(agent=agent, **options) as host:
             await host.send_and_wait("go", timeout=60)
             checked = check(host)
             if checked is not None:
@@ -124,7 +122,7 @@ def test_an_agent_is_offered_both_tools_with_copilot_clis_names_and_parameters(p
 
 def test_a_host_without_an_agent_or_told_not_to_offers_neither(project: Project) -> None:
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, timeouts=Timeouts(stop_grace=2.0)) as host:
+        async with project.host() as host:
             assert not {MANAGE_TOOL, RELOAD_TOOL} & set(host.tools)
 
     run(scenario())
@@ -289,14 +287,7 @@ def test_a_user_who_declines_is_quoted_with_the_feedback(project: Project) -> No
         ]
 
     async def scenario() -> None:
-        async with ExtensionHost(
-            project.root,
-            project.home,
-            agent=agent,
-            timeouts=Timeouts(stop_grace=2.0),
-            permission_clients=True,
-            watch=False,
-        ) as host:
+        async with project.host(agent=agent, permission_clients=True, watch=False) as host:
             answers = iter([(False, "not now"), (False, None)])
 
             def answer(event: Event) -> None:

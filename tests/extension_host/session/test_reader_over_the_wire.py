@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from extension_host import ExtensionHost, Timeouts
 from helpers import RAW_PROTOCOL, Project, run, wait_for_event
 
 pytestmark = pytest.mark.subprocess
@@ -51,9 +50,7 @@ def test_bad_read_params_are_refused_naming_the_parameter_and_a_good_read_answer
     environment = {**os.environ, "RAW_READS": json.dumps(READS)}
 
     async def scenario() -> None:
-        async with ExtensionHost(
-            project.root, project.home, environment=environment, timeouts=Timeouts(stop_grace=2.0)
-        ) as host:
+        async with project.host(environment=environment) as host:
             logged = await wait_for_event(
                 host, lambda e: e["type"] == "session.info" and e["data"]["message"].startswith("replies "), 30
             )

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall, hookimpl
+from extension_host import AgentReply, ScriptedAgent, ToolCall, hookimpl
 from extension_host.events import PARENT_CALL_EVENT_TYPES
 from extension_host.schemas.event_types import check_event
 from extension_host.session.agents import AgentRequest
@@ -109,12 +109,6 @@ def reviewer(child: ScriptedAgent, tools: Sequence[str] | None = ("echo",), **fi
     )
 
 
-def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("trust", True)
-    options.setdefault("watch", False)
-    return project.host(**options)
-
-
 def ran(project: Project, name: str = "probe") -> list[dict[str, Any]]:
     path = project.root / ".github" / "extensions" / name / "ran.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
@@ -129,7 +123,7 @@ def results(request: AgentRequest) -> list[str]:
 
 
 def delegate(
-    host_options: dict[str, Any], project: Project, child_steps: Sequence[ToolCall | str], make_host: Any = host_for
+    host_options: dict[str, Any], project: Project, child_steps: Sequence[ToolCall | str], make_host: Any = Project.host
 ) -> tuple[list[Event], ScriptedAgent, ScriptedAgent]:
     """Run one prompt whose agent delegates to ``reviewer``; the events, the parent and the child."""
     child = ScriptedAgent([calls(*child_steps)] if child_steps else [])
@@ -138,7 +132,7 @@ def delegate(
     seen: list[Event] = []
 
     async def scenario() -> None:
-        async with make_host(project, agent=parent, custom_agents=agents, **host_options) as host:
+        async with make_host(project, watch=False, agent=parent, custom_agents=agents, **host_options) as host:
             host.events.subscribe(seen.append)
             await asyncio.wait_for(host.send_and_wait("delegate"), 60)
 
@@ -217,7 +211,7 @@ def test_a_guard_denies_a_tool_inside_the_child_as_in_the_parent_and_sees_the_ch
     parent = ScriptedAgent([calls(ToolCall("echo", {"text": "bad"}), task(), "parent done")])
 
     async def scenario() -> tuple[str, list[Event]]:
-        async with host_for(project, agent=parent, custom_agents=[reviewer(child)]) as host:
+        async with project.host(watch=False, agent=parent, custom_agents=[reviewer(child)]) as host:
             seen: list[Event] = []
             host.events.subscribe(seen.append)
             await asyncio.wait_for(host.send_and_wait("delegate"), 60)
@@ -277,12 +271,12 @@ def test_the_childs_events_are_persisted_and_a_resumed_session_leaves_them_out_o
     parent = ScriptedAgent([calls(task(), "parent done")])
 
     async def scenario() -> None:
-        async with host_for(project, agent=parent, custom_agents=[reviewer(child)]) as host:
+        async with project.host(watch=False, agent=parent, custom_agents=[reviewer(child)]) as host:
             await asyncio.wait_for(host.send_and_wait("delegate"), 60)
             session = host.session_id
             persisted = list(host.replay())
         assert [e["type"] for e in persisted if e.get("agentId")][:2] == ["subagent.started", "subagent.selected"]
-        async with host_for(project, agent=ScriptedAgent.replies("ok"), session=session) as again:
+        async with project.host(watch=False, agent=ScriptedAgent.replies("ok"), session=session) as again:
             roles = [m.role for m in again.model_context.messages]
             assert roles == ["user", "assistant", "tool", "assistant"]
             assert [m.content for m in again.model_context.messages if m.role == "tool"] == ["fine"]
@@ -299,7 +293,7 @@ def test_a_failing_child_ends_with_subagent_failed_and_the_parent_reads_why(proj
     agent = CustomAgent("reviewer", "You review code.", agent=Broken())
 
     async def scenario() -> list[Event]:
-        async with host_for(project, agent=parent, custom_agents=[agent]) as host:
+        async with project.host(watch=False, agent=parent, custom_agents=[agent]) as host:
             await asyncio.wait_for(host.send_and_wait("delegate"), 60)
             return host.events.history()
 
@@ -325,7 +319,7 @@ def test_cancelling_the_parents_turn_cancels_the_child(project: Project) -> None
     agent = CustomAgent("reviewer", "You review code.", agent=Hanging())
 
     async def scenario() -> list[Event]:
-        async with host_for(project, agent=parent, custom_agents=[agent]) as host:
+        async with project.host(watch=False, agent=parent, custom_agents=[agent]) as host:
             await host.send("delegate")
             await asyncio.wait_for(asked.wait(), 30)
             assert host.cancel_turn()
@@ -353,7 +347,7 @@ def test_a_child_starts_another_only_when_its_allowlist_names_the_task_tool(proj
     ]
 
     async def scenario() -> list[Event]:
-        async with host_for(project, agent=parent, custom_agents=agents) as host:
+        async with project.host(watch=False, agent=parent, custom_agents=agents) as host:
             await asyncio.wait_for(host.send_and_wait("delegate"), 60)
             return host.events.history()
 
@@ -373,7 +367,9 @@ def test_an_unknown_agent_type_is_one_line_naming_the_agents_there_are(project: 
     parent = ScriptedAgent([calls(task("nobody"), "done")])
 
     async def scenario() -> None:
-        async with host_for(project, agent=parent, custom_agents=[reviewer(ScriptedAgent.replies("x"))]) as host:
+        async with project.host(
+            watch=False, agent=parent, custom_agents=[reviewer(ScriptedAgent.replies("x"))]
+        ) as host:
             await asyncio.wait_for(host.send_and_wait("delegate"), 60)
 
     run(scenario())
@@ -384,7 +380,7 @@ def test_the_task_tool_is_offered_only_while_the_session_has_custom_agents(proje
     agent = ScriptedAgent.replies("hello")
 
     async def scenario() -> None:
-        async with host_for(project, agent=agent) as host:
+        async with project.host(watch=False, agent=agent) as host:
             await asyncio.wait_for(host.send_and_wait("hi"), 60)
             assert host.custom_agents == {}
 
@@ -400,7 +396,7 @@ def test_an_extension_can_give_the_session_custom_agents_and_a_bad_one_is_refuse
     project.add_extension("bad", _raw_join({"customAgents": [{"name": "no spaces allowed", "prompt": "p"}]}))
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(watch=False) as host:
             agents = host.custom_agents
             assert list(agents) == ["linter"]
             assert agents["linter"].tools == ("echo",) and agents["linter"].source == "extension:project:giver"
@@ -451,8 +447,7 @@ def same_in_a_child_session(project: Project, language: str) -> None:
         ToolCall("secret", {}),
         "ok",
     ]
-    options: dict[str, Any] = {"trust": True, "watch": False} if language == "mjs" else {}
-    events, _, child = delegate(options, project, child_steps, make_host=sdk_host if language == "mjs" else host_for)
+    events, _, child = delegate({}, project, child_steps, make_host=sdk_host if language == "mjs" else Project.host)
     (started,) = of_agent(events, "subagent.started")
     child_id = started["agentId"]
     seen = results(child.requests[-1])
@@ -498,7 +493,7 @@ def test_the_subagent_hook_points_frame_the_child_and_the_agent_stop_hooks_run_i
     plugin = SubagentHooks()
 
     async def scenario() -> str:
-        async with host_for(project, agent=parent, custom_agents=[reviewer(child)]) as host:
+        async with project.host(watch=False, agent=parent, custom_agents=[reviewer(child)]) as host:
             host.register_plugin(plugin)
             await asyncio.wait_for(host.send_and_wait("delegate"), 60)
             return host.session_id
@@ -538,7 +533,7 @@ def test_agent_files_give_the_session_agents_and_an_untrusted_project_gives_none
     (user / "helper.md").write_text("---\ndescription: Helps\n---\nYou help.\n")
 
     async def scenario(trusted: bool) -> tuple[dict[str, CustomAgent], list[str]]:
-        async with host_for(project, agent=ScriptedAgent.replies("ok"), trust=trusted) as host:
+        async with project.host(watch=False, agent=ScriptedAgent.replies("ok"), trust=trusted) as host:
             warnings = [e["data"]["message"] for e in host.events.history("session.warning")]
             return host.custom_agents, warnings
 
@@ -559,7 +554,7 @@ def test_an_agent_given_to_the_host_wins_over_a_file_of_the_same_name(project: P
     given = reviewer(ScriptedAgent.replies("x"))
 
     async def scenario() -> CustomAgent:
-        async with host_for(project, agent=ScriptedAgent.replies("ok"), custom_agents=[given]) as host:
+        async with project.host(watch=False, agent=ScriptedAgent.replies("ok"), custom_agents=[given]) as host:
             return host.custom_agents["reviewer"]
 
     assert run(scenario()) is given
@@ -585,7 +580,7 @@ def test_a_custom_agents_model_or_the_calls_answers_the_child_when_the_agent_can
     agent = CustomAgent("reviewer", "You review code.", model="small")
 
     async def scenario() -> list[Event]:
-        async with host_for(project, agent=parent, custom_agents=[agent]) as host:
+        async with project.host(watch=False, agent=parent, custom_agents=[agent]) as host:
             await asyncio.wait_for(host.send_and_wait("delegate"), 60)
             return host.events.history()
 

@@ -35,9 +35,7 @@ Scenario = Callable[[ExtensionHost], Awaitable[None]]
 
 def with_host(project: Project, scenario: Scenario, *plugins: object, **options: Any) -> None:
     async def main() -> None:
-        async with ExtensionHost(
-            project.root, project.home, watch=False, fork_server=False, session_hooks=False, **options
-        ) as host:
+        async with project.host(watch=False, fork_server=False, session_hooks=False, **options) as host:
             for number, plugin in enumerate(plugins):
                 host.register_plugin(plugin, f"plugin{number}")
             await scenario(host)

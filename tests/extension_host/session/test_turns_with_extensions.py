@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall, hookimpl
+from extension_host import AgentReply, ScriptedAgent, ToolCall, hookimpl
 from helpers import Project, run
 from sdk_extension import tool
 
@@ -30,18 +30,13 @@ session = join_session(tools=[ask])
 """
 
 
-def host_for(project: Project, **options: Any) -> ExtensionHost:
-    options.setdefault("session_hooks", False)
-    return project.host(**options)
-
-
 def test_send_and_wait_from_an_extension_resolves_with_the_turns_last_assistant_message(project: Project) -> None:
     project.add_extension("asker", ASKER)
     (project.root / "notes.md").write_text("notes")
     agent = ScriptedAgent.replies("2 + 2 = 4")
 
     async def scenario() -> None:
-        async with host_for(project, agent=agent) as host:
+        async with project.host(session_hooks=False, agent=agent) as host:
             result = await host.call_tool("ask", {"prompt": "what is 2 + 2?", "attachment": "notes.md"})
             assert result.text_result_for_llm == "2 + 2 = 4"
             (user,) = host.events.history("user.message")
@@ -58,7 +53,7 @@ def test_send_and_wait_from_an_extension_fails_at_once_without_an_agent(project:
     project.add_extension("asker", ASKER)
 
     async def scenario() -> None:
-        async with host_for(project) as host:
+        async with project.host(session_hooks=False) as host:
             result = await host.call_tool("ask", {"prompt": "anyone?"})
             assert result.text_result_for_llm.startswith("error: session.send: this host has no agent")
             assert host.events.history("user.message") == []
@@ -72,7 +67,7 @@ def test_an_attachment_outside_the_project_is_refused_naming_its_path(project: P
     outside.write_text("x")
 
     async def scenario() -> None:
-        async with host_for(project, agent=ScriptedAgent.replies("never")) as host:
+        async with project.host(session_hooks=False, agent=ScriptedAgent.replies("never")) as host:
             result = await host.call_tool("ask", {"prompt": "read it", "attachment": str(outside)})
             assert f"attachment '{outside}': lies outside the project" in result.text_result_for_llm
             missing = await host.call_tool("ask", {"prompt": "read it", "attachment": "gone.md"})
@@ -111,7 +106,9 @@ def test_an_ask_resolved_by_the_embedding_application_with_feedback_reaches_the_
     agent = deploy_agent()
 
     async def scenario() -> None:
-        async with host_for(project, agent=agent, builtin_tools=[deploy], permission_clients=True) as host:
+        async with project.host(
+            session_hooks=False, agent=agent, builtin_tools=[deploy], permission_clients=True
+        ) as host:
 
             def answer(event: Any) -> None:
                 if event["type"] == "permission.requested":
@@ -175,7 +172,7 @@ def test_an_extension_crash_fails_its_call_for_the_failure_hooks_and_does_not_re
             failures.append((input.tool_name, input.error))
 
     async def scenario() -> None:
-        async with host_for(project, watch=False) as host:
+        async with project.host(session_hooks=False, watch=False) as host:
             host.register_plugin(Watch(), "watch")
             result = await host.call_tool("die")
             assert result.result_type == "failure"

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from extension_host import ExtensionHost, ExtensionHostError, hookimpl
+from extension_host import ExtensionHostError, hookimpl
 from extension_host.bridges.agent_hooks.client import (
     HostTimeoutError,
     HostUnreachableError,
@@ -38,7 +38,7 @@ def test_with_no_host_running_the_client_says_none(project: Project) -> None:
 
 def test_the_client_gets_the_running_hosts_answer(project: Project) -> None:
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, watch=False, persist=False) as host, ControlServer(host):
+        async with project.host(watch=False, persist=False) as host, ControlServer(host):
             host.register_plugin(Deny(), "policy")
             params = {"hook": "preToolUse", "toolName": "Bash", "toolArgs": {"command": "ls"}}
             answer = await asyncio.to_thread(ask_running_host, project.root, METHOD_HOOK, params)
@@ -68,7 +68,7 @@ def test_the_client_refuses_a_listener_of_another_user_before_sending_it_anythin
 
 def test_the_control_socket_refuses_a_malformed_hook_request(project: Project) -> None:
     async def scenario() -> None:
-        async with ExtensionHost(project.root, project.home, watch=False, persist=False) as host, ControlServer(host):
+        async with project.host(watch=False, persist=False) as host, ControlServer(host):
             client = await connect_to_host(project.root)
             assert client is not None
             try:

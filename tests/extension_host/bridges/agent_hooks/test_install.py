@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from extension_host.bridges.agent_hooks.install import find_extensions_command
-from extension_host.frontends.launcher import main
 from helpers import OtherUser, Project
 
 EXTENSIONS = find_extensions_command()
@@ -37,7 +36,7 @@ EXISTING: dict[str, Any] = {
 
 
 def install(project: Project, *args: str) -> int:
-    return main(["--root", str(project.root), "--home", str(project.home), "hook", "install", *args])
+    return project.cli("hook", "install", *args)
 
 
 def settings(path: Path) -> Any:
@@ -320,7 +319,7 @@ def test_a_settings_folder_another_user_owns_is_refused(
 
 def check(project: Project, agent: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     capsys.readouterr()
-    code = main(["--root", str(project.root), "--home", str(project.home), "hook", "check", agent])
+    code = project.cli("hook", "check", agent)
     return code, capsys.readouterr().out
 
 

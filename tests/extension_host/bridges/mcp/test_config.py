@@ -16,7 +16,7 @@ from helpers import Project
 
 
 def printed(project: Project, client: str, capsys: pytest.CaptureFixture[str]) -> tuple[dict[str, object], str]:
-    code = main(["--root", str(project.root), "--home", str(project.home), "mcp", "--print-config", client])
+    code = project.cli("mcp", "--print-config", client)
     out, err = capsys.readouterr()
     assert code == 0
     return json.loads(out), err
@@ -99,7 +99,7 @@ def test_without_the_mcp_extra_the_server_says_in_one_line_what_to_install(
     project: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "mcp", None)  # what an interpreter without the package does on import
-    code = main(["--root", str(project.root), "--home", str(project.home), "mcp"])
+    code = project.cli("mcp")
     out, err = capsys.readouterr()
     assert (code, out) == (1, "")
     assert err == "error: extensions mcp needs the MCP Python SDK: pip install 'extension-host[mcp]'\n"
