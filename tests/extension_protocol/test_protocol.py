@@ -110,13 +110,6 @@ def test_hook_wire_names_cover_every_hook_point() -> None:
     assert len(set(HOOK_WIRE_NAMES.values())) == 11
 
 
-def test_hook_wire_names_are_the_python_names_without_on_in_camel_case() -> None:
-    """on_pre_tool_use travels as preToolUse, and likewise for the others."""
-    for python_name, wire_name in HOOK_WIRE_NAMES.items():
-        head, *rest = python_name.removeprefix("on_").split("_")
-        assert wire_name == head + "".join(part.title() for part in rest)
-
-
 def test_method_names_are_distinct() -> None:
     """Each METHOD_* constant names a different method."""
     methods = [
