@@ -57,6 +57,7 @@ __all__ = [
     "PayloadError",
     "field",
     "json_reply",
+    "prompt_request",
     "run_agent_hook",
     "session_end_reply",
     "session_end_request",
@@ -302,6 +303,11 @@ def session_end_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookR
     """``SessionEnd``'s answer: the hooks' session summary as a system message."""
     summary = answer.get("sessionSummary")
     return json_reply({"systemMessage": summary} if summary else None)
+
+
+def prompt_request(payload: dict[str, Any]) -> dict[str, Any]:
+    """The request of a prompt about to be sent, the same for both agents: its ``prompt``."""
+    return {"prompt": field(payload, "prompt", str)}
 
 
 def stop_request(payload: dict[str, Any]) -> dict[str, Any]:

@@ -62,6 +62,7 @@ from .adapter import (
     HookReply,
     field,
     json_reply,
+    prompt_request,
     session_end_reply,
     session_end_request,
     session_start_reply,
@@ -154,13 +155,7 @@ GEMINI: Final = HookAgent(
         for row in (
             AgentEvent("BeforeTool", "on_pre_tool_use", True, _before_tool_request, _before_tool_reply),
             AgentEvent("AfterTool", "on_post_tool_use", False, _after_tool_request, _after_tool_reply),
-            AgentEvent(
-                "BeforeAgent",
-                "on_user_prompt_submitted",
-                True,
-                lambda payload: {"prompt": field(payload, "prompt", str)},
-                _before_agent_reply,
-            ),
+            AgentEvent("BeforeAgent", "on_user_prompt_submitted", True, prompt_request, _before_agent_reply),
             AgentEvent("SessionStart", "on_session_start", False, session_start_request(_SOURCES), session_start_reply),
             AgentEvent("SessionEnd", "on_session_end", False, session_end_request(_COMPLETE), session_end_reply),
             AgentEvent("AfterAgent", "on_agent_stop", False, stop_request, stop_reply),
