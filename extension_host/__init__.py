@@ -21,136 +21,56 @@ if TYPE_CHECKING:
     from .calls.command_registry import CommandInfo as CommandInfo
     from .calls.command_registry import CommandResult as CommandResult
     from .calls.permissions import PermissionOutcome as PermissionOutcome
-    from .errors import (
-        ExtensionHostError as ExtensionHostError,
-    )
-    from .errors import (
-        ExtensionLoadError as ExtensionLoadError,
-    )
-    from .errors import (
-        ProjectRootError as ProjectRootError,
-    )
-    from .errors import (
-        RuntimeFolderError as RuntimeFolderError,
-    )
-    from .errors import (
-        ScaffoldError as ScaffoldError,
-    )
-    from .errors import (
-        SessionError as SessionError,
-    )
-    from .errors import (
-        SessionIdError as SessionIdError,
-    )
-    from .errors import (
-        SessionLockedError as SessionLockedError,
-    )
-    from .errors import (
-        ToolCollisionError as ToolCollisionError,
-    )
-    from .errors import (
-        TrustFileError as TrustFileError,
-    )
-    from .errors import (
-        UnknownExtensionError as UnknownExtensionError,
-    )
-    from .errors import (
-        UnknownSessionError as UnknownSessionError,
-    )
-    from .errors import (
-        UnknownToolError as UnknownToolError,
-    )
-    from .hooks.runner import (
-        DEFAULT_HOOK_TIMEOUT as DEFAULT_HOOK_TIMEOUT,
-    )
-    from .hooks.runner import (
-        GUARD_HOOKS as GUARD_HOOKS,
-    )
-    from .hooks.runner import (
-        HookRecord as HookRecord,
-    )
+    from .errors import ExtensionHostError as ExtensionHostError
+    from .errors import ExtensionLoadError as ExtensionLoadError
+    from .errors import ProjectRootError as ProjectRootError
+    from .errors import RuntimeFolderError as RuntimeFolderError
+    from .errors import ScaffoldError as ScaffoldError
+    from .errors import SessionError as SessionError
+    from .errors import SessionIdError as SessionIdError
+    from .errors import SessionLockedError as SessionLockedError
+    from .errors import ToolCollisionError as ToolCollisionError
+    from .errors import TrustFileError as TrustFileError
+    from .errors import UnknownExtensionError as UnknownExtensionError
+    from .errors import UnknownSessionError as UnknownSessionError
+    from .errors import UnknownToolError as UnknownToolError
+    from .hooks.runner import DEFAULT_HOOK_TIMEOUT as DEFAULT_HOOK_TIMEOUT
+    from .hooks.runner import GUARD_HOOKS as GUARD_HOOKS
+    from .hooks.runner import HookRecord as HookRecord
     from .hooks.specs import hookimpl as hookimpl
     from .host import ExtensionHost as ExtensionHost
     from .info import ExtensionInfo as ExtensionInfo
     from .info import ExtensionStatus as ExtensionStatus
     from .info import ToolInfo as ToolInfo
-    from .outcomes import (
-        ErrorDecision as ErrorDecision,
-    )
-    from .outcomes import (
-        PromptResult as PromptResult,
-    )
-    from .outcomes import (
-        SessionEndResult as SessionEndResult,
-    )
-    from .outcomes import (
-        SessionStartResult as SessionStartResult,
-    )
-    from .outcomes import (
-        ToolCallResult as ToolCallResult,
-    )
+    from .outcomes import ErrorDecision as ErrorDecision
+    from .outcomes import PromptResult as PromptResult
+    from .outcomes import SessionEndResult as SessionEndResult
+    from .outcomes import SessionStartResult as SessionStartResult
+    from .outcomes import ToolCallResult as ToolCallResult
     from .project.trust import TrustDecision as TrustDecision
     from .project.trust import TrustStore as TrustStore
     from .runtime.budget import CrashBudget as CrashBudget
     from .runtime.budget import ReloadBudget as ReloadBudget
-    from .runtime.options import (
-        DEFAULT_READINESS_TIMEOUT as DEFAULT_READINESS_TIMEOUT,
-    )
-    from .runtime.options import (
-        DEFAULT_TOOL_TIMEOUT as DEFAULT_TOOL_TIMEOUT,
-    )
-    from .runtime.options import (
-        Limits as Limits,
-    )
-    from .runtime.options import (
-        Timeouts as Timeouts,
-    )
-    from .session.agents import (
-        Agent as Agent,
-    )
-    from .session.agents import (
-        AgentReply as AgentReply,
-    )
-    from .session.agents import (
-        AgentRequest as AgentRequest,
-    )
-    from .session.agents import (
-        OfferedTool as OfferedTool,
-    )
-    from .session.agents import (
-        ScriptedAgent as ScriptedAgent,
-    )
+    from .runtime.options import DEFAULT_READINESS_TIMEOUT as DEFAULT_READINESS_TIMEOUT
+    from .runtime.options import DEFAULT_TOOL_TIMEOUT as DEFAULT_TOOL_TIMEOUT
+    from .runtime.options import Limits as Limits
+    from .runtime.options import Timeouts as Timeouts
+    from .session.agents import Agent as Agent
+    from .session.agents import AgentReply as AgentReply
+    from .session.agents import AgentRequest as AgentRequest
+    from .session.agents import OfferedTool as OfferedTool
+    from .session.agents import ScriptedAgent as ScriptedAgent
     from .session.custom_agents import CustomAgent as CustomAgent
-    from .session.errors import (
-        AttachmentError as AttachmentError,
-    )
-    from .session.errors import (
-        NoAgentError as NoAgentError,
-    )
-    from .session.errors import (
-        PromptQueueFullError as PromptQueueFullError,
-    )
-    from .session.errors import (
-        PromptRejectedError as PromptRejectedError,
-    )
-    from .session.errors import (
-        TurnAbortedError as TurnAbortedError,
-    )
-    from .session.errors import (
-        TurnCancelledError as TurnCancelledError,
-    )
-    from .session.errors import (
-        TurnError as TurnError,
-    )
-    from .session.model_context import (
-        ContextMessage as ContextMessage,
-    )
-    from .session.model_context import (
-        ModelContext as ModelContext,
-    )
-    from .session.model_context import (
-        ToolCall as ToolCall,
-    )
+    from .session.errors import AttachmentError as AttachmentError
+    from .session.errors import NoAgentError as NoAgentError
+    from .session.errors import PromptQueueFullError as PromptQueueFullError
+    from .session.errors import PromptRejectedError as PromptRejectedError
+    from .session.errors import TurnAbortedError as TurnAbortedError
+    from .session.errors import TurnCancelledError as TurnCancelledError
+    from .session.errors import TurnError as TurnError
+    from .session.model_context import ContextMessage as ContextMessage
+    from .session.model_context import ModelContext as ModelContext
+    from .session.model_context import ToolCall as ToolCall
 
 # The names load on first use: a process that needs one module of the package (a hook command
 # that only talks to a running host) does not pay for importing the whole host.

@@ -5,8 +5,9 @@ plus ``agentId`` when a sub-agent emitted it and ``ephemeral`` when the event is
 A sub-agent's events are those emitted while its :class:`AgentScope` is current
 (:data:`CURRENT_AGENT`, a context variable: the child session's run and every task it starts);
 those of :data:`PARENT_CALL_EVENT_TYPES` also name the parent's tool call in their data.
-``parentId`` links each event to the previous persistent one. Which types are ephemeral is one
-table, :data:`EPHEMERAL_EVENT_TYPES`: :meth:`EventLog.emit` marks them by type. Every
+``parentId`` links each event to the previous persistent one. Which types are ephemeral is
+:data:`EPHEMERAL_EVENT_TYPES`, from the table of event types (:mod:`extension_host.event_types`):
+:meth:`EventLog.emit` marks them by type. Every
 non-ephemeral event is handed to the log's sink (the session's file, see
 :mod:`extension_host.session.log`) before any listener hears of it. Listeners are plain
 callables; one that raises is reported on stderr and never stops the others. This module does
@@ -34,6 +35,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from extension_protocol.protocol import Event
+
+from .event_types import EPHEMERAL_EVENT_TYPES
 
 __all__ = [
     "CURRENT_AGENT",
@@ -128,33 +131,6 @@ _sizeof: Final = sys.getsizeof
 _MAX_DEPTH: Final = 100
 """Deeper values are not walked: they count as one container and the kept copy drops them.
 The wire refuses far shallower nesting; this only keeps the walk itself safe."""
-
-EPHEMERAL_EVENT_TYPES: Final = frozenset(
-    {
-        # Live state: streaming, the prompt queue, progress, catalogues.
-        "assistant.message_delta",
-        "assistant.reasoning_delta",
-        "assistant.message_start",
-        "assistant.intent",
-        "assistant.idle",
-        "assistant.usage",
-        "pending_messages.modified",
-        "tool.execution_progress",
-        "tool.execution_partial_result",
-        "session.tools_updated",
-        "session.extensions_loaded",
-        "session.idle",
-        "session.title_changed",
-        # Requests answered live; a resumed session cannot answer them again.
-        "command.queued",
-        "command.execute",
-        "command.completed",
-        "commands.changed",
-    }
-)
-"""Event types that are delivered live and never persisted, whoever emits them: the published
-SDK's ``ephemeral: true`` events that this host emits. The one table of it: the JSON Schema
-(:mod:`extension_host.schemas.event_types`) reads it, and every type here has a schema there."""
 
 EventListener = Callable[[Event], None]
 EventSink = Callable[[Event, int], None]

@@ -12,9 +12,11 @@ annotations, so allowed values are the ``Literal`` types themselves), which inpu
 rewrite replaces, how each output field of several implementations merges (:data:`Merge`),
 whether it is a guard (fails closed), and whether it is about a tool (so it takes matchers).
 The host's runner and composition and the pluggy hookspecs are read from it; adding a hook
-point is one entry here, its two models, and its wire name in
-:data:`extension_protocol.protocol.HOOK_WIRE_NAMES` (kept there so joining a session does not
-import these models; both are checked to agree when this module loads).
+point is its name in :data:`extension_protocol.hook_names.HOOK_NAMES` (the one place hook names
+are written, kept there so joining a session does not import these models; the wire's and the
+SDK's spellings are derived from it), its two models (``<Point>Input`` and ``<Point>Output``,
+which name the row), and one entry here; a row and the names that disagree are refused when
+this module loads.
 
 The models themselves are :mod:`extension_protocol.hook_models`' (re-exported here); which tools a
 tool hook is for (matchers) is :mod:`extension_protocol.matchers`'.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -61,7 +64,7 @@ from .hook_models import (
     UserPromptTransformedInput,
     UserPromptTransformedOutput,
 )
-from .protocol import HOOK_NAMES, HOOK_WIRE_NAMES, camel_case, hook_name
+from .hook_names import HOOK_NAMES, HOOK_WIRE_NAMES, camel_case, hook_name
 from .results import ToolResult, normalize_result, result_from_wire
 
 __all__ = [
@@ -383,11 +386,39 @@ class HookPoint:
         return fields
 
 
-HOOK_POINTS: Final[dict[str, HookPoint]] = {
-    point.name: point
-    for point in (
-        HookPoint(
-            "on_user_prompt_submitted",
+def _named_after(input_type: type[HookInput]) -> str:
+    """The hook point whose input ``input_type`` is: ``PreToolUseInput`` → ``on_pre_tool_use``."""
+    words = re.findall(r"[A-Z][a-z]*", input_type.__name__.removesuffix("Input"))
+    return "on_" + "_".join(word.lower() for word in words)
+
+
+def _entry(
+    input_type: type[HookInput],
+    output_type: type[Any],
+    merge: Mapping[str, Merge],
+    doc: str,
+    *,
+    rewrites: str | None = None,
+    guard: bool = False,
+    error_object: bool = False,
+) -> HookPoint:
+    """A row of the table, named after its input model (the names are written in ``HOOK_NAMES`` only)."""
+    name = _named_after(input_type)
+    return HookPoint(name, input_type, output_type, merge, doc, rewrites, guard, error_object)
+
+
+def _in_order(points: tuple[HookPoint, ...]) -> dict[str, HookPoint]:
+    """The rows by name in the order of ``HOOK_NAMES``; a row for no hook point there, or a
+    hook point without a row, is refused when this module loads."""
+    rows = {point.name: point for point in points}
+    if sorted(rows) != sorted(HOOK_NAMES) or len(rows) != len(points):
+        raise TypeError(f"the hook-point table's rows {sorted(rows)} are not those of HOOK_NAMES {sorted(HOOK_NAMES)}")
+    return {name: rows[name] for name in HOOK_NAMES}
+
+
+HOOK_POINTS: Final[dict[str, HookPoint]] = _in_order(
+    (
+        _entry(
             UserPromptSubmittedInput,
             UserPromptSubmittedOutput,
             {"modified_prompt": "rewrite", "additional_context": "context"},
@@ -395,8 +426,7 @@ HOOK_POINTS: Final[dict[str, HookPoint]] = {
             rewrites="prompt",
             guard=True,
         ),
-        HookPoint(
-            "on_pre_tool_use",
+        _entry(
             PreToolUseInput,
             PreToolUseOutput,
             {
@@ -410,39 +440,34 @@ HOOK_POINTS: Final[dict[str, HookPoint]] = {
             rewrites="tool_args",
             guard=True,
         ),
-        HookPoint(
-            "on_post_tool_use",
+        _entry(
             PostToolUseInput,
             PostToolUseOutput,
             {"modified_result": "rewrite", "additional_context": "context"},
             "A tool ran; may replace its result (``modified_result``) or add context.",
             rewrites="tool_result",
         ),
-        HookPoint(
-            "on_session_start",
+        _entry(
             SessionStartInput,
             SessionStartOutput,
             {"additional_context": "context"},
             "A session starts (``startup``, ``resume`` or ``new``); may add initial context.",
         ),
-        HookPoint(
-            "on_session_end",
+        _entry(
             SessionEndInput,
             SessionEndOutput,
             {"session_summary": "paragraphs", "cleanup_actions": "concat"},
             "A session ends; may give a summary and describe cleanup actions.",
             error_object=True,
         ),
-        HookPoint(
-            "on_error_occurred",
+        _entry(
             ErrorOccurredInput,
             ErrorOccurredOutput,
             {"error_handling": "strongest", "retry_count": "max", "user_notification": "lines"},
             "A model call failed; may say how to handle it (``retry``/``skip``/``abort``).",
             error_object=True,
         ),
-        HookPoint(
-            "on_user_prompt_transformed",
+        _entry(
             UserPromptTransformedInput,
             UserPromptTransformedOutput,
             {"modified_transformed_prompt": "rewrite"},
@@ -450,30 +475,26 @@ HOOK_POINTS: Final[dict[str, HookPoint]] = {
             "(``modified_transformed_prompt``).",
             rewrites="transformed_prompt",
         ),
-        HookPoint(
-            "on_post_tool_use_failure",
+        _entry(
             PostToolUseFailureInput,
             PostToolUseFailureOutput,
             {"additional_context": "context"},
             "A tool failed (result type ``failure``); may add guidance for the model.",
         ),
-        HookPoint(
-            "on_agent_stop",
+        _entry(
             AgentStopInput,
             AgentStopOutput,
             {"decision": "decision", "reason": "reason"},
             "The agent answered without calling a tool; ``block`` keeps it going with ``reason`` as "
             "the next user message.",
         ),
-        HookPoint(
-            "on_subagent_start",
+        _entry(
             SubagentStartInput,
             SubagentStartOutput,
             {"additional_context": "context"},
             "A custom agent's child session is about to start; may add context before its prompt.",
         ),
-        HookPoint(
-            "on_subagent_stop",
+        _entry(
             SubagentStopInput,
             SubagentStopOutput,
             {"decision": "decision", "reason": "reason", "modified_response": "rewrite"},
@@ -482,13 +503,8 @@ HOOK_POINTS: Final[dict[str, HookPoint]] = {
             rewrites="response",
         ),
     )
-}
-"""The hook points by Python name, in the order the contract lists them."""
-
-if list(HOOK_POINTS) != list(HOOK_WIRE_NAMES):  # pragma: no cover - a table edited on one side only
-    raise RuntimeError(
-        "extension_protocol.hook_points.HOOK_POINTS and extension_protocol.protocol.HOOK_WIRE_NAMES disagree"
-    )
+)
+"""The hook points by Python name, in the order of :data:`~extension_protocol.hook_names.HOOK_NAMES`."""
 
 
 def hook_point(name: str) -> HookPoint | None:

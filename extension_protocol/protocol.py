@@ -4,7 +4,8 @@ This is the Copilot SDK extension protocol, version 3, plus two additive fields 
 (``hookTypes`` and ``eventTypes`` in ``session.resume``). Shapes are ``TypedDict``s so that an
 extension pays no validation-library import; the host validates the same definitions at its
 trust boundary. Keys are camelCase as they travel. The error codes are
-:mod:`extension_protocol.error_codes`' table, re-exported here.
+:mod:`extension_protocol.error_codes`' table and the hook points' names
+:mod:`extension_protocol.hook_names`', both re-exported here.
 
 This module owns names and shapes only. Framing lives in :mod:`extension_protocol.framing`, request
 correlation in :mod:`extension_protocol.connection`; neither knows what a tool or a hook is.
@@ -34,6 +35,7 @@ from .error_codes import (
     WIRE_ERRORS,
     ErrorCode,
 )
+from .hook_names import HOOK_NAMES, HOOK_WIRE_NAMES, camel_case, hook_name
 
 __all__ = [
     "COMMAND_NAME_PATTERN",
@@ -167,42 +169,6 @@ RESULT_TYPES: Final[tuple[ResultType, ...]] = get_args(ResultType)
 
 LogLevel = Literal["info", "warning", "error"]
 LOG_LEVELS: Final[tuple[LogLevel, ...]] = ("info", "warning", "error")
-
-HOOK_WIRE_NAMES: Final[dict[str, str]] = {
-    "on_user_prompt_submitted": "userPromptSubmitted",
-    "on_pre_tool_use": "preToolUse",
-    "on_post_tool_use": "postToolUse",
-    "on_session_start": "sessionStart",
-    "on_session_end": "sessionEnd",
-    "on_error_occurred": "errorOccurred",
-    "on_user_prompt_transformed": "userPromptTransformed",
-    "on_post_tool_use_failure": "postToolUseFailure",
-    "on_agent_stop": "agentStop",
-    "on_subagent_start": "subagentStart",
-    "on_subagent_stop": "subagentStop",
-}
-"""The hook points: Python name → ``hookType`` on the wire (the Copilot SDK's first six, then
-the five Copilot CLI added since)."""
-
-HOOK_NAMES: Final = tuple(HOOK_WIRE_NAMES)
-"""The hook points by Python name, in the order of :data:`HOOK_WIRE_NAMES`."""
-
-
-def camel_case(name: str) -> str:
-    """``on_pre_tool_use`` → ``onPreToolUse``: how keys and hook names are spelled on the wire."""
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-_HOOK_ALIASES: Final = {
-    alias: name for name, wire in HOOK_WIRE_NAMES.items() for alias in (name, camel_case(name), wire)
-}
-
-
-def hook_name(alias: str) -> str | None:
-    """The Python name of a hook point given any spelling (``on_pre_tool_use``,
-    ``onPreToolUse`` or the wire's ``preToolUse``), or ``None``."""
-    return _HOOK_ALIASES.get(alias)
 
 
 class ToolDefinition(TypedDict):

@@ -26,72 +26,28 @@ if TYPE_CHECKING:
     from extension_protocol.commands import Command as Command
     from extension_protocol.commands import CommandContext as CommandContext
     from extension_protocol.commands import command as command
-    from extension_protocol.errors import (
-        ExtensionError as ExtensionError,
-    )
-    from extension_protocol.errors import (
-        HookOutputError as HookOutputError,
-    )
-    from extension_protocol.errors import (
-        InvalidCommandError as InvalidCommandError,
-    )
-    from extension_protocol.errors import (
-        InvalidHookError as InvalidHookError,
-    )
-    from extension_protocol.errors import (
-        InvalidToolError as InvalidToolError,
-    )
-    from extension_protocol.errors import (
-        JoinError as JoinError,
-    )
-    from extension_protocol.errors import (
-        NotUnderHostError as NotUnderHostError,
-    )
-    from extension_protocol.errors import (
-        SessionRpcError as SessionRpcError,
-    )
-    from extension_protocol.errors import (
-        ToolArgumentsError as ToolArgumentsError,
-    )
-    from extension_protocol.hook_points import (
-        ErrorOccurredInput as ErrorOccurredInput,
-    )
-    from extension_protocol.hook_points import (
-        ErrorOccurredOutput as ErrorOccurredOutput,
-    )
-    from extension_protocol.hook_points import (
-        HookInvocation as HookInvocation,
-    )
-    from extension_protocol.hook_points import (
-        PostToolUseInput as PostToolUseInput,
-    )
-    from extension_protocol.hook_points import (
-        PostToolUseOutput as PostToolUseOutput,
-    )
-    from extension_protocol.hook_points import (
-        PreToolUseInput as PreToolUseInput,
-    )
-    from extension_protocol.hook_points import (
-        PreToolUseOutput as PreToolUseOutput,
-    )
-    from extension_protocol.hook_points import (
-        SessionEndInput as SessionEndInput,
-    )
-    from extension_protocol.hook_points import (
-        SessionEndOutput as SessionEndOutput,
-    )
-    from extension_protocol.hook_points import (
-        SessionStartInput as SessionStartInput,
-    )
-    from extension_protocol.hook_points import (
-        SessionStartOutput as SessionStartOutput,
-    )
-    from extension_protocol.hook_points import (
-        UserPromptSubmittedInput as UserPromptSubmittedInput,
-    )
-    from extension_protocol.hook_points import (
-        UserPromptSubmittedOutput as UserPromptSubmittedOutput,
-    )
+    from extension_protocol.errors import ExtensionError as ExtensionError
+    from extension_protocol.errors import HookOutputError as HookOutputError
+    from extension_protocol.errors import InvalidCommandError as InvalidCommandError
+    from extension_protocol.errors import InvalidHookError as InvalidHookError
+    from extension_protocol.errors import InvalidToolError as InvalidToolError
+    from extension_protocol.errors import JoinError as JoinError
+    from extension_protocol.errors import NotUnderHostError as NotUnderHostError
+    from extension_protocol.errors import SessionRpcError as SessionRpcError
+    from extension_protocol.errors import ToolArgumentsError as ToolArgumentsError
+    from extension_protocol.hook_points import ErrorOccurredInput as ErrorOccurredInput
+    from extension_protocol.hook_points import ErrorOccurredOutput as ErrorOccurredOutput
+    from extension_protocol.hook_points import HookInvocation as HookInvocation
+    from extension_protocol.hook_points import PostToolUseInput as PostToolUseInput
+    from extension_protocol.hook_points import PostToolUseOutput as PostToolUseOutput
+    from extension_protocol.hook_points import PreToolUseInput as PreToolUseInput
+    from extension_protocol.hook_points import PreToolUseOutput as PreToolUseOutput
+    from extension_protocol.hook_points import SessionEndInput as SessionEndInput
+    from extension_protocol.hook_points import SessionEndOutput as SessionEndOutput
+    from extension_protocol.hook_points import SessionStartInput as SessionStartInput
+    from extension_protocol.hook_points import SessionStartOutput as SessionStartOutput
+    from extension_protocol.hook_points import UserPromptSubmittedInput as UserPromptSubmittedInput
+    from extension_protocol.hook_points import UserPromptSubmittedOutput as UserPromptSubmittedOutput
     from extension_protocol.protocol import HOOK_NAMES as HOOK_NAMES
     from extension_protocol.results import ToolResult as ToolResult
     from extension_protocol.tools import Tool as Tool

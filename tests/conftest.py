@@ -21,7 +21,7 @@ from extension_host.launch.process import ExtensionProcess, LaunchSpec
 from extension_host.launch.process_groups import signal_group
 from extension_host.project.paths import CACHE_ENV
 from extension_host.project.trust import TRUST_ENV
-from extension_host.schemas.event_types import check_event
+from extension_host.schemas.event_models import check_event
 from helpers import OtherUser, Project, other_user
 
 

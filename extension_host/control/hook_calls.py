@@ -33,14 +33,14 @@ such a call as one its guards could not judge.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, NotRequired, TypedDict, cast
 
 from pydantic import StrictBool, TypeAdapter, ValidationError
 from typing_extensions import TypedDict as PydanticTypedDict
 
 from extension_protocol.connection import RpcError
 from extension_protocol.hook_points import HOOK_POINTS
-from extension_protocol.protocol import HOOK_WIRE_NAMES, INVALID_PARAMS, ResultType
+from extension_protocol.protocol import HOOK_NAMES, HOOK_WIRE_NAMES, INVALID_PARAMS, ResultType, hook_name
 from extension_protocol.results import ToolResult
 
 from ..errors import TrustFileError
@@ -50,6 +50,7 @@ from ..host import ExtensionHost
 from .methods import METHOD_HOOK
 
 __all__ = [
+    "HOOK_CALL_NAMES",
     "MAX_HOOK_AGENT_CHARS",
     "MAX_HOOK_TOOL_NAME_CHARS",
     "HookCall",
@@ -63,18 +64,15 @@ MAX_HOOK_TOOL_NAME_CHARS: Final = 256
 MAX_HOOK_AGENT_CHARS: Final = 256
 """Longest subagent id or type a hook request may carry."""
 
-HookWireName = Literal[  # the hook points another agent's hook command may run (a test holds them to the table)
-    "preToolUse",
-    "postToolUse",
-    "postToolUseFailure",
-    "userPromptSubmitted",
-    "sessionStart",
-    "sessionEnd",
-    "agentStop",
-    "subagentStart",
-    "subagentStop",
-]
-_SUBAGENT_HOOKS: Final = frozenset({HOOK_WIRE_NAMES["on_subagent_start"], HOOK_WIRE_NAMES["on_subagent_stop"]})
+_NOT_CALLED: Final = frozenset({"on_user_prompt_transformed", "on_error_occurred"})
+"""The hook points no other agent has: the transformed prompt, and the error hook the host calls itself."""
+HOOK_CALL_NAMES: Final = tuple(HOOK_WIRE_NAMES[name] for name in HOOK_NAMES if name not in _NOT_CALLED)
+"""The ``hook`` values ``host.hook`` takes: every other hook point, by its wire name."""
+if TYPE_CHECKING:
+    HookWireName = str
+else:
+    HookWireName = Literal[HOOK_CALL_NAMES]
+_SUBAGENT_HOOKS: Final = frozenset({"on_subagent_start", "on_subagent_stop"})
 
 
 class _ToolResultShape(PydanticTypedDict):
@@ -117,7 +115,7 @@ class HookCall(TypedDict, total=False):
 
 
 _VALIDATOR: Final = TypeAdapter(_HookCallShape)
-_TOOL_HOOKS: Final = frozenset(point.wire_name for point in HOOK_POINTS.values() if point.for_tools)
+_TOOL_HOOKS: Final = frozenset(point.name for point in HOOK_POINTS.values() if point.for_tools)
 _SOURCES: Final = frozenset({"startup", "resume", "new"})
 _END_REASONS: Final = frozenset({"complete", "error", "abort", "timeout", "user_exit"})
 
@@ -131,7 +129,8 @@ def parse_hook_call(params: Any) -> HookCall:
         where = ".".join(str(part) for part in first["loc"]) or "params"
         raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: {where}: {first['msg']}") from None
     hook = call["hook"]
-    if hook in _TOOL_HOOKS:
+    point = hook_name(hook)
+    if point in _TOOL_HOOKS:
         name = call.get("toolName")
         if not name or len(name) > MAX_HOOK_TOOL_NAME_CHARS:
             raise RpcError(
@@ -142,17 +141,17 @@ def parse_hook_call(params: Any) -> HookCall:
             raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: {key} must have 1 to {MAX_HOOK_AGENT_CHARS} characters")
     if "agentType" in call and "agentId" not in call:
         raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: agentType needs the agentId of the subagent")
-    if hook in _SUBAGENT_HOOKS and "agentId" not in call:
+    if point in _SUBAGENT_HOOKS and "agentId" not in call:
         raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: {hook} needs the agentId of the subagent")
-    if hook == "postToolUse" and "toolResult" not in call:
-        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: postToolUse needs a toolResult")
-    if hook == "postToolUseFailure" and "error" not in call:
-        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: postToolUseFailure needs an error")
-    if hook == "userPromptSubmitted" and "prompt" not in call:
-        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: userPromptSubmitted needs a prompt")
-    if hook == "sessionStart" and call.get("source", "startup") not in _SOURCES:
+    if point == "on_post_tool_use" and "toolResult" not in call:
+        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: {hook} needs a toolResult")
+    if point == "on_post_tool_use_failure" and "error" not in call:
+        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: {hook} needs an error")
+    if point == "on_user_prompt_submitted" and "prompt" not in call:
+        raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: {hook} needs a prompt")
+    if point == "on_session_start" and call.get("source", "startup") not in _SOURCES:
         raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: source must be one of {', '.join(sorted(_SOURCES))}")
-    if hook == "sessionEnd" and call.get("reason", "complete") not in _END_REASONS:
+    if point == "on_session_end" and call.get("reason", "complete") not in _END_REASONS:
         raise RpcError(INVALID_PARAMS, f"{METHOD_HOOK}: reason must be one of {', '.join(sorted(_END_REASONS))}")
     return cast(HookCall, call)
 
@@ -161,7 +160,7 @@ async def run_hook_call(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
     """Run the hook point ``call`` names on ``host``; returns the agent-neutral answer."""
     refused = await _trust_refused(host)
     child = call.get("agentId")
-    if child is None or call["hook"] in _SUBAGENT_HOOKS:  # those two run in the session that owns the child
+    if child is None or hook_name(call["hook"]) in _SUBAGENT_HOOKS:  # those two run in the session that owns the child
         return _compact(**await _run(host, call), trustRefused=refused)
     scope = AgentScope(child, call.get("agentType", ""), host.session_id, tool_call_id="")
     with agent_scope(scope):
@@ -169,8 +168,8 @@ async def run_hook_call(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
 
 
 async def _run(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
-    hook = call["hook"]
-    if hook == "preToolUse":
+    point = hook_name(call["hook"])
+    if point == "on_pre_tool_use":
         check = await host.check_tool_call(call["toolName"], call.get("toolArgs") or {})
         return _compact(
             decision=check.decision,
@@ -180,7 +179,7 @@ async def _run(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
             additionalContext=check.additional_context,
             unjudged=_unjudged(host),
         )
-    if hook == "postToolUse":
+    if point == "on_post_tool_use":
         given = call["toolResult"]
         result = ToolResult(given["textResultForLlm"], given.get("resultType", "success"))  # type: ignore[arg-type]
         review = await host.review_tool_result(call["toolName"], call.get("toolArgs") or {}, result)
@@ -188,18 +187,18 @@ async def _run(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
             modifiedResult=review.result.text_result_for_llm if review.result is not None else None,
             additionalContext=review.additional_context,
         )
-    if hook == "postToolUseFailure":
+    if point == "on_post_tool_use_failure":
         guidance = await host.review_tool_failure(call["toolName"], call.get("toolArgs") or {}, call["error"])
         return _compact(additionalContext=guidance)
-    if hook == "agentStop":
+    if point == "on_agent_stop":
         stop = await host.stop_agent(call.get("transcriptPath"), call.get("stopHookActive", False))
         return _compact(decision="block" if stop.blocked else None, reason=stop.reason if stop.blocked else None)
-    if hook == "subagentStart":
+    if point == "on_subagent_start":
         context = await host.start_subagent(
             call["agentId"], call.get("agentType", ""), transcript_path=call.get("transcriptPath")
         )
         return _compact(additionalContext=context)
-    if hook == "subagentStop":
+    if point == "on_subagent_stop":
         stop = await host.stop_subagent(
             call["agentId"],
             call.get("agentType", ""),
@@ -208,7 +207,7 @@ async def _run(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
             transcript_path=call.get("transcriptPath"),
         )
         return _compact(decision="block" if stop.blocked else None, reason=stop.reason if stop.blocked else None)
-    if hook == "userPromptSubmitted":
+    if point == "on_user_prompt_submitted":
         prompt = call["prompt"]
         outcome = await host.submit_prompt(prompt)
         return _compact(
@@ -219,7 +218,7 @@ async def _run(host: ExtensionHost, call: HookCall) -> dict[str, Any]:
             additionalContext=outcome.additional_context,
             unjudged=_unjudged(host),
         )
-    if hook == "sessionStart":
+    if point == "on_session_start":
         started = await host.start_session(call.get("source", "startup"))
         return _compact(additionalContext=started.additional_context)
     ended = await host.end_session(call.get("reason", "complete"))

@@ -1,9 +1,10 @@
 """The JSON Schemas of session events and of the wire API, the models they come from, and the
 generated files shipped with the package.
 
-- :mod:`.event_types` (with :mod:`.session_data`, :mod:`.turn_data` and
-  :mod:`.call_data`): every session event type the
-  host emits, as pydantic-validated shapes, and :func:`.event_types.check_event`;
+- :mod:`.event_models` (with :mod:`.session_data`, :mod:`.turn_data`, :mod:`.call_data` and
+  :mod:`.input_data`): every session event type of the table
+  (:mod:`extension_host.event_types`), as pydantic-validated shapes, and
+  :func:`.event_models.check_event`;
 - :mod:`.api`: the wire methods, from the ``TypedDict``s of :mod:`extension_protocol.protocol`;
 - :mod:`.generate`: the two schema files from those models;
 - ``session-events.schema.json`` and ``api.schema.json``: the generated files, printed by

@@ -25,6 +25,7 @@ __all__ = [
     "ExternalToolRequestedData",
     "HookCall",
     "HookEndData",
+    "HookProgressData",
     "HookStartData",
     "PermissionCompletedData",
     "PermissionRequestedData",
@@ -170,6 +171,15 @@ class HookStartData(TypedDict):
     parentToolCallId: NotRequired[str]
     hook: NotRequired[str]
     """This host's addition: the hook point's Python name (``on_pre_tool_use``)."""
+
+
+@with_config(CLOSED)
+class HookProgressData(TypedDict):
+    """What a running hook says it is doing (``hook.progress``)."""
+
+    message: str
+    temporary: NotRequired[bool]
+    """True when it replaces the previous temporary message rather than adding to them."""
 
 
 @with_config(OPEN)

@@ -3,7 +3,7 @@ finding the copies shipped inside the package.
 
 The shipped files are what ``extensions schema`` prints (reading a file, so the command never
 imports pydantic); ``python -m extension_host.schemas`` writes them again from the models in
-:mod:`~extension_host.schemas.event_types` and :mod:`~extension_host.schemas.api`, and a test fails
+:mod:`~extension_host.schemas.event_models` and :mod:`~extension_host.schemas.api`, and a test fails
 when they differ. The output is deterministic: the same models give the same bytes.
 """
 
@@ -18,7 +18,7 @@ from pydantic.json_schema import JsonSchemaMode
 
 from extension_host.schemas import SCHEMA_FILES
 from extension_host.schemas.api import API_METHODS
-from extension_host.schemas.event_types import event_adapter
+from extension_host.schemas.event_models import event_adapter
 from extension_host.validation import pydantic_shape
 from extension_protocol.protocol import PROTOCOL_VERSION
 

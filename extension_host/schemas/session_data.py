@@ -9,8 +9,9 @@ docstring begins with "This host's addition". Objects nested deep in the SDK's t
 host never builds (metrics, permission prompts, GitHub attachments) are checked by their
 discriminating keys and left open below them.
 
-These modules own the shapes only (this one, :mod:`.turn_data` and :mod:`.call_data`); which
-event type uses which shape, and the envelope, are in :mod:`extension_host.schemas.event_types`.
+These modules own the shapes only (this one, :mod:`.turn_data`, :mod:`.call_data` and
+:mod:`.input_data`); which event type uses which shape, and the envelope, are in
+:mod:`extension_host.schemas.event_models`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from typing_extensions import TypedDict
 __all__ = [
     "CLOSED",
     "OPEN",
+    "CapabilitiesChangedData",
+    "CustomNotificationData",
     "EmptyData",
     "SessionErrorData",
     "SessionIdleData",
@@ -35,6 +38,7 @@ __all__ = [
     "SessionWarningData",
     "SystemMessageData",
     "SystemNotificationData",
+    "UsageInfoData",
 ]
 
 CLOSED = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
@@ -224,6 +228,47 @@ class SessionModelChangeData(TypedDict):
     autoTier: NotRequired[str | None]
     previousAutoTier: NotRequired[str]
     contextTier: NotRequired[str | None]
+
+
+@with_config(CLOSED)
+class UsageInfoData(TypedDict):
+    """How full the context window is, in tokens and messages (``session.usage_info``)."""
+
+    currentTokens: int
+    messagesLength: int
+    tokenLimit: int
+    conversationTokens: NotRequired[int]
+    systemTokens: NotRequired[int]
+    toolDefinitionsTokens: NotRequired[int]
+    isInitial: NotRequired[bool]
+
+
+@with_config(CLOSED)
+class CustomNotificationData(TypedDict):
+    """A notification whose payload only its source defines (``session.custom_notification``)."""
+
+    source: str
+    """Who sends it: the namespace its ``name`` is defined in."""
+    name: str
+    payload: Any
+    subject: NotRequired[dict[str, str]]
+    version: NotRequired[int]
+
+
+@with_config(CLOSED)
+class CapabilityFlags(TypedDict):
+    """What the session's user interface can show now."""
+
+    canvases: NotRequired[bool]
+    elicitation: NotRequired[bool]
+    mcpApps: NotRequired[bool]
+
+
+@with_config(CLOSED)
+class CapabilitiesChangedData(TypedDict):
+    """What the session's user interface can do changed (``capabilities.changed``)."""
+
+    ui: NotRequired[CapabilityFlags]
 
 
 @with_config(CLOSED)

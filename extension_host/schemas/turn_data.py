@@ -23,6 +23,8 @@ __all__ = [
     "AssistantMessageStartData",
     "AssistantReasoningData",
     "AssistantReasoningDeltaData",
+    "AssistantStreamingDeltaData",
+    "AssistantToolCallDeltaData",
     "AssistantTurnData",
     "AssistantUsageData",
     "Attachment",
@@ -209,6 +211,25 @@ class AssistantReasoningDeltaData(TypedDict):
 
     reasoningId: str
     deltaContent: str
+
+
+@with_config(CLOSED)
+class AssistantStreamingDeltaData(TypedDict):
+    """How much of the model's response has arrived (``assistant.streaming_delta``)."""
+
+    totalResponseSizeBytes: int
+    """Bytes received so far, all told."""
+
+
+@with_config(CLOSED)
+class AssistantToolCallDeltaData(TypedDict):
+    """A piece of a tool call's input being streamed (``assistant.tool_call_delta``)."""
+
+    toolCallId: str
+    inputDelta: str
+    """The next piece of the input: serialized JSON arguments, or a custom tool's raw input."""
+    toolName: NotRequired[str]
+    toolType: NotRequired[Literal["function", "custom"]]
 
 
 @with_config(CLOSED)

@@ -8,6 +8,7 @@ from typing import Any, get_args
 
 import pytest
 
+from extension_protocol import hook_points
 from extension_protocol.errors import HookOutputError, InvalidHookError
 from extension_protocol.hook_models import PermissionDecision
 from extension_protocol.hook_points import (
@@ -445,6 +446,27 @@ def test_every_hook_point_names_a_merge_strategy_for_every_output_field() -> Non
         fields = {f.name for f in dataclasses.fields(point.output_type)}
         assert set(point.merge) == fields and set(point.merge.values()) <= MERGES, point.name
         assert point.checks.keys() == fields
+
+
+def test_each_row_is_named_after_its_models_and_the_rows_follow_the_names() -> None:
+    """``PreToolUseInput`` names the row ``on_pre_tool_use``; the rows are those of HOOK_NAMES, in order."""
+    assert [(point.name, point.input_type.__name__) for point in HOOK_POINTS.values()][:2] == [
+        ("on_user_prompt_submitted", "UserPromptSubmittedInput"),
+        ("on_pre_tool_use", "PreToolUseInput"),
+    ]
+    assert all(
+        point.output_type.__name__ == point.input_type.__name__[:-5] + "Output" for point in HOOK_POINTS.values()
+    )
+    assert tuple(HOOK_POINTS) == HOOK_NAMES
+
+
+def test_a_table_without_a_row_for_every_hook_name_is_refused_at_import() -> None:
+    rows = tuple(HOOK_POINTS.values())
+    with pytest.raises(TypeError, match="not those of HOOK_NAMES"):
+        hook_points._in_order(rows[1:])
+    with pytest.raises(TypeError, match="not those of HOOK_NAMES"):
+        hook_points._in_order((*rows, rows[0]))
+    assert list(hook_points._in_order(tuple(reversed(rows)))) == list(HOOK_NAMES)
 
 
 def test_a_table_entry_missing_a_merge_strategy_or_its_rewrite_field_is_refused_at_import() -> None:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import pytest
 
 from extension_protocol import protocol
-from extension_protocol.hook_points import HOOK_POINTS
 from extension_protocol.protocol import (
     ENVIRONMENT_NOT_GRANTED,
     ERROR_CODES,
     HOOK_FAILED,
-    HOOK_WIRE_NAMES,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -91,32 +89,6 @@ def test_project_error_codes_are_in_the_server_error_range() -> None:
         assert -32099 <= code <= -32000
 
 
-def test_hook_wire_names_cover_every_hook_point() -> None:
-    """HOOK_WIRE_NAMES maps each Python hook name to a distinct wire name."""
-    assert list(HOOK_WIRE_NAMES) == [
-        "on_user_prompt_submitted",
-        "on_pre_tool_use",
-        "on_post_tool_use",
-        "on_session_start",
-        "on_session_end",
-        "on_error_occurred",
-        "on_user_prompt_transformed",
-        "on_post_tool_use_failure",
-        "on_agent_stop",
-        "on_subagent_start",
-        "on_subagent_stop",
-    ]
-    assert set(HOOK_WIRE_NAMES) == set(HOOK_POINTS)
-    assert len(set(HOOK_WIRE_NAMES.values())) == 11
-
-
-def test_hook_wire_names_are_the_python_names_without_on_in_camel_case() -> None:
-    """on_pre_tool_use travels as preToolUse, and likewise for the others."""
-    for python_name, wire_name in HOOK_WIRE_NAMES.items():
-        head, *rest = python_name.removeprefix("on_").split("_")
-        assert wire_name == head + "".join(part.title() for part in rest)
-
-
 def test_method_names_are_distinct() -> None:
     """Each METHOD_* constant names a different method."""
     methods = [
@@ -155,12 +127,6 @@ def test_hook_name_of_an_unknown_spelling_is_none() -> None:
     """Names that are no hook give None."""
     assert hook_name("on_session_ending") is None
     assert hook_name("SessionEnd") is None
-
-
-def test_hook_names_are_the_python_names_in_order() -> None:
-    """HOOK_NAMES is the keys of HOOK_WIRE_NAMES, in order: the Copilot SDK's first six, then the CLI's three."""
-    assert tuple(HOOK_WIRE_NAMES) == protocol.HOOK_NAMES
-    assert len(protocol.HOOK_NAMES) == 11
 
 
 def test_the_result_types_are_spelled_out_in_one_place_only() -> None:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from extension_protocol.hook_names import HOOK_WIRE_NAMES
 from extension_protocol.nesting import TooDeep, loads
 
 from ...control.methods import METHOD_HOOK
@@ -56,6 +57,7 @@ __all__ = [
     "PayloadError",
     "field",
     "json_reply",
+    "prompt_request",
     "run_agent_hook",
     "session_end_reply",
     "session_end_request",
@@ -96,9 +98,10 @@ def json_reply(answer: Mapping[str, Any] | None) -> HookReply:
 class AgentEvent(NamedTuple):
     """One row of an agent's table: its event, the hook point it runs, and both translations.
 
-    ``request(payload)`` builds the ``host.hook`` params (raising :class:`PayloadError` for a
-    payload it cannot use); ``reply(payload, answer)`` turns the host's answer into the
-    agent's output.
+    ``hook`` is the hook point by its Python name (``on_pre_tool_use``); ``request(payload)``
+    builds the rest of the ``host.hook`` params, ``hook`` being that point's wire name unless it
+    says otherwise (raising :class:`PayloadError` for a payload it cannot use);
+    ``reply(payload, answer)`` turns the host's answer into the agent's output.
     """
 
     event: str
@@ -155,7 +158,7 @@ def run_agent_hook(
         )
     try:
         payload = _payload(stdin)
-        params = row.request(payload)
+        params = {"hook": HOOK_WIRE_NAMES[row.hook], **row.request(payload)}
     except PayloadError as exc:
         return _failed(agent, row, f"the {agent.display_name} {event} payload on stdin {exc}")
     except Exception as exc:  # a payload no row foresaw must not crash a guard open
@@ -274,7 +277,7 @@ def session_start_request(sources: Mapping[str, str]) -> Callable[[dict[str, Any
 
     def request(payload: dict[str, Any]) -> dict[str, Any]:
         source = field(payload, "source", str, required=False) or "startup"
-        return {"hook": "sessionStart", "source": sources.get(source, "startup")}
+        return {"source": sources.get(source, "startup")}
 
     return request
 
@@ -291,7 +294,7 @@ def session_end_request(complete: Collection[str]) -> Callable[[dict[str, Any]],
 
     def request(payload: dict[str, Any]) -> dict[str, Any]:
         reason = field(payload, "reason", str, required=False)
-        return {"hook": "sessionEnd", "reason": "complete" if reason is None or reason in complete else "user_exit"}
+        return {"reason": "complete" if reason is None or reason in complete else "user_exit"}
 
     return request
 
@@ -302,11 +305,15 @@ def session_end_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookR
     return json_reply({"systemMessage": summary} if summary else None)
 
 
+def prompt_request(payload: dict[str, Any]) -> dict[str, Any]:
+    """The request of a prompt about to be sent, the same for both agents: its ``prompt``."""
+    return {"prompt": field(payload, "prompt", str)}
+
+
 def stop_request(payload: dict[str, Any]) -> dict[str, Any]:
     """The agent-stop request of an agent about to stop, the same for both agents: whether it
     was answering a hook's follow-up (``stop_hook_active``) and its ``transcript_path``."""
     params: dict[str, Any] = {
-        "hook": "agentStop",
         "stopHookActive": field(payload, "stop_hook_active", bool, required=False) or False,
     }
     transcript = field(payload, "transcript_path", str, required=False)

@@ -73,6 +73,7 @@ from .adapter import (
     HookReply,
     field,
     json_reply,
+    prompt_request,
     session_end_reply,
     session_end_request,
     session_start_reply,
@@ -95,40 +96,41 @@ def _subagent(payload: dict[str, Any]) -> dict[str, Any]:
     return {"agentId": agent_id, "agentType": agent_type} if agent_type else {"agentId": agent_id}
 
 
-def _tool_request(hook: str) -> Any:
-    def request(payload: dict[str, Any]) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "hook": hook,
-            "toolName": field(payload, "tool_name", str),
-            "toolArgs": field(payload, "tool_input", dict, required=False) or {},
-            **_subagent(payload),
-        }
-        if hook == "postToolUseFailure":
-            params["error"] = field(payload, "error", str, required=False) or "the tool failed"
-        if hook == "postToolUse":
-            response = payload.get("tool_response")
-            text = response if isinstance(response, str) else json.dumps(response)
-            params["toolResult"] = {"textResultForLlm": text}
-        return params
-
-    return request
+def _tool_request(payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "toolName": field(payload, "tool_name", str),
+        "toolArgs": field(payload, "tool_input", dict, required=False) or {},
+        **_subagent(payload),
+    }
 
 
-def _subagent_request(hook: str) -> Any:
-    def request(payload: dict[str, Any]) -> dict[str, Any]:
-        params: dict[str, Any] = {"hook": hook, "agentId": field(payload, "agent_id", str)}
-        agent_type = field(payload, "agent_type", str, required=False)
-        if agent_type:
-            params["agentType"] = agent_type
-        transcript = field(payload, "agent_transcript_path", str, required=False)
-        if transcript:
-            params["transcriptPath"] = transcript
-        if hook == "subagentStop":
-            params["response"] = field(payload, "last_assistant_message", str, required=False) or ""
-            params["stopHookActive"] = field(payload, "stop_hook_active", bool, required=False) or False
-        return params
+def _post_tool_request(payload: dict[str, Any]) -> dict[str, Any]:
+    response = payload.get("tool_response")
+    text = response if isinstance(response, str) else json.dumps(response)
+    return {**_tool_request(payload), "toolResult": {"textResultForLlm": text}}
 
-    return request
+
+def _failure_request(payload: dict[str, Any]) -> dict[str, Any]:
+    return {**_tool_request(payload), "error": field(payload, "error", str, required=False) or "the tool failed"}
+
+
+def _subagent_start_request(payload: dict[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {"agentId": field(payload, "agent_id", str)}
+    agent_type = field(payload, "agent_type", str, required=False)
+    if agent_type:
+        params["agentType"] = agent_type
+    transcript = field(payload, "agent_transcript_path", str, required=False)
+    if transcript:
+        params["transcriptPath"] = transcript
+    return params
+
+
+def _subagent_stop_request(payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **_subagent_start_request(payload),
+        "response": field(payload, "last_assistant_message", str, required=False) or "",
+        "stopHookActive": field(payload, "stop_hook_active", bool, required=False) or False,
+    }
 
 
 def _subagent_start_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
@@ -237,33 +239,18 @@ CLAUDE: Final = HookAgent(
     display_name="Claude Code",
     settings_folder=".claude",
     events={
-        "PreToolUse": AgentEvent("PreToolUse", "preToolUse", True, _tool_request("preToolUse"), _pre_reply),
-        "PostToolUse": AgentEvent("PostToolUse", "postToolUse", False, _tool_request("postToolUse"), _post_reply),
-        "PostToolUseFailure": AgentEvent(
-            "PostToolUseFailure",
-            "postToolUseFailure",
-            False,
-            _tool_request("postToolUseFailure"),
-            _failure_reply,
-        ),
-        "UserPromptSubmit": AgentEvent(
-            "UserPromptSubmit",
-            "userPromptSubmitted",
-            True,
-            lambda payload: {"hook": "userPromptSubmitted", "prompt": field(payload, "prompt", str)},
-            _prompt_reply,
-        ),
-        "SessionStart": AgentEvent(
-            "SessionStart", "sessionStart", False, session_start_request(_SOURCES), session_start_reply
-        ),
-        "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, session_end_request(_COMPLETE), session_end_reply),
-        "Stop": AgentEvent("Stop", "agentStop", False, stop_request, stop_reply),
-        "SubagentStart": AgentEvent(
-            "SubagentStart", "subagentStart", False, _subagent_request("subagentStart"), _subagent_start_reply
-        ),
-        "SubagentStop": AgentEvent(
-            "SubagentStop", "subagentStop", False, _subagent_request("subagentStop"), stop_reply
-        ),
+        row.event: row
+        for row in (
+            AgentEvent("PreToolUse", "on_pre_tool_use", True, _tool_request, _pre_reply),
+            AgentEvent("PostToolUse", "on_post_tool_use", False, _post_tool_request, _post_reply),
+            AgentEvent("PostToolUseFailure", "on_post_tool_use_failure", False, _failure_request, _failure_reply),
+            AgentEvent("UserPromptSubmit", "on_user_prompt_submitted", True, prompt_request, _prompt_reply),
+            AgentEvent("SessionStart", "on_session_start", False, session_start_request(_SOURCES), session_start_reply),
+            AgentEvent("SessionEnd", "on_session_end", False, session_end_request(_COMPLETE), session_end_reply),
+            AgentEvent("Stop", "on_agent_stop", False, stop_request, stop_reply),
+            AgentEvent("SubagentStart", "on_subagent_start", False, _subagent_start_request, _subagent_start_reply),
+            AgentEvent("SubagentStop", "on_subagent_stop", False, _subagent_stop_request, stop_reply),
+        )
     },
 )
 """Claude Code's table: event name → row."""

@@ -54,12 +54,15 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from extension_protocol.hook_names import HOOK_WIRE_NAMES
+
 from .adapter import (
     AgentEvent,
     HookAgent,
     HookReply,
     field,
     json_reply,
+    prompt_request,
     session_end_reply,
     session_end_request,
     session_start_reply,
@@ -71,10 +74,12 @@ from .adapter import (
 
 __all__ = ["GEMINI"]
 
+_FAILURE: Final = HOOK_WIRE_NAMES["on_post_tool_use_failure"]
+"""``AfterTool`` of a tool that failed runs the failure hook point in place of the row's."""
+
 
 def _before_tool_request(payload: dict[str, Any]) -> dict[str, Any]:
     return {
-        "hook": "preToolUse",
         "toolName": field(payload, "tool_name", str),
         "toolArgs": field(payload, "tool_input", dict, required=False) or {},
     }
@@ -110,12 +115,12 @@ def _after_tool_request(payload: dict[str, Any]) -> dict[str, Any]:
         if error not in (None, "", {}):  # the tool failed: {type, message}
             message = error.get("message") if isinstance(error, dict) else error
             text = message if isinstance(message, str) and message else json.dumps(error)
-            return {**params, "hook": "postToolUseFailure", "error": text}
+            return {**params, "hook": _FAILURE, "error": text}
         content = response.get("llmContent")
         text = content if isinstance(content, str) else json.dumps(content if content is not None else response)
     else:
         text = response if isinstance(response, str) else json.dumps(response)
-    return {**params, "hook": "postToolUse", "toolResult": {"textResultForLlm": text}}
+    return {**params, "toolResult": {"textResultForLlm": text}}
 
 
 def _after_tool_reply(_payload: dict[str, Any], answer: dict[str, Any]) -> HookReply:
@@ -146,20 +151,15 @@ GEMINI: Final = HookAgent(
     display_name="Gemini CLI",
     settings_folder=".gemini",
     events={
-        "BeforeTool": AgentEvent("BeforeTool", "preToolUse", True, _before_tool_request, _before_tool_reply),
-        "AfterTool": AgentEvent("AfterTool", "postToolUse", False, _after_tool_request, _after_tool_reply),
-        "BeforeAgent": AgentEvent(
-            "BeforeAgent",
-            "userPromptSubmitted",
-            True,
-            lambda payload: {"hook": "userPromptSubmitted", "prompt": field(payload, "prompt", str)},
-            _before_agent_reply,
-        ),
-        "SessionStart": AgentEvent(
-            "SessionStart", "sessionStart", False, session_start_request(_SOURCES), session_start_reply
-        ),
-        "SessionEnd": AgentEvent("SessionEnd", "sessionEnd", False, session_end_request(_COMPLETE), session_end_reply),
-        "AfterAgent": AgentEvent("AfterAgent", "agentStop", False, stop_request, stop_reply),
+        row.event: row
+        for row in (
+            AgentEvent("BeforeTool", "on_pre_tool_use", True, _before_tool_request, _before_tool_reply),
+            AgentEvent("AfterTool", "on_post_tool_use", False, _after_tool_request, _after_tool_reply),
+            AgentEvent("BeforeAgent", "on_user_prompt_submitted", True, prompt_request, _before_agent_reply),
+            AgentEvent("SessionStart", "on_session_start", False, session_start_request(_SOURCES), session_start_reply),
+            AgentEvent("SessionEnd", "on_session_end", False, session_end_request(_COMPLETE), session_end_reply),
+            AgentEvent("AfterAgent", "on_agent_stop", False, stop_request, stop_reply),
+        )
     },
 )
 """Gemini CLI's table: event name → row."""

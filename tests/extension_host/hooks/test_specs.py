@@ -16,8 +16,8 @@ import pytest
 from extension_host.events import EventLog
 from extension_host.hooks.runner import HookRunner
 from extension_host.hooks.specs import hookimpl, hookspec, specifications
+from extension_protocol import hook_names, protocol
 from extension_protocol import hook_points as sdk_hooks
-from extension_protocol import protocol
 from extension_protocol.errors import HookOutputError
 from extension_protocol.hook_points import HOOK_POINTS, HookPoint
 from extension_protocol.matchers import compile_matchers
@@ -158,7 +158,7 @@ def tool_failed(monkeypatch: pytest.MonkeyPatch) -> HookPoint:
     monkeypatch.setitem(HOOK_POINTS, point.name, point)
     monkeypatch.setitem(protocol.HOOK_WIRE_NAMES, point.name, "toolFailed")
     for alias in (point.name, "onToolFailed", "toolFailed"):
-        monkeypatch.setitem(protocol._HOOK_ALIASES, alias, point.name)
+        monkeypatch.setitem(hook_names._HOOK_ALIASES, alias, point.name)
     return point
 
 

@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 import extension_host
+from extension_host.event_types import EPHEMERAL_EVENT_TYPES, EVENT_TYPES
 from extension_host.events import EventLog, make_event
-from extension_host.schemas.event_types import EVENT_TYPES, check_event, event_adapter, event_type_names
+from extension_host.schemas.event_models import EVENT_DATA, check_event, event_adapter
 
 SOURCE = Path(extension_host.__file__).parent
 EMITTED_TYPE = re.compile(r"""(?:emit|make_event)\(\s*["']([a-z_]+\.[a-z_.]+)["']""")
@@ -37,12 +39,12 @@ def test_every_event_type_named_in_the_host_source_has_a_model() -> None:
         for match in EMITTED_TYPE.findall(path.read_text(encoding="utf-8"))
     }
     assert named, "the pattern no longer finds the emit sites"
-    assert named - set(event_type_names()) == set()
+    assert named - set(EVENT_TYPES) == set()
 
 
 def test_the_timeline_levels_a_log_can_take_all_have_models() -> None:
     """session.log picks the event type from its level: each of them is modelled."""
-    assert {"session.info", "session.warning", "session.error"} <= set(event_type_names())
+    assert {"session.info", "session.warning", "session.error"} <= set(EVENT_TYPES)
 
 
 def test_an_event_the_log_emits_passes_the_check() -> None:
@@ -75,7 +77,8 @@ def test_an_event_type_without_a_model_fails_saying_where_to_add_it() -> None:
     problem = check_event(event("session.brand_new", {}))
     assert problem is not None
     assert "'session.brand_new' has no schema" in problem
-    assert "extension_host/schemas/event_types.py" in problem and "python -m extension_host.schemas" in problem
+    assert "extension_host/event_types.py" in problem and "extension_host/schemas/event_models.py" in problem
+    assert "python -m extension_host.schemas" in problem
 
 
 def test_an_always_ephemeral_event_cannot_be_marked_persistent() -> None:
@@ -254,19 +257,74 @@ def test_every_modelled_event_type_has_an_example_that_passes() -> None:
         ),
         make_event("session.title_changed", {"title": "Fix the tests"}, ephemeral=True),
         make_event("session.model_change", {"newModel": "scripted", "source": "sdk"}),
+        make_event(
+            "session.usage_info",
+            {"currentTokens": 1200, "messagesLength": 4, "tokenLimit": 128000, "isInitial": True},
+            ephemeral=True,
+        ),
+        make_event(
+            "session.custom_notification",
+            {"source": "project:a", "name": "build", "payload": {"ok": True}, "subject": {"branch": "main"}},
+            ephemeral=True,
+        ),
+        make_event("capabilities.changed", {"ui": {"elicitation": True}}, ephemeral=True),
+        make_event("assistant.streaming_delta", {"totalResponseSizeBytes": 512}, ephemeral=True),
+        make_event(
+            "assistant.tool_call_delta",
+            {"toolCallId": "c1", "inputDelta": '{"pa', "toolName": "view", "toolType": "function"},
+            ephemeral=True,
+        ),
+        make_event("hook.progress", {"message": "scanning", "temporary": True}, ephemeral=True),
+        make_event(
+            "user_input.requested",
+            {"requestId": "q1", "question": "Which branch?", "choices": ["main", "dev"], "allowFreeform": False},
+            ephemeral=True,
+        ),
+        make_event("user_input.completed", {"requestId": "q1", "answer": "main", "wasFreeform": False}, ephemeral=True),
+        make_event(
+            "elicitation.requested",
+            {
+                "requestId": "f1",
+                "message": "Your name?",
+                "mode": "form",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+            },
+            ephemeral=True,
+        ),
+        make_event(
+            "elicitation.completed", {"requestId": "f1", "action": "accept", "content": {"name": "Ada"}}, ephemeral=True
+        ),
     ]
     assert [check_event(sample) for sample in samples] == [None] * len(samples)
-    assert {sample["type"] for sample in samples} == set(event_type_names())
+    assert {sample["type"] for sample in samples} == set(EVENT_TYPES)
 
 
 def test_every_data_shape_says_what_its_event_is_about() -> None:
     """Each event's description in the schema comes from its data shape's docstring."""
-    assert [row.name for row in EVENT_TYPES if not (row.data.__doc__ or "").strip()] == []
+    assert [name for name, data in EVENT_DATA.items() if not (data.__doc__ or "").strip()] == []
+
+
+def test_every_event_type_of_the_table_has_a_data_shape_and_every_shape_a_row() -> None:
+    """The table of event types and the shapes keyed by it cover the same types."""
+    assert sorted(EVENT_TYPES.keys() - EVENT_DATA.keys()) == []
+    assert sorted(EVENT_DATA.keys() - EVENT_TYPES.keys()) == []
 
 
 def test_one_union_validates_any_event_by_its_type() -> None:
     """The discriminated union the events schema comes from takes every modelled type."""
     adapter = event_adapter()
     adapter.validate_python(event("session.idle", {}, ephemeral=True))
-    assert {row.name for row in EVENT_TYPES} == set(event_type_names())
-    assert len(event_type_names()) == len(set(event_type_names()))
+    for event_type in sorted(EVENT_TYPES):
+        with pytest.raises(ValueError, match="data"):
+            adapter.validate_python(event(event_type, {"notAKeyOfAnyShape": 1}))
+
+
+@pytest.mark.parametrize("event_type", sorted(EVENT_TYPES))
+def test_the_schema_requires_ephemeral_true_exactly_of_the_types_the_table_marks_ephemeral(event_type: str) -> None:
+    """An event without ``ephemeral`` is refused for its missing flag only if its type is ephemeral."""
+    try:
+        event_adapter().validate_python(event(event_type, {}))
+        missing = []
+    except ValidationError as exc:
+        missing = [error["loc"] for error in exc.errors() if error["type"] == "missing"]
+    assert ((event_type, "ephemeral") in missing) == (event_type in EPHEMERAL_EVENT_TYPES)

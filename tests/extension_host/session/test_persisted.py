@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from extension_host.errors import SessionIdError, SessionLockedError, UnknownSessionError
-from extension_host.events import EPHEMERAL_EVENT_TYPES, EventLog
-from extension_host.schemas.event_types import EVENT_TYPES
+from extension_host.event_types import EPHEMERAL_EVENT_TYPES
+from extension_host.events import EventLog
 from extension_host.session.persisted import PersistedSession
 from extension_host.session.store import SessionStore
 from extension_protocol.protocol import Event
@@ -182,14 +182,12 @@ def test_without_a_store_nothing_is_written_and_replay_comes_from_memory(tmp_pat
     assert not (tmp_path / "home").exists()
 
 
-def test_the_published_schema_requires_ephemeral_exactly_for_the_hosts_ephemeral_types() -> None:
-    """The host's table is the one source: every type in it has a schema, and the generated
-    file marks those types, and only those, as always ephemeral."""
-    assert {event_type.name for event_type in EVENT_TYPES} >= EPHEMERAL_EVENT_TYPES
+def test_the_shipped_events_schema_requires_ephemeral_of_exactly_the_types_never_persisted() -> None:
+    """What the schema file tells clients is ephemeral is what the event log never writes."""
     schema = json.loads((REPO_ROOT / "extension_host/schemas/session-events.schema.json").read_text(encoding="utf-8"))
-    always = {
-        model["properties"]["type"]["const"]
-        for model in schema["$defs"].values()
-        if "type" in model.get("properties", {}) and model["properties"].get("ephemeral", {}).get("const") is True
+    required = {
+        definition["properties"]["type"]["const"]
+        for definition in schema["$defs"].values()
+        if "ephemeral" in definition.get("required", ())
     }
-    assert always == EPHEMERAL_EVENT_TYPES
+    assert required == EPHEMERAL_EVENT_TYPES

@@ -13,7 +13,7 @@ import pytest
 
 from extension_host import AgentReply, ScriptedAgent, ToolCall, hookimpl
 from extension_host.events import PARENT_CALL_EVENT_TYPES
-from extension_host.schemas.event_types import check_event
+from extension_host.schemas.event_models import check_event
 from extension_host.session.agents import AgentRequest
 from extension_host.session.custom_agents import CustomAgent
 from extension_host.session.subagents import MAX_DEPTH, NOT_SUPPORTED, TASK_TOOL

@@ -82,8 +82,8 @@ def test_the_control_socket_refuses_a_malformed_hook_request(project: Project) -
 
 
 def test_a_hook_command_imports_neither_the_host_nor_the_event_loop_nor_the_sdks_author_api() -> None:
-    """Nothing of the SDK, and of the shared protocol only the framing and nesting rules: the
-    same rules as every peer's, without join_session, pydantic or an event loop."""
+    """Nothing of the SDK, and of the shared protocol only the framing and nesting rules and the
+    hook points' names: the same as every peer's, without join_session, pydantic or an event loop."""
     code = (
         "import sys, extension_host.frontends.hook_command as h; h.agent('claude'); h.agent('gemini');"
         "import json; print(json.dumps(sorted(sys.modules)))"
@@ -98,6 +98,7 @@ def test_a_hook_command_imports_neither_the_host_nor_the_event_loop_nor_the_sdks
         "extension_protocol.lazy",
         "extension_protocol.framing",
         "extension_protocol.nesting",
+        "extension_protocol.hook_names",
     }
 
 
