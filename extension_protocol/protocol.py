@@ -3,7 +3,8 @@
 This is the Copilot SDK extension protocol, version 3, plus two additive fields of this project
 (``hookTypes`` and ``eventTypes`` in ``session.resume``). Shapes are ``TypedDict``s so that an
 extension pays no validation-library import; the host validates the same definitions at its
-trust boundary. Keys are camelCase as they travel.
+trust boundary. Keys are camelCase as they travel. The error codes are
+:mod:`extension_protocol.error_codes`' table, re-exported here.
 
 This module owns names and shapes only. Framing lives in :mod:`extension_protocol.framing`, request
 correlation in :mod:`extension_protocol.connection`; neither knows what a tool or a hook is.
@@ -13,6 +14,26 @@ from __future__ import annotations
 
 import re
 from typing import Any, Final, Literal, NotRequired, TypedDict, get_args
+
+from .error_codes import (
+    ENVIRONMENT_NOT_GRANTED,
+    ERROR_CODES,
+    HOOK_FAILED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    JSON_RPC_ERRORS,
+    METHOD_NOT_FOUND,
+    NOT_SUPPORTED,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    SERVER_ERROR_RANGE,
+    TOO_MANY_CONNECTIONS,
+    TOOL_REGISTRATION_FAILED,
+    UNKNOWN_EXTENSION,
+    WIRE_ERRORS,
+    ErrorCode,
+)
 
 __all__ = [
     "COMMAND_NAME_PATTERN",
@@ -24,6 +45,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "JSON_RPC_ERRORS",
     "LOG_LEVELS",
     "METHOD_CANCEL_REQUEST",
     "METHOD_CONNECT",
@@ -46,12 +68,28 @@ __all__ = [
     "PROTOCOL_VERSION",
     "REQUEST_CANCELLED",
     "RESULT_TYPES",
+    "RPC_AUTH_STATUS",
+    "RPC_COMMANDS_EXECUTE",
+    "RPC_COMMANDS_LIST",
+    "RPC_EVENT_LOG_READ",
+    "RPC_EVENT_LOG_TAIL",
+    "RPC_EXTENSIONS_LIST",
+    "RPC_GET_MESSAGES",
+    "RPC_GITHUB_AUTH_STATUS",
+    "RPC_MCP_LIST",
+    "RPC_MCP_RELOAD",
+    "RPC_MODEL_LIST",
+    "RPC_TOOLS_METADATA",
+    "RPC_USAGE_METRICS",
+    "SERVER_ERROR_RANGE",
     "TOOL_REGISTRATION_FAILED",
     "TOO_MANY_CONNECTIONS",
     "UNKNOWN_EXTENSION",
+    "WIRE_ERRORS",
     "CommandDefinition",
     "CommandExecuteData",
     "ConnectResult",
+    "ErrorCode",
     "Event",
     "ExecuteCommandParams",
     "HandlePendingCommandParams",
@@ -106,50 +144,23 @@ METHOD_HANDLE_PENDING_PERMISSION: Final = "session.permissions.handlePendingPerm
 METHOD_CANCEL_REQUEST: Final = "$/cancelRequest"
 """Notification ``{id}``: the sender no longer wants the answer to its request ``id`` (as in LSP)."""
 
-PARSE_ERROR: Final = -32700
-"""Standard JSON-RPC: the bytes of a frame were not valid JSON."""
-INVALID_REQUEST: Final = -32600
-"""Standard JSON-RPC: the JSON was not a valid request object."""
-METHOD_NOT_FOUND: Final = -32601
-"""Standard JSON-RPC: nobody on this side handles the method."""
-INVALID_PARAMS: Final = -32602
-"""Standard JSON-RPC: the params do not have the documented shape."""
-INTERNAL_ERROR: Final = -32603
-"""Standard JSON-RPC: the handler failed for a reason of its own."""
-TOOL_REGISTRATION_FAILED: Final = -32001
-"""``session.resume`` refused: a tool name is taken or invalid; the extension is not loaded."""
-NOT_SUPPORTED: Final = -32002
-"""The method exists in the Copilot protocol but this side does not implement it."""
-REQUEST_CANCELLED: Final = -32800
-"""The request was cancelled with ``$/cancelRequest`` before it finished (as in LSP)."""
-HOOK_FAILED: Final = -32003
-"""A hook handler raised, or returned an output the protocol cannot carry (``data`` names the key)."""
-UNKNOWN_EXTENSION: Final = -32004
-"""The host's control socket was asked about an extension it did not discover (``data``:
-``{extension, known}``, the name asked for and the ids it knows)."""
-TOO_MANY_CONNECTIONS: Final = -32005
-"""The host's control socket already serves as many clients as it allows; sent with id ``null``
-to a new client, whose connection is then closed (``data``: ``{limit}``)."""
+# The session-scoped queries (the JS SDK's ``session.rpc``), extension → host, as RPC_* beside the
+# METHOD_* above; the host's table of how each is answered, with its shapes, is
+# ``extension_host.runtime.session_rpc``.
+RPC_EXTENSIONS_LIST: Final = "session.extensions.list"
+RPC_COMMANDS_LIST: Final = "session.commands.list"
+RPC_COMMANDS_EXECUTE: Final = "session.commands.execute"
+RPC_TOOLS_METADATA: Final = "session.tools.getCurrentMetadata"
+RPC_MODEL_LIST: Final = "session.model.list"
+RPC_USAGE_METRICS: Final = "session.usage.getMetrics"
+RPC_MCP_LIST: Final = "session.mcp.list"
+RPC_MCP_RELOAD: Final = "session.mcp.reload"
+RPC_EVENT_LOG_READ: Final = "session.eventLog.read"
+RPC_EVENT_LOG_TAIL: Final = "session.eventLog.tail"
+RPC_GET_MESSAGES: Final = "session.getMessages"
+RPC_GITHUB_AUTH_STATUS: Final = "session.gitHubAuth.getStatus"
+RPC_AUTH_STATUS: Final = "auth.getStatus"
 
-ENVIRONMENT_NOT_GRANTED: Final = -32006
-"""``session.resume`` refused: the extension asked for sensitive environment variables the user
-has not granted (``data``: ``{variables}``, the names); the extension is not loaded."""
-
-ERROR_CODES: Final[dict[int, str]] = {
-    PARSE_ERROR: "parse error",
-    INVALID_REQUEST: "invalid request",
-    METHOD_NOT_FOUND: "method not found",
-    INVALID_PARAMS: "invalid params",
-    INTERNAL_ERROR: "internal error",
-    TOOL_REGISTRATION_FAILED: "tool registration failed",
-    NOT_SUPPORTED: "not supported",
-    HOOK_FAILED: "hook failed",
-    REQUEST_CANCELLED: "request cancelled",
-    UNKNOWN_EXTENSION: "unknown extension",
-    ENVIRONMENT_NOT_GRANTED: "environment not granted",
-    TOO_MANY_CONNECTIONS: "too many connections",
-}
-"""Every error code this project sends, with a short name for messages."""
 
 ResultType = Literal["success", "failure", "rejected", "denied", "timeout"]
 RESULT_TYPES: Final[tuple[ResultType, ...]] = get_args(ResultType)

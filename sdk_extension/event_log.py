@@ -19,10 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["EventLogReader", "EventPage"]
+from extension_protocol.protocol import RPC_EVENT_LOG_READ, RPC_EVENT_LOG_TAIL
 
-_READ = "session.eventLog.read"
-_TAIL = "session.eventLog.tail"
+__all__ = ["EventLogReader", "EventPage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +75,7 @@ class EventLogReader:
             SessionRpcError: the host refused the read (a cursor it did not give, a bad ``max``).
         """
         params = _params(cursor, max, wait, types, backward, include_ephemeral)
-        return _page(await self._session.rpc_async(_READ, params))
+        return _page(await self._session.rpc_async(RPC_EVENT_LOG_READ, params))
 
     def read(
         self,
@@ -89,16 +88,18 @@ class EventLogReader:
         include_ephemeral: bool = True,
     ) -> EventPage:
         """Blocking form of :meth:`read_async` (not for use inside async handlers)."""
-        return _page(self._session.rpc(_READ, _params(cursor, max, wait, types, backward, include_ephemeral)))
+        return _page(
+            self._session.rpc(RPC_EVENT_LOG_READ, _params(cursor, max, wait, types, backward, include_ephemeral))
+        )
 
     async def tail_async(self) -> str:
         """A cursor at the current end of the log: reading from it gives only later events."""
-        answer = await self._session.rpc_async(_TAIL)
+        answer = await self._session.rpc_async(RPC_EVENT_LOG_TAIL)
         return str(answer["cursor"])
 
     def tail(self) -> str:
         """Blocking form of :meth:`tail_async` (not for use inside async handlers)."""
-        return str(self._session.rpc(_TAIL)["cursor"])
+        return str(self._session.rpc(RPC_EVENT_LOG_TAIL)["cursor"])
 
 
 def _params(

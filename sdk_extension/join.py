@@ -387,8 +387,9 @@ def resolve_hooks(hooks: Mapping[str, Any] | None) -> dict[str, Callable[..., An
     """Check an author's hook mapping and key it by Python name.
 
     Raises:
-        InvalidHookError: a name is not one of the six (the message lists them), a handler is
-            not callable, or two spellings name the same hook.
+        InvalidHookError: a name is not a hook point's (the message lists them), a handler is
+            not callable or is an ``@hook`` function (whose ``tools=`` the mapping would drop),
+            or two spellings name the same hook.
     """
     resolved: dict[str, Callable[..., Any]] = {}
     for alias, handler in (hooks or {}).items():
@@ -398,6 +399,10 @@ def resolve_hooks(hooks: Mapping[str, Any] | None) -> dict[str, Callable[..., An
             raise InvalidHookError(str(alias), f"unknown hook {alias!r}; the hook points are: {valid}")
         if not callable(handler):
             raise InvalidHookError(name, f"hook {alias!r} maps to {type(handler).__name__}, not a function")
+        if isinstance(handler, Hook):
+            raise InvalidHookError(
+                name, f"hook {alias!r} maps to an @hook function; pass @hook functions as a list: hooks=[...]"
+            )
         if name in resolved:
             raise InvalidHookError(name, f"hook {name} is given twice (as two spellings)")
         resolved[name] = handler

@@ -1,7 +1,7 @@
 """The README says what the code does: each fixed limit its table of limits names exists, with
 the default the table gives, every setting git is given over a repository's own is named, its
 table of commands has a row for every command and sub-command the parser has, and its table of
-hooks is the hook-point table's."""
+hooks is the hook-point table's; so are its tables of session-scoped methods and error codes."""
 
 from __future__ import annotations
 
@@ -11,9 +11,14 @@ import dataclasses
 import importlib
 import re
 
+from extension_host import Limits, Timeouts
 from extension_host.control.methods import CONTROL_METHODS
 from extension_host.frontends.cli import _parser
 from extension_host.launch.git import NEUTRALISED_SETTINGS
+from extension_host.runtime.session_rpc import METHOD_ALIASES, SESSION_RPC_METHODS, UNSUPPORTED_SESSION_METHODS
+from extension_host.serve.errors import SERVE_ERRORS
+from extension_protocol import protocol
+from extension_protocol.error_codes import WIRE_ERRORS
 from extension_protocol.hook_points import HOOK_POINTS
 from helpers import REPO_ROOT
 
@@ -44,6 +49,37 @@ def test_every_fixed_limit_in_the_readme_is_the_constant_it_names() -> None:
         assert value == expected, f"README says {default} for {module}.{name}, the code has {value}"
         checked += 1
     assert checked >= 10
+
+
+def test_every_settable_limit_in_the_readme_is_the_default_of_the_option_it_names() -> None:
+    defaults = {"Timeouts": Timeouts(), "Limits": Limits()}
+    checked = 0
+    for _what, default, where in limits_table():
+        named = re.search(r"\b(Timeouts|Limits)\((\w+)=\.\.\.\)", where)
+        if named is None:
+            continue
+        number = re.search(r"([\d.,]+) ?(\w*)", default)
+        assert number is not None, default
+        expected = float(number.group(1).replace(",", "")) * _UNITS[number.group(2)]
+        value = getattr(defaults[named.group(1)], named.group(2))
+        assert value == expected, f"README says {default} for {named.group(0)}, the code has {value}"
+        checked += 1
+    assert checked >= 7
+
+
+def test_the_readme_s_example_of_the_options_gives_each_field_its_default() -> None:
+    """The per-hook-point timeouts, which have none, show an example."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    example = readme[readme.index("from extension_host import ExtensionHost, Limits, Timeouts") :]
+    example = example[: example.index("```")]
+    made = [
+        eval(ast.unparse(node), {"Timeouts": Timeouts, "Limits": Limits})
+        for node in ast.walk(ast.parse(example))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"Timeouts", "Limits"}
+    ]
+    assert [type(options) for options in made] == [Timeouts, Limits]
+    assert made[0].hooks, "the example shows a per-hook-point timeout"
+    assert (dataclasses.replace(made[0], hooks={}), made[1]) == (Timeouts(), Limits())
 
 
 def test_the_readme_names_every_setting_git_is_given_over_a_repositorys_own() -> None:
@@ -154,3 +190,48 @@ def test_the_readme_lists_the_control_methods_of_the_table_and_no_other() -> Non
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     bullet = readme[readme.index("- **Methods** (JSON-RPC 2.0") : readme.index("## Embedding the host")]
     assert set(re.findall(r"`(host\.\w+)", bullet)) == set(CONTROL_METHODS)
+
+
+def test_the_readme_lists_the_session_rpc_methods_of_the_table_and_no_other() -> None:
+    """Every method of the session-rpc table, each of its other names and each method it refuses
+    has a row; a row names no method the host does not know (``a.b.c``/``d`` is ``a.b.d``)."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("Slash commands and the session-scoped methods") : readme.index("### Error codes")]
+    named: set[str] = set()
+    for line in section.splitlines():
+        if not line.startswith("| ext → host |"):
+            continue
+        last = ""
+        for slash, span in re.findall(r"(/?)`([^`]+)`", line.split("|")[2]):
+            word = span.split()[0]
+            if slash and re.fullmatch(r"\w+", word) and last:
+                named.add(f"{last.rpartition('.')[0]}.{word}")
+            elif re.fullmatch(r"[\w$]+(\.[\w$]+)+", word):
+                named.add(last := word)
+    table = set(SESSION_RPC_METHODS) | set(METHOD_ALIASES) | set(UNSUPPORTED_SESSION_METHODS)
+    assert table - named == set(), "the README's table of session-scoped methods misses these"
+    protocol_methods = {getattr(protocol, name) for name in protocol.__all__ if name.startswith("METHOD_")}
+    assert named - table - protocol_methods == set(), "the README names methods the host does not answer"
+
+
+def wire_error_rows() -> list[str]:
+    """The README's table of the extension protocol's error codes, generated from the table."""
+    return [f"| `{error.code}` | {error.name} | {error.origin} | {error.meaning} |" for error in WIRE_ERRORS]
+
+
+def serve_error_rows() -> list[str]:
+    """The README's table of the client protocol's own error codes, generated from the table."""
+    return [
+        f"| `{error.code}` | `{error.name}` | {error.meaning} |" for error in SERVE_ERRORS if error.origin != "JSON-RPC"
+    ]
+
+
+def test_the_readme_s_tables_of_error_codes_are_the_protocols_tables() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    for (start, end), generated in (
+        (("### Error codes", "### Schemas"), wire_error_rows()),
+        (("## Serving clients", "## Content for clients"), serve_error_rows()),
+    ):
+        section = readme[readme.index(start) : readme.index(end)]
+        rows = [line for line in section.splitlines() if line.startswith("| `-")]
+        assert rows == generated, f"the table of error codes under {start!r} should read:\n" + "\n".join(generated)

@@ -109,6 +109,14 @@ class _CommandParser(argparse.ArgumentParser):
             self._intermixing = False
 
 
+def _seconds(text: str) -> float:
+    """A positive number of seconds, as an option gives it (a usage error otherwise)."""
+    try:
+        return Timeouts(readiness=float(text)).readiness
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="extensions", description="Discover, run and call extensions of an AI coding agent."
@@ -128,7 +136,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--readiness-timeout",
-        type=float,
+        type=_seconds,
         default=DEFAULT_READINESS_TIMEOUT,
         metavar="SECONDS",
         help=f"how long each extension has to join (default: {DEFAULT_READINESS_TIMEOUT:g})",

@@ -45,7 +45,7 @@ class Timeouts:
     """For a tool call; past it, its result is ``timeout``."""
     hook: float = DEFAULT_HOOK_TIMEOUT
     """For one hook implementation (of any hook point not in :attr:`hooks`)."""
-    hooks: Mapping[str, float] = field(default_factory=dict)
+    hooks: Mapping[str, float] = field(default_factory=dict, hash=False)
     """Per hook point (``{"on_pre_tool_use": 5}``), in place of :attr:`hook`."""
     stop_grace: float = STOP_GRACE_SECONDS
     """For each step of the stop ladder (end of stream, SIGTERM, SIGKILL) before the next."""
@@ -117,15 +117,20 @@ def options_from(
     """
     changes: dict[str, dict[str, object]] = {"timeouts": {}, "limits": {}}
     given = {"timeouts": timeouts, "limits": limits}
-    for keyword, value in old.items():
+    for keyword in old:  # every error before any warning: with warnings as errors, the error shows
         if keyword not in _REPLACED:
             raise TypeError(f"{caller}() got an unexpected keyword argument {keyword!r}")
         holder, name = _REPLACED[keyword]
-        kind = "Timeouts" if holder == "timeouts" else "Limits"
         if given[holder] is not None:
-            raise TypeError(f"{caller}() got both {keyword}= and {holder}=; give {kind}({name}=...) alone")
+            raise TypeError(
+                f"{caller}() got both {keyword}= and {holder}=; give {holder.capitalize()}({name}=...) alone"
+            )
+    for keyword, value in old.items():
+        holder, name = _REPLACED[keyword]
         warnings.warn(
-            f"{caller}({keyword}=...) is deprecated; use {holder}={kind}({name}=...)", DeprecationWarning, stacklevel=3
+            f"{caller}({keyword}=...) is deprecated; use {holder}={holder.capitalize()}({name}=...)",
+            DeprecationWarning,
+            stacklevel=3,
         )
         if value is not None:  # hook_timeouts=None meant "none"
             changes[holder][name] = value

@@ -1,15 +1,18 @@
 """The session-scoped RPC methods extensions may call (the JS SDK's ``session.rpc``), in one table.
 
-Each entry of :data:`SESSION_RPC_METHODS` answers one method of the published SDK's
-``rpc.d.ts`` that concerns what this host knows: its extensions, their tools and slash commands, the
-agent's models and usage (through optional providers, ``None`` while no agent reports them),
-MCP servers (this host runs none), GitHub sign-in (this host has none), and the session's
-events (``session.getMessages``, ``session.eventLog.read`` and ``tail``, answered by an
-:class:`EventLogSource`, :mod:`extension_host.session.reader`). A method the SDKs renamed is
-answered under each of its names (:data:`METHOD_ALIASES`). What
-it cannot answer truthfully (a question to the model from a UI, enabling or disabling an
-extension for the session) is refused with ``NOT_SUPPORTED`` and a message that names the
-method; any method of neither kind is "method not found". Answers use the SDK's field names exactly (camelCase).
+Each row of :data:`SESSION_RPC_METHODS` (a :class:`SessionMethod`) pairs one method of the
+published SDK's ``rpc.d.ts`` that concerns what this host knows with its params and result shapes
+(:mod:`.session_rpc_shapes`), its handler, what it does and the other names it is answered under
+(:data:`METHOD_ALIASES`, derived); ``api.schema.json`` is generated from the same rows. The names
+are the wire's, :mod:`extension_protocol.protocol`'s ``METHOD_*``. The methods cover its
+extensions, their tools and slash commands, the agent's models and usage (through optional
+providers, ``None`` while no agent reports them), MCP servers (this host runs none), GitHub
+sign-in (this host has none), and the session's events (``session.getMessages``,
+``session.eventLog.read`` and ``tail``, answered by an :class:`EventLogSource`,
+:mod:`extension_host.session.reader`). What it cannot answer truthfully (a question to the model
+from a UI, enabling or disabling an extension for the session) is refused with ``NOT_SUPPORTED``
+and a message that names the method (:data:`UNSUPPORTED_SESSION_METHODS`); any method of neither
+kind is "method not found". Answers use the SDK's field names exactly (camelCase).
 
 This module reads what :class:`SessionRpcSources` hands it and answers; it changes nothing.
 ``session.detach`` is the instance's (it changes the instance), not this table's.
@@ -28,7 +31,7 @@ from extension_protocol.connection import RpcError
 from ..calls.command_registry import CommandRegistry, CommandResult
 from ..info import SDK_STATUS, ExtensionInfo, ToolInfo
 from ..validation import validate
-from .session_rpc_shapes import MAX_TYPES, EventLogReadRequest, EventsReadResult
+from . import session_rpc_shapes as shapes
 
 __all__ = [
     "METHOD_ALIASES",
@@ -36,6 +39,7 @@ __all__ = [
     "UNSUPPORTED_SESSION_METHODS",
     "EventLogSource",
     "ModelsProvider",
+    "SessionMethod",
     "SessionRpcSources",
     "UsageProvider",
     "session_rpc_handlers",
@@ -61,7 +65,7 @@ class EventLogSource(Protocol):
         """A cursor at the current end of the session's events."""
         ...
 
-    async def read(self, request: EventLogReadRequest) -> EventsReadResult:
+    async def read(self, request: shapes.EventLogReadRequest) -> shapes.EventsReadResult:
         """One page of events for a validated ``session.eventLog.read`` request."""
         ...
 
@@ -121,7 +125,7 @@ def _tools_metadata(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
 
 
 async def _commands_execute(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
-    method = "session.commands.execute"
+    method = p.RPC_COMMANDS_EXECUTE
     request = validate(method, p.ExecuteCommandParams, params)
     if sources.run_command is None:
         raise _unsupported(method, "this host runs no commands for extensions")
@@ -132,14 +136,14 @@ async def _commands_execute(sources: SessionRpcSources, params: Any) -> dict[str
 def _model_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     models = sources.models() if sources.models is not None else None
     if models is None:
-        raise _unsupported("session.model.list", "no agent attached to this host reports its models")
+        raise _unsupported(p.RPC_MODEL_LIST, "no agent attached to this host reports its models")
     return {"models": [dict(model) for model in models]}
 
 
 def _usage_metrics(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     usage = sources.usage() if sources.usage is not None else None
     if usage is None:
-        raise _unsupported("session.usage.getMetrics", "no agent attached to this host reports its usage")
+        raise _unsupported(p.RPC_USAGE_METRICS, "no agent attached to this host reports its usage")
     return dict(usage)
 
 
@@ -152,9 +156,9 @@ def _mcp_reload(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
 
 
 async def _event_log_read(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
-    method = "session.eventLog.read"
+    method = p.RPC_EVENT_LOG_READ
     try:
-        request = validate(method, EventLogReadRequest, params)
+        request = validate(method, shapes.EventLogReadRequest, params)
     except RpcError as exc:
         field = exc.data.get("field", "") if isinstance(exc.data, dict) else ""
         if not field.startswith("types."):
@@ -162,7 +166,7 @@ async def _event_log_read(sources: SessionRpcSources, params: Any) -> dict[str, 
         # pydantic names the branch of the union that failed last; say what types may be.
         raise RpcError(
             p.INVALID_PARAMS,
-            f'{method}: types: must be "*" or a non-empty list of event types (at most {MAX_TYPES})',
+            f'{method}: types: must be "*" or a non-empty list of event types (at most {shapes.MAX_TYPES})',
             {"field": "types"},
         ) from None
     if sources.event_log is None:
@@ -172,7 +176,7 @@ async def _event_log_read(sources: SessionRpcSources, params: Any) -> dict[str, 
 
 def _get_messages(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     if sources.event_log is None:
-        raise _unsupported("session.getMessages", "this host keeps no event log for extensions to read")
+        raise _unsupported(p.RPC_GET_MESSAGES, "this host keeps no event log for extensions to read")
     return {"events": sources.event_log.events()}
 
 
@@ -182,36 +186,131 @@ def _github_auth_status(sources: SessionRpcSources, params: Any) -> dict[str, An
 
 def _event_log_tail(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     if sources.event_log is None:
-        raise _unsupported("session.eventLog.tail", "this host keeps no event log for extensions to read")
+        raise _unsupported(p.RPC_EVENT_LOG_TAIL, "this host keeps no event log for extensions to read")
     return {"cursor": sources.event_log.tail()}
 
 
 Handler = Callable[[SessionRpcSources, Any], dict[str, Any] | Awaitable[dict[str, Any]]]
 
-SESSION_RPC_METHODS: Final[dict[str, Handler]] = {
-    "session.extensions.list": _extensions_list,
-    "session.commands.list": _commands_list,
-    "session.commands.execute": _commands_execute,
-    "session.tools.getCurrentMetadata": _tools_metadata,
-    "session.model.list": _model_list,
-    "session.usage.getMetrics": _usage_metrics,
-    "session.mcp.list": _mcp_list,
-    "session.mcp.reload": _mcp_reload,
-    "session.eventLog.read": _event_log_read,
-    "session.eventLog.tail": _event_log_tail,
-    "session.getMessages": _get_messages,
-    "session.gitHubAuth.getStatus": _github_auth_status,
-    "auth.getStatus": _github_auth_status,
-}
-"""Method → how it is answered, from the sources."""
 
-METHOD_ALIASES: Final[dict[str, str]] = {
-    "session.getEvents": "session.getMessages",
-    "session.auth.getStatus": "session.gitHubAuth.getStatus",
-}
-"""Other names of a method of :data:`SESSION_RPC_METHODS`, each answered as the method: the JS
-SDK's ``getEvents()`` sends ``session.getMessages`` (the name Copilot CLI answers), and SDKs
-before ``gitHubAuth`` sent ``session.auth.getStatus``."""
+@dataclass(frozen=True, slots=True)
+class SessionMethod:
+    """One session-scoped method: its wire name, the shapes of its params and result (the
+    ``TypedDict``s of :mod:`.session_rpc_shapes`), how it is answered, what it does, and the other
+    names it is answered under."""
+
+    name: str
+    params: Any
+    result: Any
+    answer: Handler
+    description: str
+    aliases: tuple[str, ...] = ()
+
+
+_TABLE: Final = (
+    SessionMethod(
+        p.RPC_EXTENSIONS_LIST,
+        shapes.SessionRpcParams,
+        shapes.ExtensionList,
+        _extensions_list,
+        "Every extension the host discovered, with its status.",
+    ),
+    SessionMethod(
+        p.RPC_COMMANDS_LIST,
+        shapes.CommandsListParams,
+        shapes.CommandList,
+        _commands_list,
+        "The slash commands extensions registered.",
+    ),
+    SessionMethod(
+        p.RPC_COMMANDS_EXECUTE,
+        p.ExecuteCommandParams,
+        shapes.ExecuteCommandResult,
+        _commands_execute,
+        "Run a slash command and wait for it; error when it failed.",
+    ),
+    SessionMethod(
+        p.RPC_TOOLS_METADATA,
+        shapes.SessionRpcParams,
+        shapes.ToolsGetCurrentMetadataResult,
+        _tools_metadata,
+        "The tools offered to the agent now, with their JSON Schemas.",
+    ),
+    SessionMethod(
+        p.RPC_MODEL_LIST,
+        shapes.SessionRpcParams,
+        shapes.ModelList,
+        _model_list,
+        "The agent's models (refused while no agent reports them).",
+    ),
+    SessionMethod(
+        p.RPC_USAGE_METRICS,
+        shapes.SessionRpcParams,
+        dict[str, Any],
+        _usage_metrics,
+        "The usage the agent reported, as the SDK's UsageGetMetricsResult (refused while none is).",
+    ),
+    SessionMethod(
+        p.RPC_MCP_LIST,
+        shapes.SessionRpcParams,
+        shapes.McpServerList,
+        _mcp_list,
+        "MCP servers: none, this host runs none.",
+    ),
+    SessionMethod(
+        p.RPC_MCP_RELOAD,
+        shapes.SessionRpcParams,
+        dict[str, Any],
+        _mcp_reload,
+        "Reload MCP servers: nothing to do, an empty answer.",
+    ),
+    SessionMethod(
+        p.RPC_EVENT_LOG_READ,
+        shapes.EventLogReadRequest,
+        shapes.EventsReadResult,
+        _event_log_read,
+        "A page of the session's events from a cursor: forward (optionally waiting for new ones) or backward "
+        "from the newest; at most max events and 1 MiB.",
+    ),
+    SessionMethod(
+        p.RPC_EVENT_LOG_TAIL,
+        shapes.SessionRpcParams,
+        shapes.EventLogTailResult,
+        _event_log_tail,
+        "A cursor at the current end of the session's events, to read only what comes next.",
+    ),
+    SessionMethod(
+        p.RPC_GET_MESSAGES,
+        shapes.SessionRpcParams,
+        shapes.GetMessagesResult,
+        _get_messages,
+        "Every persisted event of the session, oldest first (the JS SDK's getEvents(); also as session.getEvents).",
+        # the JS SDK's getEvents() sends session.getMessages, the name Copilot CLI answers
+        aliases=("session.getEvents",),
+    ),
+    SessionMethod(
+        p.RPC_GITHUB_AUTH_STATUS,
+        shapes.SessionRpcParams,
+        shapes.AuthStatus,
+        _github_auth_status,
+        "GitHub sign-in: none on this host (also as session.auth.getStatus).",
+        aliases=("session.auth.getStatus",),  # the name SDKs sent before gitHubAuth
+    ),
+    SessionMethod(
+        p.RPC_AUTH_STATUS,
+        dict[str, Any],
+        shapes.AuthStatus,
+        _github_auth_status,
+        "GitHub sign-in: none on this host.",
+    ),
+)
+
+SESSION_RPC_METHODS: Final[dict[str, SessionMethod]] = {method.name: method for method in _TABLE}
+"""The table: each session-scoped method this host answers, by name, with its shapes and handler."""
+
+METHOD_ALIASES: Final[dict[str, str]] = {alias: method.name for method in _TABLE for alias in method.aliases}
+"""Other names of a method of :data:`SESSION_RPC_METHODS` (its rows' ``aliases``), each answered
+as the method."""
 
 UNSUPPORTED_SESSION_METHODS: Final[dict[str, str]] = {
     "session.ui.ephemeralQuery": "this host has no model of its own to ask; send a prompt with session.send",
@@ -245,7 +344,7 @@ def session_rpc_handlers(sources: SessionRpcSources) -> dict[str, Callable[[Any]
 
         return handler
 
-    handlers = {method: answer(handler) for method, handler in SESSION_RPC_METHODS.items()}
+    handlers = {name: answer(method.answer) for name, method in SESSION_RPC_METHODS.items()}
     handlers.update({alias: handlers[method] for alias, method in METHOD_ALIASES.items()})
     handlers.update({method: refuse(method, why) for method, why in UNSUPPORTED_SESSION_METHODS.items()})
     return handlers

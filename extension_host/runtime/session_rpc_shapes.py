@@ -6,8 +6,8 @@ an extension's params arrive (:func:`extension_host.validation.validate`) and wh
 ``api.schema.json`` is generated (:mod:`extension_host.schemas.api`); bounds that pydantic checks
 (``max`` 1–1000, say) sit on the fields so the schema states them too.
 
-:data:`SESSION_RPC_SHAPES` names, for each method of the session-rpc table, its params and result
-shapes. This module holds shapes only; answering is :mod:`extension_host.runtime.session_rpc`'s.
+This module holds shapes only: the table of :mod:`extension_host.runtime.session_rpc` pairs each
+method with its shapes and how it is answered.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ __all__ = [
     "MAX_AGENT_IDS",
     "MAX_CURSOR_CHARS",
     "MAX_TYPES",
-    "SESSION_RPC_SHAPES",
     "AuthStatus",
     "CommandList",
+    "CommandsListParams",
     "EventLogReadRequest",
     "EventLogTailResult",
     "EventsReadResult",
@@ -174,54 +174,3 @@ class EventLogTailResult(TypedDict):
     """Answer to ``session.eventLog.tail``: a cursor at the current end of the session's events."""
 
     cursor: str
-
-
-SESSION_RPC_SHAPES: Final[dict[str, tuple[Any, Any, str]]] = {
-    "session.extensions.list": (
-        SessionRpcParams,
-        ExtensionList,
-        "Every extension the host discovered, with its status.",
-    ),
-    "session.commands.list": (CommandsListParams, CommandList, "The slash commands extensions registered."),
-    "session.commands.execute": (
-        p.ExecuteCommandParams,
-        ExecuteCommandResult,
-        "Run a slash command and wait for it; error when it failed.",
-    ),
-    "session.tools.getCurrentMetadata": (
-        SessionRpcParams,
-        ToolsGetCurrentMetadataResult,
-        "The tools offered to the agent now, with their JSON Schemas.",
-    ),
-    "session.model.list": (SessionRpcParams, ModelList, "The agent's models (refused while no agent reports them)."),
-    "session.usage.getMetrics": (
-        SessionRpcParams,
-        dict[str, Any],
-        "The usage the agent reported, as the SDK's UsageGetMetricsResult (refused while none is).",
-    ),
-    "session.mcp.list": (SessionRpcParams, McpServerList, "MCP servers: none, this host runs none."),
-    "session.mcp.reload": (SessionRpcParams, dict[str, Any], "Reload MCP servers: nothing to do, an empty answer."),
-    "session.eventLog.read": (
-        EventLogReadRequest,
-        EventsReadResult,
-        "A page of the session's events from a cursor: forward (optionally waiting for new ones) or backward "
-        "from the newest; at most max events and 1 MiB.",
-    ),
-    "session.eventLog.tail": (
-        SessionRpcParams,
-        EventLogTailResult,
-        "A cursor at the current end of the session's events, to read only what comes next.",
-    ),
-    "session.getMessages": (
-        SessionRpcParams,
-        GetMessagesResult,
-        "Every persisted event of the session, oldest first (the JS SDK's getEvents(); also as session.getEvents).",
-    ),
-    "session.gitHubAuth.getStatus": (
-        SessionRpcParams,
-        AuthStatus,
-        "GitHub sign-in: none on this host (also as session.auth.getStatus).",
-    ),
-    "auth.getStatus": (dict[str, Any], AuthStatus, "GitHub sign-in: none on this host."),
-}
-"""Method of the session-rpc table → (params shape, result shape, what it does)."""

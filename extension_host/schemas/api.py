@@ -4,8 +4,8 @@
 it, whether it is a request or a notification, and the shapes of its params and result. The
 shapes are the protocol module's own ``TypedDict``s, read through pydantic (never written a
 second time); the few results the protocol module types only as a dict are declared here.
-The session-scoped methods of :mod:`extension_host.runtime.session_rpc` get their rows from
-:data:`~extension_host.runtime.session_rpc_shapes.SESSION_RPC_SHAPES`. ``api.schema.json`` is generated
+The session-scoped methods get their rows from the table that answers them,
+:data:`~extension_host.runtime.session_rpc.SESSION_RPC_METHODS`. ``api.schema.json`` is generated
 from this table, and a test checks that every ``METHOD_*`` name of the protocol module and every
 method of the session-rpc table has a row.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NotRequired, TypedDict
 
-from extension_host.runtime.session_rpc_shapes import SESSION_RPC_SHAPES
+from extension_host.runtime.session_rpc import SESSION_RPC_METHODS
 from extension_protocol import protocol as p
 
 __all__ = [
@@ -211,7 +211,7 @@ API_METHODS: Final[tuple[ApiMethod, ...]] = (
         "The sender gave up on a request it made; the receiver may stop working on it.",
     ),
     *(
-        ApiMethod(name, "extension-to-host", params, result, description)
-        for name, (params, result, description) in SESSION_RPC_SHAPES.items()
+        ApiMethod(method.name, "extension-to-host", method.params, method.result, method.description)
+        for method in SESSION_RPC_METHODS.values()
     ),
 )

@@ -26,7 +26,7 @@ from ..control.service import ControlServer
 from ..errors import ExtensionHostError
 from ..host import ExtensionHost
 from ..launch.forkserver import ForkServer
-from ..runtime.options import Timeouts
+from ..runtime.options import DEFAULT_READINESS_TIMEOUT, Timeouts
 from ..session.agents import Agent
 from ..session.custom_agents import CustomAgent
 from ..session.store import SessionStore
@@ -61,7 +61,7 @@ class HostOptions:
     """How a served session's host is made (the server's options, the same for every session)."""
 
     user_home: Path | None = None
-    readiness_timeout: float = 30.0
+    readiness_timeout: float = DEFAULT_READINESS_TIMEOUT
     watch: bool = False
     fork_server: ForkServer | bool = True
 

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from extension_protocol.connection import RpcError
-from extension_protocol.protocol import INVALID_PARAMS, Event
+from extension_protocol.protocol import INVALID_PARAMS, RPC_EVENT_LOG_READ, Event
 
 from ..events import EventLog
 from ..runtime.session_rpc_shapes import EventLogReadRequest, EventsReadResult
@@ -76,7 +76,6 @@ MAX_WAIT_MS: Final = 30_000
 MAX_WAITING_READS: Final = 64
 """Reads waiting for events at once, across the host's extensions; one more is refused."""
 
-_METHOD: Final = "session.eventLog.read"
 _CHUNK: Final = 64 * 1024
 """Bytes read at a time when paging backward."""
 
@@ -251,8 +250,8 @@ class SessionEventReader:
         if len(self._waits) >= MAX_WAITING_READS:
             raise RpcError(
                 INVALID_PARAMS,
-                f"{_METHOD}: waitMs: {MAX_WAITING_READS} reads are already waiting for events on this host; "
-                "read again without waitMs, or once one of them has returned",
+                f"{RPC_EVENT_LOG_READ}: waitMs: {MAX_WAITING_READS} reads are already waiting for events on "
+                "this host; read again without waitMs, or once one of them has returned",
                 {"field": "waitMs"},
             )
         self._waits.add(live)
@@ -299,8 +298,9 @@ class SessionEventReader:
         if not (isinstance(value, list) and len(value) == 3 and value[0] in ("f", "b")):
             raise RpcError(
                 INVALID_PARAMS,
-                f"{_METHOD}: cursor: not a cursor this host gave (cursors come from session.eventLog.read or "
-                "session.eventLog.tail of the same host); omit it to read from the start of the session",
+                f"{RPC_EVENT_LOG_READ}: cursor: not a cursor this host gave (cursors come from "
+                "session.eventLog.read or session.eventLog.tail of the same host); omit it to read from the start of "
+                "the session",
                 {"field": "cursor"},
             )
         direction = "backward" if value[0] == "b" else "forward"

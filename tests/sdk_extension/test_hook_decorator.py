@@ -29,7 +29,7 @@ from extension_protocol.hook_models import (
 )
 from extension_protocol.hook_points import HOOK_POINTS
 from extension_protocol.matchers import MAX_MATCHER_PATTERNS
-from helpers import ECHO_AND_RUN_JOB, Project, run, session_resume
+from helpers import ECHO_AND_RUN_JOB, REPO_ROOT, Project, run, session_resume
 from sdk_extension import hooks as hooks_module
 from sdk_extension.hooks import HOOK_POINT_NAMES, Hook, hook
 from sdk_extension.join import registered_hooks
@@ -221,6 +221,29 @@ def test_a_function_not_decorated_in_the_hook_list_is_refused_naming_it() -> Non
     error = one_line_error(lambda: registered_hooks([guard, greet.function], None))  # type: ignore[list-item]
     assert error.hook == "greet"
     assert str(error).startswith("hooks=[...] takes @hook functions; decorate greet with @hook('<hook point>')")
+
+
+def test_a_decorated_hook_in_the_mapping_is_refused_rather_than_losing_its_tools() -> None:
+    error = one_line_error(lambda: registered_hooks({"on_pre_tool_use": guard}, None))
+    assert error.hook == "on_pre_tool_use"
+    assert str(error) == "hook 'on_pre_tool_use' maps to an @hook function; pass @hook functions as a list: hooks=[...]"
+
+
+def test_the_readme_s_decorated_guard_denies_rm_rf_for_the_tools_it_names() -> None:
+    """The Hooks section's first example, run up to its ``join_session``."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Hooks") :]
+    start = section.index("```python\n") + len("```python\n")
+    example = section[start : section.index("\n```", start)]
+    before_join, join_line = example.rsplit("\n\n", 1)
+    assert join_line == "join_session(hooks=[shell_guard])"
+    namespace: dict[str, Any] = {}
+    exec(before_join, namespace)
+    shell_guard = namespace["shell_guard"]
+    assert (shell_guard.point, shell_guard.tools) == ("on_pre_tool_use", ("bash", "run_*"))
+    command = PreToolUseInput(timestamp=datetime.now(UTC), cwd="/", tool_name="bash", tool_args={"command": "rm -rf /"})
+    assert shell_guard(command, HookInvocation("s")).permission_decision == "deny"
+    assert shell_guard(dataclasses.replace(command, tool_args={"command": "ls"}), HookInvocation("s")) is None
 
 
 def test_a_hook_without_tools_does_not_load_the_hook_point_table_before_it_runs() -> None:

@@ -131,6 +131,19 @@ def test_the_command_runs_as_a_module_and_the_demo_succeeds(tmp_path: object) ->
     assert "Everything worked." in done.stdout
 
 
+@pytest.mark.parametrize("seconds", ["0", "-1", "soon"])
+def test_a_readiness_timeout_that_is_not_a_positive_number_of_seconds_is_a_usage_error(
+    project: Project, capsys: pytest.CaptureFixture[str], seconds: str
+) -> None:
+    """Refused by the parser, before any host is made: exit 2 and one line, no traceback."""
+    with pytest.raises(SystemExit) as exit:
+        project.cli("--readiness-timeout", seconds, "list")
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: argument --readiness-timeout: {seconds!r} is not a positive number of seconds\n" in err
+    assert "Traceback" not in err
+
+
 def test_no_command_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     """Bare 'extensions' is bad usage."""
     assert main([]) == 2

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -53,6 +52,12 @@ def test_a_value_that_cannot_be_one_is_refused_naming_the_field(make: object, me
         make()  # type: ignore[operator]
 
 
+def test_equal_options_hash_alike_whatever_their_per_hook_point_timeouts() -> None:
+    """Frozen values: usable as keys, as the budgets are."""
+    assert hash(Timeouts(hooks={"on_pre_tool_use": 5.0})) == hash(Timeouts(hooks={"on_pre_tool_use": 5.0}))
+    assert len({Timeouts(), Timeouts(), Limits(), Limits()}) == 2
+
+
 def test_the_per_hook_point_timeouts_cannot_be_changed_after_the_fact() -> None:
     given = {"on_pre_tool_use": 5.0}
     timeouts = Timeouts(hooks=given)
@@ -98,18 +103,13 @@ def test_an_old_keyword_beside_its_object_is_a_type_error_naming_both(project: P
         ExtensionHost(project.root, project.home, timeouts=Timeouts(), tool_timeout=1.0)
 
 
+def test_a_conflict_is_the_error_even_after_an_old_keyword_that_warns(project: Project) -> None:
+    """Every keyword is checked before any warns: with warnings as errors (as this suite runs),
+    a warning for ``tool_timeout`` would otherwise hide the conflict that follows it."""
+    with pytest.raises(TypeError, match=r"got both history_limit= and limits="):
+        ExtensionHost(project.root, project.home, tool_timeout=1.0, history_limit=5, limits=Limits())
+
+
 def test_a_keyword_that_never_was_is_the_usual_type_error(project: Project) -> None:
     with warnings.catch_warnings(), pytest.raises(TypeError, match="unexpected keyword argument 'tool_timout'"):
         ExtensionHost(project.root, project.home, tool_timout=1.0)  # type: ignore[call-arg]
-
-
-def test_the_readme_example_of_the_options_builds_a_host(tmp_path: Path) -> None:
-    (tmp_path / ".git").mkdir()
-    host = ExtensionHost(
-        tmp_path,
-        tmp_path / "home",
-        persist=False,
-        timeouts=Timeouts(readiness=30, tool=600, hook=30, hooks={"on_pre_tool_use": 5}, stop_grace=5),
-        limits=Limits(queued_bytes=64 * 1024 * 1024, history_events=1_000),
-    )
-    assert host.timeouts.hooks == {"on_pre_tool_use": 5}
