@@ -26,6 +26,7 @@ from extension_host import ExtensionHost, Timeouts
 from extension_host.frontends.cli import main as cli_main
 from extension_host.launch.interpreter import python_command
 from extension_host.project.trust import TRUST_FILE
+from extension_protocol.framing import FrameDecoder
 
 T = TypeVar("T")
 
@@ -108,6 +109,25 @@ ECHO_AND_RUN_JOB = """
 """An extension offering two tools for hook matchers to tell apart: ``echo`` and ``run_job``."""
 
 
+class MessageSink:
+    """The far end of an in-memory connection: give :attr:`writer` to a ``Connection``; what it
+    sends is decoded, in order, by :meth:`messages`."""
+
+    def __init__(self) -> None:
+        self.inbox = asyncio.StreamReader()
+        self.writer = PipeWriter(self.inbox)
+        self._decoder = FrameDecoder()
+        self._seen: list[dict[str, Any]] = []
+
+    async def messages(self, count: int = 1, timeout: float = 5) -> list[dict[str, Any]]:
+        """The first ``count`` messages sent here (waits for them, bounded: past ``timeout`` the
+        test fails)."""
+        async with asyncio.timeout(timeout):
+            while len(self._seen) < count:
+                self._seen += self._decoder.feed(await self.inbox.read(65536))
+        return self._seen[:count]
+
+
 RAW_PROTOCOL = r"""
 import json, os, sys
 from sdk_extension._stdio import claim_protocol_stdio
@@ -174,6 +194,19 @@ session id they were given to ``seen.jsonl`` beside it (``{what, tool?, session}
 each ``subagent.started`` it is sent (``{what: "started", child, agent}``). Replace ``AGENTS``
 with the Python source of its ``custom_agents`` (``"[]"`` for none); read it with
 :func:`recorded`."""
+
+
+CALC = """
+    from sdk_extension import join_session, tool
+
+    @tool(description="Add two integers")
+    def add(a: int, b: int) -> str:
+        return str(a + b)
+
+    join_session(tools=[add])
+"""
+"""A Python extension with one tool, ``add`` ("Add two integers"), answering ``a + b`` as text;
+the ``join_session(`` line is its last (tests insert lines before it)."""
 
 
 def recorded(folder: Path) -> list[dict[str, Any]]:

@@ -34,19 +34,9 @@ from extension_host.project.paths import RUNTIME_ENV, control_socket_path
 from extension_host.runtime.budget import CrashBudget
 from extension_protocol.framing import MAX_DEPTH, encode_message, read_message
 from extension_protocol.protocol import PARSE_ERROR, TOO_MANY_CONNECTIONS
-from helpers import Project, run, wait_for_event, wait_for_exit
+from helpers import CALC, Project, run, wait_for_event, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
-
-CALC = """
-    from sdk_extension import join_session, tool
-
-    @tool(description="Add two integers")
-    def add(a: int, b: int) -> str:
-        return str(a + b)
-
-    join_session(tools=[add])
-"""
 
 
 def which(version: str, before_join: str = "") -> str:

@@ -13,19 +13,9 @@ import pytest
 
 from extension_host import Timeouts
 from extension_host.frontends.cli import main
-from helpers import Project
+from helpers import CALC, Project
 
 pytestmark = pytest.mark.subprocess
-
-CALC = """
-    from sdk_extension import join_session, tool
-
-    @tool(description="Add two integers")
-    def add(a: int, b: int) -> str:
-        return str(a + b)
-
-    join_session(tools=[add])
-"""
 
 
 def test_scaffold_creates_a_project_extension_that_list_shows_running(

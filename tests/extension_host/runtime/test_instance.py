@@ -14,6 +14,7 @@ import pytest
 from extension_host import Timeouts
 from extension_host.launch.process_groups import signal_group
 from helpers import (
+    CALC,
     Project,
     assert_orphan_exits_when_host_is_killed,
     is_log,
@@ -40,16 +41,6 @@ SLOW = """
         return "pong"
 
     session = join_session(tools=[hang, ping])
-"""
-
-CALC = """
-    from sdk_extension import join_session, tool
-
-    @tool(description="Add")
-    def add(a: int, b: int) -> str:
-        return str(a + b)
-
-    join_session(tools=[add])
 """
 
 

@@ -11,24 +11,14 @@ import pytest
 from extension_host.runtime.pending_commands import PendingCommands
 from extension_protocol import protocol as p
 from extension_protocol.connection import Connection, RpcError
-from extension_protocol.framing import FrameDecoder
-from helpers import PipeWriter, run
+from helpers import MessageSink, run
 
 
-class Extension:
+class Extension(MessageSink):
     """The extension's end: the command.execute events the host sent it."""
 
-    def __init__(self) -> None:
-        self.inbox = asyncio.StreamReader()
-        self.writer = PipeWriter(self.inbox)
-        self._decoder = FrameDecoder()
-        self._seen: list[dict[str, Any]] = []
-
     async def executed(self, count: int = 1) -> list[dict[str, Any]]:
-        async with asyncio.timeout(5):
-            while len(self._seen) < count:
-                self._seen += self._decoder.feed(await self.inbox.read(65536))
-        events = [message["params"]["event"] for message in self._seen[:count]]
+        events = [message["params"]["event"] for message in await self.messages(count)]
         assert all(event["type"] == "command.execute" and event["ephemeral"] for event in events)
         return [event["data"] for event in events]
 

@@ -11,25 +11,15 @@ from extension_host.events import EventLog
 from extension_host.runtime.pending_tools import PendingCalls
 from extension_protocol import protocol as p
 from extension_protocol.connection import Connection, RpcError
-from extension_protocol.framing import FrameDecoder
-from helpers import PipeWriter, run
+from helpers import MessageSink, run
 
 
-class Extension:
+class Extension(MessageSink):
     """The extension's end: what the host sent it, as messages."""
-
-    def __init__(self) -> None:
-        self.inbox = asyncio.StreamReader()
-        self.writer = PipeWriter(self.inbox)
-        self._decoder = FrameDecoder()
-        self._seen: list[dict[str, Any]] = []
 
     async def requested(self, count: int = 1) -> list[dict[str, Any]]:
         """The ``external_tool.requested`` data of the first ``count`` calls (bounded wait)."""
-        async with asyncio.timeout(5):
-            while len(self._seen) < count:
-                self._seen += self._decoder.feed(await self.inbox.read(65536))
-        return [message["params"]["event"]["data"] for message in self._seen[:count]]
+        return [message["params"]["event"]["data"] for message in await self.messages(count)]
 
 
 def calls_and_extension(

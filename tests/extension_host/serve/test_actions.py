@@ -113,14 +113,20 @@ def test_the_log_forgets_its_oldest_envelopes_beyond_its_size_bound() -> None:
     assert last is not None and len(list(last)) == 1  # one larger than the bound is still kept
 
 
-def test_a_long_tool_result_reaches_clients_cut_saying_how_much() -> None:
-    mapper = EventMapper(S)
+def completed_call(mapper: EventMapper, content: str) -> Any:
+    """What ``mapper`` makes of a turn whose one call (``cat``, ``c1``) returns ``content``: the
+    call's completion."""
     mapper.map(event("user.message", content="hi", messageId="m1"))
     requests = [{"toolCallId": "c1", "name": "cat", "arguments": {}}]
     mapper.map(event("assistant.message", messageId="a", content="", toolRequests=requests))
     mapper.map(event("tool.execution_start", toolCallId="c1", toolName="cat", arguments={}))
-    result = {"content": "z" * (MAX_RESULT_CHARS + 10), "resultType": "success"}
+    result = {"content": content, "resultType": "success"}
     [(complete, _)] = mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result))
+    return complete
+
+
+def test_a_long_tool_result_reaches_clients_cut_saying_how_much() -> None:
+    complete = completed_call(EventMapper(S), "z" * (MAX_RESULT_CHARS + 10))
     text = complete["result"]["content"][0]["text"]
     assert text == "z" * MAX_RESULT_CHARS + "…[truncated: 10 characters]"
 
@@ -129,13 +135,7 @@ def test_with_a_content_store_a_long_tool_result_is_also_kept_whole_and_named_by
     store = ContentStore()
     results = []
     for _ in range(2):  # the same events mapped again (as fetchTurns does) name the same piece
-        mapper = EventMapper(S, store)
-        mapper.map(event("user.message", content="hi", messageId="m1"))
-        requests = [{"toolCallId": "c1", "name": "cat", "arguments": {}}]
-        mapper.map(event("assistant.message", messageId="a", content="", toolRequests=requests))
-        mapper.map(event("tool.execution_start", toolCallId="c1", toolName="cat", arguments={}))
-        result = {"content": "é" * (MAX_RESULT_CHARS + 10), "resultType": "success"}
-        [(complete, _)] = mapper.map(event("tool.execution_complete", toolCallId="c1", success=True, result=result))
+        complete = completed_call(EventMapper(S, store), "é" * (MAX_RESULT_CHARS + 10))
         results.append(complete["result"]["content"])
     assert results[0] == results[1]
     cut, whole = results[0]

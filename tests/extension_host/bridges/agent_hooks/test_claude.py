@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_hooks import output, run_with_answer
+from agent_hooks import AgentTable, output
 
 from extension_host.bridges.agent_hooks.adapter import EXIT_BLOCK, HookReply, run_agent_hook
 from extension_host.bridges.agent_hooks.claude import CLAUDE
@@ -22,13 +22,9 @@ COMMON = {
 }
 
 
-def payload(event: str, **fields: Any) -> bytes:
-    return json.dumps({**COMMON, "hook_event_name": event, **fields}).encode()
-
-
-def hook(project: Project, event: str, stdin: bytes, answer: dict[str, Any]) -> tuple[dict[str, Any], HookReply]:
-    """Run ``event`` with a stand-in host that gives ``answer``; the request it got and the reply."""
-    return run_with_answer(CLAUDE, event, stdin, project.root, answer)
+TABLE = AgentTable(CLAUDE, COMMON)
+payload = TABLE.payload
+hook = TABLE.hook
 
 
 PRE = payload("PreToolUse", tool_name="Bash", tool_input={"command": "rm -rf build"}, tool_use_id="toolu_01")

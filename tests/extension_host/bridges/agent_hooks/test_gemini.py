@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
-from agent_hooks import output, run_with_answer
+from agent_hooks import AgentTable, output
 
 from extension_host.bridges.agent_hooks.adapter import EXIT_BLOCK, HookReply
 from extension_host.bridges.agent_hooks.gemini import GEMINI
@@ -20,13 +17,9 @@ COMMON = {
 }
 
 
-def payload(event: str, **fields: Any) -> bytes:
-    return json.dumps({**COMMON, "hook_event_name": event, **fields}).encode()
-
-
-def hook(project: Project, event: str, stdin: bytes, answer: dict[str, Any]) -> tuple[dict[str, Any], HookReply]:
-    """Run ``event`` with a stand-in host that gives ``answer``; the request it got and the reply."""
-    return run_with_answer(GEMINI, event, stdin, project.root, answer)
+TABLE = AgentTable(GEMINI, COMMON)
+payload = TABLE.payload
+hook = TABLE.hook
 
 
 BEFORE = payload("BeforeTool", tool_name="run_shell_command", tool_input={"command": "rm -rf build"})
