@@ -116,7 +116,7 @@ async def empty_hook_point(count: int) -> list[float]:
 
     from extension_host.events import EventLog
     from extension_host.hooks.runner import HookRunner
-    from extension_protocol.hook_points import PreToolUseInput
+    from extension_protocol.hook_models import PreToolUseInput
 
     runner = HookRunner(EventLog(), session_id="bench", cwd="/")
     value = PreToolUseInput(timestamp=datetime.now(UTC), cwd="/", tool_name="echo", tool_args={})

@@ -35,19 +35,19 @@ if TYPE_CHECKING:
     from extension_protocol.errors import NotUnderHostError as NotUnderHostError
     from extension_protocol.errors import SessionRpcError as SessionRpcError
     from extension_protocol.errors import ToolArgumentsError as ToolArgumentsError
-    from extension_protocol.hook_points import ErrorOccurredInput as ErrorOccurredInput
-    from extension_protocol.hook_points import ErrorOccurredOutput as ErrorOccurredOutput
-    from extension_protocol.hook_points import HookInvocation as HookInvocation
-    from extension_protocol.hook_points import PostToolUseInput as PostToolUseInput
-    from extension_protocol.hook_points import PostToolUseOutput as PostToolUseOutput
-    from extension_protocol.hook_points import PreToolUseInput as PreToolUseInput
-    from extension_protocol.hook_points import PreToolUseOutput as PreToolUseOutput
-    from extension_protocol.hook_points import SessionEndInput as SessionEndInput
-    from extension_protocol.hook_points import SessionEndOutput as SessionEndOutput
-    from extension_protocol.hook_points import SessionStartInput as SessionStartInput
-    from extension_protocol.hook_points import SessionStartOutput as SessionStartOutput
-    from extension_protocol.hook_points import UserPromptSubmittedInput as UserPromptSubmittedInput
-    from extension_protocol.hook_points import UserPromptSubmittedOutput as UserPromptSubmittedOutput
+    from extension_protocol.hook_models import ErrorOccurredInput as ErrorOccurredInput
+    from extension_protocol.hook_models import ErrorOccurredOutput as ErrorOccurredOutput
+    from extension_protocol.hook_models import HookInvocation as HookInvocation
+    from extension_protocol.hook_models import PostToolUseInput as PostToolUseInput
+    from extension_protocol.hook_models import PostToolUseOutput as PostToolUseOutput
+    from extension_protocol.hook_models import PreToolUseInput as PreToolUseInput
+    from extension_protocol.hook_models import PreToolUseOutput as PreToolUseOutput
+    from extension_protocol.hook_models import SessionEndInput as SessionEndInput
+    from extension_protocol.hook_models import SessionEndOutput as SessionEndOutput
+    from extension_protocol.hook_models import SessionStartInput as SessionStartInput
+    from extension_protocol.hook_models import SessionStartOutput as SessionStartOutput
+    from extension_protocol.hook_models import UserPromptSubmittedInput as UserPromptSubmittedInput
+    from extension_protocol.hook_models import UserPromptSubmittedOutput as UserPromptSubmittedOutput
     from extension_protocol.protocol import HOOK_NAMES as HOOK_NAMES
     from extension_protocol.results import ToolResult as ToolResult
     from extension_protocol.tools import Tool as Tool
@@ -67,35 +67,35 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Command": "extension_protocol.commands",
     "CommandContext": "extension_protocol.commands",
-    "ErrorOccurredInput": "extension_protocol.hook_points",
-    "ErrorOccurredOutput": "extension_protocol.hook_points",
+    "ErrorOccurredInput": "extension_protocol.hook_models",
+    "ErrorOccurredOutput": "extension_protocol.hook_models",
     "CustomAgent": ".subagents",
     "ExtensionError": "extension_protocol.errors",
     "Hook": ".hooks",
     "HOOK_NAMES": "extension_protocol.protocol",
-    "HookInvocation": "extension_protocol.hook_points",
+    "HookInvocation": "extension_protocol.hook_models",
     "HookOutputError": "extension_protocol.errors",
     "InvalidCommandError": "extension_protocol.errors",
     "InvalidHookError": "extension_protocol.errors",
     "InvalidToolError": "extension_protocol.errors",
     "JoinError": "extension_protocol.errors",
     "NotUnderHostError": "extension_protocol.errors",
-    "PostToolUseInput": "extension_protocol.hook_points",
-    "PostToolUseOutput": "extension_protocol.hook_points",
-    "PreToolUseInput": "extension_protocol.hook_points",
-    "PreToolUseOutput": "extension_protocol.hook_points",
+    "PostToolUseInput": "extension_protocol.hook_models",
+    "PostToolUseOutput": "extension_protocol.hook_models",
+    "PreToolUseInput": "extension_protocol.hook_models",
+    "PreToolUseOutput": "extension_protocol.hook_models",
     "Session": ".session",
-    "SessionEndInput": "extension_protocol.hook_points",
-    "SessionEndOutput": "extension_protocol.hook_points",
+    "SessionEndInput": "extension_protocol.hook_models",
+    "SessionEndOutput": "extension_protocol.hook_models",
     "SessionRpcError": "extension_protocol.errors",
-    "SessionStartInput": "extension_protocol.hook_points",
-    "SessionStartOutput": "extension_protocol.hook_points",
+    "SessionStartInput": "extension_protocol.hook_models",
+    "SessionStartOutput": "extension_protocol.hook_models",
     "Tool": "extension_protocol.tools",
     "ToolArgumentsError": "extension_protocol.errors",
     "ToolInvocation": "extension_protocol.tools",
     "ToolResult": "extension_protocol.results",
-    "UserPromptSubmittedInput": "extension_protocol.hook_points",
-    "UserPromptSubmittedOutput": "extension_protocol.hook_points",
+    "UserPromptSubmittedInput": "extension_protocol.hook_models",
+    "UserPromptSubmittedOutput": "extension_protocol.hook_models",
     "command": "extension_protocol.commands",
     "hook": ".hooks",
     "join_session": ".join",

@@ -564,7 +564,8 @@ class _Client:
         await self.released.wait()
         # Loaded on first use: the typed inputs and outputs cost start-up time otherwise.
         from extension_protocol.errors import HookOutputError
-        from extension_protocol.hook_points import HOOK_POINTS, HookInvocation
+        from extension_protocol.hook_models import HookInvocation
+        from extension_protocol.hook_points import HOOK_POINTS
 
         point = HOOK_POINTS[name]
         try:

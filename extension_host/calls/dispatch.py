@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from extension_protocol.hook_points import PostToolUseFailureInput, PostToolUseInput, PreToolUseInput
+from extension_protocol.hook_models import PostToolUseFailureInput, PostToolUseInput, PreToolUseInput
 from extension_protocol.results import ToolResult
 from extension_protocol.tools import Tool, ToolInvocation, run_tool
 

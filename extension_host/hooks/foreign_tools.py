@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from extension_protocol.hook_points import PostToolUseFailureInput, PostToolUseInput, PreToolUseInput
+from extension_protocol.hook_models import PostToolUseFailureInput, PostToolUseInput, PreToolUseInput
 from extension_protocol.results import ToolResult
 
 from .runner import HookRunner

@@ -51,7 +51,8 @@ import pluggy
 
 from extension_protocol.connection import ConnectionClosed, RpcError
 from extension_protocol.errors import HookOutputError
-from extension_protocol.hook_points import HOOK_POINTS, HookInput, HookInvocation, HookPoint
+from extension_protocol.hook_models import HookInput, HookInvocation
+from extension_protocol.hook_points import HOOK_POINTS, HookPoint
 from extension_protocol.matchers import Matcher, compile_matchers
 
 from ..events import CURRENT_AGENT, EventLog, unique_ids

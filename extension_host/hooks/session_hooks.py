@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from extension_protocol.hook_points import (
+from extension_protocol.hook_models import (
     AgentStopInput,
     ErrorOccurredInput,
     SessionEndInput,

@@ -30,7 +30,8 @@ from typing import Any, Final
 
 import pluggy
 
-from extension_protocol.hook_points import HOOK_POINTS, HookInvocation
+from extension_protocol.hook_models import HookInvocation
+from extension_protocol.hook_points import HOOK_POINTS
 
 __all__ = ["PROJECT_NAME", "hookimpl", "hookspec", "refuse_unsupported", "specifications"]
 

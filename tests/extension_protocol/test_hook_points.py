@@ -10,14 +10,11 @@ import pytest
 
 from extension_protocol import hook_points
 from extension_protocol.errors import HookOutputError, InvalidHookError
-from extension_protocol.hook_models import PermissionDecision
-from extension_protocol.hook_points import (
-    HOOK_POINTS,
-    MERGES,
+from extension_protocol.hook_models import (
     AgentStopInput,
     AgentStopOutput,
     ErrorOccurredInput,
-    HookPoint,
+    PermissionDecision,
     PostToolUseInput,
     PostToolUseOutput,
     PreToolUseInput,
@@ -27,8 +24,8 @@ from extension_protocol.hook_points import (
     SessionStartInput,
     SessionStartOutput,
     UserPromptSubmittedInput,
-    hook_point,
 )
+from extension_protocol.hook_points import HOOK_POINTS, MERGES, HookPoint, hook_point
 from extension_protocol.matchers import MAX_MATCHER_PATTERN_LENGTH, MAX_MATCHER_PATTERNS, compile_matchers
 from extension_protocol.protocol import HOOK_NAMES
 from extension_protocol.results import ToolResult

@@ -11,7 +11,8 @@ from types import ModuleType
 
 import pytest
 
-from extension_protocol.hook_points import HOOK_POINTS, HookInvocation, PostToolUseInput, UserPromptSubmittedInput
+from extension_protocol.hook_models import HookInvocation, PostToolUseInput, UserPromptSubmittedInput
+from extension_protocol.hook_points import HOOK_POINTS
 from helpers import SAMPLES, Project, load_module, run, sample_extension_module
 from sdk_extension import ToolResult
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from extension_host.hooks.composition import CONTEXT_LIMIT_BYTES, Composition, join_context
-from extension_protocol.hook_points import (
+from extension_protocol.hook_models import (
     ErrorOccurredOutput,
     PostToolUseInput,
     PostToolUseOutput,

@@ -22,7 +22,7 @@ from extension_host.hooks.composition import Composition
 from extension_host.hooks.runner import SUSPEND_AFTER_TIMEOUTS, HookRunner
 from extension_host.hooks.specs import hookimpl
 from extension_protocol.connection import ConnectionClosed, RpcError
-from extension_protocol.hook_points import (
+from extension_protocol.hook_models import (
     ErrorOccurredInput,
     HookInvocation,
     PostToolUseInput,

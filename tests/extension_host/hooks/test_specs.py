@@ -16,8 +16,7 @@ import pytest
 from extension_host.events import EventLog
 from extension_host.hooks.runner import HookRunner
 from extension_host.hooks.specs import hookimpl, hookspec, specifications
-from extension_protocol import hook_names, protocol
-from extension_protocol import hook_points as sdk_hooks
+from extension_protocol import hook_models, hook_names, protocol
 from extension_protocol.errors import HookOutputError
 from extension_protocol.hook_points import HOOK_POINTS, HookPoint
 from extension_protocol.matchers import compile_matchers
@@ -119,7 +118,7 @@ def test_a_refused_wrapper_does_not_deny_later_tool_calls() -> None:
     runner = make_runner()
     with pytest.raises(pluggy.PluginValidationError):
         runner.register_plugin(NewStyleWrapper(), "wrap")
-    base = sdk_hooks.PreToolUseInput(timestamp=datetime.now(UTC), cwd="/", tool_name="t", tool_args={})
+    base = hook_models.PreToolUseInput(timestamp=datetime.now(UTC), cwd="/", tool_name="t", tool_args={})
     assert run(runner.run("on_pre_tool_use", base)).decision is None
 
 
@@ -127,7 +126,7 @@ def test_a_refused_wrapper_does_not_deny_later_tool_calls() -> None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ToolFailedInput(sdk_hooks.HookInput):
+class ToolFailedInput(hook_models.HookInput):
     """A made-up seventh hook point: a tool failed."""
 
     tool_name: str
