@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import fields
 
 import pytest
 
@@ -13,6 +14,7 @@ from extension_host.events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LI
 from extension_host.hooks.runner import DEFAULT_HOOK_TIMEOUT
 from extension_host.launch.process_groups import STOP_GRACE_SECONDS
 from extension_host.runtime.context import MAX_QUEUED_BYTES
+from extension_host.runtime.options import _REPLACED, DeprecatedOptions
 from helpers import Project
 
 
@@ -113,3 +115,11 @@ def test_a_conflict_is_the_error_even_after_an_old_keyword_that_warns(project: P
 def test_a_keyword_that_never_was_is_the_usual_type_error(project: Project) -> None:
     with warnings.catch_warnings(), pytest.raises(TypeError, match="unexpected keyword argument 'tool_timout'"):
         ExtensionHost(project.root, project.home, tool_timout=1.0)  # type: ignore[call-arg]
+
+
+def test_every_old_keyword_the_signature_takes_names_a_field_that_replaces_it() -> None:
+    """The typed keywords and the table of their replacements are kept in step by this test."""
+    assert set(DeprecatedOptions.__annotations__) == set(_REPLACED)
+    owners = {"timeouts": Timeouts, "limits": Limits}
+    for holder, name in _REPLACED.values():
+        assert name in {option.name for option in fields(owners[holder])}, (holder, name)
