@@ -72,6 +72,7 @@ __all__ = [
     "Arbiter",
     "CrashHandler",
     "ExtensionInstance",
+    "JoinHandler",
 ]
 
 Arbiter = Callable[["ExtensionInstance", "list[ToolEntry]"], Awaitable["list[ExtensionInstance] | None"]]
@@ -82,6 +83,11 @@ could still change who holds them."""
 CrashHandler = Callable[["ExtensionInstance"], None]
 """Told when a running extension fails by itself (exit, protocol error): not when it is stopped,
 replaced, or loses a tool-name collision."""
+
+JoinHandler = Callable[["ExtensionInstance"], None]
+"""Told when an extension first joins (not when it joins again after detaching), once it is
+running and before its join is answered: what the handler sends reaches the extension before
+anything the extension can do after joining."""
 
 STOP_QUIET: Final = 0.1
 """Before its stdin is closed, an extension's connection must have been quiet this long (s), so a
@@ -104,15 +110,18 @@ class ExtensionInstance:
         order: int = 0,
         arbiter: Arbiter | None = None,
         on_crash: CrashHandler | None = None,
+        on_join: JoinHandler | None = None,
     ) -> None:
         """``arbiter`` settles a collision with a running extension in its favour (see
-        :data:`Arbiter`); without it the joiner always fails. ``on_crash``: see :data:`CrashHandler`."""
+        :data:`Arbiter`); without it the joiner always fails. ``on_crash``: see
+        :data:`CrashHandler`; ``on_join``: see :data:`JoinHandler`."""
         self.spec = spec
         self.order = order
         """Its place in the load order, which is also its place in every hook chain."""
         self._context = context
         self._arbiter = arbiter
         self._on_crash = on_crash
+        self._on_join = on_join
         self._evicted = False
         self._arbitrating = False
         """Joined, and waiting to learn whether it may take a tool name another holds."""
@@ -430,6 +439,8 @@ class ExtensionInstance:
         self._context.commands.replace(self.id, self._declared_commands)
         # As Copilot CLI does, every join says the tools on offer changed (to the joiner too).
         announce_tools(self._context, added=[entry.name for entry in entries], extensionId=self.id)
+        if not rejoining and self._on_join is not None:
+            self._on_join(self)
         if rejoining:
             self._context.events.emit(
                 "session.info",

@@ -51,7 +51,7 @@ from ..outcomes import ReloadOutcome
 from ..project.discovery import Discovered, ExtensionSpec, discover
 from .budget import CrashBudget, ReloadBudget, SlidingCount
 from .context import SessionContext, announce_tools
-from .instance import Arbiter, CrashHandler, ExtensionInstance
+from .instance import Arbiter, CrashHandler, ExtensionInstance, JoinHandler
 from .restarter import Restarter
 from .revocation import stop_revoked
 
@@ -63,7 +63,14 @@ class InstanceFactory(Protocol):
     without a process (the in-memory tests of the supervisor)."""
 
     def __call__(
-        self, spec: ExtensionSpec, context: SessionContext, *, order: int, arbiter: Arbiter, on_crash: CrashHandler
+        self,
+        spec: ExtensionSpec,
+        context: SessionContext,
+        *,
+        order: int,
+        arbiter: Arbiter,
+        on_crash: CrashHandler,
+        on_join: JoinHandler,
     ) -> ExtensionInstance: ...
 
 
@@ -109,6 +116,11 @@ class Supervisor:
         self._lock = asyncio.Lock()
         self._batch: dict[str, ExtensionInstance] | None = None
         """The instances of the start under way, whose collisions follow load order."""
+        self._starting: dict[str, ExtensionInstance] = {}
+        """Instances being started (not reloaded or restarted): each one's start is announced
+        as part of its join (see :meth:`_joined`)."""
+        self._announced: set[str] = set()
+        """The ids whose start :meth:`_joined` announced, left out of the next :meth:`_announce`."""
         self._restarter = Restarter(crash_budget, self._restart, self._say) if crash_budget else None
         self._reloads = SlidingCount(reload_budget.reloads, reload_budget.window) if reload_budget else None
         self._paused: set[str] = set()
@@ -199,13 +211,15 @@ class Supervisor:
                 self._current[found.spec.id] = instance
                 started.append(instance)
         self._batch = {instance.id: instance for instance in started}
+        self._starting.update(self._batch)
         try:
             await asyncio.gather(*(instance.start() for instance in started))
         finally:
             self._batch = None
+            self._starting.clear()
         outcomes = [_outcome("started", instance) for instance in started]
         outcomes += self._newly_untrusted(set())
-        self._announce(outcomes)
+        self._announce(outcomes, even_if_unchanged=not self._announced)
         return outcomes
 
     async def apply(self, changed: set[str] | None = None) -> list[ReloadOutcome]:
@@ -307,7 +321,17 @@ class Supervisor:
     # -- internals ----------------------------------------------------------------------
 
     def _instance(self, spec: ExtensionSpec, index: int) -> ExtensionInstance:
-        return self._instance_factory(spec, self._context, order=index, arbiter=self._arbitrate, on_crash=self._crashed)
+        return self._instance_factory(
+            spec, self._context, order=index, arbiter=self._arbitrate, on_crash=self._crashed, on_join=self._joined
+        )
+
+    def _joined(self, instance: ExtensionInstance) -> None:
+        """An instance being started joined: its start is announced now, before its join is
+        answered, so even an extension that detaches at once hears of it, as under Copilot CLI."""
+        if self._starting.pop(instance.id, None) is not instance:
+            return
+        self._announced.add(instance.id)
+        self._emit_loaded([_outcome("started", instance)])
 
     async def _arbitrate(self, joiner: ExtensionInstance, entries: list[ToolEntry]) -> list[ExtensionInstance] | None:
         """Who gives up the tools ``joiner`` declares and others hold: the holders, if every one
@@ -336,7 +360,11 @@ class Supervisor:
     async def _start_one(self, found: Discovered, index: int) -> ReloadOutcome:
         instance = self._instance(found.spec, index)
         self._current[found.spec.id] = instance
-        await instance.start()
+        self._starting[instance.id] = instance
+        try:
+            await instance.start()
+        finally:
+            self._starting.pop(instance.id, None)
         return _outcome("started", instance)
 
     async def _reload_one(self, found: Discovered, index: int, old: ExtensionInstance) -> ReloadOutcome:
@@ -458,23 +486,36 @@ class Supervisor:
     def _tool_owners(self) -> dict[str, str]:
         return {entry.name: entry.owner for entry in self._context.registry.entries()}
 
-    def _announce(self, outcomes: list[ReloadOutcome], tools_before: dict[str, str] | None = None) -> None:
-        events = self._context.events
+    def _announce(
+        self,
+        outcomes: list[ReloadOutcome],
+        tools_before: dict[str, str] | None = None,
+        *,
+        even_if_unchanged: bool = False,
+    ) -> None:
+        """Say what changed: the tools since ``tools_before`` (when given), and ``outcomes``
+        less the starts already announced at their join (``session.extensions_loaded``, sent
+        even with no change when ``even_if_unchanged``)."""
         if tools_before is not None:
             after = self._tool_owners()
             added = sorted(name for name in after if tools_before.get(name) != after[name])
             removed = sorted(name for name in tools_before if name not in after)
             if added or removed:
                 announce_tools(self._context, added=added, removed=removed)
-        if outcomes or tools_before is None:
-            events.emit(
-                "session.extensions_loaded",
-                {
-                    "extensions": [info.to_sdk() for info in self.infos()],
-                    "changes": [outcome.to_json() for outcome in outcomes],
-                },
-                ephemeral=True,
-            )
+        announced, self._announced = self._announced, set()
+        outcomes = [o for o in outcomes if not (o.action == "started" and o.extension in announced)]
+        if outcomes or even_if_unchanged:
+            self._emit_loaded(outcomes)
+
+    def _emit_loaded(self, outcomes: list[ReloadOutcome]) -> None:
+        self._context.events.emit(
+            "session.extensions_loaded",
+            {
+                "extensions": [info.to_sdk() for info in self.infos()],
+                "changes": [outcome.to_json() for outcome in outcomes],
+            },
+            ephemeral=True,
+        )
 
 
 def _outcome(action: str, instance: ExtensionInstance) -> ReloadOutcome:

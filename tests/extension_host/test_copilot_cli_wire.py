@@ -150,9 +150,13 @@ def test_a_javascript_extension_receives_the_session_as_copilot_cli_describes_it
     run(scenario(), timeout=240)
 
 
-RAW_NARROW_LEAVER = (
-    RAW_PROTOCOL
-    + r"""
+def raw_leaver(resume: str = "", before: str = "") -> str:
+    """A raw extension that joins (``resume``: more of its params, as Python), runs ``before``,
+    then detaches; it writes all it is sent to ``received.jsonl`` beside it, with a ``mark``
+    where it starts to detach and another once it has."""
+    return (
+        RAW_PROTOCOL
+        + r"""
 import pathlib
 
 RECEIVED = pathlib.Path(__file__).with_name("received.jsonl")
@@ -163,14 +167,20 @@ def handle(message):
 
 session = os.environ["SESSION_ID"]
 request(1, "connect", {})
-request(2, "session.resume", {"sessionId": session, "eventTypes": ["assistant.message"]})
-request(3, "session.log", {"sessionId": session, "message": "narrow joined"})
+request(2, "session.resume", {"sessionId": session, RESUME})
+BEFORE
 handle({"mark": "detaching"})
 request(4, "session.detach", {"sessionId": session})
 handle({"mark": "detached"})
 while True:
     handle(read())
-"""
+""".replace("RESUME", resume).replace("BEFORE", before)
+    )
+
+
+RAW_NARROW_LEAVER = raw_leaver(
+    '"eventTypes": ["assistant.message"]',
+    'request(3, "session.log", {"sessionId": session, "message": "narrow joined"})',
 )
 
 
@@ -201,6 +211,28 @@ def test_session_lifecycle_goes_to_every_connected_extension_whatever_it_asked_f
     assert {m["method"] for m in detached} == {"session.lifecycle"}
     turn = [e["timestamp"] for e in history if e["type"] == "user.message" or e["type"] == "assistant.message"]
     assert set(turn) <= {m["params"]["metadata"]["modifiedTime"] for m in detached}
+
+
+def test_an_extension_that_leaves_as_soon_as_it_has_joined_was_told_of_its_own_start(project: Project) -> None:
+    """As under Copilot CLI, the ``session.extensions_loaded`` that says it runs is part of its join:
+    it arrives before the extension can act on the answer, and only once."""
+    folder = project.add_extension("quick", raw_leaver())
+
+    async def scenario() -> None:
+        async with project.host() as host:
+            (info,) = host.extensions
+            await wait_for_event(host, is_log(f"extension {info.id} detached from the session"))
+
+    run(scenario(), timeout=60)
+    received = [json.loads(line) for line in (folder / "received.jsonl").read_text().splitlines()]
+    joined = received[: [message.get("mark") for message in received].index("detaching")]
+    loaded = [m["params"]["event"] for m in joined if m.get("method") == "session.event"]
+    loaded = [event for event in loaded if event["type"] == "session.extensions_loaded"]
+    assert [[(e["name"], e["status"]) for e in event["data"]["extensions"]] for event in loaded] == [
+        [("quick", "running")]
+    ]
+    everything = [m["params"]["event"]["type"] for m in received if m.get("method") == "session.event"]
+    assert everything.count("session.extensions_loaded") == 1
 
 
 JS_REJOIN = """

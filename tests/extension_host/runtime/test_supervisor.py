@@ -26,7 +26,7 @@ from extension_host.outcomes import ReloadOutcome
 from extension_host.project.discovery import ExtensionSpec
 from extension_host.runtime.budget import CrashBudget, ReloadBudget
 from extension_host.runtime.context import SessionContext
-from extension_host.runtime.instance import Arbiter, CrashHandler, ExtensionInstance
+from extension_host.runtime.instance import Arbiter, ExtensionInstance
 from extension_host.runtime.supervisor import Supervisor
 from extension_protocol.connection import RpcError
 from helpers import Project, run
@@ -54,20 +54,15 @@ class FakeInstance(ExtensionInstance):
     """An extension instance without a process: ``start`` plays its :class:`Plan`."""
 
     def __init__(
-        self,
-        spec: ExtensionSpec,
-        context: SessionContext,
-        *,
-        order: int,
-        arbiter: Arbiter,
-        on_crash: CrashHandler,
-        plan: Plan,
+        self, spec: ExtensionSpec, context: SessionContext, *, arbiter: Arbiter, plan: Plan, **rest: Any
     ) -> None:
+        """``rest``: the supervisor's other keywords (see ``InstanceFactory``), passed on."""
+
         async def arbitrate(joiner: ExtensionInstance, entries: list[ToolEntry]) -> list[ExtensionInstance] | None:
             plan.asked.set()
             return await arbiter(joiner, entries)
 
-        super().__init__(spec, context, order=order, arbiter=arbitrate, on_crash=on_crash)
+        super().__init__(spec, context, arbiter=arbitrate, **rest)
         self.plan = plan
         self.stopped = asyncio.Event()
 
@@ -143,12 +138,10 @@ class Stage:
             instance_factory=self._build,
         )
 
-    def _build(
-        self, spec: ExtensionSpec, context: SessionContext, *, order: int, arbiter: Arbiter, on_crash: CrashHandler
-    ) -> ExtensionInstance:
+    def _build(self, spec: ExtensionSpec, context: SessionContext, **options: Any) -> ExtensionInstance:
         plan = self.plans.get(spec.name) or Plan()
         self.plans[spec.name] = Plan(*plan.tools)  # the next instance joins at once, with the same tools
-        instance = FakeInstance(spec, context, order=order, arbiter=arbiter, on_crash=on_crash, plan=plan)
+        instance = FakeInstance(spec, context, plan=plan, **options)
         self.built.append(instance)
         return instance
 
@@ -227,9 +220,12 @@ def test_start_all_starts_every_extension_and_reports_failures_beside_the_runnin
         assert [info.status for info in infos.values()] == ["running", "failed", "shadowed"]
         assert infos["user:alpha"].shadowed_by == "project:alpha"
         assert stage.owner("read") == "project:alpha"
-        [loaded] = stage.events.history("session.extensions_loaded")
-        assert [change["action"] for change in loaded["data"]["changes"]] == ["started", "failed"]
-        assert [e["id"] for e in loaded["data"]["extensions"]] == ["project:alpha", "project:beta", "user:alpha"]
+        # The start is announced as the extension joins; the failure once the start is over.
+        joined, loaded = stage.events.history("session.extensions_loaded")
+        assert [(c["extension"], c["action"]) for c in joined["data"]["changes"]] == [("project:alpha", "started")]
+        assert [(c["extension"], c["action"]) for c in loaded["data"]["changes"]] == [("project:beta", "failed")]
+        for event in (joined, loaded):
+            assert [e["id"] for e in event["data"]["extensions"]] == ["project:alpha", "project:beta", "user:alpha"]
 
     fast(scenario())
 
