@@ -188,6 +188,8 @@ class Connection:
         """Frames held until the end of this turn of the loop; ``None`` when nothing was written
         in it (see :meth:`_write`)."""
         self._batch_bytes = 0
+        self._later: list[bytes] = []
+        """Frames that go out at the end of this turn, after the batch (see :meth:`send_later`)."""
 
     # -- registration -----------------------------------------------------------------
 
@@ -291,18 +293,41 @@ class Connection:
             message["params"] = params
         self._write(message)
 
-    def _write(self, message: dict[str, Any]) -> None:
+    def send_later(self, frame: bytes) -> None:
+        """Queue an encoded notification (:func:`~extension_protocol.framing.frame`) to go out
+        at the end of this turn of the loop, after everything else the turn sends, in the same
+        write: for a notice nothing waits on, which so never delays, nor wakes the peer apart
+        from, a message that something does wait on.
+
+        Raises:
+            ConnectionClosed: as :meth:`notify`.
+        """
+        self._check_open()
+        self._check_queue()
+        if self._batch is None:
+            self._batch = []
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._later.append(frame)
+        self._batch_bytes += len(frame)
+
+    def _check_open(self) -> None:
         if self._close_reason is not None:
             raise ConnectionClosed(self._close_reason, self._peer_error)
         if self._writer.is_closing():
             raise ConnectionClosed("the stream to the peer is closed")
-        frame = encode_message(message, self._max_outbound, self._max_outbound_depth)
+
+    def _check_queue(self) -> None:
         if self._max_queued is not None and self._queued is not None:
             # Checked before the write, so one frame (up to the message limit) always goes
             # out: the queue holds at most the limit plus that frame.
             queued = self._queued() + self._batch_bytes
             if queued > self._max_queued:
                 self._overflow(queued, self._max_queued)
+
+    def _write(self, message: dict[str, Any]) -> None:
+        self._check_open()
+        frame = encode_message(message, self._max_outbound, self._max_outbound_depth)
+        self._check_queue()
         batch = self._batch
         if batch is None:
             # The first message of this turn of the loop goes out at once (a lone call waits
@@ -321,6 +346,9 @@ class Connection:
         """Write the frames held in this turn of the loop, in one write."""
         batch = self._batch
         self._batch = None
+        if self._later:
+            batch = [*(batch or ()), *self._later]
+            self._later = []
         if not batch:
             return
         self._batch_bytes = 0
@@ -335,7 +363,7 @@ class Connection:
         reason = f"stopped reading its input: {queued / _MIB:.0f} MiB queued (limit {limit / _MIB:g} MiB)"
         error = QueueOverflow(reason)
         self._overflowed = error
-        self._batch, self._batch_bytes = None, 0
+        self._batch, self._batch_bytes, self._later = None, 0, []
         transport = getattr(self._writer, "transport", None)
         if transport is not None:
             transport.abort()  # drops the queue now: waiting for the peer to take it is the problem

@@ -45,6 +45,7 @@ __all__ = [
     "MessageTooLarge",
     "describe_size",
     "encode_message",
+    "frame",
     "read_message",
 ]
 
@@ -126,6 +127,11 @@ def encode_message(message: dict[str, Any], max_bytes: int | None = None, max_de
             check_depth(message, body, max_depth)
         except TooDeep:
             raise MessageTooDeep(max_depth) from None
+    return frame(body)
+
+
+def frame(body: bytes) -> bytes:
+    """The frame carrying ``body``, an encoded JSON message (see :func:`encode_message`)."""
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 

@@ -561,13 +561,15 @@ class ExtensionInstance:
             except Exception:
                 pass  # a dying extension misses events; its exit watcher reports it
 
-    def deliver_lifecycle(self, params: p.SessionLifecycleParams) -> None:
-        """Forward a ``session.lifecycle`` notification. As Copilot CLI, to every extension
-        connected to the session, whatever event types it asked for, and while it is detached
-        (its connection is still open; it may join again)."""
+    def deliver_lifecycle(self, frame: bytes) -> None:
+        """Forward a ``session.lifecycle`` notification, encoded (see
+        :mod:`~extension_host.runtime.lifecycle`). As Copilot CLI, to every extension connected
+        to the session, whatever event types it asked for, and while it is detached (its
+        connection is still open; it may join again). Nothing waits on it: it goes out after
+        what this turn of the loop sends (a tool call, say), in the same write."""
         if self.status not in ("running", "detached") or self._connection is None:
             return
         try:
-            self._connection.notify(p.METHOD_SESSION_LIFECYCLE, params)
+            self._connection.send_later(frame)
         except Exception:
             pass  # as for events

@@ -18,6 +18,7 @@ from extension_protocol.framing import (
     MessageTooDeep,
     MessageTooLarge,
     encode_message,
+    frame,
     read_message,
 )
 from extension_protocol.protocol import (
@@ -1326,6 +1327,39 @@ def test_a_lone_answer_in_a_later_turn_goes_out_at_once_again() -> None:
         return sizes
 
     assert asyncio.run(main()) == [1, 2, 3]
+
+
+def test_a_notice_sent_later_never_goes_first_and_rides_with_the_turns_messages_after_them() -> None:
+    """A notice nothing waits on is not written by itself at once: the turn's messages go first
+    and it follows them in the same write, even when it was queued before them."""
+
+    async def main() -> tuple[list[bytes], list[bytes], list[dict[str, Any]]]:
+        r = raw()
+        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"notice"}'))
+        nothing_yet = list(r.writer.chunks)
+        r.conn.notify("call")
+        await asyncio.sleep(0)  # the end of this turn
+        chunks = list(r.writer.chunks)
+        r.conn.close()
+        return nothing_yet, chunks, frames_of(r.writer)
+
+    nothing_yet, chunks, frames = asyncio.run(main())
+    assert nothing_yet == []
+    assert len(chunks) == 1
+    assert [m["method"] for m in frames] == ["call", "notice"]
+
+
+def test_a_notice_sent_later_goes_out_at_the_end_of_its_turn_and_at_a_close() -> None:
+    async def main() -> tuple[list[str], list[str]]:
+        r = raw()
+        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"alone"}'))
+        await asyncio.sleep(0)
+        alone = [m["method"] for m in frames_of(r.writer)]
+        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"closing"}'))
+        r.conn.close()
+        return alone, [m["method"] for m in frames_of(r.writer)]
+
+    assert asyncio.run(main()) == (["alone"], ["alone", "closing"])
 
 
 def test_held_messages_count_toward_the_queue_limit() -> None:
