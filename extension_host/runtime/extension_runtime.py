@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from extension_protocol.json_codec import use_orjson
 from extension_protocol.protocol import Event
 from extension_protocol.tools import Tool
 
@@ -136,6 +137,7 @@ class ExtensionRuntime:
             model_id=model_id,
             sdk_path=sdk_path,
         )
+        use_orjson()  # every message and log line from now on, when the fast extra is installed
         self.activity = ActivityTracker()
         self._updated = SessionUpdated()
         self.supervisor = Supervisor(

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from extension_protocol.json_codec import orjson_dumps, standard_dumps
 from extension_protocol.nesting import MAX_DEPTH, TooDeep, check_depth, loads
 from extension_protocol.protocol import Event
 
@@ -94,33 +95,42 @@ _CHUNK: Final = 1024 * 1024
 _NOT_AN_EVENT: Final = "is not an event"
 
 
-_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=str)
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=str, allow_nan=False)
 """One encoder for every line: ``json.dumps`` with options builds a new one per call."""
+
+
+def _encode(value: Any) -> str:
+    """Compact ASCII JSON, anything JSON cannot hold as its ``str`` (see
+    :mod:`~extension_protocol.json_codec`: orjson's when it writes only ASCII)."""
+    fast = orjson_dumps(value)
+    if fast is not None and fast.isascii():
+        return fast.decode("ascii")
+    return standard_dumps(_ENCODER.encode, value)
 
 
 def encode_event(event: Event) -> str:
     """One log line for ``event`` (ASCII, ending in ``\\n``), at most :data:`MAX_LINE_BYTES` long
     and nested at most :data:`~extension_protocol.nesting.MAX_DEPTH` levels: what a reader reads."""
     try:
-        line = _ENCODER.encode(event) + "\n"
+        line = _encode(event) + "\n"
     except (ValueError, TypeError, RecursionError) as exc:
         # Data no JSON can hold (a cycle, say): the envelope stays, so the chain survives.
-        return _ENCODER.encode({**event, "data": {"unencodable": str(exc)[:200]}}) + "\n"
+        return _encode({**event, "data": {"unencodable": str(exc)[:200]}}) + "\n"
     try:
         check_depth(event, line)
     except TooDeep:
         # Only what lies too deep is marked; the data is the envelope's second level.
         event = {**event, "data": cut_strings(event["data"], MAX_LINE_BYTES, MAX_DEPTH - 1)}
-        line = _ENCODER.encode(event) + "\n"
+        line = _encode(event) + "\n"
     if len(line) <= MAX_LINE_BYTES:
         return line
     cut: dict[str, Any] = {**event, "data": cut_strings(event["data"], MAX_LINE_BYTES // 16)}
-    line = _ENCODER.encode(cut) + "\n"
+    line = _encode(cut) + "\n"
     if len(line) <= MAX_LINE_BYTES:
         return line
     # Too many strings even cut: the envelope stays, so the chain and the type survive.
     cut["data"] = {"truncated": True}
-    return _ENCODER.encode(cut) + "\n"
+    return _encode(cut) + "\n"
 
 
 class SessionLog:
