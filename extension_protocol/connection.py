@@ -189,6 +189,8 @@ class Connection:
         in it (see :meth:`_write`)."""
         self._batch_bytes = 0
         self._later: list[bytes] = []
+        self._skip: tuple[bytes, ...] = ()
+        self._decoder: FrameDecoder | None = None
         """Frames that go out at the end of this turn, after the batch (see :meth:`send_later`)."""
 
     # -- registration -----------------------------------------------------------------
@@ -293,6 +295,14 @@ class Connection:
             message["params"] = params
         self._write(message)
 
+    def skip_unread(self, starts: tuple[bytes, ...]) -> None:
+        """Drop, unread, the messages whose JSON begins with one of ``starts`` from now on
+        (``()``: read everything): notifications this side has no use for, which cost it a
+        parse each (see :data:`~extension_protocol.protocol.SESSION_UPDATED_START`)."""
+        self._skip = starts
+        if self._decoder is not None:
+            self._decoder.skip = starts
+
     def send_later(self, frame: bytes) -> None:
         """Queue an encoded notification (:func:`~extension_protocol.framing.frame`) to go out
         at the end of this turn of the loop, after everything else the turn sends, in the same
@@ -385,7 +395,8 @@ class Connection:
             QueueOverflow: the peer stopped reading (see ``max_queued_bytes``).
         """
         ended = self._ended = asyncio.get_running_loop().create_future()
-        decoder = FrameDecoder(self._max_bytes, self._max_depth)
+        decoder = self._decoder = FrameDecoder(self._max_bytes, self._max_depth)
+        decoder.skip = self._skip
 
         def on_data(data: bytes) -> None:
             if ended.done():

@@ -261,6 +261,9 @@ class FrameDecoder:
         self._max_bytes = max_bytes
         self._max_depth = max_depth
         self._max_header_bytes = max_header_bytes
+        self.skip: tuple[bytes, ...] = ()
+        """Bodies that begin with one of these are dropped unread (framing still checked):
+        notices the reader has no use for."""
 
     @property
     def buffered(self) -> int:
@@ -305,7 +308,9 @@ class FrameDecoder:
                 position = end + len(_HEADER_END)
             if size - position < length:
                 break
-            messages.append(_decode(data[position : position + length], self._max_depth))
+            body = data[position : position + length]
+            if not (self.skip and body.startswith(self.skip)):
+                messages.append(_decode(body, self._max_depth))
             position += length
             length = None
         self._body_length = length

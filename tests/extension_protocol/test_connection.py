@@ -1362,6 +1362,25 @@ def test_a_notice_sent_later_goes_out_at_the_end_of_its_turn_and_at_a_close() ->
     assert asyncio.run(main()) == (["alone"], ["alone", "closing"])
 
 
+def test_notifications_told_to_be_skipped_are_never_dispatched_until_that_is_undone() -> None:
+    async def main() -> list[str]:
+        r = raw()
+        heard: list[str] = []
+        r.conn.on_notification("noise", lambda params: heard.append("noise"))
+        r.conn.on_notification("wanted", lambda params: heard.append("wanted"))
+        r.conn.skip_unread((b'{"jsonrpc":"2.0","method":"noise"',))
+        async with serving(r):
+            r.send({"jsonrpc": "2.0", "method": "noise"})
+            r.send({"jsonrpc": "2.0", "method": "wanted"})
+            await asyncio.sleep(0.05)
+            r.conn.skip_unread(())
+            r.send({"jsonrpc": "2.0", "method": "noise"})
+            await asyncio.sleep(0.05)
+        return heard
+
+    assert asyncio.run(main()) == ["wanted", "noise"]
+
+
 def test_held_messages_count_toward_the_queue_limit() -> None:
     """A burst in one turn cannot slip past max_queued_bytes by waiting to be written."""
 
