@@ -84,6 +84,7 @@ RUN_TIMEOUT: Final = 1800.0
 _MODE_FLAGS: Final = {"full": (), "quick": ("--quick",), "smoke": ("--smoke",)}
 _CHECKOUT: Final = Path(__file__).resolve().parent.parent
 _MARKER: Final = "built.json"
+_ASIDES: Final = ("note:", "hint:")
 _LIST_SCENARIOS: Final = "import json, bench.scenarios as s; print(json.dumps(list(s.SCENARIOS)))"
 
 
@@ -108,9 +109,10 @@ def _say(message: str) -> None:
 
 
 def _last_line(text: str) -> str:
-    """What a failed command said last: its last ``ERROR`` line, else its last line."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("ERROR")]
+    """What a failed command said last: pip's last ``ERROR:`` line that names the error, else its
+    last line that is not a note or a hint (a traceback's exception, say)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith(_ASIDES)]
+    errors = [line for line in lines if line.startswith("ERROR:") and line != "ERROR: Exception:"]
     return (errors or lines or [""])[-1]
 
 
