@@ -1,5 +1,5 @@
 """``python -m bench --baseline REF`` (bench.baseline): a real run against a commit of this
-repository, its cache, a build that fails, and git kept from running what a repository names.
+repository, interleaved, and the reuse of its build; refusals.
 
 The run builds the baseline's venv for real (``pip install -e`` of the commit, into a cache
 folder of the test's own), so it needs pip to find the project's dependencies; where pip cannot
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.baseline import BaselineError, build, resolve, write_tree
+from bench.checkout import BaselineError, resolve
 from bench.procs import children_of
-from helpers import REPO_ROOT, git, recording_program
+from helpers import REPO_ROOT
 
 pytestmark = pytest.mark.subprocess
 
@@ -68,22 +68,6 @@ def _descendants(pid: int) -> list[int]:
         found += children
         pending += children
     return found
-
-
-def _commit(repo: Path, files: dict[str, str]) -> str:
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text, encoding="utf-8")
-    git("-C", str(repo), "add", "-A")
-    git("-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x")
-    return resolve("HEAD", repo)
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    git("init", "-q", str(root))
-    return root
 
 
 def needs_git_checkout() -> str:
@@ -145,48 +129,3 @@ def test_a_ref_that_names_no_commit_is_refused_in_one_line(tmp_path: Path) -> No
 def test_the_baseline_options_need_baseline(tmp_path: Path) -> None:
     done = bench("--smoke", "--fail-on-worse", cache=tmp_path)
     assert done.returncode == 2 and "--fail-on-worse needs --baseline" in done.stderr
-
-
-def test_a_build_that_fails_says_which_step_in_one_line_and_leaves_no_entry(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pyproject = (
-        '[build-system]\nrequires = []\nbuild-backend = "no_such_backend"\n[project]\nname = "x"\nversion = "1"\n'
-    )
-    commit = _commit(repo, {"pyproject.toml": pyproject})
-    monkeypatch.setenv("EXTENSION_HOST_CACHE_DIR", str(tmp_path / "cache"))
-    with pytest.raises(BaselineError) as failed:
-        build(commit, repo=repo)
-    assert str(failed.value).startswith("pip install failed (exit ")
-    assert "no_such_backend" in str(failed.value) and "\n" not in str(failed.value)
-    assert not (tmp_path / "cache" / "bench-baselines" / commit).exists()
-
-
-def test_a_commit_is_written_out_as_stored_without_running_what_the_repository_names(
-    repo: Path, tmp_path: Path
-) -> None:
-    marker = tmp_path / "ran"
-    evil = recording_program(tmp_path / "evil", marker, "cat")
-    hooks = tmp_path / "hooks"
-    for hook in ("post-checkout", "post-index-change", "reference-transaction"):
-        recording_program(hooks / hook, marker)
-    commit = _commit(
-        repo, {".gitattributes": "*.txt filter=evil ident\n", "a.txt": "$Id$ as stored\n", "tool/run.sh": "#!/bin/sh\n"}
-    )
-    (repo / "tool" / "run.sh").chmod(0o755)
-    (repo / "link").symlink_to("a.txt")
-    commit = _commit(repo, {})
-    for name, value in [
-        ("filter.evil.smudge", evil),
-        ("filter.evil.process", evil),
-        ("core.fsmonitor", evil),
-        ("core.hooksPath", hooks),
-    ]:
-        git("-C", str(repo), "config", name, str(value))
-    dest = tmp_path / "out"
-    write_tree(commit, dest, repo)
-    assert (dest / "a.txt").read_text(encoding="utf-8") == "$Id$ as stored\n"  # no ident, no smudge
-    assert os.access(dest / "tool" / "run.sh", os.X_OK) and not os.access(dest / "a.txt", os.X_OK)
-    assert os.readlink(dest / "link") == "a.txt"
-    assert not (dest / ".git").exists()
-    assert not marker.exists()
