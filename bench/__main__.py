@@ -6,6 +6,10 @@ per run and then summarised. Every process started here is stopped before the ne
 any child a failed scenario left behind is killed before the next scenario.
 
     python -m bench [--quick | --smoke] [--only NAME[,NAME]] [--json FILE]
+    python -m bench --baseline REF [--rounds N] [--rebuild-baseline] [--fail-on-worse] [same options]
+
+``--baseline REF`` runs the same scenarios by this checkout and by commit REF, interleaved, and
+reports each figure as new/old (:mod:`bench.baseline`).
 """
 
 from __future__ import annotations
@@ -23,30 +27,18 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from . import mcp_sdk
+from . import baseline, mcp_sdk
 from .procs import reap_children
 from .scenarios import MODES, SCENARIOS, Context, Outcome
-from .stats import Figure
+from .stats import Figure, readable
 
 _OPS = {"<=": "≤", ">=": "≥", "<": "<", ">": ">"}
 
 
-def _number(value: float) -> str:
-    """Enough digits to read, no more: 12,345 / 123 / 12.3 / 1.23."""
-    magnitude = abs(value)
-    if magnitude >= 1000:
-        return f"{value:,.0f}"
-    if magnitude >= 100:
-        return f"{value:.0f}"
-    if magnitude >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
-
-
 def _value(fig: Figure) -> str:
     unit = fig.unit if fig.unit == "x" else f" {fig.unit}"
-    spread = "" if fig.runs == 1 else f" ({_number(fig.min)}–{_number(fig.max)})"
-    return f"{_number(fig.median)}{unit}{spread}"
+    spread = "" if fig.runs == 1 else f" ({readable(fig.min)}–{readable(fig.max)})"
+    return f"{readable(fig.median)}{unit}{spread}"
 
 
 def _target(fig: Figure) -> str:
@@ -145,8 +137,17 @@ def main(argv: list[str] | None = None) -> int:
     size.add_argument("--quick", action="store_true", help="few runs, for a look")
     size.add_argument("--smoke", action="store_true", help="one run of a handful of calls, for the tests")
     parser.add_argument("--only", metavar="NAME[,NAME]", help=f"run only these scenarios: {', '.join(SCENARIOS)}")
-    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--json", type=Path, help="also write the figures (or the comparison) to this file")
+    parser.add_argument("--baseline", metavar="REF", help="compare with the same scenarios run by git commit REF")
+    parser.add_argument("--rounds", type=int, metavar="N", help="rounds of each side with --baseline (3 quick, 5 full)")
+    parser.add_argument("--rebuild-baseline", action="store_true", help="rebuild REF's cached checkout and venv")
+    parser.add_argument("--fail-on-worse", action="store_true", help="exit 1 when a figure is WORSE than REF's")
     options = parser.parse_args(argv)
+    alone = [flag for flag in ("rounds", "rebuild_baseline", "fail_on_worse") if getattr(options, flag)]
+    if alone and not options.baseline:
+        parser.error(f"--{alone[0].replace('_', '-')} needs --baseline")
+    if options.rounds is not None and options.rounds < 1:
+        parser.error("--rounds must be at least 1")
     names = list(SCENARIOS)
     if options.only:
         names = [name.strip() for name in options.only.split(",") if name.strip()]
@@ -156,6 +157,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"unknown scenario(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(SCENARIOS)}"
             )
     mode = "smoke" if options.smoke else "quick" if options.quick else "full"
+    if options.baseline:
+        return baseline.compare(
+            options.baseline,
+            names,
+            mode,
+            options.rounds,
+            rebuild=options.rebuild_baseline,
+            json_path=options.json,
+            fail_on_worse=options.fail_on_worse,
+        )
     _compile_project()
     meta = {
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

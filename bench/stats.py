@@ -63,6 +63,18 @@ class Figure:
         return data
 
 
+def readable(value: float) -> str:
+    """Enough digits to read, no more: 12,345 / 123 / 12.3 / 1.23."""
+    magnitude = abs(value)
+    if magnitude >= 1000:
+        return f"{value:,.0f}"
+    if magnitude >= 100:
+        return f"{value:.0f}"
+    if magnitude >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
 def figure(key: str, label: str, unit: str, values: list[float], target: Target | None = None) -> Figure:
     """Summarise one value per run into a figure."""
     if not values:
