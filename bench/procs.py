@@ -99,6 +99,37 @@ def children_of(pid: int) -> list[int]:
     return [child for child in pids if parent_pid(child) == pid]
 
 
+def start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot, from /proc); ``None`` if it is gone.
+    A pid and its start time name one process, even after the pid is reused."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2 :].split()[19])
+
+
+def kill_if_same(pid: int, started: int | None) -> None:
+    """SIGKILL process ``pid`` if it is still the one that started at ``started``."""
+    if started is not None and start_time(pid) == started:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, theirs, ...), from one reading of /proc."""
+    below: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            below.setdefault(parent_pid(int(entry.name)), []).append(int(entry.name))
+    found, pending = [], list(below.get(pid, []))
+    while pending:
+        child = pending.pop()
+        found.append(child)
+        pending += below.get(child, [])
+    return found
+
+
 def command_line(pid: int) -> list[str]:
     """The argv of a process, ``[]`` if it is gone."""
     try:
