@@ -152,7 +152,16 @@ def write_script(path: Path, prompts: list[list[dict[str, Any]]]) -> Path:
     return path
 
 
-def in_process_server(script: Path, home: Path, **options: Any) -> ProtocolServer:
+def in_process_server(
+    script: Path, home: Path, *, max_sessions: int | None = None, freeze_sessions: bool = False, **options: Any
+) -> ProtocolServer:
+    """A server of scripted sessions in this process; ``options`` are its hosts'."""
     return ProtocolServer(
-        ServerOptions(provider="scripted", provider_argument=str(script), hosts=HostOptions(home, **options))
+        ServerOptions(
+            provider="scripted",
+            provider_argument=str(script),
+            hosts=HostOptions(home, **options),
+            max_sessions=max_sessions,
+            freeze_sessions=freeze_sessions,
+        )
     )

@@ -12,12 +12,12 @@ limit that is given.
 
 **The collector.** Python's full collections walk every container object of the process; with a
 hundred sessions' hosts that is ~100,000 objects, and each walk pauses every session's events for
-tens of milliseconds. :func:`freeze_started` (after a session started) moves what the process
-holds into the collector's permanent generation (``gc.freeze``), so full collections walk only
-what is newer; :func:`collect_stopped` (after a session stopped) thaws it, collects the stopped
-session's cycles at once and freezes what is left. A server does this only when asked
-(``ServerOptions.freeze_sessions``): ``extensions serve`` is a process of its own; an application
-that embeds the server keeps its own collector policy.
+tens of milliseconds. A :class:`Collector` that freezes moves what the process holds into the
+collector's permanent generation (``gc.freeze``) after each session starts, so full collections
+walk only what is newer; after a session stops it thaws that, collects the stopped session's
+cycles at once (one full collection) and freezes what is left. A server does this only when
+asked (``ServerOptions.freeze_sessions``): ``extensions serve`` is a process of its own; an
+application that embeds the server keeps its own collector policy.
 
 This module owns the numbers and the collector calls; the server refuses the session past the
 limit and says when sessions start and stop. Nothing here watches memory or files while sessions
@@ -39,11 +39,10 @@ __all__ = [
     "MIN_DERIVED_SESSIONS",
     "SESSION_FILE_BUDGET",
     "SESSION_MEMORY_BUDGET",
+    "Collector",
     "available_memory",
     "checked_max_sessions",
-    "collect_stopped",
     "derived_max_sessions",
-    "freeze_started",
     "open_file_limit",
     "sessions_for",
 ]
@@ -61,11 +60,11 @@ MIN_DERIVED_SESSIONS: Final = 32
 """The derived limit is never below this, however little memory is available."""
 MAX_DERIVED_SESSIONS: Final = 1024
 """The derived limit is never above this, however much memory is available."""
-MEMINFO: Final = Path("/proc/meminfo")
+MEMINFO = Path("/proc/meminfo")
 """Where the available memory is read (Linux)."""
 
 
-def available_memory(meminfo: Path = MEMINFO) -> int | None:
+def available_memory(meminfo: Path) -> int | None:
     """Bytes of memory available now: ``MemAvailable`` of ``meminfo``, else free physical pages
     times the page size; ``None`` when neither can be read."""
     try:
@@ -102,9 +101,9 @@ def sessions_for(available: int | None, open_files: int | None) -> int:
     return max(MIN_DERIVED_SESSIONS, min(bounds))
 
 
-def derived_max_sessions(meminfo: Path = MEMINFO) -> int:
+def derived_max_sessions() -> int:
     """The limit of a server given none, for this machine and process now."""
-    return sessions_for(available_memory(meminfo), open_file_limit())
+    return sessions_for(available_memory(MEMINFO), open_file_limit())
 
 
 def checked_max_sessions(value: object, option: str) -> int:
@@ -122,13 +121,34 @@ def checked_max_sessions(value: object, option: str) -> int:
     raise ValueError(f"{option} must be a whole number of at least 1, not {value!r}")
 
 
-def freeze_started() -> None:
-    """After a session started: what the process holds now is no longer walked by the collector."""
-    gc.freeze()
+class Collector:
+    """What a server does with the garbage collector around its sessions' starts and stops:
+    nothing, unless ``freeze`` (see the module's docstring)."""
 
+    def __init__(self, freeze: bool) -> None:
+        self.freeze: Final = freeze
+        self._pending = False
 
-def collect_stopped() -> None:
-    """After a session stopped: its cycles are collected now, and what is left is frozen again."""
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
+    def started(self) -> None:
+        """After a session started: what the process holds now is no longer walked by the
+        collector (and a failed start's cycles are collected first)."""
+        if self.freeze:
+            if self._pending:
+                self._pending = False
+                gc.unfreeze()
+                gc.collect()
+            gc.freeze()
+
+    def stopped(self) -> None:
+        """After a session stopped and was let go: its cycles are collected now, and what is
+        left is frozen again."""
+        if self.freeze:
+            self._pending = False
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
+
+    def failed(self) -> None:
+        """After a session that failed to start was stopped, while its failure still holds it:
+        its cycles are collected when the next session starts (or stops)."""
+        self._pending = True

@@ -56,7 +56,7 @@ from ..session.custom_agents import agents_from_wire
 from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
-from .capacity import checked_max_sessions, collect_stopped, derived_max_sessions, freeze_started
+from .capacity import Collector, checked_max_sessions, derived_max_sessions
 from .client_actions import dispatch
 from .clients import Client, CommandHandler
 from .content_routes import ContentCommands
@@ -121,6 +121,7 @@ class ProtocolServer:
         self.sessions: dict[str, ServedSession] = {}
         self.clients: set[Client] = set()
         self._creating: set[str] = set()
+        self._collector = Collector(options.freeze_sessions)
         self._work = BackgroundTasks("the protocol server", on_error=self._report)
         fork_server = options.hosts.fork_server
         self._own_fork_server: ForkServer | None = None
@@ -271,8 +272,8 @@ class ProtocolServer:
         if len(self.sessions) + len(self._creating) >= self.max_sessions:
             raise ServeError(
                 INVALID_REQUEST,
-                f"this server hosts at most {self.max_sessions} sessions; dispose of one first, or start the "
-                "server with a higher --max-sessions (ServerOptions.max_sessions)",
+                f"this server hosts at most {self.max_sessions} session{'s' if self.max_sessions != 1 else ''}; "
+                "dispose of one first, or start the server with a higher --max-sessions (ServerOptions.max_sessions)",
             )
         directory = self._working_directory(checked.get("workingDirectory"))
         provider = checked.get("provider", self.options.provider)
@@ -312,15 +313,13 @@ class ProtocolServer:
             except BaseException as exc:
                 # What started before the failure is stopped again.
                 await asyncio.shield(session.stop())
-                if self.options.freeze_sessions:
-                    collect_stopped()
+                self._collector.failed()
                 if isinstance(exc, ExtensionHostError):
                     raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None
                 raise
             self.sessions[uri] = session
             self.content.session_added(uri, directory)
-            if self.options.freeze_sessions:
-                freeze_started()
+            self._collector.started()
         finally:
             self._creating.discard(uri)
         self._broadcast("notify/sessionAdded", {"summary": session.summary()})
@@ -333,8 +332,8 @@ class ProtocolServer:
         for other in self.clients:
             other.subscriptions.discard(uri)
         await session.stop()
-        if self.options.freeze_sessions:
-            collect_stopped()
+        del session  # nothing holds it now: its cycles are garbage
+        self._collector.stopped()
         self._broadcast("notify/sessionRemoved", {"session": uri})
 
     async def _list_sessions(self, client: Client, params: Any) -> dict[str, Any]:
