@@ -19,8 +19,8 @@ command a client may send is in one table, :attr:`ProtocolServer.commands` (meth
   An action is never too deep for a client: what lies deeper is marked before it is numbered.
 - ``dispatchAction`` (a notification; as a request it is answered ``null`` or an error) runs
   a client's action (:mod:`extension_host.serve.client_actions`).
-- ``createSession`` past :attr:`ProtocolServer.max_sessions` (given, or derived from memory by
-  :mod:`extension_host.serve.capacity`) is refused, naming the setting that raises it; with
+- ``createSession`` past :attr:`ProtocolServer.max_sessions` (given, or derived from memory and
+  open files by :mod:`extension_host.serve.capacity`) is refused, naming the setting; with
   ``freeze_sessions`` a started session's objects leave the collector's walks, and a stopped
   one's are collected at once.
 
@@ -100,7 +100,8 @@ class ServerOptions:
     """A session's working directory when ``createSession`` gives none."""
     max_sessions: int | None = None
     """Sessions the server hosts at once (each has its own extension processes); ``None``: derived
-    from the memory available when the server is made (:mod:`extension_host.serve.capacity`)."""
+    from the memory available and the open-file limit when the server is made
+    (:mod:`extension_host.serve.capacity`)."""
     freeze_sessions: bool = False
     """Keep started sessions' objects out of the garbage collector's full walks (``gc.freeze``;
     :mod:`extension_host.serve.capacity`): for a process that is the server alone."""
