@@ -45,13 +45,13 @@ def kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-async def stop_child(process: asyncio.subprocess.Process) -> None:
-    """Close the child's stdin, wait a bounded time, then kill its group."""
+async def stop_child(process: asyncio.subprocess.Process, wait: float = STOP_WAIT) -> None:
+    """Close the child's stdin, wait ``wait`` seconds at most, then kill its group."""
     if process.returncode is None:
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()
         try:
-            async with asyncio.timeout(STOP_WAIT):
+            async with asyncio.timeout(wait):
                 await process.wait()
         except TimeoutError:
             kill_group(process.pid)

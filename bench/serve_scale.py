@@ -38,7 +38,7 @@ from extension_host.serve.capacity import FILE_RESERVE, SESSION_FILE_BUDGET
 from extension_protocol.connection import Connection
 
 from .host import CALL_TIMEOUT
-from .procs import descendants, kill_group, kill_if_same, start_time
+from .procs import descendants, kill_if_same, start_time, stop_child
 
 STAMP_EXTENSION = """
 import time
@@ -56,7 +56,7 @@ TURN = [{"text": "Stamping.", "toolCalls": [{"name": "stamp", "arguments": {}}]}
 """One prompt's script: a ``stamp`` call, then the answer."""
 PACE = 0.002
 """Seconds between two paced turns (500 turns a second, over all sessions)."""
-STOP_WAIT = 120.0
+SERVER_STOP_WAIT = 120.0
 """Seconds the server has to stop its sessions and exit once its client is gone."""
 _TRUSTING_DEPTH = 10**9
 """A nesting bound no body reaches: the client skips the depth walk a server must do."""
@@ -217,14 +217,7 @@ async def sessions_run(project: Path, home: Path, count: int, paced: int, idle: 
         return run
     finally:
         below = below or {pid: start_time(pid) for pid in descendants(process.pid)}
-        process.stdin.close()  # its only client is gone: the server stops its sessions and exits
-        try:
-            async with asyncio.timeout(STOP_WAIT):
-                await process.wait()
-        except TimeoutError:
-            kill_group(process.pid)
-            await process.wait()
-        kill_group(process.pid)
+        await stop_child(process, SERVER_STOP_WAIT)  # its only client is gone: it stops its sessions
         for pid, birth in below.items():  # forked extensions run in groups of their own
             kill_if_same(pid, birth)
         serving.cancel()

@@ -4,9 +4,12 @@ server sends unasked (action envelopes, session notifications) and waits on it, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import socket
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +168,27 @@ def in_process_server(
             freeze_sessions=freeze_sessions,
         )
     )
+
+
+@contextlib.asynccontextmanager
+async def stdio_server(command: list[str], cwd: Path | None = None) -> AsyncIterator[ServeClient]:
+    """A client of ``command`` (an ``extensions ... serve --stdio`` command line), started in a
+    process group of its own; on the way out its stdin is closed (the server stops its sessions
+    and exits), it is waited for (bounded), and killed with its group if it is still there."""
+    process = await asyncio.create_subprocess_exec(
+        *command, cwd=cwd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True
+    )
+    assert process.stdin is not None and process.stdout is not None
+    client = ServeClient(Connection(process.stdout, process.stdin))
+    try:
+        yield client
+    finally:
+        process.stdin.close()
+        try:
+            async with asyncio.timeout(30):
+                await process.wait()
+        finally:
+            if process.returncode is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+            await client.close()

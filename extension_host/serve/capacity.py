@@ -132,11 +132,9 @@ class Collector:
     def started(self) -> None:
         """After a session started: what the process holds now is no longer walked by the
         collector (and a failed start's cycles are collected first)."""
-        if self.freeze:
-            if self._pending:
-                self._pending = False
-                gc.unfreeze()
-                gc.collect()
+        if self.freeze and self._pending:
+            self.stopped()
+        elif self.freeze:
             gc.freeze()
 
     def stopped(self) -> None:

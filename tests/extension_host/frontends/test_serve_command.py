@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from serve_client import ServeClient, write_script
+from serve_client import stdio_server, write_script
 
 from extension_host.control.tokens import TOKEN_ENV
-from extension_protocol.connection import Connection, RpcError
+from extension_protocol.connection import RpcError
 from helpers import OtherUser, Project, run
 
 pytestmark = pytest.mark.subprocess
@@ -145,25 +145,14 @@ def test_serve_with_max_sessions_refuses_the_session_past_it_naming_the_option(p
     script = write_script(project.home / "script.json", [])
 
     async def scenario() -> str:
-        process = await asyncio.create_subprocess_exec(
-            *project.command("serve", "--stdio", "--agent", f"scripted:{script}", "--max-sessions", "1"),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
-        assert process.stdin is not None and process.stdout is not None
-        client = ServeClient(Connection(process.stdout, process.stdin))
-        try:
+        async with stdio_server(
+            project.command("serve", "--agent", f"scripted:{script}", "--max-sessions", "1")
+        ) as client:
             await client.initialize()
             await client.create_session("copilot:/first", project.root)
             with pytest.raises(RpcError) as refused:
                 await client.create_session("copilot:/second", project.root)
             return refused.value.message
-        finally:
-            process.stdin.close()  # its only client goes: the server stops its session and exits
-            async with asyncio.timeout(30):
-                await process.wait()
-            await client.close()
 
     message = run(scenario(), timeout=90)
     assert message.startswith("this server hosts at most 1 session; ") and "--max-sessions" in message
