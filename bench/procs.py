@@ -45,13 +45,13 @@ def kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-async def stop_child(process: asyncio.subprocess.Process) -> None:
-    """Close the child's stdin, wait a bounded time, then kill its group."""
+async def stop_child(process: asyncio.subprocess.Process, wait: float = STOP_WAIT) -> None:
+    """Close the child's stdin, wait ``wait`` seconds at most, then kill its group."""
     if process.returncode is None:
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()
         try:
-            async with asyncio.timeout(STOP_WAIT):
+            async with asyncio.timeout(wait):
                 await process.wait()
         except TimeoutError:
             kill_group(process.pid)
@@ -97,6 +97,37 @@ def children_of(pid: int) -> list[int]:
     """The pids whose parent is ``pid``, from /proc."""
     pids = (int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit())
     return [child for child in pids if parent_pid(child) == pid]
+
+
+def start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot, from /proc); ``None`` if it is gone.
+    A pid and its start time name one process, even after the pid is reused."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2 :].split()[19])
+
+
+def kill_if_same(pid: int, started: int | None) -> None:
+    """SIGKILL process ``pid`` if it is still the one that started at ``started``."""
+    if started is not None and start_time(pid) == started:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, theirs, ...), from one reading of /proc."""
+    below: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            below.setdefault(parent_pid(int(entry.name)), []).append(int(entry.name))
+    found, pending = [], list(below.get(pid, []))
+    while pending:
+        child = pending.pop()
+        found.append(child)
+        pending += below.get(child, [])
+    return found
 
 
 def command_line(pid: int) -> list[str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from . import floor, host, mcp_bridge, mcp_sdk, session_log, subagent
+from . import floor, host, mcp_bridge, mcp_sdk, serve_scale, session_log, subagent
 from . import serve as served
 from .stats import Figure, Target, figure, interleaved, ratios, run_medians, run_p99s
 
@@ -53,6 +53,12 @@ class Settings:
     """Seconds a process idles before its memory is read."""
     warm: bool = True
     """Start and reload once, unmeasured, before the measured ones (smoke runs skip it)."""
+    session_counts: tuple[int, ...] = (100, 200)
+    """Sessions one ``serve`` process hosts, one server per count and run."""
+    session_runs: int = 3
+    """Runs of each count (each a fresh server: a run of 200 sessions takes ~15 s)."""
+    paced_turns: int = 5
+    """Paced turns per session, for the delivery latency."""
 
 
 MODES = {
@@ -99,6 +105,9 @@ MODES = {
         memory_rounds=1,
         idle=0.05,
         warm=False,
+        session_counts=(3,),
+        session_runs=1,
+        paced_turns=2,
     ),
 }
 
@@ -514,6 +523,62 @@ async def serve_replay(ctx: Context) -> Outcome:
     return Outcome([figure("serve_replay.ms", f"reconnect replaying {count:,} actions", MS, times, Target("<=", 1000))])
 
 
+async def serve_sessions(ctx: Context) -> Outcome:
+    """Many sessions in one ``extensions serve``, one extension each (see :mod:`bench.serve_scale`)."""
+    s = ctx.settings
+    project = serve_scale.make_stamp_project(ctx.base / "serve_sessions")
+    runs: dict[int, list[serve_scale.SessionsRun]] = {count: [] for count in s.session_counts}
+    for _ in range(s.session_runs):
+        for count in s.session_counts:
+            runs[count].append(await serve_scale.sessions_run(project, ctx.home, count, count * s.paced_turns, s.idle))
+    outcome = Outcome()
+    for count, done in runs.items():
+        latencies = [run.latencies for run in done]
+        outcome.figures += [
+            figure(
+                f"serve_sessions.create{count}_ms",
+                f"{count} sessions in one serve: createSession + subscribe, each",
+                MS,
+                [statistics.mean(run.create) * 1e3 for run in done],
+                Target("<=", 40),
+            ),
+            figure(
+                f"serve_sessions.burst{count}_ms",
+                f"  {count} one-tool turns at once, one per session: all complete",
+                MS,
+                [run.burst * 1e3 for run in done],
+                Target("<=", 500) if count <= 100 else None,
+            ),
+            figure(
+                f"serve_sessions.delivery{count}_ms",
+                f"  {count} sessions, {s.paced_turns} paced turns each: tool result to the subscriber",
+                MS,
+                run_medians(latencies, 0, 1e3),
+            ),
+            figure(
+                f"serve_sessions.delivery{count}_p99_ms",
+                f"  p99 of those deliveries ({count} sessions)",
+                MS,
+                run_p99s(latencies, 0, 1e3),
+                Target("<=", 10),
+            ),
+        ]
+        pss = [run.pss_mib / count for run in done if run.pss_mib is not None]
+        if pss:
+            outcome.figures.append(
+                figure(
+                    f"serve_sessions.pss{count}_mib",
+                    f"  PSS per session: serve, its fork server, {count} extensions",
+                    MIB,
+                    pss,
+                    Target("<=", 10),
+                )
+            )
+        else:
+            outcome.notes.append("PSS not measured: this kernel has no /proc/<pid>/smaps_rollup")
+    return outcome
+
+
 async def subagents(ctx: Context) -> Outcome:
     """A turn that delegates to a custom agent's child session (one tool call in the child)
     against two one-tool-call turns of the session's own agent (see :mod:`bench.subagent`)."""
@@ -551,6 +616,7 @@ SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "serve_turn": serve_turn,
     "serve_fanout": serve_fanout,
     "serve_replay": serve_replay,
+    "serve_sessions": serve_sessions,
     "subagent": subagents,
 }
 """Every scenario, in the order they run and are reported."""

@@ -4,9 +4,12 @@ server sends unasked (action envelopes, session notifications) and waits on it, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import socket
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +155,40 @@ def write_script(path: Path, prompts: list[list[dict[str, Any]]]) -> Path:
     return path
 
 
-def in_process_server(script: Path, home: Path, **options: Any) -> ProtocolServer:
+def in_process_server(
+    script: Path, home: Path, *, max_sessions: int | None = None, freeze_sessions: bool = False, **options: Any
+) -> ProtocolServer:
+    """A server of scripted sessions in this process; ``options`` are its hosts'."""
     return ProtocolServer(
-        ServerOptions(provider="scripted", provider_argument=str(script), hosts=HostOptions(home, **options))
+        ServerOptions(
+            provider="scripted",
+            provider_argument=str(script),
+            hosts=HostOptions(home, **options),
+            max_sessions=max_sessions,
+            freeze_sessions=freeze_sessions,
+        )
     )
+
+
+@contextlib.asynccontextmanager
+async def stdio_server(command: list[str], cwd: Path | None = None) -> AsyncIterator[ServeClient]:
+    """A client of ``command`` (an ``extensions ... serve --stdio`` command line), started in a
+    process group of its own; on the way out its stdin is closed (the server stops its sessions
+    and exits), it is waited for (bounded), and killed with its group if it is still there."""
+    process = await asyncio.create_subprocess_exec(
+        *command, cwd=cwd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True
+    )
+    assert process.stdin is not None and process.stdout is not None
+    client = ServeClient(Connection(process.stdout, process.stdin))
+    try:
+        yield client
+    finally:
+        process.stdin.close()
+        try:
+            async with asyncio.timeout(30):
+                await process.wait()
+        finally:
+            if process.returncode is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+            await client.close()

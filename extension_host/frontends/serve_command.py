@@ -4,10 +4,11 @@
 serves the project's Unix socket and ``--listen HOST:PORT`` a WebSocket, both until SIGINT or
 SIGTERM. Where it listens (and the WebSocket's token: from ``--token-file``, ``--token`` or
 ``$EXTENSION_HOST_TOKEN``, else made for this start) is printed once, on stdout, as the only line
-there; ``--token`` costs a warning, as other users can read it with ``ps``. ``--agent NAME[:ARGUMENT]`` is
-the default agent provider of new sessions (``scripted:FILE``). Errors are one line on stderr,
-exit 1; bad usage exits 2. This module parses and prints; the server is
-:mod:`extension_host.serve`.
+there; ``--token`` costs a warning, as other users can read it with ``ps``. ``--agent
+NAME[:ARGUMENT]`` is the default agent provider of new sessions (``scripted:FILE``);
+``--max-sessions N`` bounds the sessions served at once (default: derived from memory,
+:mod:`extension_host.serve.capacity`). Errors are one line on stderr, exit 1; bad usage exits 2.
+This module parses and prints; the server is :mod:`extension_host.serve`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from ..errors import ExtensionHostError, TokenError
 from ..project.paths import find_project_root
+from ..serve.capacity import MAX_DERIVED_SESSIONS, MIN_DERIVED_SESSIONS, SESSION_MEMORY_BUDGET, checked_max_sessions
 from ..serve.providers import PROVIDERS
 from ..serve.served_session import HostOptions
 from ..serve.server import ProtocolServer, ServerOptions
@@ -48,6 +50,12 @@ def add_serve_command(commands: Any) -> None:
         help=f"the agent provider of new sessions and its argument, e.g. scripted:FILE (have: {', '.join(PROVIDERS)})",
     )
     parser.add_argument("--allow-remote", action="store_true", help="with --listen: accept a non-loopback address")
+    parser.add_argument(
+        "--max-sessions",
+        metavar="N",
+        help=f"sessions served at once (default: available memory / {SESSION_MEMORY_BUDGET >> 20} MiB, "
+        f"within {MIN_DERIVED_SESSIONS}-{MAX_DERIVED_SESSIONS})",
+    )
     add_token_options(parser, "--listen", token_option=True)
 
 
@@ -61,11 +69,18 @@ def _serve(args: argparse.Namespace) -> int:
     except ExtensionHostError as exc:
         print(f"extensions serve: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        max_sessions = None if args.max_sessions is None else checked_max_sessions(args.max_sessions, "--max-sessions")
+    except ValueError as exc:
+        print(f"extensions serve: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     options = ServerOptions(
         provider=name,
         provider_argument=argument or None,
         hosts=HostOptions(args.home, args.readiness_timeout),
         default_directory=root,
+        max_sessions=max_sessions,
+        freeze_sessions=True,  # this process is the server alone
     )
     if token_given(args) and args.listen is None:
         print("extensions serve: --token and --token-file go with --listen", file=sys.stderr)

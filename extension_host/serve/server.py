@@ -19,6 +19,10 @@ command a client may send is in one table, :attr:`ProtocolServer.commands` (meth
   An action is never too deep for a client: what lies deeper is marked before it is numbered.
 - ``dispatchAction`` (a notification; as a request it is answered ``null`` or an error) runs
   a client's action (:mod:`extension_host.serve.client_actions`).
+- ``createSession`` past :attr:`ProtocolServer.max_sessions` (given, or derived from memory and
+  open files by :mod:`extension_host.serve.capacity`) is refused, naming the setting; with
+  ``freeze_sessions`` a started session's objects leave the collector's walks, and a stopped
+  one's are collected at once.
 
 This module knows the protocol's commands and who is subscribed to what; not bytes or
 sockets (:mod:`extension_host.serve.transports`).
@@ -52,6 +56,7 @@ from ..session.custom_agents import agents_from_wire
 from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
+from .capacity import Collector, checked_max_sessions, derived_max_sessions
 from .client_actions import dispatch
 from .clients import Client, CommandHandler
 from .content_routes import ContentCommands
@@ -67,7 +72,6 @@ from .served_session import MAX_FETCH_TURNS, HostOptions, ServedSession, fetch_t
 __all__ = [
     "DEFAULT_FETCH_TURNS",
     "MAX_ACTION_DEPTH",
-    "MAX_SESSIONS",
     "PROTOCOL_VERSIONS",
     "ProtocolServer",
     "ServerOptions",
@@ -75,8 +79,6 @@ __all__ = [
 
 PROTOCOL_VERSIONS: Final = ("0.1.0",)
 """The protocol versions this server speaks, most preferred first."""
-MAX_SESSIONS: Final = 32
-"""Sessions one server hosts at once; each has its own extension processes."""
 DEFAULT_FETCH_TURNS: Final = 50
 """Turns a ``fetchTurns`` without ``limit`` returns."""
 MAX_ACTION_DEPTH: Final = MAX_DEPTH - 4
@@ -96,6 +98,17 @@ class ServerOptions:
     hosts: HostOptions = field(default_factory=HostOptions)
     default_directory: Path | None = None
     """A session's working directory when ``createSession`` gives none."""
+    max_sessions: int | None = None
+    """Sessions the server hosts at once (each has its own extension processes); ``None``: derived
+    from the memory available and the open-file limit when the server is made
+    (:mod:`extension_host.serve.capacity`)."""
+    freeze_sessions: bool = False
+    """Keep started sessions' objects out of the garbage collector's full walks (``gc.freeze``;
+    :mod:`extension_host.serve.capacity`): for a process that is the server alone."""
+
+    def __post_init__(self) -> None:
+        if self.max_sessions is not None:
+            checked_max_sessions(self.max_sessions, "ServerOptions.max_sessions")
 
 
 class ProtocolServer:
@@ -103,10 +116,13 @@ class ProtocolServer:
 
     def __init__(self, options: ServerOptions = ServerOptions()) -> None:
         self.options: Final = options
+        self.max_sessions: Final = options.max_sessions or derived_max_sessions()
+        """Sessions this server hosts at once; ``createSession`` past it is refused."""
         self.log: Final = ActionLog()
         self.sessions: dict[str, ServedSession] = {}
         self.clients: set[Client] = set()
         self._creating: set[str] = set()
+        self._collector = Collector(options.freeze_sessions)
         self._work = BackgroundTasks("the protocol server", on_error=self._report)
         fork_server = options.hosts.fork_server
         self._own_fork_server: ForkServer | None = None
@@ -254,9 +270,11 @@ class ProtocolServer:
         uri = checked["session"]
         if uri in self.sessions or uri in self._creating:
             raise ServeError(SESSION_ALREADY_EXISTS, f"a session {uri} exists already; choose another URI")
-        if len(self.sessions) + len(self._creating) >= MAX_SESSIONS:
+        if len(self.sessions) + len(self._creating) >= self.max_sessions:
             raise ServeError(
-                INVALID_REQUEST, f"this server hosts at most {MAX_SESSIONS} sessions; dispose of one first"
+                INVALID_REQUEST,
+                f"this server hosts at most {self.max_sessions} session{'s' if self.max_sessions != 1 else ''}; "
+                "dispose of one first, or start the server with a higher --max-sessions (ServerOptions.max_sessions)",
             )
         directory = self._working_directory(checked.get("workingDirectory"))
         provider = checked.get("provider", self.options.provider)
@@ -296,11 +314,13 @@ class ProtocolServer:
             except BaseException as exc:
                 # What started before the failure is stopped again.
                 await asyncio.shield(session.stop())
+                self._collector.failed()
                 if isinstance(exc, ExtensionHostError):
                     raise ServeError(INVALID_PARAMS, f"createSession {uri}: {exc}") from None
                 raise
             self.sessions[uri] = session
             self.content.session_added(uri, directory)
+            self._collector.started()
         finally:
             self._creating.discard(uri)
         self._broadcast("notify/sessionAdded", {"summary": session.summary()})
@@ -313,6 +333,8 @@ class ProtocolServer:
         for other in self.clients:
             other.subscriptions.discard(uri)
         await session.stop()
+        del session  # nothing holds it now: its cycles are garbage
+        self._collector.stopped()
         self._broadcast("notify/sessionRemoved", {"session": uri})
 
     async def _list_sessions(self, client: Client, params: Any) -> dict[str, Any]:

@@ -35,7 +35,8 @@ def _has_mcp() -> bool:
 
 HAS_MCP = _has_mcp()
 
-# Figure keys per scenario: (always, only with mcp). The smoke mode starts 1 and 2 at once.
+# Figure keys per scenario: (always, only with mcp). The smoke mode starts 1 and 2 at once, and
+# serves 3 sessions.
 EXPECTED: dict[str, tuple[list[str], list[str]]] = {
     "round_trip": (["floor_us", "floor_p99_us", "host_us", "host_p99_us", "ratio"], []),
     "in_flight": (["floor_rate", "host_rate", "ratio"], []),
@@ -57,6 +58,7 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
     "serve_turn": (["api_ms", "serve_ms", "ratio"], []),
     "serve_fanout": (["median_ms", "p99_ms"], []),
     "serve_replay": (["ms"], []),
+    "serve_sessions": (["create3_ms", "burst3_ms", "delivery3_ms", "delivery3_p99_ms", "pss3_mib"], []),
     "subagent": (["parent_ms", "child_ms", "ratio"], []),
 }
 

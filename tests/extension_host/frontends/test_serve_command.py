@@ -1,6 +1,7 @@
 """``extensions serve --listen`` and its token as another local user sees it: ``--token`` shows in
 ``ps`` (and is warned about), ``--token-file`` and ``$EXTENSION_HOST_TOKEN`` do not; a token file
-others may read is refused. Real server processes, looked at through ``runuser``."""
+others may read is refused. Real server processes, looked at through ``runuser``. And
+``--max-sessions``: checked in one line, and the session past it refused naming it."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from serve_client import stdio_server, write_script
 
 from extension_host.control.tokens import TOKEN_ENV
+from extension_protocol.connection import RpcError
 from helpers import OtherUser, Project, run
 
 pytestmark = pytest.mark.subprocess
@@ -127,3 +130,29 @@ def test_the_token_options_go_with_listen_and_not_together(project: Project, tmp
     assert (alone.returncode, alone.stderr) == (2, "extensions serve: --token and --token-file go with --listen\n")
     both = project.run_command("serve", "--listen", "127.0.0.1:0", "--token", "x", "--token-file", str(path))
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "many", "2.5"])
+def test_a_max_sessions_that_is_not_a_whole_number_of_at_least_one_is_refused_in_one_line(
+    project: Project, value: str
+) -> None:
+    done = project.run_command("serve", f"--max-sessions={value}")
+    assert done.returncode == 2
+    assert done.stderr == f"extensions serve: --max-sessions must be a whole number of at least 1, not {value!r}\n"
+
+
+def test_serve_with_max_sessions_refuses_the_session_past_it_naming_the_option(project: Project) -> None:
+    script = write_script(project.home / "script.json", [])
+
+    async def scenario() -> str:
+        async with stdio_server(
+            project.command("serve", "--agent", f"scripted:{script}", "--max-sessions", "1")
+        ) as client:
+            await client.initialize()
+            await client.create_session("copilot:/first", project.root)
+            with pytest.raises(RpcError) as refused:
+                await client.create_session("copilot:/second", project.root)
+            return refused.value.message
+
+    message = run(scenario(), timeout=90)
+    assert message.startswith("this server hosts at most 1 session; ") and "--max-sessions" in message

@@ -11,7 +11,6 @@ launcher under node, and the bench's children.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_client import ServeClient, write_script
+from serve_client import stdio_server, write_script
 
 from extension_host.bridges.agent_hooks.host_start import HOOK_HOST_IDLE_ENV, background_host_pid
 from extension_host.bridges.copilot import LAUNCHER_FILE, export_copilot
@@ -31,7 +30,6 @@ from extension_host.launch.lifeline import LIFELINE_ENV
 from extension_host.project.discovery import ExtensionSpec
 from extension_host.project.paths import control_socket_path
 from extension_host.project.trust import TRUST_ENV
-from extension_protocol.connection import Connection
 from helpers import EXTENSIONS_SCRIPT, REPO_ROOT, Project, Shadows, plant_shadows, process_exists, run, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
@@ -199,32 +197,14 @@ def test_extensions_serve_over_stdio_imports_nothing_from_the_project(project: P
     )
 
     async def scenario() -> list[dict[str, Any]]:
-        process = await asyncio.create_subprocess_exec(
-            *project.command("serve", "--stdio", "--agent", f"scripted:{script}"),
-            cwd=project.root,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
-        assert process.stdout is not None and process.stdin is not None
-        client = ServeClient(Connection(process.stdout, process.stdin))
-        try:
+        command = project.command("serve", "--stdio", "--agent", f"scripted:{script}")
+        async with stdio_server(command, cwd=project.root) as client:
             await client.initialize()
             await client.create_session("copilot:/shadows", project.root)
             await client.request("subscribe", {"resource": "copilot:/shadows"})
             client.start_turn("copilot:/shadows", "t1", "where are you")
             await client.wait_for_action("session/turnComplete", turnId="t1", timeout=STEP_TIMEOUT)
             return client.actions("session/toolCallComplete")
-        finally:
-            process.stdin.close()  # the client goes: the server stops its sessions and exits
-            try:
-                async with asyncio.timeout(30):
-                    await process.wait()
-            finally:
-                if process.returncode is None:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    await process.wait()
-                await client.close()
 
     (complete,) = run(scenario(), timeout=2 * STEP_TIMEOUT)
     assert complete["result"]["success"] is True, complete

@@ -4,7 +4,9 @@ with a tool call, hooks, a permission a client resolves, reconnecting, fetchTurn
 
 from __future__ import annotations
 
+import gc
 import os
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -13,6 +15,8 @@ import pytest
 from serve_client import FakeSession, ServeClient, connect_in_process, in_process_server, write_script
 
 from extension_host.project.trust import TRUST_ENV
+from extension_host.serve import capacity
+from extension_host.serve.capacity import SESSION_MEMORY_BUDGET, open_file_limit, sessions_for
 from extension_host.serve.errors import (
     PERMISSION_DENIED,
     PROVIDER_NOT_FOUND,
@@ -436,6 +440,72 @@ def test_sessions_share_one_fork_server(project: Project) -> None:
             await server.close()
 
     run(scenario())
+
+
+def test_a_server_refuses_the_session_past_its_limit_naming_the_setting_and_takes_one_again_after_a_dispose(
+    project: Project,
+) -> None:
+    async def scenario() -> None:
+        script = write_script(project.home / "script.json", [])
+        server = in_process_server(script, project.home, fork_server=False, max_sessions=2)
+        client = await connect_in_process(server)
+        try:
+            await client.initialize()
+            await client.create_session("copilot:/a", project.root)
+            await client.create_session("copilot:/b", project.root)
+            with pytest.raises(RpcError) as refused:
+                await client.create_session("copilot:/c", project.root)
+            assert refused.value.code == INVALID_REQUEST
+            assert "at most 2 sessions" in refused.value.message
+            assert "--max-sessions" in refused.value.message and "ServerOptions.max_sessions" in refused.value.message
+            assert sorted(server.sessions) == ["copilot:/a", "copilot:/b"]
+            await client.request("disposeSession", {"session": "copilot:/a"})
+            await client.create_session("copilot:/c", project.root)
+            assert sorted(server.sessions) == ["copilot:/b", "copilot:/c"]
+        finally:
+            await client.close()
+            await server.close()
+
+    run(scenario())
+
+
+def test_a_server_given_no_limit_derives_it_from_the_memory_available_when_it_is_made(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    meminfo = project.home / "meminfo"
+    meminfo.parent.mkdir(parents=True, exist_ok=True)
+    meminfo.write_text(f"MemTotal: 99999999 kB\nMemAvailable: {45 * SESSION_MEMORY_BUDGET // 1024} kB\n")
+    monkeypatch.setattr(capacity, "MEMINFO", meminfo)
+    expected = sessions_for(45 * SESSION_MEMORY_BUDGET, open_file_limit())
+    assert ProtocolServer(ServerOptions(hosts=HostOptions(project.home, fork_server=False))).max_sessions == expected
+    given = ServerOptions(hosts=HostOptions(project.home, fork_server=False), max_sessions=3)
+    assert ProtocolServer(given).max_sessions == 3
+
+
+@pytest.mark.parametrize("value", [0, -2, True, 1.5])
+def test_server_options_refuse_a_limit_that_is_not_a_whole_number_of_at_least_one(value: Any) -> None:
+    with pytest.raises(ValueError, match=r"^ServerOptions\.max_sessions must be a whole number of at least 1"):
+        ServerOptions(max_sessions=value)
+
+
+def test_a_server_that_freezes_sessions_collects_a_disposed_sessions_host_at_once(project: Project) -> None:
+    async def scenario() -> tuple[bool, bool]:
+        script = write_script(project.home / "script.json", [])
+        server = in_process_server(script, project.home, fork_server=False, freeze_sessions=True)
+        client = await connect_in_process(server)
+        try:
+            await client.initialize()
+            await client.create_session("copilot:/a", project.root)
+            frozen = gc.get_freeze_count() > 0
+            host = weakref.ref(server.sessions["copilot:/a"].host)
+            await client.request("disposeSession", {"session": "copilot:/a"})
+            return frozen, host() is None
+        finally:
+            await client.close()
+            await server.close()
+            gc.unfreeze()
+
+    assert run(scenario()) == (True, True)
 
 
 REJECTING_PROMPT_GUARD = """
