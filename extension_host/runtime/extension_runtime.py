@@ -43,7 +43,7 @@ from .context import GrantLookup, PromptSubmitter, SendHandler, SessionContext
 from .lifecycle import SessionUpdated
 from .options import Limits, Timeouts
 from .reload import ExtensionWatcher
-from .session_rpc import SessionRpcSources
+from .session_rpc import SessionRpcSources, session_rpc_handlers
 from .supervisor import Supervisor
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ class ExtensionRuntime:
             submit=submit,
             permissions=permissions,
             commands=commands,
-            session_rpc=session_rpc,
+            session_rpc=session_rpc_handlers(session_rpc),
             model_id=model_id,
             sdk_path=sdk_path,
         )

@@ -167,7 +167,7 @@ class ExtensionInstance:
         """``<source>:<name>``."""
         return self.spec.id
 
-    @property
+    @functools.cached_property
     def log_path(self) -> Path:
         """The extension's log file (its stderr, and whatever it prints)."""
         return self._context.logs_dir / f"{self.spec.source}-{self.spec.name}.log"
