@@ -255,10 +255,14 @@ class EventLog:
         history, sizes = self._history, self._sizes
         history.append(event)
         sizes.append(size)
-        self._kept_bytes += size
-        while len(history) > 1 and (len(history) > self._limit or self._kept_bytes > self._budget):
+        total = self._kept_bytes + size
+        if len(history) > self._limit:  # one over at most: events come one at a time
             history.popleft()
-            self._kept_bytes -= sizes.popleft()
+            total -= sizes.popleft()
+        while total > self._budget and len(history) > 1:
+            history.popleft()
+            total -= sizes.popleft()
+        self._kept_bytes = total
 
     def begin(self, sink: EventSink | None, last_event_id: str | None = None) -> None:
         """Start a session's stretch of events: forget the history, chain the next persistent

@@ -309,12 +309,17 @@ class Connection:
         write: for a notice nothing waits on, which so never delays, nor wakes the peer apart
         from, a message that something does wait on.
 
+        The queue limit is checked once per turn, when the first frame of the turn is queued
+        (several notices may follow per event): a peer that stops reading is found at the
+        next turn's first, however few other messages it is sent.
+
         Raises:
-            ConnectionClosed: as :meth:`notify`.
+            ConnectionClosed: the connection has ended (or ends now: see :class:`QueueOverflow`).
         """
-        self._check_open()
-        self._check_queue()
+        if self._close_reason is not None:
+            raise ConnectionClosed(self._close_reason, self._peer_error)
         if self._batch is None:
+            self._check_queue()
             self._batch = []
             asyncio.get_running_loop().call_soon(self._flush)
         self._later.append(frame)

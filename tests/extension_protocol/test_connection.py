@@ -1398,3 +1398,26 @@ def test_held_messages_count_toward_the_queue_limit() -> None:
         return None
 
     assert asyncio.run(main()) is QueueOverflow
+
+
+def test_notices_sent_later_to_a_peer_that_stops_reading_end_the_connection_at_the_next_turn() -> None:
+    """Only notices, and the peer reads none: the queue limit still holds, a turn late at most."""
+
+    async def main() -> tuple[int, type[BaseException] | None]:
+        inbox, outbox = new_inbox(), asyncio.StreamReader()
+        writer = PipeWriter(outbox)
+        transport = writer.transport = QueueTransport()  # type: ignore[attr-defined]
+        conn = Connection(inbox, writer, max_queued_bytes=1000)
+        notice = frame(b'{"jsonrpc":"2.0","method":"notice","params":"' + b"y" * 100 + b'"}')
+        for turn in range(20):
+            try:
+                for _ in range(5):
+                    conn.send_later(notice)
+            except QueueOverflow as exc:
+                return turn, type(exc)
+            await asyncio.sleep(0)  # the turn ends: the notices are written, and stay queued
+            transport.queued += 5 * len(notice)
+        return 20, None
+
+    turn, error = asyncio.run(main())
+    assert error is QueueOverflow and turn <= 2
