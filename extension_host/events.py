@@ -14,7 +14,8 @@ callables; one that raises is reported on stderr and never stops the others. Thi
 not know extensions or the wire.
 
 The history is bounded twice: by count (:data:`HISTORY_LIMIT` events) and by size
-(:data:`HISTORY_BYTES`, an estimate of the memory its strings and containers take). Listeners
+(:data:`HISTORY_BYTES`: an event's size is its line's length in the session's file when the sink
+gives one, else an estimate of the memory its strings and containers take). Listeners
 always get an event whole, when it is emitted; what the history *keeps* of an event larger than
 :data:`HISTORY_EVENT_BYTES` is a copy whose long strings are cut, each ending with a marker such
 as ``…[truncated: 20971520 characters]``. A tool that returns 20 MiB therefore costs the host
@@ -133,9 +134,10 @@ _MAX_DEPTH: Final = 100
 The wire refuses far shallower nesting; this only keeps the walk itself safe."""
 
 EventListener = Callable[[Event], None]
-EventSink = Callable[[Event, int], None]
-"""Takes each non-ephemeral event and its estimated size in bytes, before the listeners; it
-must not raise (the session's file records its own failures)."""
+EventSink = Callable[[Event], "int | None"]
+"""Takes each non-ephemeral event, before the listeners, and returns the length of what it wrote
+(the history's size of the event), or ``None`` if it wrote nothing; it must not raise (the
+session's file records its own failures)."""
 
 
 def unique_ids() -> Iterator[str]:
@@ -229,11 +231,12 @@ class EventLog:
             if event_type in PARENT_CALL_EVENT_TYPES:
                 data = {**data, "parentToolCallId": scope.tool_call_id}
         event = make_event(event_type, data, parent_id=self._last_persistent, ephemeral=ephemeral, agent_id=agent_id)
-        size = self._keep(event)
+        size = None
         if not ephemeral:
             self._last_persistent = event["id"]
             if self._sink is not None:
-                self._sink(event, size)
+                size = self._sink(event)
+        self._keep(event, size)
         for listener in tuple(self._listeners):
             try:
                 listener(event)
@@ -241,20 +244,25 @@ class EventLog:
                 print(f"event listener {listener!r} failed on {event_type}: {exc}", file=sys.stderr)
         return event
 
-    def _keep(self, event: Event) -> int:
-        """Keep ``event`` (cut if large) in the history; returns its estimated size, whole."""
-        size = whole = _estimate(event["data"], 0)
+    def _keep(self, event: Event, size: int | None) -> None:
+        """Keep ``event`` (cut if large) in the history; ``size``: its size if known (its
+        line's length in the session log), else it is estimated."""
+        if size is None:
+            size = _estimate(event["data"], 0)
         if size > self._event_bytes:
             kept: Event = {**event, "data": _cut(event["data"], self._event_bytes // 8, 0)}
             event, size = kept, _estimate(kept["data"], 0)
         history, sizes = self._history, self._sizes
         history.append(event)
         sizes.append(size)
-        self._kept_bytes += size
-        while len(history) > 1 and (len(history) > self._limit or self._kept_bytes > self._budget):
+        total = self._kept_bytes + size
+        if len(history) > self._limit:  # one over at most: events come one at a time
             history.popleft()
-            self._kept_bytes -= sizes.popleft()
-        return whole
+            total -= sizes.popleft()
+        while total > self._budget and len(history) > 1:
+            history.popleft()
+            total -= sizes.popleft()
+        self._kept_bytes = total
 
     def begin(self, sink: EventSink | None, last_event_id: str | None = None) -> None:
         """Start a session's stretch of events: forget the history, chain the next persistent

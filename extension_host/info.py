@@ -13,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
-__all__ = ["NOT_RUNNING", "SDK_STATUS", "ExtensionInfo", "ExtensionStatus", "ToolInfo", "host_version"]
+__all__ = ["NOT_RUNNING", "SDK_STATUS", "ExtensionInfo", "ExtensionStatus", "ToolInfo", "host_version", "sdk_entry"]
 
 ExtensionStatus = Literal[
     "starting", "running", "failed", "quarantined", "disabled", "shadowed", "untrusted", "detached"
@@ -80,14 +80,8 @@ class ExtensionInfo:
     """The slash commands it offers (names without the ``/``)."""
 
     def to_sdk(self) -> dict[str, Any]:
-        """As Copilot CLI lists an extension to extensions: ``{id, name, source, status}``,
-        the status in the SDK's four (:data:`SDK_STATUS`)."""
-        return {
-            "id": self.id,
-            "name": self.name,
-            "source": self.source,
-            "status": SDK_STATUS.get(self.status, "disabled"),
-        }
+        """As Copilot CLI lists an extension to extensions (:func:`sdk_entry`)."""
+        return sdk_entry(self.id, self.name, self.source, self.status)
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` form, plus the log path, shadowing, the folder a link
@@ -167,3 +161,9 @@ class ToolInfo:
     def from_json(cls, data: Mapping[str, Any]) -> ToolInfo:
         """The inverse of :meth:`to_json`."""
         return cls(data["name"], data["description"], data.get("parameters"), data["owner"])
+
+
+def sdk_entry(extension_id: str, name: str, source: str, status: str) -> dict[str, Any]:
+    """An extension as Copilot CLI lists it to extensions: ``{id, name, source, status}``, the
+    status in the SDK's four (:data:`SDK_STATUS`)."""
+    return {"id": extension_id, "name": name, "source": source, "status": SDK_STATUS.get(status, "disabled")}

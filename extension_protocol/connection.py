@@ -188,6 +188,10 @@ class Connection:
         """Frames held until the end of this turn of the loop; ``None`` when nothing was written
         in it (see :meth:`_write`)."""
         self._batch_bytes = 0
+        self._later: list[bytes] = []
+        self._skip: tuple[bytes, ...] = ()
+        self._decoder: FrameDecoder | None = None
+        """Frames that go out at the end of this turn, after the batch (see :meth:`send_later`)."""
 
     # -- registration -----------------------------------------------------------------
 
@@ -291,18 +295,54 @@ class Connection:
             message["params"] = params
         self._write(message)
 
-    def _write(self, message: dict[str, Any]) -> None:
+    def skip_unread(self, starts: tuple[bytes, ...]) -> None:
+        """Drop, unread, the messages whose JSON begins with one of ``starts`` from now on
+        (``()``: read everything): notifications this side has no use for, which cost it a
+        parse each (see :data:`~extension_protocol.protocol.SESSION_UPDATED_START`)."""
+        self._skip = starts
+        if self._decoder is not None:
+            self._decoder.skip = starts
+
+    def send_later(self, frame: bytes) -> None:
+        """Queue an encoded notification (:func:`~extension_protocol.framing.frame`) to go out
+        at the end of this turn of the loop, after everything else the turn sends, in the same
+        write: for a notice nothing waits on, which so never delays, nor wakes the peer apart
+        from, a message that something does wait on.
+
+        The queue limit is checked once per turn, when the first frame of the turn is queued
+        (several notices may follow per event): a peer that stops reading is found at the
+        next turn's first, however few other messages it is sent.
+
+        Raises:
+            ConnectionClosed: the connection has ended (or ends now: see :class:`QueueOverflow`).
+        """
+        if self._close_reason is not None:
+            raise ConnectionClosed(self._close_reason, self._peer_error)
+        if self._batch is None:
+            self._check_queue()
+            self._batch = []
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._later.append(frame)
+        self._batch_bytes += len(frame)
+
+    def _check_open(self) -> None:
         if self._close_reason is not None:
             raise ConnectionClosed(self._close_reason, self._peer_error)
         if self._writer.is_closing():
             raise ConnectionClosed("the stream to the peer is closed")
-        frame = encode_message(message, self._max_outbound, self._max_outbound_depth)
+
+    def _check_queue(self) -> None:
         if self._max_queued is not None and self._queued is not None:
             # Checked before the write, so one frame (up to the message limit) always goes
             # out: the queue holds at most the limit plus that frame.
             queued = self._queued() + self._batch_bytes
             if queued > self._max_queued:
                 self._overflow(queued, self._max_queued)
+
+    def _write(self, message: dict[str, Any]) -> None:
+        self._check_open()
+        frame = encode_message(message, self._max_outbound, self._max_outbound_depth)
+        self._check_queue()
         batch = self._batch
         if batch is None:
             # The first message of this turn of the loop goes out at once (a lone call waits
@@ -321,6 +361,9 @@ class Connection:
         """Write the frames held in this turn of the loop, in one write."""
         batch = self._batch
         self._batch = None
+        if self._later:
+            batch = [*(batch or ()), *self._later]
+            self._later = []
         if not batch:
             return
         self._batch_bytes = 0
@@ -335,7 +378,7 @@ class Connection:
         reason = f"stopped reading its input: {queued / _MIB:.0f} MiB queued (limit {limit / _MIB:g} MiB)"
         error = QueueOverflow(reason)
         self._overflowed = error
-        self._batch, self._batch_bytes = None, 0
+        self._batch, self._batch_bytes, self._later = None, 0, []
         transport = getattr(self._writer, "transport", None)
         if transport is not None:
             transport.abort()  # drops the queue now: waiting for the peer to take it is the problem
@@ -357,7 +400,8 @@ class Connection:
             QueueOverflow: the peer stopped reading (see ``max_queued_bytes``).
         """
         ended = self._ended = asyncio.get_running_loop().create_future()
-        decoder = FrameDecoder(self._max_bytes, self._max_depth)
+        decoder = self._decoder = FrameDecoder(self._max_bytes, self._max_depth)
+        decoder.skip = self._skip
 
         def on_data(data: bytes) -> None:
             if ended.done():

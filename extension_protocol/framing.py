@@ -30,6 +30,7 @@ from collections.abc import Callable
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any, Final
 
+from .json_codec import orjson_dumps, standard_dumps
 from .nesting import MAX_DEPTH, TooDeep, check_depth
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ __all__ = [
     "MessageTooLarge",
     "describe_size",
     "encode_message",
+    "frame",
     "read_message",
 ]
 
@@ -62,7 +64,7 @@ _SPACE: Final = b" \t"
 _ZERO: Final = ord("0")
 
 # Built once: ``json.dumps`` with options builds a new encoder for every message.
-_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _DECODER: Final = json.JSONDecoder()
 _C_ENCODE: Final[Callable[[Any, int], Any] | None] = (
     None
@@ -70,7 +72,7 @@ _C_ENCODE: Final[Callable[[Any, int], Any] | None] = (
     # What _ENCODER.encode builds afresh for every message (a third of its cost), built once.
     # No table of the containers being encoded (``markers``): one shared across messages
     # would keep entries after a failed encoding; a cycle ends in RecursionError instead.
-    else c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",", False, False, True)
+    else c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",", False, False, False)
 )
 _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = _DECODER.scan_once  # type: ignore[attr-defined]
 _JSON_SPACE: Final = " \t\n\r"
@@ -109,16 +111,9 @@ def encode_message(message: dict[str, Any], max_bytes: int | None = None, max_de
             would answer by closing the connection.
         TypeError, ValueError: ``message`` holds a value JSON cannot represent.
     """
-    try:
-        text = "".join(_C_ENCODE(message, 0)) if _C_ENCODE is not None else _ENCODER.encode(message)
-    except RecursionError:
-        raise ValueError("the message nests too deeply, or refers to itself") from None
-    try:
-        body = text.encode()
-    except UnicodeEncodeError:
-        # Through UTF-16: a surrogate pair left split in the str is joined back into its
-        # character, and only the truly lone ones are replaced.
-        body = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
+    body = orjson_dumps(message)
+    if body is None:
+        body = _standard_body(message)
     if max_bytes is not None and len(body) > max_bytes:
         raise MessageTooLarge(len(body), max_bytes)
     if max_depth is not None:
@@ -126,6 +121,29 @@ def encode_message(message: dict[str, Any], max_bytes: int | None = None, max_de
             check_depth(message, body, max_depth)
         except TooDeep:
             raise MessageTooDeep(max_depth) from None
+    return frame(body)
+
+
+def _standard_body(message: dict[str, Any]) -> bytes:
+    """The body of ``message`` by the standard library (see :mod:`.json_codec`)."""
+    try:
+        text = standard_dumps(_encode_text, message)
+    except RecursionError:
+        raise ValueError("the message nests too deeply, or refers to itself") from None
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # Through UTF-16: a surrogate pair left split in the str is joined back into its
+        # character, and only the truly lone ones are replaced.
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
+
+
+def _encode_text(message: Any) -> str:
+    return "".join(_C_ENCODE(message, 0)) if _C_ENCODE is not None else _ENCODER.encode(message)
+
+
+def frame(body: bytes) -> bytes:
+    """The frame carrying ``body``, an encoded JSON message (see :func:`encode_message`)."""
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
@@ -243,6 +261,9 @@ class FrameDecoder:
         self._max_bytes = max_bytes
         self._max_depth = max_depth
         self._max_header_bytes = max_header_bytes
+        self.skip: tuple[bytes, ...] = ()
+        """Bodies that begin with one of these are dropped unread (framing still checked):
+        notices the reader has no use for."""
 
     @property
     def buffered(self) -> int:
@@ -287,7 +308,9 @@ class FrameDecoder:
                 position = end + len(_HEADER_END)
             if size - position < length:
                 break
-            messages.append(_decode(data[position : position + length], self._max_depth))
+            body = data[position : position + length]
+            if not (self.skip and body.startswith(self.skip)):
+                messages.append(_decode(body, self._max_depth))
             position += length
             length = None
         self._body_length = length
@@ -307,7 +330,8 @@ class FrameDecoder:
             raise FramingError(f"stream ended inside a header: {_preview(bytes(self._buffer))}")
 
 
-def _decode(body: bytes, max_depth: int) -> dict[str, Any]:
+def _standard_decode(body: bytes, max_depth: int) -> Any:
+    """The value of ``body`` by the standard library (see :mod:`.json_codec`)."""
     try:
         if body[:1] == b"{" and body[1:2] != b"\0":
             # What json.loads(bytes) would do for a body starting with "{" (its encoding
@@ -328,6 +352,11 @@ def _decode(body: bytes, max_depth: int) -> dict[str, Any]:
     except ValueError as exc:
         # JSONDecodeError and UnicodeDecodeError, and a number too long to convert.
         raise FramingError(f"body is not valid JSON: {exc}") from None
+    return message
+
+
+def _decode(body: bytes, max_depth: int) -> dict[str, Any]:
+    message = _standard_decode(body, max_depth)
     if not isinstance(message, dict):
         raise FramingError(f"body is JSON but not an object: {_preview(body)}")
     try:

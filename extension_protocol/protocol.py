@@ -84,6 +84,7 @@ __all__ = [
     "RPC_TOOLS_METADATA",
     "RPC_USAGE_METRICS",
     "SERVER_ERROR_RANGE",
+    "SESSION_UPDATED_START",
     "TOOL_REGISTRATION_FAILED",
     "TOO_MANY_CONNECTIONS",
     "UNKNOWN_EXTENSION",
@@ -131,6 +132,12 @@ METHOD_SESSION_RESUME: Final = "session.resume"
 METHOD_SESSION_EVENT: Final = "session.event"
 METHOD_SESSION_LIFECYCLE: Final = "session.lifecycle"
 """Notification ``{type, sessionId, metadata?}``, host → extension (see :class:`SessionLifecycleParams`)."""
+SESSION_UPDATED_START: Final = (
+    b'{"jsonrpc":"2.0","method":"' + METHOD_SESSION_LIFECYCLE.encode() + b'","params":{"type":"session.updated",'
+)
+"""How the host's ``session.updated`` notices begin, as it writes them (several per tool call,
+to every extension): an SDK with no use for them drops them unread
+(:meth:`~extension_protocol.connection.Connection.skip_unread`)."""
 METHOD_SESSION_LOG: Final = "session.log"
 METHOD_SESSION_SEND: Final = "session.send"
 METHOD_HANDLE_PENDING_TOOL_CALL: Final = "session.tools.handlePendingToolCall"

@@ -250,6 +250,9 @@ def main() -> None:
     # sdk_extension's names load on first use: join (and with it the session, tools, commands and
     # the wire) is named, as every extension asks for it.
     _preload("asyncio", "runpy", "sdk_extension.join", "sdk_extension.__main__")
+    from extension_protocol.json_codec import use_orjson
+
+    use_orjson()  # a few milliseconds here, with asyncio loaded, instead of in every extension
     try:
         request = serve(requests, replies)
     except BrokenPipeError:

@@ -29,6 +29,7 @@ from extension_protocol.errors import (
     JoinError,
     NotUnderHostError,
 )
+from extension_protocol.json_codec import use_orjson
 from extension_protocol.nesting import MAX_DEPTH
 from extension_protocol.pipes import PipeReader, open_pipe_writer
 from extension_protocol.tools import Tool
@@ -109,6 +110,7 @@ def _begin(
     custom_agents: Iterable[CustomAgent] = (),
 ) -> _Joining:
     """Check what the author gave, then claim the protocol's descriptors (once per process)."""
+    use_orjson()  # loaded already under the fork server
     tool_list = _tools(tools)
     hook_map, matchers = registered_hooks(hooks, hook_matchers)
     command_list = _commands(commands)

@@ -276,6 +276,8 @@ class _Client:
         self.host_version: str | None = None
         connection.on_notification(p.METHOD_SESSION_EVENT, self.on_session_event)
         connection.on_notification(p.METHOD_SESSION_LIFECYCLE, self.on_lifecycle)
+        # Several per tool call: unread until someone subscribes (session.deleted still is).
+        connection.skip_unread((p.SESSION_UPDATED_START,))
         connection.on_request(p.METHOD_HOOKS_INVOKE, self.on_hooks_invoke)
 
     async def join(self, timeout: float) -> Session:
@@ -374,6 +376,8 @@ class _Client:
     def subscribe(self, event_type: str, handler: EventHandler) -> Callable[[], None]:
         def add() -> None:
             self.subscribers.setdefault(event_type, []).append(handler)
+            if event_type == p.METHOD_SESSION_LIFECYCLE:
+                self.connection.skip_unread(())
             if event_type not in self.interests:
                 self.interests.add(event_type)
                 params: p.RegisterInterestParams = {"sessionId": self.session_id, "eventType": event_type}

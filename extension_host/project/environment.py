@@ -24,6 +24,7 @@ so that its extensions, which run as the same user, cannot read the host's
 from __future__ import annotations
 
 import fnmatch
+import functools
 import importlib.util
 import os
 import re
@@ -229,17 +230,20 @@ def resolve_request(
     return EnvironmentGrant(names, values, tuple(missing), tuple(withheld))
 
 
+@functools.cache
 def sdk_folder() -> Path:
     """The ``sdk_extension`` package's folder, found without importing it: the host never loads
-    the author-facing SDK, it only starts processes that do."""
+    the author-facing SDK, it only starts processes that do. Looked up once per process."""
     spec = importlib.util.find_spec("sdk_extension")
     if spec is None or spec.origin is None:
         raise RuntimeError("the sdk_extension package is not installed beside extension_host")
     return Path(spec.origin).resolve().parent
 
 
+@functools.cache
 def _sdk_search_path() -> str | None:
-    """The folder that makes ``sdk_extension`` importable, if the interpreter would not find it."""
+    """The folder that makes ``sdk_extension`` importable, if the interpreter would not find it
+    (once per process: every extension start asks)."""
     root = sdk_folder().parent
     known = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
     return None if root in known else str(root)

@@ -18,7 +18,6 @@ from ..events import EventLog
 from ..hooks.runner import HookRunner
 from ..launch.forkserver import ForkServer
 from ..project.discovery import ExtensionSpec
-from .session_rpc import SessionRpcSources
 
 __all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "PromptSubmitter", "SendHandler", "SessionContext", "announce_tools"]
 
@@ -69,8 +68,9 @@ class SessionContext:
     """See :data:`MAX_QUEUED_BYTES`."""
     commands: CommandRegistry = field(default_factory=CommandRegistry)
     """Which slash command belongs to whom (beside ``registry``, the tools)."""
-    session_rpc: SessionRpcSources | None = None
-    """What the session-scoped RPC methods answer from (``None``: they are not answered)."""
+    session_rpc: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    """The handlers of the session-scoped RPC methods, by method (see
+    :func:`~extension_host.runtime.session_rpc.session_rpc_handlers`; empty: not answered)."""
     submit: PromptSubmitter | None = None
     """Where ``session.send`` goes (the session's turns); without it, ``on_send`` as before."""
     permissions: PermissionBroker | None = None

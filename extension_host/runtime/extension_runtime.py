@@ -21,7 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from extension_protocol.protocol import Event, SessionLifecycleParams
+from extension_protocol.json_codec import use_orjson
+from extension_protocol.protocol import Event
 from extension_protocol.tools import Tool
 
 from ..calls.activity import ActivityTracker
@@ -39,9 +40,10 @@ from ..project.paths import cache_dir, project_logs_dir
 from ..project.private_files import private_folder, tighten_files_in
 from .budget import CrashBudget, ReloadBudget
 from .context import GrantLookup, PromptSubmitter, SendHandler, SessionContext
+from .lifecycle import SessionUpdated
 from .options import Limits, Timeouts
 from .reload import ExtensionWatcher
-from .session_rpc import SessionRpcSources
+from .session_rpc import SessionRpcSources, session_rpc_handlers
 from .supervisor import Supervisor
 
 if TYPE_CHECKING:
@@ -131,11 +133,13 @@ class ExtensionRuntime:
             submit=submit,
             permissions=permissions,
             commands=commands,
-            session_rpc=session_rpc,
+            session_rpc=session_rpc_handlers(session_rpc),
             model_id=model_id,
             sdk_path=sdk_path,
         )
+        use_orjson()  # every message and log line from now on, when the fast extra is installed
         self.activity = ActivityTracker()
+        self._updated = SessionUpdated()
         self.supervisor = Supervisor(
             self.context,
             self.activity,
@@ -257,10 +261,6 @@ class ExtensionRuntime:
         if "ephemeral" not in event:
             # Copilot CLI tells its extensions the session changed after each persisted event.
             context = self.context
-            updated: SessionLifecycleParams = {
-                "type": "session.updated",
-                "sessionId": context.session_id,
-                "metadata": {"startTime": context.start_time, "modifiedTime": event["timestamp"]},
-            }
+            updated = self._updated.frame(context.session_id, context.start_time, event["timestamp"])
             for instance in instances:
                 instance.deliver_lifecycle(updated)

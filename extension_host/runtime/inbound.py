@@ -25,7 +25,6 @@ from ..info import host_version
 from ..validation import validate
 from .context import SessionContext
 from .interests import Interests, TooManyInterests
-from .session_rpc import session_rpc_handlers
 
 __all__ = ["ExtensionRequests", "inbound_handlers"]
 
@@ -139,5 +138,5 @@ def inbound_handlers(
         p.METHOD_RELEASE_INTEREST: requests.on_release_interest,
         p.METHOD_HANDLE_PENDING_COMMAND: command_answer,
         p.METHOD_SESSION_DETACH: detach,
-        **(session_rpc_handlers(context.session_rpc) if context.session_rpc is not None else {}),
+        **context.session_rpc,
     }

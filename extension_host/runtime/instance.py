@@ -167,7 +167,7 @@ class ExtensionInstance:
         """``<source>:<name>``."""
         return self.spec.id
 
-    @property
+    @functools.cached_property
     def log_path(self) -> Path:
         """The extension's log file (its stderr, and whatever it prints)."""
         return self._context.logs_dir / f"{self.spec.source}-{self.spec.name}.log"
@@ -561,13 +561,15 @@ class ExtensionInstance:
             except Exception:
                 pass  # a dying extension misses events; its exit watcher reports it
 
-    def deliver_lifecycle(self, params: p.SessionLifecycleParams) -> None:
-        """Forward a ``session.lifecycle`` notification. As Copilot CLI, to every extension
-        connected to the session, whatever event types it asked for, and while it is detached
-        (its connection is still open; it may join again)."""
+    def deliver_lifecycle(self, frame: bytes) -> None:
+        """Forward a ``session.lifecycle`` notification, encoded (see
+        :mod:`~extension_host.runtime.lifecycle`). As Copilot CLI, to every extension connected
+        to the session, whatever event types it asked for, and while it is detached (its
+        connection is still open; it may join again). Nothing waits on it: it goes out after
+        what this turn of the loop sends (a tool call, say), in the same write."""
         if self.status not in ("running", "detached") or self._connection is None:
             return
         try:
-            self._connection.notify(p.METHOD_SESSION_LIFECYCLE, params)
+            self._connection.send_later(frame)
         except Exception:
             pass  # as for events

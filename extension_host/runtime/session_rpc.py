@@ -326,8 +326,9 @@ def _unsupported(method: str, why: str) -> RpcError:
     return RpcError(p.NOT_SUPPORTED, f"{method} is not supported by this host: {why}", {"method": method})
 
 
-def session_rpc_handlers(sources: SessionRpcSources) -> dict[str, Callable[[Any], Any]]:
-    """The connection handlers for every method of both tables, answering from ``sources``."""
+def session_rpc_handlers(sources: SessionRpcSources) -> Mapping[str, Callable[[Any], Any]]:
+    """The connection handlers for every method of both tables, answering from ``sources``
+    (made once per host: every extension's connection shares them)."""
 
     def answer(handler: Handler) -> Callable[[Any], Any]:
         if inspect.iscoroutinefunction(handler):

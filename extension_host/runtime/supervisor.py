@@ -46,7 +46,7 @@ from extension_protocol.tasks import BackgroundTasks
 
 from ..calls.activity import ActivityTracker
 from ..calls.tool_registry import ToolEntry
-from ..info import NOT_RUNNING, ExtensionInfo
+from ..info import NOT_RUNNING, ExtensionInfo, ExtensionStatus, sdk_entry
 from ..outcomes import ReloadOutcome
 from ..project.discovery import Discovered, ExtensionSpec, discover
 from .budget import CrashBudget, ReloadBudget, SlidingCount
@@ -150,7 +150,7 @@ class Supervisor:
                         name=spec.name,
                         source=spec.source,
                         path=spec.folder,
-                        status="untrusted" if found.untrusted else "shadowed" if found.shadowed_by else "failed",
+                        status=_not_started(found),
                         error=found.untrusted or found.problem,
                         shadowed_by=found.shadowed_by,
                         link_target=spec.link_target,
@@ -508,14 +508,21 @@ class Supervisor:
             self._emit_loaded(outcomes)
 
     def _emit_loaded(self, outcomes: list[ReloadOutcome]) -> None:
+        listed = []
+        for found in self._found:  # what infos() lists, without building the rest: every join asks
+            spec, instance = found.spec, self._current.get(found.spec.id)
+            status = instance.status if instance is not None else _not_started(found)
+            listed.append(sdk_entry(spec.id, spec.name, spec.source, status))
         self._context.events.emit(
             "session.extensions_loaded",
-            {
-                "extensions": [info.to_sdk() for info in self.infos()],
-                "changes": [outcome.to_json() for outcome in outcomes],
-            },
+            {"extensions": listed, "changes": [outcome.to_json() for outcome in outcomes]},
             ephemeral=True,
         )
+
+
+def _not_started(found: Discovered) -> ExtensionStatus:
+    """The status of a discovered extension that has no instance."""
+    return "untrusted" if found.untrusted else "shadowed" if found.shadowed_by else "failed"
 
 
 def _outcome(action: str, instance: ExtensionInstance) -> ReloadOutcome:

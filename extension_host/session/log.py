@@ -3,23 +3,22 @@
 One event per line, compact JSON in ASCII (every control character and non-ASCII character is
 escaped, so a line never holds a raw newline), each line ending in ``\\n``.
 
-Flush policy (group commit). :meth:`SessionLog.append` queues the event; the queued events are
-encoded and go to the file together (one ``write`` per :data:`FLUSH_BYTES`) when the first of
-these comes:
+Flush policy (group commit). :meth:`SessionLog.append` encodes the event and queues its line;
+the queued lines go to the file together (one ``write`` per :data:`FLUSH_BYTES`) when the first
+of these comes:
 
 - the end of the current turn of the event loop (the first queued line schedules the flush
   with ``call_soon``, so whatever the loop runs in this turn joins the same write), but no
   sooner than :data:`FLUSH_INTERVAL` after the previous write: a steady stream of events (tool
   calls one after another) is written every few milliseconds, a lone event at once;
-- :data:`FLUSH_EVENTS` events or :data:`FLUSH_BYTES` (estimated) are queued;
+- :data:`FLUSH_EVENTS` lines or :data:`FLUSH_BYTES` are queued;
 - :meth:`SessionLog.flush` or :meth:`SessionLog.close` is called (the host does on stop and
   when it ends a session); without a running event loop every append is written at once.
 
-Encoding at the write rather than at the append takes it off the path of the call that emitted
-the event: the write usually runs while the host waits for an extension. An event is written as
-it is then; events are not changed once emitted (listeners share them too). An event estimated
-at :data:`ENCODE_AT_ONCE_BYTES` or more is encoded when appended, so the queue never keeps a
-large payload alive and a batch never holds more than one large line.
+Encoding at the append spreads the cost over the calls that emit the events (encoding a whole
+batch at the write made one call in twenty wait for all of them), and the line's length is the
+event's size for the in-memory history too (:class:`~extension_host.events.EventLog`), which
+so need not estimate it. A queued line never keeps a payload alive.
 
 What is fsynced when: the file is fsynced on :meth:`SessionLog.close` only. A write hands the
 lines to the operating system, so a crash or ``kill -9`` of the host loses at most the events
@@ -50,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from extension_protocol.json_codec import orjson_dumps, standard_dumps
 from extension_protocol.nesting import MAX_DEPTH, TooDeep, check_depth, loads
 from extension_protocol.protocol import Event
 
@@ -57,7 +57,6 @@ from ..events import cut_strings
 from ..project.private_files import open_private
 
 __all__ = [
-    "ENCODE_AT_ONCE_BYTES",
     "EVENT_FORMAT_VERSION",
     "FLUSH_BYTES",
     "FLUSH_EVENTS",
@@ -83,10 +82,7 @@ PRODUCER: Final = "extension-host"
 FLUSH_EVENTS: Final = 1_000
 """Queued events that make a write at once, before the loop turn ends or the interval passes."""
 FLUSH_BYTES: Final = 1024 * 1024
-"""Queued bytes (estimated for events not encoded yet) that make a write at once; also the size
-of each write of a batch."""
-ENCODE_AT_ONCE_BYTES: Final = 64 * 1024
-"""An event estimated at least this large is encoded as soon as it is appended."""
+"""Queued bytes that make a write at once; also the size of each write of a batch."""
 FLUSH_INTERVAL: Final = 0.005
 """Seconds between two writes at least, while events keep coming (bounds what a crash loses)."""
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
@@ -99,33 +95,42 @@ _CHUNK: Final = 1024 * 1024
 _NOT_AN_EVENT: Final = "is not an event"
 
 
-_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=str)
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), default=str, allow_nan=False)
 """One encoder for every line: ``json.dumps`` with options builds a new one per call."""
+
+
+def _encode(value: Any) -> str:
+    """Compact ASCII JSON, anything JSON cannot hold as its ``str`` (see
+    :mod:`~extension_protocol.json_codec`: orjson's when it writes only ASCII)."""
+    fast = orjson_dumps(value)
+    if fast is not None and fast.isascii():
+        return fast.decode("ascii")
+    return standard_dumps(_ENCODER.encode, value)
 
 
 def encode_event(event: Event) -> str:
     """One log line for ``event`` (ASCII, ending in ``\\n``), at most :data:`MAX_LINE_BYTES` long
     and nested at most :data:`~extension_protocol.nesting.MAX_DEPTH` levels: what a reader reads."""
     try:
-        line = _ENCODER.encode(event) + "\n"
+        line = _encode(event) + "\n"
     except (ValueError, TypeError, RecursionError) as exc:
         # Data no JSON can hold (a cycle, say): the envelope stays, so the chain survives.
-        return _ENCODER.encode({**event, "data": {"unencodable": str(exc)[:200]}}) + "\n"
+        return _encode({**event, "data": {"unencodable": str(exc)[:200]}}) + "\n"
     try:
         check_depth(event, line)
     except TooDeep:
         # Only what lies too deep is marked; the data is the envelope's second level.
         event = {**event, "data": cut_strings(event["data"], MAX_LINE_BYTES, MAX_DEPTH - 1)}
-        line = _ENCODER.encode(event) + "\n"
+        line = _encode(event) + "\n"
     if len(line) <= MAX_LINE_BYTES:
         return line
     cut: dict[str, Any] = {**event, "data": cut_strings(event["data"], MAX_LINE_BYTES // 16)}
-    line = _ENCODER.encode(cut) + "\n"
+    line = _encode(cut) + "\n"
     if len(line) <= MAX_LINE_BYTES:
         return line
     # Too many strings even cut: the envelope stays, so the chain and the type survive.
     cut["data"] = {"truncated": True}
-    return _ENCODER.encode(cut) + "\n"
+    return _encode(cut) + "\n"
 
 
 class SessionLog:
@@ -139,7 +144,7 @@ class SessionLog:
     def __init__(self, path: Path) -> None:
         self.path: Final = path
         self._fd: int | None = open_private(path, os.O_WRONLY | os.O_APPEND)
-        self._pending: list[Event | str] = []
+        self._pending: list[str] = []
         self._pending_bytes = 0
         self._scheduled = False
         self._last_write = float("-inf")
@@ -150,18 +155,14 @@ class SessionLog:
         self.written = 0
         """Lines written so far by this writer."""
 
-    def append(self, event: Event, size: int = 0) -> None:
-        """Queue ``event`` (``size``: its estimated bytes); it reaches the file as the module's
-        flush policy says."""
+    def append(self, event: Event) -> int | None:
+        """Encode ``event`` and queue its line, which reaches the file as the module's flush
+        policy says; returns the line's length (``None`` once closed: nothing is written)."""
         if self._fd is None:
-            return
-        if size >= ENCODE_AT_ONCE_BYTES:
-            line = encode_event(event)
-            self._pending.append(line)
-            self._pending_bytes += len(line)
-        else:
-            self._pending.append(event)
-            self._pending_bytes += size
+            return None
+        line = encode_event(event)
+        self._pending.append(line)
+        self._pending_bytes += len(line)
         if len(self._pending) >= FLUSH_EVENTS or self._pending_bytes >= FLUSH_BYTES:
             self.flush()
         elif not self._scheduled:
@@ -169,13 +170,14 @@ class SessionLog:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 self.flush()
-                return
+                return len(line)
             self._scheduled = True
             wait = self._last_write + FLUSH_INTERVAL - time.monotonic()
             if wait > 0:
                 loop.call_later(wait, self._flush_scheduled)
             else:
                 loop.call_soon(self._flush_scheduled)
+        return len(line)
 
     def _flush_scheduled(self) -> None:
         self._scheduled = False
@@ -190,8 +192,7 @@ class SessionLog:
         self._pending_bytes = 0
         chunk: list[str] = []
         chunk_bytes = 0
-        for item in pending:
-            line = item if isinstance(item, str) else encode_event(item)
+        for line in pending:
             chunk.append(line)
             chunk_bytes += len(line)
             if chunk_bytes >= FLUSH_BYTES:

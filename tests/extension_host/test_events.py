@@ -101,6 +101,29 @@ def test_the_history_forgets_the_oldest_events_beyond_its_byte_budget() -> None:
     assert log.history_bytes <= 64_000
 
 
+def test_a_persisted_event_counts_at_the_size_its_sink_wrote_and_others_are_estimated() -> None:
+    """The session's file says how long each line was: the history needs no estimate of those."""
+    log = EventLog(history_event_bytes=8_000)
+    sizes = iter([1_000, None, 9_000])
+    written: list[str] = []
+
+    def sink(event: Event) -> int | None:
+        written.append(event["type"])
+        return next(sizes)
+
+    log.begin(sink)
+    log.emit("a", {"n": 1})
+    assert log.history_bytes == 1_000
+    log.emit("b", {"n": 2}, ephemeral=True)  # never written: estimated
+    estimated = log.history_bytes - 1_000
+    assert 0 < estimated < 1_000
+    log.emit("c", {"n": 3})  # the sink wrote nothing: estimated too
+    assert log.history_bytes == 1_000 + 2 * estimated
+    large = log.emit("d", {"n": 4})  # written longer than one event may be kept: a cut copy
+    assert written == ["a", "c", "d"]
+    assert log.history()[-1] is not large and log.history()[-1]["data"] == {"n": 4}
+
+
 def test_the_history_forgets_the_oldest_events_beyond_its_count() -> None:
     """The count limit still holds, and the size account follows what is dropped."""
     log = EventLog(history_limit=3)

@@ -18,6 +18,7 @@ from extension_protocol.framing import (
     MessageTooDeep,
     MessageTooLarge,
     encode_message,
+    frame,
     read_message,
 )
 from extension_protocol.protocol import (
@@ -1328,6 +1329,58 @@ def test_a_lone_answer_in_a_later_turn_goes_out_at_once_again() -> None:
     assert asyncio.run(main()) == [1, 2, 3]
 
 
+def test_a_notice_sent_later_never_goes_first_and_rides_with_the_turns_messages_after_them() -> None:
+    """A notice nothing waits on is not written by itself at once: the turn's messages go first
+    and it follows them in the same write, even when it was queued before them."""
+
+    async def main() -> tuple[list[bytes], list[bytes], list[dict[str, Any]]]:
+        r = raw()
+        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"notice"}'))
+        nothing_yet = list(r.writer.chunks)
+        r.conn.notify("call")
+        await asyncio.sleep(0)  # the end of this turn
+        chunks = list(r.writer.chunks)
+        r.conn.close()
+        return nothing_yet, chunks, frames_of(r.writer)
+
+    nothing_yet, chunks, frames = asyncio.run(main())
+    assert nothing_yet == []
+    assert len(chunks) == 1
+    assert [m["method"] for m in frames] == ["call", "notice"]
+
+
+def test_a_notice_sent_later_goes_out_at_the_end_of_its_turn_and_at_a_close() -> None:
+    async def main() -> tuple[list[str], list[str]]:
+        r = raw()
+        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"alone"}'))
+        await asyncio.sleep(0)
+        alone = [m["method"] for m in frames_of(r.writer)]
+        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"closing"}'))
+        r.conn.close()
+        return alone, [m["method"] for m in frames_of(r.writer)]
+
+    assert asyncio.run(main()) == (["alone"], ["alone", "closing"])
+
+
+def test_notifications_told_to_be_skipped_are_never_dispatched_until_that_is_undone() -> None:
+    async def main() -> list[str]:
+        r = raw()
+        heard: list[str] = []
+        r.conn.on_notification("noise", lambda params: heard.append("noise"))
+        r.conn.on_notification("wanted", lambda params: heard.append("wanted"))
+        r.conn.skip_unread((b'{"jsonrpc":"2.0","method":"noise"',))
+        async with serving(r):
+            r.send({"jsonrpc": "2.0", "method": "noise"})
+            r.send({"jsonrpc": "2.0", "method": "wanted"})
+            await asyncio.sleep(0.05)
+            r.conn.skip_unread(())
+            r.send({"jsonrpc": "2.0", "method": "noise"})
+            await asyncio.sleep(0.05)
+        return heard
+
+    assert asyncio.run(main()) == ["wanted", "noise"]
+
+
 def test_held_messages_count_toward_the_queue_limit() -> None:
     """A burst in one turn cannot slip past max_queued_bytes by waiting to be written."""
 
@@ -1345,3 +1398,26 @@ def test_held_messages_count_toward_the_queue_limit() -> None:
         return None
 
     assert asyncio.run(main()) is QueueOverflow
+
+
+def test_notices_sent_later_to_a_peer_that_stops_reading_end_the_connection_at_the_next_turn() -> None:
+    """Only notices, and the peer reads none: the queue limit still holds, a turn late at most."""
+
+    async def main() -> tuple[int, type[BaseException] | None]:
+        inbox, outbox = new_inbox(), asyncio.StreamReader()
+        writer = PipeWriter(outbox)
+        transport = writer.transport = QueueTransport()  # type: ignore[attr-defined]
+        conn = Connection(inbox, writer, max_queued_bytes=1000)
+        notice = frame(b'{"jsonrpc":"2.0","method":"notice","params":"' + b"y" * 100 + b'"}')
+        for turn in range(20):
+            try:
+                for _ in range(5):
+                    conn.send_later(notice)
+            except QueueOverflow as exc:
+                return turn, type(exc)
+            await asyncio.sleep(0)  # the turn ends: the notices are written, and stay queued
+            transport.queued += 5 * len(notice)
+        return 20, None
+
+    turn, error = asyncio.run(main())
+    assert error is QueueOverflow and turn <= 2

@@ -764,3 +764,15 @@ def test_a_message_that_refers_to_itself_is_refused_with_a_value_error() -> None
     message["params"] = message
     with pytest.raises(ValueError, match="refers to itself"):
         encode_message(message)
+
+
+def test_a_decoder_drops_bodies_that_begin_as_told_unread_and_still_checks_their_framing() -> None:
+    decoder = FrameDecoder()
+    decoder.skip = (b'{"method":"noise"',)
+    noise = encode_message({"method": "noise", "params": {"n": 1}})
+    wanted = encode_message({"method": "wanted"})
+    assert decoder.feed(noise + wanted + noise[:10]) == [{"method": "wanted"}]
+    assert decoder.feed(noise[10:]) == []
+    # Unread, yet not unchecked: a broken header still ends the stream.
+    with pytest.raises(FramingError):
+        decoder.feed(b"Content-Length: x\r\n\r\n")

@@ -15,6 +15,7 @@ def test_importing_the_wire_framing_loads_no_author_facing_module() -> None:
     assert {name for name in modules if name.startswith("extension_protocol")} == {
         "extension_protocol",
         "extension_protocol.framing",
+        "extension_protocol.json_codec",
         "extension_protocol.nesting",
     }
-    assert not modules & {"asyncio", "pydantic", "dataclasses"}
+    assert not modules & {"asyncio", "pydantic", "dataclasses", "orjson"}  # orjson: on request

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ def info(name: str, status: Any, pid: int | None = None, source: str = "project"
     return ExtensionInfo(f"{source}:{name}", name, source, Path("/p") / name, status, pid)
 
 
-def handlers(**providers: Any) -> dict[str, Any]:
+def handlers(**providers: Any) -> Mapping[str, Any]:
     commands = CommandRegistry()
     commands.replace("project:a", [CommandEntry("deploy", "Deploy it", "project:a", never)])
     extensions = [

@@ -318,16 +318,21 @@ def test_after_a_write_that_failed_half_way_the_next_batch_starts_on_a_line_of_i
     )
 
 
-def test_a_large_event_is_encoded_and_written_when_appended_so_the_queue_never_holds_it(tmp_path: Path) -> None:
+def test_a_large_event_is_written_at_once_with_those_queued_before_it_and_each_append_says_its_line_length(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "events.jsonl"
 
-    async def scenario() -> tuple[int, int]:
+    async def scenario() -> tuple[int, int, list[int | None]]:
         writer = SessionLog(path)
-        writer.append(event(1), 100)
+        sizes = [writer.append(event(1))]
         small = len(lines(path))  # a small event waits for the end of the turn
-        writer.append(event(2, "x" * (2 * 1024 * 1024)), 2 * 1024 * 1024)
+        sizes.append(writer.append(event(2, "x" * (2 * 1024 * 1024))))
         large = len(lines(path))  # a large one fills the batch: both are written at once
         writer.close()
-        return small, large
+        sizes.append(writer.append(event(3)))  # closed: nothing is written
+        return small, large, sizes
 
-    assert asyncio.run(scenario()) == (0, 2)
+    small, large, sizes = asyncio.run(scenario())
+    assert (small, large) == (0, 2)
+    assert sizes == [len(line) + 1 for line in path.read_text().splitlines()] + [None]
