@@ -3,6 +3,7 @@ event the host makes checked against the session-events schema."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import signal
 import sys
@@ -23,6 +24,24 @@ from extension_host.project.paths import CACHE_ENV
 from extension_host.project.trust import TRUST_ENV
 from extension_host.schemas.event_models import check_event
 from helpers import OtherUser, Project, other_user
+
+
+def _bench_importable() -> None:
+    """The bench is the repository's tool, not part of the installed package: its modules are
+    made importable on their own (``tests/bench``), never putting the checkout's packages ahead
+    of the installed ones."""
+    folder = Path(__file__).resolve().parents[1] / "bench"
+    spec = importlib.util.spec_from_file_location(
+        "bench", folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
+    if "bench" in sys.modules or spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench"] = module
+    spec.loader.exec_module(module)
+
+
+_bench_importable()
 
 
 @pytest.fixture
