@@ -189,9 +189,9 @@ class Connection:
         in it (see :meth:`_write`)."""
         self._batch_bytes = 0
         self._later: list[bytes] = []
+        """Frames that go out at the end of this turn, after the batch (see :meth:`send_later`)."""
         self._skip: tuple[bytes, ...] = ()
         self._decoder: FrameDecoder | None = None
-        """Frames that go out at the end of this turn, after the batch (see :meth:`send_later`)."""
 
     # -- registration -----------------------------------------------------------------
 
@@ -325,12 +325,6 @@ class Connection:
         self._later.append(frame)
         self._batch_bytes += len(frame)
 
-    def _check_open(self) -> None:
-        if self._close_reason is not None:
-            raise ConnectionClosed(self._close_reason, self._peer_error)
-        if self._writer.is_closing():
-            raise ConnectionClosed("the stream to the peer is closed")
-
     def _check_queue(self) -> None:
         if self._max_queued is not None and self._queued is not None:
             # Checked before the write, so one frame (up to the message limit) always goes
@@ -340,7 +334,10 @@ class Connection:
                 self._overflow(queued, self._max_queued)
 
     def _write(self, message: dict[str, Any]) -> None:
-        self._check_open()
+        if self._close_reason is not None:
+            raise ConnectionClosed(self._close_reason, self._peer_error)
+        if self._writer.is_closing():
+            raise ConnectionClosed("the stream to the peer is closed")
         frame = encode_message(message, self._max_outbound, self._max_outbound_depth)
         self._check_queue()
         batch = self._batch
