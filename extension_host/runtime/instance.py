@@ -439,13 +439,13 @@ class ExtensionInstance:
         self._context.commands.replace(self.id, self._declared_commands)
         # As Copilot CLI does, every join says the tools on offer changed (to the joiner too).
         announce_tools(self._context, added=[entry.name for entry in entries], extensionId=self.id)
-        if not rejoining and self._on_join is not None:
-            self._on_join(self)
         if rejoining:
             self._context.events.emit(
                 "session.info",
                 {"infoType": "extension", "message": f"extension {self.id} joined again", "extensionId": self.id},
             )
+        elif self._on_join is not None:
+            self._on_join(self)
         for name in overrides:
             self._context.events.emit(
                 "session.warning",
