@@ -221,11 +221,12 @@ def build(commit: str, *, rebuild: bool = False, repo: Path = REPOSITORY) -> Pat
             write_tree(commit, src, repo)
             extras = _extras(src)
             progress(f"baseline {commit[:12]}: creating its venv")
-            _run_step("creating the venv", [sys.executable, "-m", "venv", str(venv)], src, venv_environment(venv))
+            # -I: run in the written-out files, ``-m`` would otherwise find a venv or pip of theirs first.
+            _run_step("creating the venv", [sys.executable, "-I", "-m", "venv", str(venv)], src, venv_environment(venv))
             spec = f".[{','.join(extras)}]" if extras else "."
             progress(f"baseline {commit[:12]}: pip install -e '{spec}'")
             python = str(venv / "bin" / "python")
-            install = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", spec]
+            install = [python, "-I", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", spec]
             _run_step("pip install", install, src, venv_environment(venv))
             _run_step("importing its bench", [python, "-c", LIST_SCENARIOS], src, venv_environment(venv))
             marker = _stamp() | {"commit": commit, "extras": ",".join(extras)}

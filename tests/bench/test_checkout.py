@@ -46,6 +46,23 @@ def test_a_build_that_fails_says_which_step_in_one_line_and_leaves_no_entry(
     assert not (tmp_path / "cache" / "bench-baselines" / commit).exists()
 
 
+def test_a_build_runs_the_interpreters_own_venv_and_pip_never_those_the_commit_holds(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "imported"
+    planted = f"import pathlib\npathlib.Path({str(marker)!r}).write_text(__name__)\nraise SystemExit(3)\n"
+    pyproject = (
+        '[build-system]\nrequires = []\nbuild-backend = "no_such_backend"\n[project]\nname = "x"\nversion = "1"\n'
+    )
+    commit = _commit(repo, {"pyproject.toml": pyproject, "venv.py": planted, "pip/__init__.py": planted})
+    monkeypatch.setenv("EXTENSION_HOST_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(BaselineError) as failed:
+        build(commit, repo=repo)
+    assert str(failed.value).startswith("pip install failed (exit ")  # the real pip, reaching the backend
+    assert "no_such_backend" in str(failed.value)
+    assert not marker.exists()
+
+
 def test_a_commit_is_written_out_as_stored_without_running_what_the_repository_names(
     repo: Path, tmp_path: Path
 ) -> None:
