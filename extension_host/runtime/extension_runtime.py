@@ -137,7 +137,6 @@ class ExtensionRuntime:
             model_id=model_id,
             sdk_path=sdk_path,
         )
-        use_orjson()  # every message and log line from now on, when the fast extra is installed
         self.activity = ActivityTracker()
         self._updated = SessionUpdated()
         self.supervisor = Supervisor(
@@ -191,6 +190,7 @@ class ExtensionRuntime:
         # are the user's alone. A folder that cannot be made fails each start, saying so, not the host.
         with contextlib.suppress(OSError):
             tighten_files_in(private_folder(self.context.logs_dir, within=self._user_home))
+        use_orjson()  # every message and log line from now on, when the fast extra is installed
         self._events.subscribe(self._forward_to_extensions)
         await self.supervisor.start_all()
         if self.watcher is not None:
