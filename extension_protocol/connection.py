@@ -11,7 +11,10 @@ It also bounds what goes out: no message larger than the peer accepts is written
 (:class:`~extension_protocol.framing.MessageTooLarge`, the connection stays usable), nor, when
 asked, one nested deeper (:class:`~extension_protocol.framing.MessageTooDeep`), and, when asked,
 no more than ``max_queued_bytes`` wait for a peer that does not read: past that the connection
-ends with :class:`QueueOverflow`. It treats methods as strings and params as plain JSON values:
+ends with :class:`QueueOverflow`. And it decides when bytes go out: the first message of a turn
+of the event loop at once, the rest of the turn in one write at its end, and what nothing waits
+on (:meth:`Connection.notify_later`, :meth:`Connection.send_later`) with the next message that
+something does, :data:`NOTICE_DELAY` at most. It treats methods as strings and params as plain JSON values:
 it knows nothing of sessions, tools or hooks, and nothing of processes (the caller hands it a
 reader and a writer).
 """
@@ -39,6 +42,7 @@ from .protocol import (
 )
 
 __all__ = [
+    "NOTICE_DELAY",
     "Connection",
     "ConnectionClosed",
     "Handler",
@@ -110,6 +114,9 @@ class QueueOverflow(ConnectionClosed):
 
 
 _MIB: Final = 1024 * 1024
+
+NOTICE_DELAY: Final = 0.005
+"""Seconds a notice (:meth:`Connection.send_later`) waits at most for a message to go with."""
 
 
 def error_to_wire(exc: BaseException) -> dict[str, Any]:
@@ -189,7 +196,12 @@ class Connection:
         in it (see :meth:`_write`)."""
         self._batch_bytes = 0
         self._later: list[bytes] = []
-        """Frames that go out at the end of this turn, after the batch (see :meth:`send_later`)."""
+        """Notices of this turn of the loop (see :meth:`send_later`)."""
+        self._held: list[bytes] = []
+        """Notices of earlier turns, waiting for the next write (see :meth:`send_later`)."""
+        self._held_timer: asyncio.TimerHandle | None = None
+        self._deferred = False
+        """Whether this turn's batch holds only messages that could wait (see :meth:`notify_later`)."""
         self._skip: tuple[bytes, ...] = ()
         self._decoder: FrameDecoder | None = None
 
@@ -303,11 +315,30 @@ class Connection:
         if self._decoder is not None:
             self._decoder.skip = starts
 
+    def notify_later(self, method: str, params: Any = None) -> None:
+        """Send a notification nothing waits on, in order with every other message: as
+        :meth:`notify`, except that it never makes a write of its own. It goes with the next
+        message something waits on, or with this turn's, or after :data:`NOTICE_DELAY`
+        (see :meth:`send_later`): a run of progress updates wakes the peer once.
+
+        Raises:
+            As :meth:`notify`.
+        """
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self._write(message, urgent=False)
+
     def send_later(self, frame: bytes) -> None:
-        """Queue an encoded notification (:func:`~extension_protocol.framing.frame`) to go out
-        at the end of this turn of the loop, after everything else the turn sends, in the same
-        write: for a notice nothing waits on, which so never delays, nor wakes the peer apart
-        from, a message that something does wait on.
+        """Queue an encoded notification (:func:`~extension_protocol.framing.frame`) for a
+        notice nothing waits on: it never delays, nor wakes the peer apart from, a message that
+        something does wait on.
+
+        It goes out after everything else this turn of the loop sends, in the same write. When
+        the turn sends nothing else that must go now, it waits for the next message on this
+        connection (it goes first in that write) or for :data:`NOTICE_DELAY`, whichever comes
+        first: a peer is woken once for a run of notices, not once per notice. Notices keep
+        their order, and no message ever goes out ahead of one queued in an earlier turn.
 
         The queue limit is checked once per turn, when the first frame of the turn is queued
         (several notices may follow per event): a peer that stops reading is found at the
@@ -333,7 +364,7 @@ class Connection:
             if queued > self._max_queued:
                 self._overflow(queued, self._max_queued)
 
-    def _write(self, message: dict[str, Any]) -> None:
+    def _write(self, message: dict[str, Any], urgent: bool = True) -> None:
         if self._close_reason is not None:
             raise ConnectionClosed(self._close_reason, self._peer_error)
         if self._writer.is_closing():
@@ -346,28 +377,58 @@ class Connection:
             # for nothing); the ones after it in the same turn go together at its end. Each
             # write to a pipe costs a system call and wakes the peer: with calls in flight,
             # that was a third of the CPU of either side.
-            self._writer.write(frame)
-            self._batch = []
+            if urgent:
+                if self._held:
+                    frame = b"".join((*self._held, frame))
+                    self._held = []
+                    self._batch_bytes = 0
+                self._writer.write(frame)
+                self._batch = []
+            else:
+                self._batch = [frame]
+                self._batch_bytes += len(frame)
+                self._deferred = True
             asyncio.get_running_loop().call_soon(self._flush)
+        elif urgent and self._deferred:
+            # Only messages that could wait so far this turn: they go now, ahead of this one.
+            self._write_out([*self._held, *batch, frame])
+            self._held, self._batch, self._deferred = [], [], False
+            self._batch_bytes = sum(map(len, self._later))
         else:
             batch.append(frame)
             self._batch_bytes += len(frame)
         self._last_traffic = time.monotonic()
 
     def _flush(self) -> None:
-        """Write the frames held in this turn of the loop, in one write."""
-        batch = self._batch
-        self._batch = None
-        if self._later:
-            batch = [*(batch or ()), *self._later]
+        """End this turn of the loop: write the messages it held back and its notices, in one
+        write; when nothing in it had to go out now, hold them (see :meth:`send_later`)."""
+        batch, later, deferred = self._batch, self._later, self._deferred
+        self._batch, self._deferred = None, False
+        if later:
             self._later = []
-        if not batch:
-            return
-        self._batch_bytes = 0
+        if deferred or (not batch and later):
+            self._hold([*(batch or ()), *later])
+        elif batch:
+            self._write_out([*batch, *later] if later else batch)
+            self._batch_bytes = 0
+
+    def _hold(self, frames: list[bytes]) -> None:
+        self._held.extend(frames)
+        if self._held_timer is None:
+            self._held_timer = asyncio.get_running_loop().call_later(NOTICE_DELAY, self._release_held)
+
+    def _release_held(self) -> None:
+        self._held_timer = None
+        if self._held and self._batch is None:  # else this turn's end writes them (or holds them again)
+            held, self._held = self._held, []
+            self._write_out(held)
+            self._batch_bytes = 0
+
+    def _write_out(self, frames: list[bytes]) -> None:
         if self._writer.is_closing():
             return  # closed meanwhile: nothing can go out any more
         try:
-            self._writer.write(batch[0] if len(batch) == 1 else b"".join(batch))
+            self._writer.write(frames[0] if len(frames) == 1 else b"".join(frames))
         except (ConnectionError, OSError):
             pass  # the peer went away: the reading side reports it
 
@@ -375,7 +436,7 @@ class Connection:
         reason = f"stopped reading its input: {queued / _MIB:.0f} MiB queued (limit {limit / _MIB:g} MiB)"
         error = QueueOverflow(reason)
         self._overflowed = error
-        self._batch, self._batch_bytes, self._later = None, 0, []
+        self._batch, self._batch_bytes, self._later, self._held, self._deferred = None, 0, [], [], False
         transport = getattr(self._writer, "transport", None)
         if transport is not None:
             transport.abort()  # drops the queue now: waiting for the peer to take it is the problem
@@ -493,8 +554,15 @@ class Connection:
                 waiter(ConnectionClosed(self._close_reason, self._peer_error))
         for task in list(self._tasks):
             task.cancel()
+        if self._held_timer is not None:
+            self._held_timer.cancel()
+            self._held_timer = None
         if not self._writer.is_closing():
-            self._flush()  # what was written before the close still goes out, in order
+            # What was written before the close still goes out, in order.
+            frames, self._held, self._later = [*self._held, *(self._batch or ()), *self._later], [], []
+            self._batch, self._batch_bytes, self._deferred = None, 0, False
+            if frames:
+                self._write_out(frames)
             self._writer.close()
 
     def _dispatch(self, message: dict[str, Any]) -> None:

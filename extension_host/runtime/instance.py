@@ -566,7 +566,8 @@ class ExtensionInstance:
         :mod:`~extension_host.runtime.lifecycle`). As Copilot CLI, to every extension connected
         to the session, whatever event types it asked for, and while it is detached (its
         connection is still open; it may join again). Nothing waits on it: it goes out after
-        what this turn of the loop sends (a tool call, say), in the same write."""
+        what this turn of the loop sends (a tool call, say), in the same write, or waits for the
+        next message (see :meth:`~extension_protocol.connection.Connection.send_later`)."""
         if self.status not in ("running", "detached") or self._connection is None:
             return
         try:

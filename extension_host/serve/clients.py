@@ -26,11 +26,13 @@ class Client:
     connection: Connection
     client_id: str | None = None
     subscriptions: set[str] = field(default_factory=set)
-    held: list[tuple[str, Any]] | None = None
+    held: list[tuple[str, Any, bool]] | None = None
     """Notifications waiting for an answer to be written first (see :meth:`hold`)."""
 
-    def send(self, method: str, params: Any) -> None:
-        """Send a notification now, or after the answer being written (see :meth:`hold`).
+    def send(self, method: str, params: Any, *, urgent: bool = True) -> None:
+        """Send a notification now, or after the answer being written (see :meth:`hold`);
+        one that is not ``urgent`` makes no write of its own
+        (:meth:`~extension_protocol.connection.Connection.notify_later`).
 
         Raises:
             ConnectionClosed: the connection has ended, or ends now: the client stopped reading,
@@ -38,13 +40,16 @@ class Client:
                 is dropped, saying why on the server's stderr: its state would stay behind).
         """
         if self.held is not None:
-            self.held.append((method, params))
+            self.held.append((method, params, urgent))
             return
-        self._notify(method, params)
+        self._notify(method, params, urgent)
 
-    def _notify(self, method: str, params: Any) -> None:
+    def _notify(self, method: str, params: Any, urgent: bool) -> None:
         try:
-            self.connection.notify(method, params)
+            if urgent:
+                self.connection.notify(method, params)
+            else:
+                self.connection.notify_later(method, params)
         except ValueError as exc:  # MessageTooLarge, MessageTooDeep
             reason = f"the {method} notification could not be sent: {exc}"
             print(f"extensions serve: dropped client {self.client_id}: {reason}", file=sys.stderr, flush=True)
@@ -63,9 +68,9 @@ class Client:
 
     def _release(self) -> None:
         held, self.held = self.held or [], None
-        for method, params in held:
+        for method, params, urgent in held:
             try:
-                self._notify(method, params)
+                self._notify(method, params, urgent)
             except ConnectionClosed:
                 return  # the rest cannot follow what is missing
 

@@ -68,6 +68,7 @@ from .errors import (
 )
 from .providers import ProviderOptions, make_agent
 from .served_session import MAX_FETCH_TURNS, HostOptions, ServedSession, fetch_turns, fork_session
+from .state import PROGRESS_ACTIONS
 
 __all__ = [
     "DEFAULT_FETCH_TURNS",
@@ -194,16 +195,17 @@ class ProtocolServer:
             action = cut_strings(action, sys.maxsize, MAX_ACTION_DEPTH)  # strings stay whole
         envelope = self.log.append(action, origin)
         session.apply(action)
+        urgent = action["type"] not in PROGRESS_ACTIONS
         for client in [client for client in self.clients if session.uri in client.subscriptions]:
-            self._send(client, "action", envelope)
+            self._send(client, "action", envelope, urgent=urgent)
 
     def _broadcast(self, method: str, params: Any) -> None:
         for client in [client for client in self.clients if client.client_id is not None]:
             self._send(client, method, params)
 
-    def _send(self, client: Client, method: str, params: Any) -> None:
+    def _send(self, client: Client, method: str, params: Any, *, urgent: bool = True) -> None:
         try:
-            client.send(method, params)
+            client.send(method, params, urgent=urgent)
         except ConnectionClosed:
             # Gone, stopped reading, or unable to take this: it alone is dropped, the others go on.
             self.clients.discard(client)

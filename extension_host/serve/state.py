@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 __all__ = [
+    "PROGRESS_ACTIONS",
     "SESSION_ACTIONS",
     "initial_state",
     "now_ms",
@@ -51,6 +52,23 @@ SESSION_ACTIONS: Final = frozenset(
     }
 )
 """The session actions this reducer knows."""
+
+PROGRESS_ACTIONS: Final = frozenset(
+    {
+        "session/turnStarted",
+        "session/delta",
+        "session/responsePart",
+        "session/toolCallStart",
+        "session/toolCallReady",
+        "session/toolCallConfirmed",
+        "session/toolCallComplete",
+        "session/usage",
+    }
+)
+"""The actions that report a turn's progress: nothing a client must answer or may wait for to
+end. They go to clients with the next action that does, or within
+:data:`~extension_protocol.connection.NOTICE_DELAY` (a streamed turn wakes a client once per
+run of deltas, not once per delta); every other action is written at once."""
 
 _TERMINAL: Final = frozenset({"completed", "cancelled"})
 

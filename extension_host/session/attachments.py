@@ -30,6 +30,8 @@ def check_attachments(attachments: Sequence[Mapping[str, Any]], roots: Sequence[
     """
     if len(attachments) > MAX_ATTACHMENTS:
         raise AttachmentError(f"{len(attachments)} attachments", f"at most {MAX_ATTACHMENTS} may be sent")
+    if not attachments:
+        return ()  # most prompts: no root is resolved (a few system calls per path part)
     resolved_roots = [root.resolve() for root in roots]
     checked: list[dict[str, Any]] = []
     for attachment in attachments:

@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from extension_protocol.connection import Connection, ConnectionClosed, QueueOverflow, RpcError, error_to_wire
+from extension_protocol.connection import (
+    NOTICE_DELAY,
+    Connection,
+    ConnectionClosed,
+    QueueOverflow,
+    RpcError,
+    error_to_wire,
+)
 from extension_protocol.framing import (
     MAX_DEPTH,
     FrameDecoder,
@@ -1349,17 +1356,61 @@ def test_a_notice_sent_later_never_goes_first_and_rides_with_the_turns_messages_
     assert [m["method"] for m in frames] == ["call", "notice"]
 
 
-def test_a_notice_sent_later_goes_out_at_the_end_of_its_turn_and_at_a_close() -> None:
+@pytest.mark.parametrize("queue", ["send_later", "notify_later"])
+def test_what_waits_for_a_message_goes_out_by_itself_within_the_notice_delay(queue: str) -> None:
     async def main() -> tuple[list[str], list[str]]:
         r = raw()
-        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"alone"}'))
+        if queue == "send_later":
+            r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"alone"}'))
+        else:
+            r.conn.notify_later("alone")
         await asyncio.sleep(0)
-        alone = [m["method"] for m in frames_of(r.writer)]
+        before = [m["method"] for m in frames_of(r.writer)]
+        await asyncio.sleep(NOTICE_DELAY * 4)
+        after = [m["method"] for m in frames_of(r.writer)]
+        r.conn.close()
+        return before, after
+
+    assert asyncio.run(main()) == ([], ["alone"])
+
+
+def test_held_notices_and_the_turns_messages_all_go_out_in_order_at_a_close() -> None:
+    async def main() -> list[str]:
+        r = raw()
+        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"held"}'))
+        await asyncio.sleep(0)
+        r.conn.notify("first")
+        r.conn.notify("second")
         r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"closing"}'))
         r.conn.close()
-        return alone, [m["method"] for m in frames_of(r.writer)]
+        await asyncio.sleep(NOTICE_DELAY * 2)  # nothing is written twice, nor after the close
+        return [m["method"] for m in frames_of(r.writer)]
 
-    assert asyncio.run(main()) == (["alone"], ["alone", "closing"])
+    assert asyncio.run(main()) == ["held", "first", "second", "closing"]
+
+
+def test_notifications_that_can_wait_keep_their_order_and_go_with_the_next_urgent_message() -> None:
+    """Progress notifications and notices make no write of their own: a turn of only those is
+    held, and the message that must go takes them along ahead of itself, in one write."""
+
+    async def main() -> tuple[list[bytes], int, list[str]]:
+        r = raw()
+        r.conn.notify_later("p1")
+        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"notice"}'))
+        await asyncio.sleep(0)
+        r.conn.notify_later("p2")
+        await asyncio.sleep(0)
+        held = list(r.writer.chunks)
+        r.conn.notify_later("p3")
+        r.conn.notify("done")
+        writes = len(r.writer.chunks)
+        r.conn.close()
+        return held, writes, [m["method"] for m in frames_of(r.writer)]
+
+    held, writes, methods = asyncio.run(main())
+    assert held == []
+    assert writes == 1
+    assert methods == ["p1", "notice", "p2", "p3", "done"]
 
 
 def test_notifications_told_to_be_skipped_are_never_dispatched_until_that_is_undone() -> None:

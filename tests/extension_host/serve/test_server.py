@@ -26,6 +26,8 @@ from extension_host.serve.errors import (
 )
 from extension_host.serve.served_session import HostOptions
 from extension_host.serve.server import MAX_ACTION_DEPTH, ProtocolServer, ServerOptions
+from extension_host.serve.transports import client_connection
+from extension_protocol import connection as connection_module
 from extension_protocol.connection import Connection, RpcError
 from extension_protocol.protocol import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from helpers import Project, recording_program, run
@@ -193,6 +195,55 @@ def test_a_turn_with_a_tool_call_reaches_the_client_as_actions_and_ends_in_the_s
             assert parts[1]["toolCall"]["status"] == "completed"
             assert parts[2]["content"] == "Three words."
             assert snapshot["state"]["summary"]["status"] == "idle"
+
+    run(scenario())
+
+
+class CountingWriter:
+    """A stream writer that records what each write to the client carried."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+        self._writer.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._writer, name)
+
+
+def test_a_turns_progress_actions_make_no_write_of_their_own_and_go_with_its_end(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held until something must go (the notice delay made longer than the test): the whole
+    turn reaches the client in one write, in order."""
+    project.add_extension("counter", COUNTER)
+    monkeypatch.setattr(connection_module, "NOTICE_DELAY", 3600.0)
+    writers: list[CountingWriter] = []
+
+    def counted(reader: Any, writer: Any) -> Connection:
+        writers.append(CountingWriter(writer))
+        return client_connection(reader, writers[-1])
+
+    async def scenario() -> None:
+        server = served(project, COUNT_THEN_ANSWER)
+        client = await connect_in_process(server, server_side=counted)
+        try:
+            await client.initialize()
+            await client.create_session("copilot:/one", project.root)
+            await client.request("subscribe", {"resource": "copilot:/one"})
+            before = len(writers[0].writes)
+            client.start_turn("copilot:/one", "turn-1", "How many words?")
+            await client.wait_for_action("session/turnComplete", turnId="turn-1")
+            turn_writes = writers[0].writes[before:]
+            assert len(turn_writes) == 1
+            assert turn_writes[0].count(b'"method":"action"') == 7
+            assert [action["type"] for action in client.actions()][-1] == "session/turnComplete"
+        finally:
+            await client.close()
+            await server.close()
 
     run(scenario())
 
