@@ -13,15 +13,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from typing import Any
+from typing import Any, Final
 
-from extension_protocol.framing import encode_message, read_message
+from extension_protocol.framing import encode_message, frame, read_message
+from extension_protocol.protocol import SESSION_UPDATED_START
 
 from .procs import child, memory_mib
 from .stats import in_flight, timed_calls
 
 FLOOR_CHILD = """
 import asyncio, json, os, sys
+
+SKIPPED = @SKIPPED@
 
 async def main():
     loop = asyncio.get_running_loop()
@@ -40,11 +43,23 @@ async def main():
     loop.add_reader(stdin, readable)
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sys.stdout.buffer)
     concurrent = "--tasks" in sys.argv
+    cli_shape = "--cli-shape" in sys.argv
     running = set()
+    ids = iter(range(1, 1 << 62))
+
+    def send(value):
+        body = json.dumps(value).encode()
+        transport.write(b"Content-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
 
     def reply(message):
-        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": message["params"]}).encode()
-        transport.write(b"Content-Length: %d\\r\\n\\r\\n%s" % (len(body), body))
+        if not cli_shape:
+            send({"jsonrpc": "2.0", "id": message["id"], "result": message["params"]})
+        elif message.get("method") == "session.event":  # a tool call: answered by a request
+            event = message["params"]["event"]
+            result = {"textResultForLlm": event["data"]["arguments"]["text"], "resultType": "success"}
+            params = {"sessionId": "floor", "requestId": event["data"]["requestId"], "result": result}
+            method = "session.tools.handlePendingToolCall"
+            send({"jsonrpc": "2.0", "id": next(ids), "method": method, "params": params})
 
     async def reply_in_task(message):
         reply(message)
@@ -54,7 +69,10 @@ async def main():
             header = await reader.readuntil(b"\\r\\n\\r\\n")
         except asyncio.IncompleteReadError:
             return
-        message = json.loads(await reader.readexactly(int(header.split(b":")[1])))
+        body = await reader.readexactly(int(header.split(b":")[1]))
+        if cli_shape and body.startswith(SKIPPED):
+            continue  # a notice nothing here reads, dropped unread as the SDK does
+        message = json.loads(body)
         if concurrent:
             task = loop.create_task(reply_in_task(message))
             running.add(task)
@@ -63,9 +81,19 @@ async def main():
             reply(message)
 
 asyncio.run(main())
-"""
+""".replace("@SKIPPED@", repr(SESSION_UPDATED_START))
 """A bare asyncio child with the framing. With ``--tasks`` each request is answered from its own
-task, as the SDK does, so that with 8 calls in flight it is concurrent in the same way."""
+task, as the SDK does, so that with 8 calls in flight it is concurrent in the same way. With
+``--cli-shape`` it takes a tool call as Copilot CLI sends one (:func:`floor_cli_calls`)."""
+
+_NOTICE: Final = frame(
+    SESSION_UPDATED_START
+    + b'"sessionId":"floor","metadata":{"startTime":"2026-01-01T00:00:00.000Z",'
+    + b'"modifiedTime":"2026-01-01T00:00:00.000Z"}}}'
+)
+_NOTICES_PER_CALL: Final = 3
+"""``session.updated`` notices per call: one per persisted event the host makes for it, to every
+extension; the SDK drops them unread."""
 
 
 def _request(request_id: int) -> bytes:
@@ -83,6 +111,50 @@ async def floor_calls(count: int) -> list[float]:
             stdin.write(_request(next(ids)))
             if await read_message(stdout) is None:
                 raise RuntimeError("the floor child closed its stdout")
+
+        return await timed_calls(call, count)
+
+
+def _tool_call(number: int) -> bytes:
+    event = {
+        "id": f"event-{number}",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "parentId": f"event-{number - 1}",
+        "type": "external_tool.requested",
+        "data": {
+            "requestId": f"request-{number}",
+            "sessionId": "floor",
+            "toolCallId": f"call-{number}",
+            "toolName": "echo",
+            "arguments": {"text": "hi"},
+            "workingDirectory": "/tmp",
+        },
+    }
+    return encode_message(
+        {"jsonrpc": "2.0", "method": "session.event", "params": {"sessionId": "floor", "event": event}}
+    )
+
+
+async def floor_cli_calls(count: int) -> list[float]:
+    """Seconds of each of ``count`` sequential tool calls shaped as Copilot CLI makes them, to a
+    fresh floor child: an ``external_tool.requested`` event, the child's
+    ``handlePendingToolCall`` request with the result, its answer, and the ``session.updated``
+    notices, which go with the next call's event. Three messages where the floor has two:
+    what the protocol costs by itself, under any host."""
+    async with child("-c", FLOOR_CHILD, "--cli-shape") as (process, stdout):
+        assert process.stdin
+        stdin = process.stdin
+        numbers = itertools.count(1)
+        held = b""
+
+        async def call() -> None:
+            nonlocal held
+            stdin.write(held + _tool_call(next(numbers)))
+            request = await read_message(stdout)
+            if request is None:
+                raise RuntimeError("the floor child closed its stdout")
+            stdin.write(encode_message({"jsonrpc": "2.0", "id": request["id"], "result": {"success": True}}))
+            held = _NOTICE * _NOTICES_PER_CALL
 
         return await timed_calls(call, count)
 

@@ -18,7 +18,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from extension_host import ExtensionHost, Timeouts
+from extension_host import ExtensionHost, ReloadBudget, Timeouts
 from sdk_extension import tool
 
 from .procs import command_line, memory_mib, parent_pid
@@ -214,7 +214,12 @@ async def reloading_host(project: Path, home: Path) -> AsyncIterator[Callable[[i
     ``version`` of ``echo00/extension.py`` to that version answering a call."""
     entry = project / ".github" / "extensions" / "echo00" / "extension.py"
     entry.write_text(reload_extension_code(0), encoding="utf-8")
-    async with ExtensionHost(project, home, trust=True, timeouts=Timeouts(stop_grace=2)) as host:
+    # Saves come faster than a person makes them: the guard against an extension that writes
+    # into its own folder (5 reloads in 10 s pause its watching) would stop the run.
+    unlimited = ReloadBudget(reloads=1_000_000)
+    async with ExtensionHost(
+        project, home, trust=True, timeouts=Timeouts(stop_grace=2), reload_budget=unlimited
+    ) as host:
         _check_running(host)
 
         async def save(version: int) -> float:

@@ -142,22 +142,30 @@ US, MS, X, RATE, MIB, EVENTS = "µs", "ms", "x", "calls/s", "MiB", "events/s"
 
 
 async def round_trip(ctx: Context) -> Outcome:
-    """Sequential ``host.call_tool`` (no hooks) against the raw round trip of the floor child."""
+    """Sequential ``host.call_tool`` (no hooks) against the raw round trip of the floor child,
+    and against a floor child called in Copilot CLI's shape (what the protocol costs by itself)."""
     s = ctx.settings
     one = ctx.project("round_trip", 1)
-    floors, hosts = await interleaved(
-        s.runs, lambda: floor.floor_calls(s.calls), lambda: host.host_calls(one, ctx.home, s.calls)
-    )
+
+    async def floors_of_both_shapes() -> tuple[list[float], list[float]]:
+        return await floor.floor_calls(s.calls), await floor.floor_cli_calls(s.calls)
+
+    both, hosts = await interleaved(s.runs, floors_of_both_shapes, lambda: host.host_calls(one, ctx.home, s.calls))
+    floors = [plain for plain, _ in both]
     f, h = run_medians(floors, s.warmup, 1e6), run_medians(hosts, s.warmup, 1e6)
+    c = run_medians([shaped for _, shaped in both], s.warmup, 1e6)
     return Outcome(
         [
             figure("round_trip.floor_us", "raw round trip, bare asyncio child (floor)", US, f),
             figure("round_trip.floor_p99_us", "  p99 of those round trips", US, run_p99s(floors, s.warmup, 1e6)),
+            figure("round_trip.cli_floor_us", "a tool call in Copilot CLI's shape, same child", US, c),
+            figure("round_trip.cli_floor_ratio", "  CLI shape / floor", X, ratios(c, f)),
             figure("round_trip.host_us", "host.call_tool, sequential, no hooks", US, h),
             figure(
                 "round_trip.host_p99_us", "  p99 of those calls", US, run_p99s(hosts, s.warmup, 1e6), Target("<=", 400)
             ),
             figure("round_trip.ratio", "  host.call_tool / floor", X, ratios(h, f), Target("<=", 2.0)),
+            figure("round_trip.cli_ratio", "  host.call_tool / CLI-shaped floor", X, ratios(h, c)),
         ]
     )
 

@@ -38,7 +38,10 @@ HAS_MCP = _has_mcp()
 # Figure keys per scenario: (always, only with mcp). The smoke mode starts 1 and 2 at once, and
 # serves 3 sessions.
 EXPECTED: dict[str, tuple[list[str], list[str]]] = {
-    "round_trip": (["floor_us", "floor_p99_us", "host_us", "host_p99_us", "ratio"], []),
+    "round_trip": (
+        ["floor_us", "floor_p99_us", "cli_floor_us", "cli_floor_ratio", "host_us", "host_p99_us", "ratio", "cli_ratio"],
+        [],
+    ),
     "in_flight": (["floor_rate", "host_rate", "ratio"], []),
     "hooks": (["floor_us", "host_us", "host_p99_us", "ratio"], []),
     "hook_point": (["runner_us", "builtin_us", "builtin_bare_us", "difference_us"], []),
