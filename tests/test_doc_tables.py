@@ -15,13 +15,13 @@ import re
 from extension_host import Limits, Timeouts
 from extension_host.control.methods import CONTROL_METHODS
 from extension_host.frontends.cli import _parser
+from extension_host.frontends.cli_reference import commands, reference
 from extension_host.launch.git import NEUTRALISED_SETTINGS
 from extension_host.runtime.session_rpc import METHOD_ALIASES, SESSION_RPC_METHODS, UNSUPPORTED_SESSION_METHODS
 from extension_host.serve.errors import SERVE_ERRORS
 from extension_protocol import protocol
 from extension_protocol.error_codes import WIRE_ERRORS
 from extension_protocol.hook_points import HOOK_POINTS
-from extension_host.frontends.cli_reference import commands, reference
 from helpers import DOCS, REPO_ROOT, doc_section
 
 _UNITS = {"": 1, "s": 1, "ms": 0.001, "levels": 1, "KB": 1024, "KiB": 1024, "MiB": 1024 * 1024}
