@@ -1,5 +1,6 @@
 """The ``extensions`` command's reference as Markdown, generated from its parser: every command
-and sub-command with its usage, its description and each argument's help.
+and sub-command with its usage, its description, each argument's help and its epilog (the
+examples ``--help`` ends with).
 
 The documentation site's CLI page inserts it at build time (``docs/_hooks/cli_reference.py``),
 so the page names what the parser has and nothing else; ``python -m
@@ -77,6 +78,8 @@ def _section(words: str, help_text: str, parser: argparse.ArgumentParser, level:
     arguments = _arguments(parser)
     if arguments:
         lines += [*arguments, ""]
+    if parser.epilog:  # examples and notes, kept as the terminal shows them
+        lines += ["```text", parser.epilog.strip("\n"), "```", ""]
     return lines
 
 

@@ -22,7 +22,7 @@ def _toy() -> argparse.ArgumentParser:
     grant.add_argument("--hidden", help=argparse.SUPPRESS)
     sessions = subs.add_parser("sessions", help="the persisted sessions")
     actions = sessions.add_subparsers(dest="action", metavar="ACTION")
-    show = actions.add_parser("show", help="one session's timeline")
+    show = actions.add_parser("show", help="one session's timeline", epilog="example:\n  extensions sessions show a\n")
     show.add_argument("id", choices=["a", "b"], help="which one")
     return parser
 
@@ -53,6 +53,11 @@ def test_help_is_shown_as_written_and_a_suppressed_option_is_left_out() -> None:
     assert "- `{a,b}`: which one" in text
     assert "Let an extension have variables." in text
     assert "--hidden" not in text
+
+
+def test_a_command_s_epilog_is_shown_as_the_terminal_shows_it() -> None:
+    section = reference(_toy()).split("`extensions sessions show`")[1]
+    assert section.endswith("```text\nexample:\n  extensions sessions show a\n```\n")
 
 
 @pytest.mark.parametrize("columns", ["20", "300"])
