@@ -39,10 +39,20 @@ HAS_MCP = _has_mcp()
 # serves 3 sessions.
 EXPECTED: dict[str, tuple[list[str], list[str]]] = {
     "round_trip": (
-        ["floor_us", "floor_p99_us", "cli_floor_us", "cli_floor_ratio", "host_us", "host_p99_us", "ratio", "cli_ratio"],
+        [
+            "floor_us",
+            "floor_p99_us",
+            "cli_floor_us",
+            "cli_floor_ratio",
+            "host_us",
+            "host_p99_us",
+            "ratio",
+            "p99_ratio",
+            "cli_ratio",
+        ],
         [],
     ),
-    "in_flight": (["floor_rate", "host_rate", "ratio"], []),
+    "in_flight": (["floor_rate", "cli_floor_rate", "host_rate", "ratio", "cli_ratio"], []),
     "hooks": (["floor_us", "host_us", "host_p99_us", "ratio"], []),
     "hook_point": (["runner_us", "builtin_us", "builtin_bare_us", "difference_us"], []),
     "mcp_calls": ([], ["host_us", "mcp_us", "mcp_p99_us", "speedup", "host_rate", "mcp_rate", "rate_ratio"]),
