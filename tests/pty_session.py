@@ -14,7 +14,6 @@ import fcntl
 import os
 import re
 import select
-import signal
 import struct
 import subprocess
 import sys
@@ -51,7 +50,7 @@ def screen_text(raw: str) -> str:
 class PtySession:
     """``argv`` running in a pseudo-terminal of ``columns`` by ``rows``."""
 
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str], *, columns: int = 120, rows: int = 40) -> None:
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str], *, columns: int = 160, rows: int = 40) -> None:
         self._argv = list(argv)
         self._env = {**env, "TERM": "xterm-256color"}
         self._size = struct.pack("HHHH", rows, columns, 0, 0)
@@ -125,11 +124,6 @@ class PtySession:
         while self._read_some(deadline):
             pass
         return self.process.wait(max(0.0, deadline - time.monotonic()))
-
-    def interrupt(self) -> None:
-        """SIGINT to the child's process group, as the terminal sends it for Ctrl-C in cooked mode."""
-        assert self.process is not None
-        os.killpg(self.process.pid, signal.SIGINT)
 
     def _read_some(self, deadline: float) -> bool:
         """Read what the child wrote; False at the end of its output or past the deadline."""
