@@ -106,7 +106,10 @@ class PtySession:
         os.write(self.main, keys.encode())
 
     def expect(self, pattern: str, timeout: float = 30) -> re.Match[str]:
-        """Read until the text after the previous match matches ``pattern``; fail after ``timeout`` s."""
+        """Read until the text after the previous match matches ``pattern``; fail after ``timeout`` s.
+
+        The text is the stream without escape sequences: right for lines printed whole, not for
+        the line being edited (see :meth:`expect_input`)."""
         compiled = re.compile(pattern, re.MULTILINE)
         deadline = time.monotonic() + timeout
         while True:
@@ -116,6 +119,20 @@ class PtySession:
                 return found
             if not self._read_some(deadline):
                 raise AssertionError(f"the terminal never showed {pattern!r}; it showed:\n{self.text[self._seen :]}")
+
+    def expect_input(self, pattern: str, timeout: float = 30) -> re.Match[str]:
+        """Read until the line the cursor is on (the line being typed, as drawn) matches
+        ``pattern``; fail after ``timeout`` s. What a line editor draws comes in pieces and cursor
+        moves, so it is read off the screen, not the stream."""
+        compiled = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self._screen.display[self._screen.cursor.y].rstrip()
+            found = compiled.search(line)
+            if found is not None:
+                return found
+            if not self._read_some(deadline):
+                raise AssertionError(f"the line being typed never matched {pattern!r}; it is {line!r}")
 
     def wait(self, timeout: float = 60) -> int:
         """Read to the end of the child's output and wait for its exit (bounded); its exit code."""

@@ -37,16 +37,18 @@ def test_up_recalls_a_command_tab_completes_a_tool_and_what_dev_prints_stays_abo
     prompt waits, Ctrl-C dropping a typed line and warning on an empty one, Ctrl-D stopping dev."""
     folder = project.add_extension("live", VERSIONED.format(version="v1"))
     with PtySession(project.command("dev"), os.environ, rows=60) as dev:
-        pid = int(dev.expect(r"v1 ready, pid (\d+)").group(1))
+        pid = int(dev.expect(r"project:live\s+running\s+(\d+)").group(1))
         dev.expect("dev>")
         dev.type("call version\r")
         dev.expect("answered by v1")
+        dev.expect("dev>")  # typed before the prompt, keys would be echoed by the terminal first
         dev.type(UP)
-        dev.expect("call version")
+        dev.expect_input(r"^dev> call version$")
         dev.type("\r")
         dev.expect("answered by v1")
+        dev.expect("dev>")
         dev.type("call ver\t")  # the host's tool name completes the word
-        dev.expect("version")
+        dev.expect_input(r"^dev> call version$")
         dev.type("\r")
         dev.expect("answered by v1")
         (folder / "extension.py").write_text(textwrap.dedent(VERSIONED.format(version="v2")))
@@ -57,6 +59,7 @@ def test_up_recalls_a_command_tab_completes_a_tool_and_what_dev_prints_stays_abo
         dev.type(CTRL_C)  # drops the line typed
         dev.type("help\r")
         dev.expect("keys at a terminal")
+        dev.expect("dev>")
         dev.type(CTRL_C)  # on an empty line: says how to leave
         dev.expect(r"Ctrl-C again within 3 s stops dev; so do Ctrl-D and quit")
         screen = [line for line in dev.screen if line]
@@ -82,12 +85,14 @@ def test_history_is_kept_for_the_next_dev_and_ctrl_c_twice_stops_every_extension
     project.add_extension("live", VERSIONED.format(version="v1"))
     with PtySession(project.command("dev"), os.environ) as first:
         first.expect(r"Trust this project and run them\? \[y/N\]")
+        first.expect("dev>")
         first.type("y\r")
         first.expect(r"trusted .* \(undo: extensions trust --revoke\)")
-        first_pid = int(first.expect(r"v1 ready, pid (\d+)").group(1))
+        first_pid = int(first.expect(r"project:live\s+running\s+(\d+)").group(1))
         first.expect("dev>")
         first.type("call version\r")
         first.expect("answered by v1")
+        first.expect("dev>")
         first.type("quit\r")
         assert first.wait() == 0
     assert wait_for_exit(first_pid, 15)
@@ -95,13 +100,14 @@ def test_history_is_kept_for_the_next_dev_and_ctrl_c_twice_stops_every_extension
     assert stat.S_IMODE(history.stat().st_mode) == 0o600
 
     with PtySession(project.command("dev"), os.environ) as second:
-        pid = int(second.expect(r"v1 ready, pid (\d+)").group(1))
+        pid = int(second.expect(r"project:live\s+running\s+(\d+)").group(1))
         second.expect("dev>")
         second.type(UP)  # quit
         second.type(UP)  # call version, from the first dev
-        second.expect("call version")
+        second.expect_input(r"^dev> call version$")
         second.type("\r")
         second.expect("answered by v1")
+        second.expect("dev>")
         second.type(CTRL_C)
         second.expect("Ctrl-C again within 3 s stops dev")
         second.type(CTRL_C)
