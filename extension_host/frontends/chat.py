@@ -38,7 +38,7 @@ from ..project.paths import history_path
 from ..runtime.options import Timeouts
 from . import chat_view, render
 from .dev import EXIT_STDOUT_CLOSED, LineReader, silence_stdout, stdin_reader
-from .line_editor import PRESS_AGAIN_SECONDS, DoublePress, TerminalLines
+from .line_editor import PRESS_AGAIN_SECONDS, DoublePress, TerminalLines, editing
 from .output import EXIT_OK
 
 __all__ = ["EXIT_INTERRUPTED", "ChatLoop", "add_chat_command"]
@@ -142,16 +142,11 @@ class ChatLoop:
         Raises:
             ExtensionHostError: the host could not start (its session is locked, say).
         """
-        with contextlib.ExitStack() as printing:
-            if isinstance(lines, TerminalLines):
-                lines.configure(
-                    prompt="> ",
-                    history=history_path(self._host.user_home, "chat"),
-                    candidates=self._candidates,
-                    on_interrupt=self._interrupt,
-                )
-                self._out = printing.enter_context(lines.printing())
-                self._mark_prompt = False  # the reader shows its own
+        self._mark_prompt = self._mark_prompt and not isinstance(lines, TerminalLines)  # else the reader marks it
+        history = history_path(self._host.user_home, "chat")
+        with editing(
+            lines, self._out, prompt="> ", history=history, candidates=self._candidates, on_interrupt=self._interrupt
+        ) as self._out:
             return await self._run(lines)
 
     async def _run(self, lines: LineReader | None) -> int:

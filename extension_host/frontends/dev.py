@@ -57,7 +57,7 @@ from ..outcomes import ReloadOutcome
 from ..project.discovery import discover
 from ..project.paths import PROJECT_EXTENSIONS_DIR, history_path
 from . import render
-from .line_editor import PRESS_AGAIN_SECONDS, DoublePress, TerminalLines, is_terminal
+from .line_editor import PRESS_AGAIN_SECONDS, DoublePress, TerminalLines, editing, is_terminal
 
 __all__ = ["EXIT_STDOUT_CLOSED", "HELP", "DevLoop", "LineReader", "silence_stdout", "stdin_reader"]
 
@@ -148,15 +148,15 @@ class DevLoop:
     async def run(self, commands: LineReader | None) -> int:
         """Run until ``quit``, Ctrl-D or Ctrl-C twice at a terminal, SIGINT or SIGTERM; returns
         the exit code."""
-        with contextlib.ExitStack() as printing:
-            if isinstance(commands, TerminalLines):
-                commands.configure(
-                    prompt="dev> ",
-                    history=history_path(self._host.user_home, "dev"),
-                    candidates=self._candidates,
-                    on_interrupt=self._interrupt,
-                )
-                self._out = printing.enter_context(commands.printing())
+        history = history_path(self._host.user_home, "dev")
+        with editing(
+            commands,
+            self._out,
+            prompt="dev> ",
+            history=history,
+            candidates=self._candidates,
+            on_interrupt=self._interrupt,
+        ) as self._out:
             return await self._run(commands)
 
     async def _run(self, commands: LineReader | None) -> int:

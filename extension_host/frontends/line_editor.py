@@ -44,6 +44,7 @@ __all__ = [
     "Candidates",
     "DoublePress",
     "TerminalLines",
+    "editing",
     "file_history",
     "is_terminal",
     "word_completer",
@@ -84,9 +85,9 @@ class DoublePress:
 class TerminalLines:
     """A :class:`~extension_host.frontends.dev.LineReader` of lines typed at a terminal.
 
-    Made before its loop knows what to offer; :meth:`configure` says the prompt, the history
-    file, what to complete and what Ctrl-C on an empty line does. Until then it reads plain
-    lines with ``> ``.
+    Made before its loop knows what to offer; the loop reads inside :meth:`editing`, which says
+    the prompt, the history file, what to complete and what Ctrl-C on an empty line does.
+    Outside it, lines are read plainly with ``> ``.
     """
 
     def __init__(self) -> None:
@@ -96,25 +97,18 @@ class TerminalLines:
         self._on_interrupt: Callable[[], bool] = lambda: True
         self._session: PromptSession[str] | None = None
 
-    def configure(
-        self,
-        *,
-        prompt: str,
-        history: Path | None,
-        candidates: Candidates | None,
-        on_interrupt: Callable[[], bool],
-    ) -> None:
-        """Set what the reader shows and offers (before the first line is read).
+    @contextlib.contextmanager
+    def editing(
+        self, *, prompt: str, history: Path | None, candidates: Candidates | None, on_interrupt: Callable[[], bool]
+    ) -> Iterator[TextIO]:
+        """Read with ``prompt``, ``history`` and ``candidates`` while inside; ``sys.stdout``, which
+        it yields, prints above the line being typed.
 
         ``on_interrupt`` runs for Ctrl-C on an empty line; it returns whether to read on (False:
         the loop is ending, and :meth:`readline` returns ``b""``)."""
-        self._prompt, self._history, self._candidates, self._on_interrupt = prompt, history, candidates, on_interrupt
-
-    @contextlib.contextmanager
-    def printing(self) -> Iterator[TextIO]:
-        """While inside: ``sys.stdout`` (which it yields) prints above the line being typed."""
         from prompt_toolkit.patch_stdout import patch_stdout
 
+        self._prompt, self._history, self._candidates, self._on_interrupt = prompt, history, candidates, on_interrupt
         with patch_stdout(raw=True):  # raw: the loops' text is already made safe by render
             yield sys.stdout
 
@@ -154,6 +148,25 @@ class TerminalLines:
             key_bindings=bindings,
         )
         return self._session
+
+
+@contextlib.contextmanager
+def editing(
+    reader: object,
+    out: TextIO,
+    *,
+    prompt: str,
+    history: Path,
+    candidates: Candidates,
+    on_interrupt: Callable[[], bool],
+) -> Iterator[TextIO]:
+    """Where a loop prints while it reads its lines from ``reader``: inside
+    :meth:`TerminalLines.editing` if ``reader`` is one, else ``out`` as it is."""
+    if not isinstance(reader, TerminalLines):
+        yield out
+        return
+    with reader.editing(prompt=prompt, history=history, candidates=candidates, on_interrupt=on_interrupt) as above:
+        yield above
 
 
 def word_completer(candidates: Candidates) -> Completer:
