@@ -135,28 +135,79 @@ def _tool_call(number: int) -> bytes:
     )
 
 
+class _CliShapedCalls:
+    """The host's side of tool calls in Copilot CLI's shape: each answer to the child's
+    ``handlePendingToolCall`` queues the call's ``session.updated`` notices, which go with the
+    next thing written (as the host's notices do)."""
+
+    def __init__(self, stdin: asyncio.StreamWriter) -> None:
+        self._stdin = stdin
+        self._held = b""
+        self._numbers = itertools.count(1)
+
+    def call(self) -> str:
+        """Send the next tool call; returns its request id."""
+        number = next(self._numbers)
+        self._write(_tool_call(number))
+        return f"request-{number}"
+
+    def answer(self, request: dict[str, Any]) -> str:
+        """Answer the child's ``handlePendingToolCall``; returns the request id it carries."""
+        self._write(encode_message({"jsonrpc": "2.0", "id": request["id"], "result": {"success": True}}))
+        self._held = _NOTICE * _NOTICES_PER_CALL
+        return str(request["params"]["requestId"])
+
+    def _write(self, data: bytes) -> None:
+        self._stdin.write(self._held + data if self._held else data)
+        self._held = b""
+
+
 async def floor_cli_calls(count: int) -> list[float]:
     """Seconds of each of ``count`` sequential tool calls shaped as Copilot CLI makes them, to a
     fresh floor child: an ``external_tool.requested`` event, the child's
     ``handlePendingToolCall`` request with the result, its answer, and the ``session.updated``
-    notices, which go with the next call's event. Three messages where the floor has two:
-    what the protocol costs by itself, under any host."""
+    notices. Three messages where the floor has two: what the protocol costs by itself, under
+    any host."""
     async with child("-c", FLOOR_CHILD, "--cli-shape") as (process, stdout):
         assert process.stdin
-        stdin = process.stdin
-        numbers = itertools.count(1)
-        held = b""
+        calls = _CliShapedCalls(process.stdin)
 
         async def call() -> None:
-            nonlocal held
-            stdin.write(held + _tool_call(next(numbers)))
+            calls.call()
             request = await read_message(stdout)
             if request is None:
                 raise RuntimeError("the floor child closed its stdout")
-            stdin.write(encode_message({"jsonrpc": "2.0", "id": request["id"], "result": {"success": True}}))
-            held = _NOTICE * _NOTICES_PER_CALL
+            calls.answer(request)
 
         return await timed_calls(call, count)
+
+
+async def floor_cli_in_flight(warmup: int, count: int, width: int) -> float:
+    """Calls per second in Copilot CLI's shape (:func:`floor_cli_calls`) with ``width`` in flight,
+    to a fresh floor child answering each from its own task."""
+    async with child("-c", FLOOR_CHILD, "--tasks", "--cli-shape") as (process, stdout):
+        assert process.stdin
+        calls = _CliShapedCalls(process.stdin)
+        loop = asyncio.get_running_loop()
+        pending: dict[str, asyncio.Future[None]] = {}
+
+        async def read_requests() -> None:
+            while (request := await read_message(stdout)) is not None:
+                pending.pop(calls.answer(request)).set_result(None)
+            for future in pending.values():
+                future.set_exception(RuntimeError("the floor child closed its stdout"))
+
+        reader = asyncio.ensure_future(read_requests())
+
+        async def call() -> None:
+            pending[calls.call()] = future = loop.create_future()
+            await future
+
+        try:
+            await in_flight(call, warmup, width)
+            return count / await in_flight(call, count, width)
+        finally:
+            reader.cancel()
 
 
 async def floor_in_flight(warmup: int, calls: int, width: int) -> float:

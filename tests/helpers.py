@@ -559,6 +559,21 @@ def sample_extension_module(name: str, sibling: str) -> Iterator[ModuleType]:
             sys.modules[sibling] = saved
 
 
+VERSIONED: Final = """
+    import os
+    from sdk_extension import join_session, tool
+
+    @tool(description="Which version answers")
+    def version() -> str:
+        return "{version}"
+
+    session = join_session(tools=[version])
+    session.log("{version} ready, pid " + str(os.getpid()))
+"""
+"""An extension whose tool ``version`` answers ``{version}`` (format it), which it also logs
+when it starts: ``dev``'s tests save a new version over an old one."""
+
+
 class Dev:
     """A running ``extensions dev`` with line-oriented, bounded reads of its output.
 

@@ -6,9 +6,15 @@ session (``--resume ID`` continues one). Each line typed is a prompt; the reply 
 comes, each tool call and its result is a line (``→``/``←``), hooks that deny, ask or fail are
 shown, and a hook's ``ask`` is a question answered at the prompt (y/n; a no may carry feedback
 for the model). ``/NAME ARGS`` runs an extension's slash command; ``/new``, ``/help`` and
-``/exit`` are the chat's own. Ctrl-C cancels the running turn (a second one leaves); Ctrl-D
-leaves. Every error is one line. Lines come from stdin whatever it is (a terminal, a pipe, a
-file), so a conversation can be scripted.
+``/exit`` are the chat's own. Every error is one line. Lines come from stdin whatever it is (a
+terminal, a pipe, a file), so a conversation can be scripted.
+
+Keys, the same as ``dev``'s: Ctrl-C during a turn cancels it, and otherwise says how to leave
+(a typed line is dropped); a second Ctrl-C within :data:`~.line_editor.PRESS_AGAIN_SECONDS`
+leaves (exit code :data:`EXIT_INTERRUPTED`); Ctrl-D on an empty line leaves (exit code 0). When
+stdin and stdout are a terminal, lines are read by :class:`~.line_editor.TerminalLines`: line
+editing, history across chats, Tab completing the slash commands, and what the chat prints
+(a streaming reply, a log line) appears above the line being typed.
 
 This module does the reading and the printing; the text is :mod:`.chat_view`'s and
 :mod:`.render`'s, the work the host's.
@@ -18,17 +24,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import sys
+from collections.abc import Iterable
 from typing import Any, Final, TextIO
 
 from extension_protocol.protocol import Event
 
 from ..errors import ExtensionHostError
 from ..host import ExtensionHost
+from ..project.paths import history_path
 from ..runtime.options import Timeouts
 from . import chat_view, render
 from .dev import EXIT_STDOUT_CLOSED, LineReader, silence_stdout, stdin_reader
+from .line_editor import PRESS_AGAIN_SECONDS, DoublePress, TerminalLines, editing
 from .output import EXIT_OK
 
 __all__ = ["EXIT_INTERRUPTED", "ChatLoop", "add_chat_command"]
@@ -88,7 +98,7 @@ class ChatLoop:
     ) -> None:
         """``interactive``: a person types at a terminal, so a ``>`` marks where."""
         self._host = host
-        self._interactive = interactive
+        self._mark_prompt = interactive
         self._base_url = base_url
         self._out = out
         self._resumed = resumed
@@ -98,7 +108,7 @@ class ChatLoop:
         self._reading: asyncio.Future[bytes] | None = None
         self._lines: LineReader | None = None
         self._in_turn = False
-        self._cancelling = False
+        self._presses = DoublePress()
         self._open_line = False  # streamed text printed without its newline yet
         self._streamed: set[str] = set()
         self._usage = [0, 0, 0]  # tokens in, out, model calls of the running prompt
@@ -127,11 +137,19 @@ class ChatLoop:
     # -- the loop -----------------------------------------------------------------------
 
     async def run(self, lines: LineReader | None) -> int:
-        """Chat until Ctrl-D, ``/exit`` or SIGTERM; returns the exit code.
+        """Chat until Ctrl-D, ``/exit``, Ctrl-C twice or SIGTERM; returns the exit code.
 
         Raises:
             ExtensionHostError: the host could not start (its session is locked, say).
         """
+        self._mark_prompt = self._mark_prompt and not isinstance(lines, TerminalLines)  # else the reader marks it
+        history = history_path(self._host.user_home, "chat")
+        with editing(
+            lines, self._out, prompt="> ", history=history, candidates=self._candidates, on_interrupt=self._interrupt
+        ) as self._out:
+            return await self._run(lines)
+
+    async def _run(self, lines: LineReader | None) -> int:
         self._lines = lines
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
@@ -150,7 +168,7 @@ class ChatLoop:
                 )
             )
             while not self._stop.is_set():
-                if self._interactive:
+                if self._mark_prompt:
                     self._write("> ")
                     self._open_line = True  # what is printed before the line is typed starts below it
                 line = await self._read_line()
@@ -165,6 +183,8 @@ class ChatLoop:
             await host.stop()
             if self._reading is not None:
                 self._reading.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._reading  # the terminal is given back before the last line
             if started:
                 self.say(f"session {session_id} kept; resume it with: extensions chat --resume {session_id}")
         if self._out_closed:
@@ -222,7 +242,7 @@ class ChatLoop:
 
     async def _wait_turn(self) -> None:
         """Wait until the session is idle, asking the questions that come meanwhile."""
-        self._in_turn, self._cancelling = True, False
+        self._in_turn = True
         self._usage = [0, 0, 0]
         try:
             while not self._stop.is_set():
@@ -265,17 +285,23 @@ class ChatLoop:
 
     # -- Ctrl-C -------------------------------------------------------------------------
 
-    def _interrupt(self) -> None:
-        if not self._in_turn:
-            self.say("(Ctrl-D or /exit leaves the chat)")
-            return
-        if self._cancelling:
+    def _interrupt(self) -> bool:
+        """Ctrl-C: SIGINT, or the key on the prompt of a terminal; whether the chat goes on."""
+        if self._presses.second():
             self._interrupted = True
-            self._stop.set()  # a second Ctrl-C: leave
-            return
-        if self._host.cancel_turn():
-            self._cancelling = True
-            self.say("cancelling the turn ... (Ctrl-C again leaves the chat)")
+            self._stop.set()
+            return False
+        if self._in_turn and self._host.cancel_turn():
+            self.say(f"cancelling the turn ... (Ctrl-C again within {PRESS_AGAIN_SECONDS:g} s leaves the chat)")
+        else:
+            self.say(f"(Ctrl-C again within {PRESS_AGAIN_SECONDS:g} s leaves the chat; so do Ctrl-D and /exit)")
+        return True
+
+    def _candidates(self, words: tuple[str, ...]) -> Iterable[str]:
+        """What Tab offers: the slash commands, the chat's own and the extensions'."""
+        if words:
+            return ()
+        return [f"/{name}" for name in (*sorted(_OWN_COMMANDS), *self._host.commands)]
 
     # -- what happens -------------------------------------------------------------------
 

@@ -33,7 +33,9 @@ PREVIEW_CHARS: Final = 160
 CHAT_HELP: Final = """Type a message for the model. While it answers, Ctrl-C cancels the turn.
   /new        start a new session (the extensions are reloaded)
   /help       this text
-  /exit       leave (Ctrl-D does the same); the session is kept and can be resumed"""
+  /exit       leave; the session is kept and can be resumed
+keys at a terminal: Up/Down recall earlier lines, Tab completes slash commands;
+  Ctrl-C drops the line typed; on an empty line, Ctrl-C twice or Ctrl-D leaves like /exit"""
 
 
 def _preview(text: str) -> str:

@@ -4,8 +4,18 @@ It starts a watching host for the project, prints what happens in a readable for
 started, reloaded, kept after a failed reload, stopped; what they log; hook decisions), and
 takes commands on stdin: ``call TOOL [JSON]``, ``prompt TEXT``, ``/NAME [ARGS]`` (a slash
 command), ``list``, ``reload [NAME]``, ``help``, ``quit``. It opens the project's control
-socket, so ``extensions list``, ``inspect`` and ``reload`` in another shell talk to it. SIGINT
-and SIGTERM stop it cleanly: every extension process is stopped before it exits.
+socket, so ``extensions list``, ``inspect`` and ``reload`` in another shell talk to it. While
+the extensions start it shows which still are (:mod:`.progress`); then the session, the
+extensions and the folder of their logs. SIGTERM, and SIGINT when stdin is not a terminal, stop
+it cleanly: every extension process is stopped before it exits.
+
+When stdin and stdout are a terminal, lines are read by :class:`~.line_editor.TerminalLines`
+(prompt ``dev>``): line editing, history across sessions, Tab completing the commands, tool
+names after ``call`` and extension names after ``reload``, and what dev prints appears above
+the line being typed. Whenever stdin is a terminal, the keys are those of ``chat``: Ctrl-C
+once says how to leave (and drops a typed line), a second Ctrl-C within
+:data:`~.line_editor.PRESS_AGAIN_SECONDS` stops dev, and Ctrl-D on an empty line stops it too,
+each the same clean way as ``quit``.
 
 On a terminal it asks two kinds of question, answered by the next line typed: whether to trust
 a project whose extensions the user has not trusted yet (asked once, before anything runs), and
@@ -16,16 +26,18 @@ trusts them. The printing and asking are this module's, its text built by ``rend
 shows an extension's control characters as escapes and prefixes each line an extension logs
 with its id); the host does the work.
 
-Commands are read from stdin whatever it is: a pipe or a terminal through the event loop, a
-file or ``/dev/null`` (which the loop cannot watch) by a thread. At the end of stdin dev keeps
-running until SIGINT, SIGTERM or ``quit``. If its stdout is closed (``extensions dev | head``),
-dev stops every extension and exits with :data:`EXIT_STDOUT_CLOSED`, printing nothing more.
+Without a terminal, commands are read from stdin whatever it is: a pipe through the event
+loop, a file or ``/dev/null`` (which the loop cannot watch) by a thread. At the end of such a
+stdin dev keeps running until SIGINT, SIGTERM or ``quit``. If its stdout is closed
+(``extensions dev | head``), dev stops every extension and exits with
+:data:`EXIT_STDOUT_CLOSED`, printing nothing more.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import os
 import shlex
@@ -34,7 +46,7 @@ import stat
 import sys
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import BinaryIO, Final, Protocol, TextIO
 
 from extension_protocol.protocol import Event
@@ -44,8 +56,10 @@ from ..errors import ExtensionHostError
 from ..host import ExtensionHost
 from ..outcomes import ReloadOutcome
 from ..project.discovery import discover
-from ..project.paths import PROJECT_EXTENSIONS_DIR
+from ..project.paths import PROJECT_EXTENSIONS_DIR, history_path, project_logs_dir
 from . import render
+from .line_editor import PRESS_AGAIN_SECONDS, DoublePress, TerminalLines, editing, is_terminal
+from .progress import host_starting
 
 __all__ = ["EXIT_STDOUT_CLOSED", "HELP", "DevLoop", "LineReader", "silence_stdout", "stdin_reader"]
 
@@ -70,7 +84,9 @@ HELP = """commands:
   list               the extensions and their status
   reload [NAME]      reload one extension, or all
   help               this text
-  quit               stop every extension and exit (Ctrl-C does the same)"""
+  quit               stop every extension and exit
+keys at a terminal: Up/Down recall earlier lines, Tab completes commands, tools and extensions;
+  Ctrl-C drops the line typed; on an empty line, Ctrl-C twice or Ctrl-D stops dev like quit"""
 
 
 class DevLoop:
@@ -85,6 +101,7 @@ class DevLoop:
         self._questions: deque[tuple[str, Callable[[bool], Awaitable[None]]]] = deque()
         self._asked: set[tuple[str, frozenset[str]]] = set()
         self._out_closed = False
+        self._presses = DoublePress()
 
     def say(self, text: str) -> None:
         """Print a line (or lines) and flush, so a pipe reader sees it at once.
@@ -131,10 +148,23 @@ class DevLoop:
         return unwatch
 
     async def run(self, commands: LineReader | None) -> int:
-        """Run until ``quit``, SIGINT or SIGTERM; returns the exit code."""
+        """Run until ``quit``, Ctrl-D or Ctrl-C twice at a terminal, SIGINT or SIGTERM; returns
+        the exit code."""
+        history = history_path(self._host.user_home, "dev")
+        with editing(
+            commands,
+            self._out,
+            prompt="dev> ",
+            history=history,
+            candidates=self._candidates,
+            on_interrupt=self._interrupt,
+        ) as self._out:
+            return await self._run(commands)
+
+    async def _run(self, commands: LineReader | None) -> int:
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, self._stop.set)
+        loop.add_signal_handler(signal.SIGINT, self._interrupt if self._interactive else self._stop.set)
+        loop.add_signal_handler(signal.SIGTERM, self._stop.set)
         host = self._host
         extensions_dir = host.project_root / PROJECT_EXTENSIONS_DIR
         if not extensions_dir.exists():
@@ -149,10 +179,12 @@ class DevLoop:
         try:
             if self._interactive and commands is not None and not await self._ask_trust(commands):
                 return 0  # stopped while the question was open
-            await host.start()
+            async with host_starting(host):
+                await host.start()
             host.on_event(self._on_event)
             self.say(f"session {host.session_id} (resume it with: extensions dev --resume {host.session_id})")
             self.say(render.extensions_table(host.extensions))
+            self.say(f"extension logs: {project_logs_dir(host.user_home, host.project_root)} (one file per extension)")
             self.say(f"\nwatching {extensions_dir} and {host.user_home / 'extensions'}; type 'help' for commands")
             self._offer_grants()
             reader = asyncio.ensure_future(self._read(commands)) if commands is not None else None
@@ -161,6 +193,8 @@ class DevLoop:
             unwatch()
             if reader is not None:
                 reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader  # the terminal is given back before the last lines
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
@@ -176,7 +210,9 @@ class DevLoop:
         while not self._stop.is_set():
             line = await commands.readline()
             if not line:
-                return  # stdin closed: keep serving until a signal or quit
+                if self._interactive:
+                    self._stop.set()  # Ctrl-D at a terminal: stop, as quit does
+                return  # the end of a pipe or file: keep serving until a signal or quit
             text = line.decode("utf-8", "replace").strip()
             try:
                 if self._questions:
@@ -210,8 +246,9 @@ class DevLoop:
         stopped = asyncio.ensure_future(self._stop.wait())
         await asyncio.wait({line, stopped}, return_when=asyncio.FIRST_COMPLETED)
         stopped.cancel()
-        if not line.done():
+        if not line.done() or not line.result():
             line.cancel()
+            self._stop.set()  # Ctrl-D answers by stopping dev
             return False
         if _is_yes(line.result().decode("utf-8", "replace")):
             host.trust_store.set_project_trusted(host.project_root, True)
@@ -324,6 +361,28 @@ class DevLoop:
     async def _quit(self, rest: str) -> None:
         self._stop.set()
 
+    # -- keys ---------------------------------------------------------------------------
+
+    def _interrupt(self) -> bool:
+        """Ctrl-C at a terminal (a key on the prompt, or SIGINT while a command runs); whether
+        dev goes on."""
+        if self._presses.second():
+            self._stop.set()
+            return False
+        self.say(f"(Ctrl-C again within {PRESS_AGAIN_SECONDS:g} s stops dev; so do Ctrl-D and quit)")
+        return True
+
+    def _candidates(self, words: tuple[str, ...]) -> Iterable[str]:
+        """What Tab offers: the commands and slash commands first, then a tool or extension."""
+        host = self._host
+        if not words:
+            return [*self._commands(), *(f"/{name}" for name in host.commands)]
+        if words == ("call",):
+            return host.tools
+        if words == ("reload",):
+            return [name for info in host.extensions for name in (info.id, info.name)]
+        return ()
+
     # -- what happens -------------------------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
@@ -346,7 +405,8 @@ def _is_yes(answer: str) -> bool:
 async def stdin_reader() -> LineReader | None:
     """A reader of this process's stdin, or ``None`` if there is none.
 
-    A pipe, socket or terminal is read by the event loop. Anything else (a file, ``/dev/null``)
+    At a terminal (stdin and stdout), a :class:`~.line_editor.TerminalLines` for the loop to
+    configure. Otherwise a pipe, socket or terminal is read by the event loop. Anything else (a file, ``/dev/null``)
     cannot be watched by it (epoll refuses them, and asyncio would say so with a traceback), so
     a thread reads it, a few lines ahead of dev.
     """
@@ -358,6 +418,8 @@ async def stdin_reader() -> LineReader | None:
     except (OSError, ValueError):
         return None
     loop = asyncio.get_running_loop()
+    if is_terminal():
+        return TerminalLines()
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd):
         reader = asyncio.StreamReader()
         try:

@@ -38,6 +38,7 @@ __all__ = [
     "control_socket_paths",
     "extensions_dir",
     "find_project_root",
+    "history_path",
     "logs_dir",
     "project_key",
     "project_logs_dir",
@@ -119,6 +120,11 @@ def logs_dir(home: Path) -> Path:
 def sessions_dir(home: Path) -> Path:
     """Where persisted sessions live under a home folder: ``<home>/sessions/<session id>/``."""
     return home / "sessions"
+
+
+def history_path(home: Path, loop: str) -> Path:
+    """The line history of an interactive loop (``dev``, ``chat``) under a home folder."""
+    return home / "history" / f"{loop}.jsonl"
 
 
 def project_key(project_root: Path) -> str:

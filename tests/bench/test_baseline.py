@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from bench_figures import figure_keys
 
 from bench.checkout import BaselineError, resolve
 from bench.procs import children_of
@@ -92,9 +93,7 @@ def test_a_baseline_run_compares_each_figure_of_both_checkouts_and_the_second_ru
     assert report["meta"]["baseline"]["commit"] == head
     assert report["meta"]["rounds"] == 1 and report["errors"] == {}
     figures = report["scenarios"]["round_trip"]["figures"]
-    assert {f["key"] for f in figures} == {
-        f"round_trip.{key}" for key in ("floor_us", "floor_p99_us", "host_us", "host_p99_us", "ratio")
-    }
+    assert {f["key"] for f in figures} == figure_keys("round_trip", with_mcp=False)
     for figure in figures:
         (old,), (new,) = figure["old"]["values"], figure["new"]["values"]
         assert old > 0 and new > 0

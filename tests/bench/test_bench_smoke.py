@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_figures import FIGURES, figure_keys
 
 pytestmark = pytest.mark.subprocess
 
@@ -34,36 +35,6 @@ def _has_mcp() -> bool:
 
 
 HAS_MCP = _has_mcp()
-
-# Figure keys per scenario: (always, only with mcp). The smoke mode starts 1 and 2 at once, and
-# serves 3 sessions.
-EXPECTED: dict[str, tuple[list[str], list[str]]] = {
-    "round_trip": (
-        ["floor_us", "floor_p99_us", "cli_floor_us", "cli_floor_ratio", "host_us", "host_p99_us", "ratio", "cli_ratio"],
-        [],
-    ),
-    "in_flight": (["floor_rate", "host_rate", "ratio"], []),
-    "hooks": (["floor_us", "host_us", "host_p99_us", "ratio"], []),
-    "hook_point": (["runner_us", "builtin_us", "builtin_bare_us", "difference_us"], []),
-    "mcp_calls": ([], ["host_us", "mcp_us", "mcp_p99_us", "speedup", "host_rate", "mcp_rate", "rate_ratio"]),
-    "mcp_bridge": ([], ["bridge_us", "bridge_p99_us", "plain_us", "plain_p99_us", "ratio"]),
-    "start": (
-        ["bare_ms", "one_ms", "one_ratio", "ext1_ms", "ext2_ms"],
-        ["mcp1_ms", "mcp1_ratio", "mcp2_ms", "mcp2_ratio"],
-    ),
-    "reload": (["host_ms"], ["mcp_ms", "speedup"]),
-    "memory": (
-        ["ext_pss", "ext_rss", "bare_pss", "bare_rss", "ratio", "server_pss"],
-        ["mcp_pss", "mcp_rss", "mcp_ratio"],
-    ),
-    "persistence": (["bare_us", "kept_us", "ratio"], []),
-    "append": (["bare_rate", "kept_rate", "ratio"], []),
-    "serve_turn": (["api_ms", "serve_ms", "ratio"], []),
-    "serve_fanout": (["median_ms", "p99_ms"], []),
-    "serve_replay": (["ms"], []),
-    "serve_sessions": (["create3_ms", "burst3_ms", "delivery3_ms", "delivery3_p99_ms", "pss3_mib"], []),
-    "subagent": (["parent_ms", "child_ms", "ratio"], []),
-}
 
 
 def run_bench(*args: str, output: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -87,18 +58,17 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_every_scenario_ran_without_error(smoke: dict[str, Any]) -> None:
     assert smoke["errors"] == {}
-    assert list(smoke["scenarios"]) == list(EXPECTED)
+    assert list(smoke["scenarios"]) == list(FIGURES)
     assert smoke["meta"]["mode"] == "smoke"
 
 
-@pytest.mark.parametrize("name", list(EXPECTED))
+@pytest.mark.parametrize("name", list(FIGURES))
 def test_scenario_figures_have_the_right_shape(smoke: dict[str, Any], name: str) -> None:
-    always, with_mcp = EXPECTED[name]
+    always, with_mcp = FIGURES[name]
     if not always and not HAS_MCP:
         pytest.skip("mcp>=2 is not installed (the bench extra)")
     scenario = smoke["scenarios"][name]
-    expected = always + (with_mcp if HAS_MCP else [])
-    assert sorted(figure["key"] for figure in scenario["figures"]) == sorted(f"{name}.{key}" for key in expected)
+    assert {figure["key"] for figure in scenario["figures"]} == figure_keys(name, with_mcp=HAS_MCP)
     if with_mcp and not HAS_MCP:
         assert any("skipped" in note and "mcp" in note for note in scenario["notes"])
     for figure in scenario["figures"]:

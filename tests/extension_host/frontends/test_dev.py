@@ -9,21 +9,9 @@ import textwrap
 
 import pytest
 
-from helpers import Project, run, running_dev, wait_for_exit
+from helpers import VERSIONED, Project, run, running_dev, wait_for_exit
 
 pytestmark = pytest.mark.subprocess
-
-VERSIONED = """
-    import os
-    from sdk_extension import join_session, tool
-
-    @tool(description="Which version answers")
-    def version() -> str:
-        return "{version}"
-
-    session = join_session(tools=[version])
-    session.log("{version} ready, pid " + str(os.getpid()))
-"""
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
