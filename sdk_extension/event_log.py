@@ -9,7 +9,7 @@
     newer = session.event_log.read(session.event_log.tail(), wait=10)  # waits up to 10 s
 
 Each read is one ``session.eventLog.read`` request; the host owns cursors, paging, the byte
-budget per page and the wait (see the README's "The protocol"). This module shapes params and
+budget per page and the wait (see ``docs/protocol.md``). This module shapes params and
 answers; it keeps no state of its own.
 """
 

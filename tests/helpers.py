@@ -32,6 +32,20 @@ T = TypeVar("T")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = REPO_ROOT / "sample_extensions"
+DOCS = REPO_ROOT / "docs"
+"""The documentation site's pages (Markdown, built with MkDocs)."""
+
+
+def doc_section(page: str, start: str, end: str | None = None) -> str:
+    """The text of ``docs/<page>`` from the first ``start`` up to the next ``end`` after it (to
+    the end of the page without one); a marker that is not there fails the test, naming it."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert start in text, f"docs/{page} has no {start!r}"
+    section = text[text.index(start) :]
+    if end is None:
+        return section
+    assert end in section, f"docs/{page} has no {end!r} after {start!r}"
+    return section[: section.index(end)]
 
 
 class PipeWriter:

@@ -38,4 +38,4 @@ CONTROL_METHODS: Final[dict[str, tuple[str, str]]] = {
     ),
     METHOD_HOOK: ("`{hook, ...}`", "one hook point run for another agent's hook command (`control.hook_calls`)"),
 }
-"""Method name → (params, result), in the order the README's table lists them."""
+"""Method name → (params, result), in the order ``docs/cli.md`` lists them."""

@@ -4,7 +4,7 @@ Every state change a client can see is an action envelope ``{serverSeq, action, 
 ``serverSeq`` counts up by one for each, across all sessions of the server; ``origin`` is
 ``{clientId, clientSeq}`` for an action a client dispatched, ``None`` for one the server made.
 :class:`ActionLog` numbers them and keeps the last :data:`MAX_REPLAY_ACTIONS` for
-``reconnect``; :class:`EventMapper` turns one session's host events (see README "Turns and
+``reconnect``; :class:`EventMapper` turns one session's host events (see ``docs/sessions.md``, "Turns and
 agents") into the protocol's session actions:
 
 ==============================  ==================================================

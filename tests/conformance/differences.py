@@ -1,8 +1,8 @@
 """The reviewed tables of how this host may differ from the real Copilot CLI on the wire.
 
 A :class:`~conformance.compare.Difference` the suite observes is allowed only when an entry of
-:data:`INTENDED` matches it (a difference by design, with its reason; the README's section
-"Differences from Copilot CLI" lists exactly these). Anything else fails the suite.
+:data:`INTENDED` matches it (a difference by design, with its reason; the section "Differences
+from Copilot CLI" of ``docs/other-agents.md`` lists exactly these). Anything else fails the suite.
 
 An entry matches a difference's subject and key path by glob (``fnmatch``: ``*`` matches
 anything, ``[`` is literal here); ``path=""`` is the subject as a whole (sent by one side only),
@@ -20,7 +20,7 @@ from typing import Final
 
 from conformance.compare import Difference
 
-__all__ = ["INTENDED", "Entry", "classify", "readme_rows"]
+__all__ = ["INTENDED", "PAGE", "PAGE_HEADING", "Entry", "classify", "page_rows", "page_table"]
 
 
 @dataclass(frozen=True)
@@ -371,7 +371,7 @@ INTENDED: Final = (
         ),
     ),
 )
-"""Differences by design (each with its reason); the README lists these."""
+"""Differences by design (each with its reason); the documentation lists these."""
 
 
 def classify(difference: Difference, language: str, scenario: str) -> Entry | None:
@@ -382,16 +382,18 @@ def classify(difference: Difference, language: str, scenario: str) -> Entry | No
     return None
 
 
-def readme_rows(entries: Iterable[Entry] = INTENDED) -> list[str]:
-    """The README's table rows for ``entries``: ``| what | why |``."""
+def page_rows(entries: Iterable[Entry] = INTENDED) -> list[str]:
+    """The documentation's table rows for ``entries``: ``| what | why |``."""
     return [f"| {entry.what()} | {entry.reason} |" for entry in entries]
 
 
-README_HEADING: Final = "## Differences from Copilot CLI"
+PAGE: Final = "other-agents.md"
+"""The page of the documentation (under ``docs/``) that lists the differences."""
+PAGE_HEADING: Final = "## Differences from Copilot CLI"
 _ROW: Final = re.compile(r"^\| `.*\|$")
 
 
-def readme_table(readme: str) -> list[str]:
-    """The rows of the table in the README's section :data:`README_HEADING`."""
-    section = readme.partition("\n" + README_HEADING + "\n")[2].partition("\n## ")[0]
+def page_table(page: str) -> list[str]:
+    """The rows of the table in the page's section :data:`PAGE_HEADING`."""
+    section = page.partition("\n" + PAGE_HEADING + "\n")[2].partition("\n## ")[0]
     return [line for line in section.splitlines() if _ROW.match(line)]

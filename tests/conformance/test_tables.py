@@ -1,4 +1,4 @@
-"""The suite's own tables and its reading of the wire, without node: the README lists exactly
+"""The suite's own tables and its reading of the wire, without node: the docs list exactly
 the intended differences, each with its reason, the scenarios cover every surface in both
 languages, and a tap file reads back into the messages and differences it holds."""
 
@@ -9,17 +9,16 @@ import json
 from pathlib import Path
 
 from conformance.compare import Difference, compare
-from conformance.differences import INTENDED, classify, readme_rows, readme_table
+from conformance.differences import INTENDED, PAGE, classify, page_rows, page_table
 from conformance.scenarios import LANGUAGES, SCENARIOS, SURFACES
 from conformance.transcript import build
+from helpers import DOCS
 
-README = Path(__file__).parents[2] / "README.md"
 
-
-def test_the_readme_lists_exactly_the_intended_differences_in_the_tables_order() -> None:
-    assert readme_table(README.read_text()) == readme_rows(INTENDED), (
-        "README 'Differences from Copilot CLI' is not the table of tests/conformance/differences.py; "
-        "paste: \n" + "\n".join(readme_rows(INTENDED))
+def test_the_docs_list_exactly_the_intended_differences_in_the_tables_order() -> None:
+    assert page_table((DOCS / PAGE).read_text(encoding="utf-8")) == page_rows(INTENDED), (
+        f"docs/{PAGE} 'Differences from Copilot CLI' is not the table of tests/conformance/differences.py; "
+        "paste: \n" + "\n".join(page_rows(INTENDED))
     )
 
 

@@ -1,7 +1,7 @@
 """Fault matrix, the process lifecycle's rows: a host killed with SIGKILL, a fork server killed
 under running extensions, and a JavaScript extension that cannot import a package. Real host
 and extension processes throughout; each test checks the outcome and that nothing is left
-running. The figures the README quotes are printed (``pytest -s`` shows them)."""
+running. The figures the documentation quotes are printed (``pytest -s`` shows them)."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ otherwise). ``pytest -m "not real_agent"`` leaves the tier out.
   Inspector's ``--cli`` mode; the agents' hooks on MCP tools.
 - ``test_copilot``: an extension exported with ``extensions export copilot`` in Copilot CLI and
   in a Copilot SDK session; no process left when the CLI exits or is killed; the switches
-  Copilot CLI needs, said by the export and the README.
+  Copilot CLI needs, said by the export and the documentation.
 - ``test_copilot_hooks``: the hook points as Copilot CLI calls them (a failed tool's failure
   hooks, agent stop and its follow-up, the prompt-transformed hooks, the words of a denial): the
   behaviour the host copies.

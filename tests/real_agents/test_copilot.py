@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from extension_host import ExtensionHost
+from helpers import doc_section
 from real_agents.agents import Agent, assert_finished
 from real_agents.extensions import DENY_ENV, DENY_REASON
 from real_agents.models import Call, Say, Turn
@@ -125,9 +126,8 @@ def test_copilot_cli_runs_no_extension_in_a_prompt_run_without_both_switches(
     assert "COPILOT_CLI_ENABLED_FEATURE_FLAGS=EXTENSIONS" in note and "GITHUB_COPILOT_PROMPT_MODE_EXTENSIONS" in note
 
 
-def test_the_readme_says_which_switches_copilot_cli_needs_to_run_an_exported_extension() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    section = readme.partition("### GitHub Copilot CLI")[2].partition("\n## ")[0]
+def test_the_docs_say_which_switches_copilot_cli_needs_to_run_an_exported_extension() -> None:
+    section = doc_section("other-agents.md", "## GitHub Copilot CLI", "\n## ")
     assert "COPILOT_CLI_ENABLED_FEATURE_FLAGS=EXTENSIONS" in section and "--experimental" in section
     assert "GITHUB_COPILOT_PROMPT_MODE_EXTENSIONS=true" in section
 

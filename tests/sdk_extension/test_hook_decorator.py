@@ -29,7 +29,7 @@ from extension_protocol.hook_models import (
 )
 from extension_protocol.hook_points import HOOK_POINTS
 from extension_protocol.matchers import MAX_MATCHER_PATTERNS
-from helpers import ECHO_AND_RUN_JOB, REPO_ROOT, Project, run, session_resume
+from helpers import ECHO_AND_RUN_JOB, Project, doc_section, run, session_resume
 from sdk_extension import hooks as hooks_module
 from sdk_extension.hooks import HOOK_POINT_NAMES, Hook, hook
 from sdk_extension.join import registered_hooks
@@ -229,10 +229,9 @@ def test_a_decorated_hook_in_the_mapping_is_refused_rather_than_losing_its_tools
     assert str(error) == "hook 'on_pre_tool_use' maps to an @hook function; pass @hook functions as a list: hooks=[...]"
 
 
-def test_the_readme_s_decorated_guard_denies_rm_rf_for_the_tools_it_names() -> None:
-    """The Hooks section's first example, run up to its ``join_session``."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Hooks") :]
+def test_the_hooks_page_s_decorated_guard_denies_rm_rf_for_the_tools_it_names() -> None:
+    """The Hooks page's first example, run up to its ``join_session``."""
+    section = doc_section("writing-extensions/hooks.md", "# Hooks")
     start = section.index("```python\n") + len("```python\n")
     example = section[start : section.index("\n```", start)]
     before_join, join_line = example.rsplit("\n\n", 1)

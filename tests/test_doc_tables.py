@@ -1,7 +1,8 @@
-"""The README says what the code does: each fixed limit its table of limits names exists, with
-the default the table gives, every setting git is given over a repository's own is named, its
-table of commands has a row for every command and sub-command the parser has, and its table of
-hooks is the hook-point table's; so are its tables of session-scoped methods and error codes."""
+"""The documentation says what the code does: each fixed limit the table of limits names exists,
+with the default the table gives, every setting git is given over a repository's own is named,
+the CLI page has a row and a generated reference for every command and sub-command the parser
+has, and the table of hooks is the hook-point table's; so are the tables of session-scoped
+methods and error codes, and the layout table."""
 
 from __future__ import annotations
 
@@ -14,20 +15,20 @@ import re
 from extension_host import Limits, Timeouts
 from extension_host.control.methods import CONTROL_METHODS
 from extension_host.frontends.cli import _parser
+from extension_host.frontends.cli_reference import commands, reference
 from extension_host.launch.git import NEUTRALISED_SETTINGS
 from extension_host.runtime.session_rpc import METHOD_ALIASES, SESSION_RPC_METHODS, UNSUPPORTED_SESSION_METHODS
 from extension_host.serve.errors import SERVE_ERRORS
 from extension_protocol import protocol
 from extension_protocol.error_codes import WIRE_ERRORS
 from extension_protocol.hook_points import HOOK_POINTS
-from helpers import REPO_ROOT
+from helpers import DOCS, REPO_ROOT, doc_section
 
 _UNITS = {"": 1, "s": 1, "ms": 0.001, "levels": 1, "KB": 1024, "KiB": 1024, "MiB": 1024 * 1024}
 
 
 def limits_table() -> list[list[str]]:
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Limits") : readme.index("## The `extensions` command")]
+    section = (DOCS / "limits.md").read_text(encoding="utf-8")
     return [
         [cell.strip() for cell in line.strip("|").split("|")]
         for line in section.splitlines()
@@ -35,7 +36,7 @@ def limits_table() -> list[list[str]]:
     ]
 
 
-def test_every_fixed_limit_in_the_readme_is_the_constant_it_names() -> None:
+def test_every_fixed_limit_in_the_limits_page_is_the_constant_it_names() -> None:
     checked = 0
     for _what, default, where in limits_table():
         constants = re.findall(r"`((?:extension_host|extension_protocol|sdk_extension)(?:\.\w+)+)\.([A-Z_]+)`", where)
@@ -46,12 +47,12 @@ def test_every_fixed_limit_in_the_readme_is_the_constant_it_names() -> None:
         number = re.match(r"([\d.,]+) ?(\w*)", default)
         assert number is not None, default
         expected = float(number.group(1).replace(",", "")) * _UNITS[number.group(2)]
-        assert value == expected, f"README says {default} for {module}.{name}, the code has {value}"
+        assert value == expected, f"docs/limits.md says {default} for {module}.{name}, the code has {value}"
         checked += 1
     assert checked >= 10
 
 
-def test_every_settable_limit_in_the_readme_is_the_default_of_the_option_it_names() -> None:
+def test_every_settable_limit_in_the_limits_page_is_the_default_of_the_option_it_names() -> None:
     defaults = {"Timeouts": Timeouts(), "Limits": Limits()}
     checked = 0
     for _what, default, where in limits_table():
@@ -62,16 +63,14 @@ def test_every_settable_limit_in_the_readme_is_the_default_of_the_option_it_name
         assert number is not None, default
         expected = float(number.group(1).replace(",", "")) * _UNITS[number.group(2)]
         value = getattr(defaults[named.group(1)], named.group(2))
-        assert value == expected, f"README says {default} for {named.group(0)}, the code has {value}"
+        assert value == expected, f"docs/limits.md says {default} for {named.group(0)}, the code has {value}"
         checked += 1
     assert checked >= 7
 
 
-def test_the_readme_s_example_of_the_options_gives_each_field_its_default() -> None:
+def test_the_embedding_page_s_example_of_the_options_gives_each_field_its_default() -> None:
     """The per-hook-point timeouts, which have none, show an example."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    example = readme[readme.index("from extension_host import ExtensionHost, Limits, Timeouts") :]
-    example = example[: example.index("```")]
+    example = doc_section("embedding.md", "from extension_host import ExtensionHost, Limits, Timeouts", "```")
     made = [
         eval(ast.unparse(node), {"Timeouts": Timeouts, "Limits": Limits})
         for node in ast.walk(ast.parse(example))
@@ -82,9 +81,8 @@ def test_the_readme_s_example_of_the_options_gives_each_field_its_default() -> N
     assert (dataclasses.replace(made[0], hooks={}), made[1]) == (Timeouts(), Limits())
 
 
-def test_the_readme_names_every_setting_git_is_given_over_a_repositorys_own() -> None:
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Other doors") : readme.index("### What this does not protect against")]
+def test_the_security_page_names_every_setting_git_is_given_over_a_repositorys_own() -> None:
+    section = doc_section("security.md", "## Other doors", "## What this does not protect against")
     for setting in NEUTRALISED_SETTINGS:
         assert f"`{setting.name}={setting.value}`" in section, setting.name
 
@@ -94,22 +92,40 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
     return dict(found[0].choices) if found else {}
 
 
-def test_the_readme_has_a_row_for_every_command_and_sub_command() -> None:
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("## The `extensions` command") : readme.index("### Control socket")]
-    usages = re.findall(r"^\| `(extensions [^`]*)`", table, re.MULTILINE)
+def test_the_cli_page_has_a_row_for_every_command_and_sub_command() -> None:
+    table = doc_section("cli.md", "## Commands", "## Options, exit codes and output")
+    usages = re.findall(r"^\| \[`(extensions [^`]*)`\]", table, re.MULTILINE)
     for name, command in _commands(_parser()).items():
         rows = [usage for usage in usages if usage.split()[1] == name]
-        assert rows, f"the README's table of commands has no row for extensions {name}"
+        assert rows, f"the CLI page's table of commands has no row for extensions {name}"
         for sub in _commands(command):
-            assert any(re.search(rf"\b{sub}\b", row.split("[")[0]) for row in rows), f"extensions {name} {sub}"
+            assert any(re.search(rf"\b{sub}\b", row) for row in rows), f"extensions {name} {sub}"
 
 
-def test_the_readme_s_table_of_hooks_is_the_hook_point_table() -> None:
+def test_the_generated_cli_reference_has_a_section_for_every_command_sub_command_and_option() -> None:
+    assert "<!-- cli-reference -->" in doc_section("cli.md", "## Reference")
+    parser = _parser()
+    sections = dict(
+        re.findall(r"^#+ `extensions ([^`]+)`\n(.*?)(?=^#|\Z)", reference(parser), re.MULTILINE | re.DOTALL)
+    )
+    found = {words: sub for words, _help, sub in commands(parser)}
+    assert {words.split()[0] for words in found} == set(_commands(parser))
+    assert set(sections) == set(found)
+    for words, sub in found.items():
+        for action in sub._actions:
+            if (
+                isinstance(action, argparse._HelpAction | argparse._SubParsersAction)
+                or action.help == argparse.SUPPRESS
+            ):
+                continue
+            names = action.option_strings or [str(name) for name in action.choices or [action.metavar or action.dest]]
+            assert all(name in sections[words] for name in names), f"extensions {words}: {names}"
+
+
+def test_the_hooks_page_s_table_is_the_hook_point_table() -> None:
     """One row per hook point, in order: its Python and Copilot names, its input attributes
     (beyond the ones every input has) and its output keys."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Hooks") : readme.index("**Matchers.**")]
+    section = doc_section("writing-extensions/hooks.md", "# Hooks", "**Matchers.**")
     rows = [
         [re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", cell)) for cell in line.strip("|").split("|")]
         for line in section.splitlines()
@@ -165,7 +181,7 @@ def first_sentence(package: str) -> str:
 
 
 def layout_rows() -> list[str]:
-    """What the README's layout table says of each package, generated from the packages."""
+    """What the layout table (docs/design.md) says of each package, generated from the packages."""
     return [f"| `{package}/` | {first_sentence(package)} |" for package in _LAYOUT_ORDER]
 
 
@@ -176,8 +192,7 @@ def test_the_layout_table_is_each_packages_own_first_sentence_and_misses_none() 
         for path in (REPO_ROOT / root).rglob("__init__.py")
     }
     assert packages == set(_LAYOUT_ORDER), "add the new package to _LAYOUT_ORDER, where the flow reads it"
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Project layout") : readme.index("## Performance")]
+    section = doc_section("design.md", "## Project layout", "\n## ")
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     generated = layout_rows()
     assert rows[: len(generated)] == generated, "the layout table should read:\n" + "\n".join(generated)
@@ -186,17 +201,15 @@ def test_the_layout_table_is_each_packages_own_first_sentence_and_misses_none() 
         assert (REPO_ROOT / path).exists(), f"the layout table names {path}, which is not there"
 
 
-def test_the_readme_lists_the_control_methods_of_the_table_and_no_other() -> None:
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    bullet = readme[readme.index("- **Methods** (JSON-RPC 2.0") : readme.index("## Embedding the host")]
+def test_the_cli_page_lists_the_control_methods_of_the_table_and_no_other() -> None:
+    bullet = doc_section("cli.md", "- **Methods** (JSON-RPC 2.0", "## Reference")
     assert set(re.findall(r"`(host\.\w+)", bullet)) == set(CONTROL_METHODS)
 
 
-def test_the_readme_lists_the_session_rpc_methods_of_the_table_and_no_other() -> None:
+def test_the_protocol_page_lists_the_session_rpc_methods_of_the_table_and_no_other() -> None:
     """Every method of the session-rpc table, each of its other names and each method it refuses
     has a row; a row names no method the host does not know (``a.b.c``/``d`` is ``a.b.d``)."""
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("Slash commands and the session-scoped methods") : readme.index("### Error codes")]
+    section = doc_section("protocol.md", "Slash commands and the session-scoped methods", "## Error codes")
     named: set[str] = set()
     for line in section.splitlines():
         if not line.startswith("| ext → host |"):
@@ -209,29 +222,30 @@ def test_the_readme_lists_the_session_rpc_methods_of_the_table_and_no_other() ->
             elif re.fullmatch(r"[\w$]+(\.[\w$]+)+", word):
                 named.add(last := word)
     table = set(SESSION_RPC_METHODS) | set(METHOD_ALIASES) | set(UNSUPPORTED_SESSION_METHODS)
-    assert table - named == set(), "the README's table of session-scoped methods misses these"
+    assert table - named == set(), "the protocol page's table of session-scoped methods misses these"
     protocol_methods = {getattr(protocol, name) for name in protocol.__all__ if name.startswith("METHOD_")}
-    assert named - table - protocol_methods == set(), "the README names methods the host does not answer"
+    assert named - table - protocol_methods == set(), "the protocol page names methods the host does not answer"
 
 
 def wire_error_rows() -> list[str]:
-    """The README's table of the extension protocol's error codes, generated from the table."""
+    """The protocol page's table of the extension protocol's error codes, generated from the table."""
     return [f"| `{error.code}` | {error.name} | {error.origin} | {error.meaning} |" for error in WIRE_ERRORS]
 
 
 def serve_error_rows() -> list[str]:
-    """The README's table of the client protocol's own error codes, generated from the table."""
+    """The sessions page's table of the client protocol's own error codes, generated from the table."""
     return [
         f"| `{error.code}` | `{error.name}` | {error.meaning} |" for error in SERVE_ERRORS if error.origin != "JSON-RPC"
     ]
 
 
-def test_the_readme_s_tables_of_error_codes_are_the_protocols_tables() -> None:
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    for (start, end), generated in (
-        (("### Error codes", "### Schemas"), wire_error_rows()),
-        (("## Serving clients", "## Content for clients"), serve_error_rows()),
+def test_the_tables_of_error_codes_are_the_protocols_tables() -> None:
+    for (page, start, end), generated in (
+        (("protocol.md", "## Error codes", "## Schemas"), wire_error_rows()),
+        (("sessions.md", "## Serving clients", "## Content for clients"), serve_error_rows()),
     ):
-        section = readme[readme.index(start) : readme.index(end)]
+        section = doc_section(page, start, end)
         rows = [line for line in section.splitlines() if line.startswith("| `-")]
-        assert rows == generated, f"the table of error codes under {start!r} should read:\n" + "\n".join(generated)
+        assert rows == generated, f"the table of error codes under {start!r} of docs/{page} should read:\n" + "\n".join(
+            generated
+        )
