@@ -14,9 +14,9 @@ no more than ``max_queued_bytes`` wait for a peer that does not read: past that 
 ends with :class:`QueueOverflow`. And it decides when bytes go out: the first message of a turn
 of the event loop at once, the rest of the turn in one write at its end, and what nothing waits
 on (:meth:`Connection.notify_later`, :meth:`Connection.send_later`) with the next message that
-something does, :data:`NOTICE_DELAY` at most. It treats methods as strings and params as plain JSON values:
-it knows nothing of sessions, tools or hooks, and nothing of processes (the caller hands it a
-reader and a writer).
+something does, :data:`PROGRESS_DELAY` or :data:`NOTICE_DELAY` at most. It treats methods as
+strings and params as plain JSON values: it knows nothing of sessions, tools or hooks, and
+nothing of processes (the caller hands it a reader and a writer).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from .protocol import (
 
 __all__ = [
     "NOTICE_DELAY",
+    "PROGRESS_DELAY",
     "Connection",
     "ConnectionClosed",
     "Handler",
@@ -117,6 +118,9 @@ _MIB: Final = 1024 * 1024
 
 NOTICE_DELAY: Final = 0.005
 """Seconds a notice (:meth:`Connection.send_later`) waits at most for a message to go with."""
+PROGRESS_DELAY: Final = 0.001
+"""Seconds a progress notification (:meth:`Connection.notify_later`) waits at most: someone may
+be watching it arrive (a streamed answer), so it waits far less than a notice."""
 
 
 def error_to_wire(exc: BaseException) -> dict[str, Any]:
@@ -318,7 +322,7 @@ class Connection:
     def notify_later(self, method: str, params: Any = None) -> None:
         """Send a notification nothing waits on, in order with every other message: as
         :meth:`notify`, except that it never makes a write of its own. It goes with the next
-        message something waits on, or with this turn's, or after :data:`NOTICE_DELAY`
+        message something waits on, or with this turn's, or after :data:`PROGRESS_DELAY`
         (see :meth:`send_later`): a run of progress updates wakes the peer once.
 
         Raises:
@@ -407,15 +411,19 @@ class Connection:
         if later:
             self._later = []
         if deferred or (not batch and later):
-            self._hold([*(batch or ()), *later])
+            self._hold([*(batch or ()), *later], PROGRESS_DELAY if deferred else NOTICE_DELAY)
         elif batch:
             self._write_out([*batch, *later] if later else batch)
             self._batch_bytes = 0
 
-    def _hold(self, frames: list[bytes]) -> None:
+    def _hold(self, frames: list[bytes], delay: float) -> None:
         self._held.extend(frames)
-        if self._held_timer is None:
-            self._held_timer = asyncio.get_running_loop().call_later(NOTICE_DELAY, self._release_held)
+        loop = asyncio.get_running_loop()
+        timer = self._held_timer
+        if timer is None or timer.when() > loop.time() + delay:
+            if timer is not None:
+                timer.cancel()  # what is held now may wait less than what was held before
+            self._held_timer = loop.call_later(delay, self._release_held)
 
     def _release_held(self) -> None:
         self._held_timer = None

@@ -67,7 +67,7 @@ PROGRESS_ACTIONS: Final = frozenset(
 )
 """The actions that report a turn's progress: nothing a client must answer or may wait for to
 end. They go to clients with the next action that does, or within
-:data:`~extension_protocol.connection.NOTICE_DELAY` (a streamed turn wakes a client once per
+:data:`~extension_protocol.connection.PROGRESS_DELAY` (a streamed turn wakes a client once per
 run of deltas, not once per delta); every other action is written at once."""
 
 _TERMINAL: Final = frozenset({"completed", "cancelled"})

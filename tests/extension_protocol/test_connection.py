@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from extension_protocol import connection as connection_module
 from extension_protocol.connection import (
     NOTICE_DELAY,
+    PROGRESS_DELAY,
     Connection,
     ConnectionClosed,
     QueueOverflow,
@@ -1372,6 +1374,24 @@ def test_what_waits_for_a_message_goes_out_by_itself_within_the_notice_delay(que
         return before, after
 
     assert asyncio.run(main()) == ([], ["alone"])
+
+
+def test_progress_held_behind_a_notice_brings_the_wait_down_to_the_progress_delay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(connection_module, "NOTICE_DELAY", 3600.0)
+
+    async def main() -> list[str]:
+        r = raw()
+        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"notice"}'))
+        await asyncio.sleep(0)
+        r.conn.notify_later("progress")
+        await asyncio.sleep(PROGRESS_DELAY * 3)  # its timer comes before this one's
+        methods = [m["method"] for m in frames_of(r.writer)]
+        r.conn.close()
+        return methods
+
+    assert asyncio.run(main()) == ["notice", "progress"]
 
 
 def test_held_notices_and_the_turns_messages_all_go_out_in_order_at_a_close() -> None:

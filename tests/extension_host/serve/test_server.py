@@ -220,6 +220,7 @@ def test_a_turns_progress_actions_make_no_write_of_their_own_and_go_with_its_end
     """Held until something must go (the notice delay made longer than the test): the whole
     turn reaches the client in one write, in order."""
     project.add_extension("counter", COUNTER)
+    monkeypatch.setattr(connection_module, "PROGRESS_DELAY", 3600.0)
     monkeypatch.setattr(connection_module, "NOTICE_DELAY", 3600.0)
     writers: list[CountingWriter] = []
 
