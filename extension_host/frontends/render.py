@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from extension_protocol.results import ToolResult
-
-from ..calls.command_registry import CommandInfo, CommandResult
-from ..hooks.runner import HookRecord
-from ..info import ExtensionInfo, ToolInfo
-from ..outcomes import PromptResult, ReloadOutcome
-from ..project.discovery import ExtensionSpec
 from ..visible import json_line, json_text, safe_cell, safe_text
+
+if TYPE_CHECKING:  # names for the signatures only: a command that prints one result imports no more
+    from pathlib import Path
+
+    from extension_protocol.results import ToolResult
+
+    from ..calls.command_registry import CommandInfo, CommandResult
+    from ..hooks.runner import HookRecord
+    from ..info import ExtensionInfo, ToolInfo
+    from ..outcomes import PromptResult, ReloadOutcome
+    from ..project.discovery import ExtensionSpec
 
 __all__ = [
     "additional_context",
