@@ -28,10 +28,12 @@ from extension_host.control.service import ControlServer
 
 from .host import CALL_TIMEOUT, make_project
 
-__all__ = ["SIDES", "measure"]
+__all__ = ["SIDES", "TARGETS", "measure"]
 
-SIDES = tuple(os.environ.get("CLI_SIDES", "floor,help,version,list,call").split(","))
+SIDES = ("floor", "help", "version", "list", "call")
 """Every side, in the order of the first round."""
+TARGETS = {"help": 3.0, "version": 3.0, "list": 12.0, "call": 6.0}
+"""The most each side may take, in floors (``python -c pass`` of the same round)."""
 
 
 async def _timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, bytes]:

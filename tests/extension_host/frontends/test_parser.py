@@ -100,7 +100,7 @@ def test_every_command_and_sub_command_ends_its_help_with_examples() -> None:
 def test_a_command_s_help_shows_its_examples_line_by_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["call", "--help"]) == 0
     out = capsys.readouterr().out
-    assert "\nExamples:\n  extensions call greet_count_lines '{\"path\": \"README.md\"}'\n  extensions call add" in out
+    assert '\nExamples:\n  extensions call greet_count_lines \'{"path": "README.md"}\'\n  extensions call add' in out
     assert "--readiness-timeout SECONDS" in out  # the global options are listed under the command too
 
 
