@@ -21,6 +21,7 @@ from ..visible import json_line, json_text, safe_cell, safe_text
 
 if TYPE_CHECKING:  # names for the signatures only: a command that prints one result imports no more
     from pathlib import Path
+    from typing import Protocol
 
     from extension_protocol.results import ToolResult
 
@@ -29,6 +30,18 @@ if TYPE_CHECKING:  # names for the signatures only: a command that prints one re
     from ..info import ExtensionInfo, ToolInfo
     from ..outcomes import PromptResult, ReloadOutcome
     from ..project.discovery import ExtensionSpec
+
+    class ResultText(Protocol):
+        """What :func:`tool_result` reads: a :class:`ToolResult`, or a call's answer as ``extensions
+        call`` reads it back from a running host (without importing the result type)."""
+
+        @property
+        def text_result_for_llm(self) -> str: ...
+        @property
+        def result_type(self) -> str: ...
+        @property
+        def success(self) -> bool: ...
+
 
 __all__ = [
     "additional_context",
@@ -269,7 +282,7 @@ def reload_outcome(outcome: ReloadOutcome) -> str:
     return f"{safe_cell(outcome.extension)}: {safe_cell(outcome.action)}" + (f" ({note})" if note else "")
 
 
-def tool_result(result: ToolResult) -> str:
+def tool_result(result: ToolResult | ResultText) -> str:
     """The text of a result, with its type when it is not a success; its lines stay lines."""
     text = safe_text(result.text_result_for_llm)
     if result.success:

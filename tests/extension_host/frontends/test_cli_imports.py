@@ -52,18 +52,14 @@ CALL_CLIENT = PARSER_ONLY | {
     "extension_host.project.paths",
     "extension_host.project.private_files",
     "extension_host.visible",
-    "extension_protocol.error_codes",
     "extension_protocol.framing",
-    "extension_protocol.hook_names",
     "extension_protocol.json_codec",
     "extension_protocol.nesting",
-    "extension_protocol.protocol",
-    "extension_protocol.results",
 }
 """What a ``call`` answered by a running host may import: the blocking control client, the
-result's type and the printing; no host, no event loop."""
+framing and the printing; no host, no event loop, not even the result's type."""
 
-NEVER = {"extension_host.host", "pydantic", "asyncio", "extension_host.runtime.options"}
+NEVER = {"extension_host.host", "pydantic", "asyncio", "extension_host.runtime.options", "dataclasses"}
 
 
 async def _imports(project: Project, *args: str, root: bool = True) -> tuple[int, str, set[str]]:
