@@ -12,7 +12,7 @@ order rotates each round) so that drift of a shared machine hits all of them:
 Each ratio is computed inside its round (side / floor of the same round). The children may
 write bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped for them), as an installed package's
 modules are compiled once. Every answer is checked, so a broken command fails the scenario
-instead of being timed.
+instead of being timed. Run: ``python -m bench --only cli`` (``--quick``: 10 rounds).
 """
 
 from __future__ import annotations
@@ -99,21 +99,3 @@ async def measure(base: Path, home: Path, rounds: int) -> dict[str, list[float]]
         else:
             os.environ["EXTENSION_HOST_RUNTIME_DIR"] = previous
     return times
-
-
-def main(argv: list[str]) -> None:
-    """Print the median of each side in milliseconds and its median ratio to the floor."""
-    import statistics
-    import tempfile
-
-    rounds = int(argv[0]) if argv else 11
-    with tempfile.TemporaryDirectory() as temporary:
-        base = Path(temporary)
-        times = asyncio.run(measure(base, base / "home", rounds))
-    for name in SIDES:
-        ratio = statistics.median(a / b for a, b in zip(times[name], times["floor"], strict=True))
-        print(f"{name:8} {statistics.median(times[name]) * 1000:7.1f} ms  {ratio:5.2f}x")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 
 import pytest
 
 from extension_host.control.service import ControlServer
-from helpers import Project, run
+from helpers import Project, finished, run
 
 pytestmark = pytest.mark.subprocess
 
@@ -33,24 +32,6 @@ COUNTER = """
 """A tool that says how many calls its process has answered, and a guard that denies ``rm``."""
 
 
-async def _command(project: Project, *args: str) -> tuple[int, str, str]:
-    """``extensions ARGS`` in a process of its own, bounded; its exit code, stdout and stderr."""
-    process = await asyncio.create_subprocess_exec(
-        *project.command(*args),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        async with asyncio.timeout(60):
-            out, err = await process.communicate()
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-    return process.returncode or 0, out.decode(), err.decode()
-
-
 def test_call_is_answered_by_the_running_host_s_extension_and_starts_none(project: Project) -> None:
     """Two calls from two commands reach the one extension process the host runs: its count goes
     on (a command that started its own would say ``call 1`` each time, from another pid)."""
@@ -59,8 +40,8 @@ def test_call_is_answered_by_the_running_host_s_extension_and_starts_none(projec
     async def scenario() -> None:
         async with project.host() as host, ControlServer(host):
             pid = host.extension("counter").pid
-            first = await _command(project, "call", "count")
-            second = await _command(project, "call", "count", '{"text": "again"}')
+            first = await finished(*project.command("call", "count"))
+            second = await finished(*project.command("call", "count", '{"text": "again"}'))
             assert first == (0, f"call 1 in pid {pid}\n", "(from the running host)\n")
             assert second[:2] == (0, f"call 2 in pid {pid}\n")
             assert host.extension("counter").pid == pid
@@ -73,7 +54,7 @@ def test_call_through_the_running_host_prints_the_same_json_and_hook_trail(proje
 
     async def scenario() -> None:
         async with project.host() as host, ControlServer(host):
-            code, out, _ = await _command(project, "call", "count", "--json")
+            code, out, _ = await finished(*project.command("call", "count", "--json"))
             assert code == 0
             assert json.loads(out) == {
                 "tool": "count",
@@ -85,7 +66,7 @@ def test_call_through_the_running_host_prints_the_same_json_and_hook_trail(proje
                 "decided_by": None,
                 "additional_context": None,
             }
-            code, out, err = await _command(project, "call", "count", '{"text": "rm -rf /"}', "--verbose")
+            code, out, err = await finished(*project.command("call", "count", '{"text": "rm -rf /"}', "--verbose"))
             assert code == 1
             assert out.startswith("[denied] ")
             assert re.search(r"on_pre_tool_use .*deny", err), err
@@ -99,7 +80,7 @@ def test_an_unknown_tool_through_the_running_host_fails_in_one_line_naming_it(pr
 
     async def scenario() -> None:
         async with project.host() as host, ControlServer(host):
-            code, out, err = await _command(project, "call", "cuont")
+            code, out, err = await finished(*project.command("call", "cuont"))
             assert (code, out) == (1, "")
             assert "no tool named 'cuont'" in err and "count" in err
             assert err.count("\n") == 1

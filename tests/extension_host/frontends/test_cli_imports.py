@@ -3,14 +3,13 @@ no host. Which modules, not how long: the start-up figures are the bench's (``py
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 
 import pytest
 
 from extension_host.control.service import ControlServer
-from helpers import CALC, Project, run
+from helpers import CALC, Project, finished, run
 
 PROBE = """
 import sys
@@ -65,26 +64,12 @@ NEVER = {"extension_host.host", "pydantic", "asyncio", "extension_host.runtime.o
 async def _imports(project: Project, *args: str, root: bool = True) -> tuple[int, str, set[str]]:
     """Run the command (on the project, unless not ``root``) through :data:`PROBE` in a process of
     its own: its exit code, stdout and modules."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        PROBE,
-        *(["--root", str(project.root)] if root else []),
-        *args,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+    code, out, err = await finished(
+        sys.executable, "-c", PROBE, *(["--root", str(project.root)] if root else []), *args
     )
-    try:
-        async with asyncio.timeout(60):
-            out, err = await process.communicate()
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-    marker = err.decode().rsplit("\nMODULES ", 1)
-    assert len(marker) == 2, err.decode()
-    return process.returncode or 0, out.decode(), set(json.loads(marker[1]))
+    marker = err.rsplit("\nMODULES ", 1)
+    assert len(marker) == 2, err
+    return code, out, set(json.loads(marker[1]))
 
 
 def _ours(modules: set[str]) -> set[str]:
