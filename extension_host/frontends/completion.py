@@ -20,11 +20,11 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from .parser import COMMANDS, GLOBAL_OPTIONS, build_parser, command_of
 
-__all__ = ["NAMES", "SCRIPTS", "SHELLS", "candidates", "complete", "completion_command"]
+__all__ = ["NAMES", "SCRIPTS", "SHELLS", "add_completion_command", "candidates", "complete", "completion_command"]
 
 NAMES: Final[dict[tuple[str, str], str]] = {
     ("inspect", "name"): "extensions",
@@ -80,6 +80,14 @@ complete -c extensions -f -a '(__extensions_complete)'
 }
 """The script each shell sources."""
 SHELLS: Final = tuple(SCRIPTS)
+
+
+def add_completion_command(commands: Any) -> None:
+    """Add ``completion SHELL`` to the ``extensions`` parser's subcommands."""
+    text = "print the shell completion script for bash, zsh or fish"
+    sub = commands.add_parser("completion", help=text, description=text)
+    sub.add_argument("shell", choices=SHELLS, metavar="SHELL", help=f"the shell: {', '.join(SHELLS)}")
+    sub.set_defaults(run=completion_command)
 
 
 def completion_command(args: argparse.Namespace) -> int:

@@ -123,7 +123,9 @@ COMMANDS: Final[dict[str, CommandSpec]] = {
     ),
     "demo": CommandSpec("scaffold an extension into a temporary project and call its tool", "parser:_add_demo"),
     "schema": CommandSpec("print the JSON Schema of session events or of the wire API", "parser:_add_schema"),
-    "completion": CommandSpec("print the shell completion script for bash, zsh or fish", "parser:_add_completion"),
+    "completion": CommandSpec(
+        "print the shell completion script for bash, zsh or fish", "completion:add_completion_command"
+    ),
 }
 """Every command, in the order ``extensions --help`` lists them."""
 
@@ -504,10 +506,3 @@ def _add_schema(sub: argparse.ArgumentParser) -> None:
 
     add_schema_arguments(sub)
     sub.set_defaults(run="schema_command:schema")
-
-
-def _add_completion(sub: argparse.ArgumentParser) -> None:
-    from .completion import SHELLS
-
-    sub.add_argument("shell", choices=SHELLS, metavar="SHELL", help=f"the shell: {', '.join(SHELLS)}")
-    sub.set_defaults(run="completion:completion_command")
