@@ -1,12 +1,13 @@
 """The ``extensions`` parser: every command's name, summary, examples and options, built without the host.
 
 A command line names one command, so only that command's parser is built in full: the others
-are listed with their summary (:data:`COMMANDS`) and cost nothing. The commands of this module
-(``list``, ``call``, ...) add their options here and name their ``run`` function as text
-(``"host_commands:call"``), imported when it runs; the commands whose options live beside their
-code (``sessions``, ``serve``, ``chat``, ``mcp``, ``export``, ``hook``, ``schema``) are imported
-only when they are the one named. ``extensions --help`` and ``--version`` therefore import
-argparse and this module, not the host, pydantic or asyncio.
+are listed with their summary (:data:`COMMANDS`) and cost nothing. The commands that reach
+extensions (``list``, ``call``, ...) have their options in :mod:`.command_options`, which names
+their ``run`` function as text (``"call_command:call_command"``), imported when it runs; the
+commands whose options live beside their code (``sessions``, ``serve``, ``chat``, ``mcp``,
+``export``, ``hook``, ``completion``) are imported only when they are the one named.
+``extensions --help`` and ``--version`` therefore import argparse and this module, not the
+host, pydantic or asyncio.
 
 Argparse, not Click, Typer or cyclopts: importing them costs, on a 2-core machine, about 12 ms
 (argparse), 47 ms (Click), 100 ms (cyclopts) and 125 ms (Typer), against a budget of three
@@ -56,7 +57,7 @@ class CommandSpec:
     """One command of ``extensions``: its summary line, and where its options are added.
 
     ``adder`` is ``"module:function"`` under :mod:`extension_host.frontends`: a function of this
-    module (``parser:_add_list``) taking the command's parser, or one that takes the sub-commands
+    (``command_options:add_list``) taking the command's parser, or one that takes the sub-commands
     action and adds the command itself (``sessions_command:add_sessions_command``). A plain
     class, not a dataclass or a named tuple: ``dataclasses`` (with ``inspect``) and ``typing``
     would be a fifth of ``--help``'s budget.
@@ -71,31 +72,33 @@ class CommandSpec:
     @property
     def external(self) -> bool:
         """Whether the command's module adds the command itself (it is imported to build it)."""
-        return not self.adder.startswith("parser:")
+        return not self.adder.startswith("command_options:")
 
 
 COMMANDS: Final[dict[str, CommandSpec]] = {
-    "scaffold": CommandSpec("create a new extension from a template", "parser:_add_scaffold"),
-    "list": CommandSpec("report every extension: the running host's, else start each once", "parser:_add_list"),
+    "scaffold": CommandSpec("create a new extension from a template", "command_options:add_scaffold"),
+    "list": CommandSpec("report every extension: the running host's, else start each once", "command_options:add_list"),
     "inspect": CommandSpec(
-        "show one extension in full: status, tools with schemas, hooks, log tail", "parser:_add_inspect"
+        "show one extension in full: status, tools with schemas, hooks, log tail", "command_options:add_inspect"
     ),
     "reload": CommandSpec(
-        "make the running host reload one extension or all; with none, check them", "parser:_add_reload"
+        "make the running host reload one extension or all; with none, check them", "command_options:add_reload"
     ),
     "call": CommandSpec(
-        "call one tool (through the running host, if there is one) and print its result", "parser:_add_call"
+        "call one tool (through the running host, if there is one) and print its result", "command_options:add_call"
     ),
-    "command": CommandSpec("run one slash command of an extension and say how it ended", "parser:_add_command"),
+    "command": CommandSpec("run one slash command of an extension and say how it ended", "command_options:add_command"),
     "prompt": CommandSpec(
-        "run the prompt hooks on TEXT and print the resulting prompt and context", "parser:_add_prompt"
+        "run the prompt hooks on TEXT and print the resulting prompt and context", "command_options:add_prompt"
     ),
     "trust": CommandSpec(
-        "trust this project, so that its own extensions run (they do not until you do)", "parser:_add_trust"
+        "trust this project, so that its own extensions run (they do not until you do)", "command_options:add_trust"
     ),
-    "grant": CommandSpec("let an extension have sensitive environment variables it asks for", "parser:_add_grant"),
+    "grant": CommandSpec(
+        "let an extension have sensitive environment variables it asks for", "command_options:add_grant"
+    ),
     "dev": CommandSpec(
-        "run a host for the project in the foreground: hot reload, logs, commands on stdin", "parser:_add_dev"
+        "run a host for the project in the foreground: hot reload, logs, commands on stdin", "command_options:add_dev"
     ),
     "sessions": CommandSpec(
         "list, show or remove the persisted sessions (their events and workspaces)",
@@ -121,8 +124,8 @@ COMMANDS: Final[dict[str, CommandSpec]] = {
         "answer Claude Code or Gemini CLI hook calls with this project's extensions, or install the hooks",
         "hook_command:add_hook_command",
     ),
-    "demo": CommandSpec("scaffold an extension into a temporary project and call its tool", "parser:_add_demo"),
-    "schema": CommandSpec("print the JSON Schema of session events or of the wire API", "parser:_add_schema"),
+    "demo": CommandSpec("scaffold an extension into a temporary project and call its tool", "command_options:add_demo"),
+    "schema": CommandSpec("print the JSON Schema of session events or of the wire API", "command_options:add_schema"),
     "completion": CommandSpec(
         "print the shell completion script for bash, zsh or fish", "completion:add_completion_command"
     ),
@@ -343,12 +346,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             commands.add_parser(name, help=spec.summary, description=spec.summary)
             continue
         module, function = spec.adder.split(":")
+        adder = getattr(importlib.import_module(f".{module}", __package__), function)
         if spec.external:
-            getattr(importlib.import_module(f".{module}", __package__), function)(commands)
+            adder(commands)
             sub = commands.choices[name]
         else:
             sub = commands.add_parser(name, help=spec.summary, description=spec.summary)
-            globals()[function](sub)
+            adder(sub)
         _finish(sub, name)
     return parser
 
@@ -398,111 +402,3 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         parser.print_help()
         parser.exit(2)
     return args
-
-
-# -- the options of this module's commands ------------------------------------------------------
-
-
-def _json(parser: argparse.ArgumentParser, text: str = "print JSON for scripts") -> None:
-    parser.add_argument("--json", action="store_true", help=text)
-
-
-def _add_scaffold(sub: argparse.ArgumentParser) -> None:
-    from ..project.scaffold import DEFAULT_TEMPLATE, available_templates
-
-    sub.add_argument("name", help="the extension's name (its folder name)")
-    sub.add_argument("--user", action="store_true", help="create it in the user folder instead of the project")
-    sub.add_argument(
-        "--template",
-        default=DEFAULT_TEMPLATE,
-        choices=[*available_templates(), "mjs"],
-        metavar="TEMPLATE",
-        help=f"template: {', '.join(available_templates())}, or mjs (a Copilot SDK extension.mjs); "
-        f"default: {DEFAULT_TEMPLATE}",
-    )
-    _json(sub, "print the result as JSON")
-    sub.set_defaults(run="host_commands:scaffold_command")
-
-
-def _add_list(sub: argparse.ArgumentParser) -> None:
-    _json(sub)
-    sub.set_defaults(run="host_commands:list_command")
-
-
-def _add_inspect(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("name", help="extension name or id (project:NAME, user:NAME)")
-    _json(sub)
-    sub.set_defaults(run="host_commands:inspect_command")
-
-
-def _add_reload(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("name", nargs="?", help="extension name or id (default: all of them)")
-    _json(sub)
-    sub.set_defaults(run="host_commands:reload_command")
-
-
-def _add_call(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("tool", help="tool name")
-    sub.add_argument("arguments", nargs="?", default="{}", help="arguments as a JSON object (default: {})")
-    _json(sub, "print the whole result as JSON")
-    sub.add_argument(
-        "--verbose",
-        "-v",
-        action="store_true",
-        help="also show the hook trail: who was called, who decided, who was skipped by its matcher (on stderr)",
-    )
-    sub.set_defaults(run="call_command:call_command")
-
-
-def _add_command(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("name", help="the command's name (deploy or /deploy)")
-    sub.add_argument("args", nargs="?", default="", help="its argument string, as one argument (default: none)")
-    _json(sub, "print the result as JSON")
-    sub.set_defaults(run="host_commands:command_command")
-
-
-def _add_prompt(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("text", help="the prompt")
-    _json(sub)
-    sub.set_defaults(run="host_commands:prompt_command")
-
-
-def _add_trust(sub: argparse.ArgumentParser) -> None:
-    from ..hooks.unjudged import ALLOW_FAILED_GUARDS_OPTION
-
-    decision = sub.add_mutually_exclusive_group()
-    decision.add_argument("--revoke", action="store_true", help="withdraw the trust: its extensions stop running")
-    decision.add_argument(
-        ALLOW_FAILED_GUARDS_OPTION,
-        action="store_true",
-        help="let Claude Code and Gemini CLI calls through (with a warning) while one of the extensions "
-        "cannot run; without it they are blocked (this decision only: trusting again without it ends it)",
-    )
-    _json(sub)
-    sub.set_defaults(run="trust_commands:trust")
-
-
-def _add_grant(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("name", help="extension name or id (project:NAME, user:NAME)")
-    sub.add_argument(
-        "variables", nargs="*", default=[], metavar="VAR", help="variable names (none: show what it is granted)"
-    )
-    sub.add_argument("--revoke", action="store_true", help="take these variables back")
-    _json(sub)
-    sub.set_defaults(run="trust_commands:grant")
-
-
-def _add_dev(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--resume", metavar="ID", help="resume this persisted session (see 'extensions sessions list')")
-    sub.set_defaults(run="host_commands:dev_command")
-
-
-def _add_demo(sub: argparse.ArgumentParser) -> None:
-    sub.set_defaults(run="host_commands:demo_command")
-
-
-def _add_schema(sub: argparse.ArgumentParser) -> None:
-    from .schema_command import add_schema_arguments
-
-    add_schema_arguments(sub)
-    sub.set_defaults(run="schema_command:schema")

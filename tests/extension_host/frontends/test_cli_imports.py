@@ -28,12 +28,14 @@ PARSER_ONLY = {
     "extension_host.frontends.launcher",
     "extension_host.frontends.cli",
     "extension_host.frontends.parser",
+    "extension_host.frontends.command_options",
     "extension_host.runtime",
     "extension_host.runtime.defaults",
     "extension_protocol",
     "extension_protocol.lazy",
 }
-"""What ``--help`` may import of the project: the launcher, the parser and the one default it shows."""
+"""What ``--help`` may import of the project: the launcher, the parser (with the options of the
+command named) and the one default it shows."""
 
 CALL_CLIENT = PARSER_ONLY | {
     "extension_host.bridges",
