@@ -74,6 +74,8 @@ class UnknownToolError(ExtensionHostError):
     """No tool named ``tool`` is offered; ``available`` lists what is."""
 
     def __init__(self, tool: str, available: list[str], reason: str | None = None, hint: str | None = None) -> None:
+        if reason is None and hint and not available:
+            reason = f"no tool named {tool!r}"  # the hint says why there is none
         text = reason or (f"no tool named {tool!r}; available: {', '.join(sorted(available)) or 'none'}")
         super().__init__(f"{text}; {hint}" if hint else text)
         self.tool = tool

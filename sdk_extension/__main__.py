@@ -5,7 +5,9 @@ calls :func:`run_extension`) so that stdout belongs to the protocol from the fir
 ``print()`` at import time lands in the log, not on the wire) and so that an extension whose
 host died goes, with its whole process group, even if it never joins (see
 :mod:`sdk_extension._lifeline`). The file then runs exactly as ``python PATH`` would run it:
-same ``sys.argv[0]``, same ``sys.path[0]``.
+same ``sys.argv[0]``, same ``sys.path[0]``. A syntax error or a missing module that stops it is
+also said in one line the host reads back (:mod:`extension_protocol.startup_errors`), before
+Python's traceback.
 """
 
 from __future__ import annotations
@@ -34,7 +36,15 @@ def run_extension(path: str, parent_pid: int | None) -> None:
         sys.path.insert(0, os.path.dirname(path))
     else:  # where ``-m`` put the working folder
         sys.path[0] = os.path.dirname(path)
-    runpy.run_path(path, run_name="__main__")
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except (SyntaxError, ImportError) as exc:
+        from extension_protocol.startup_errors import startup_error_line
+
+        line = startup_error_line(exc)
+        if line is not None:
+            print(line, file=sys.stderr, flush=True)
+        raise
 
 
 def main() -> None:

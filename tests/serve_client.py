@@ -171,12 +171,20 @@ def in_process_server(
 
 
 @contextlib.asynccontextmanager
-async def stdio_server(command: list[str], cwd: Path | None = None) -> AsyncIterator[ServeClient]:
+async def stdio_server(
+    command: list[str], cwd: Path | None = None, stderr: int | None = None
+) -> AsyncIterator[ServeClient]:
     """A client of ``command`` (an ``extensions ... serve --stdio`` command line), started in a
-    process group of its own; on the way out its stdin is closed (the server stops its sessions
-    and exits), it is waited for (bounded), and killed with its group if it is still there."""
+    process group of its own (its stderr on the descriptor ``stderr``, else this process's); on
+    the way out its stdin is closed (the server stops its sessions and exits), it is waited for
+    (bounded), and killed with its group if it is still there."""
     process = await asyncio.create_subprocess_exec(
-        *command, cwd=cwd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, start_new_session=True
+        *command,
+        cwd=cwd,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
+        start_new_session=True,
     )
     assert process.stdin is not None and process.stdout is not None
     client = ServeClient(Connection(process.stdout, process.stdin))

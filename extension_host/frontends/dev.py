@@ -4,7 +4,9 @@ It starts a watching host for the project, prints what happens in a readable for
 started, reloaded, kept after a failed reload, stopped; what they log; hook decisions), and
 takes commands on stdin: ``call TOOL [JSON]``, ``prompt TEXT``, ``/NAME [ARGS]`` (a slash
 command), ``list``, ``reload [NAME]``, ``help``, ``quit``. It opens the project's control
-socket, so ``extensions list``, ``inspect`` and ``reload`` in another shell talk to it. SIGINT
+socket, so ``extensions list``, ``inspect`` and ``reload`` in another shell talk to it. While
+the extensions start it shows which still are (:mod:`.progress`); then the session, the
+extensions and the folder of their logs. SIGINT
 and SIGTERM stop it cleanly: every extension process is stopped before it exits.
 
 On a terminal it asks two kinds of question, answered by the next line typed: whether to trust
@@ -44,8 +46,9 @@ from ..errors import ExtensionHostError
 from ..host import ExtensionHost
 from ..outcomes import ReloadOutcome
 from ..project.discovery import discover
-from ..project.paths import PROJECT_EXTENSIONS_DIR
+from ..project.paths import PROJECT_EXTENSIONS_DIR, project_logs_dir
 from . import render
+from .progress import host_starting
 
 __all__ = ["EXIT_STDOUT_CLOSED", "HELP", "DevLoop", "LineReader", "silence_stdout", "stdin_reader"]
 
@@ -149,10 +152,12 @@ class DevLoop:
         try:
             if self._interactive and commands is not None and not await self._ask_trust(commands):
                 return 0  # stopped while the question was open
-            await host.start()
+            async with host_starting(host):
+                await host.start()
             host.on_event(self._on_event)
             self.say(f"session {host.session_id} (resume it with: extensions dev --resume {host.session_id})")
             self.say(render.extensions_table(host.extensions))
+            self.say(f"extension logs: {project_logs_dir(host.user_home, host.project_root)} (one file per extension)")
             self.say(f"\nwatching {extensions_dir} and {host.user_home / 'extensions'}; type 'help' for commands")
             self._offer_grants()
             reader = asyncio.ensure_future(self._read(commands)) if commands is not None else None

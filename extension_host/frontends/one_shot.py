@@ -4,17 +4,16 @@ A command asks the running host over the control socket when there is one (:func
 :func:`ask_host_or_load`); else it starts a host just for itself (:func:`with_host`), without
 session hooks or watching, and stops it with a short ladder (:data:`ONE_SHOT_STOP_GRACE` per step).
 A decision just recorded (trust, grants) is passed on to a running host by
-:func:`tell_running_host`. Slow starts get a note on stderr. This module knows hosts and the
-control socket, not the commands. The host is imported only when a command starts one: asking a
-running host takes the control client alone.
+:func:`tell_running_host`. A start that takes a while shows which extensions are still starting
+(:mod:`.progress`). This module knows hosts and the control socket, not the commands. The host
+is imported only when a command starts one: asking a running host takes the control client alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -23,6 +22,7 @@ from ..errors import ExtensionHostError, UnknownExtensionError, UnknownToolError
 from ..outcomes import ReloadOutcome
 from . import render
 from .output import EXIT_FAILED, say
+from .progress import host_starting
 
 if TYPE_CHECKING:  # a command that asks a running host never imports the host
     from ..host import ExtensionHost
@@ -32,7 +32,6 @@ __all__ = [
     "ONE_SHOT_STOP_GRACE",
     "ask_host_or_load",
     "load_outcome",
-    "progress_note",
     "running_host",
     "tell_running_host",
     "with_host",
@@ -41,8 +40,6 @@ __all__ = [
 ONE_SHOT_STOP_GRACE: Final = 0.5
 """Seconds each step of the stop ladder waits in a one-shot command (a long-running host: 5 s).
 A well-behaved extension exits on end of stream in milliseconds."""
-_PROGRESS_AFTER_SECONDS: Final = 1.0
-"""Loading that takes longer than this gets a line on stderr, so a slow start never looks hung."""
 
 
 async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any], **options: Any) -> int:
@@ -61,7 +58,7 @@ async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any
         persist=False,  # nor is it a conversation worth keeping
         **options,
     )
-    async with progress_note(f"starting extensions of {host.project_root} ..."):
+    async with host_starting(host):
         await host.start()
     try:
         code: int = await run(host)
@@ -145,18 +142,3 @@ def load_outcome(info: ExtensionInfo) -> ReloadOutcome:
     """What a fresh load did to one extension, in the shape a running host's reload reports."""
     action = {"running": "started", "failed": "failed"}.get(info.status, info.status)
     return ReloadOutcome(info.id, action, info.status, info.error, info.tools)
-
-
-@contextlib.asynccontextmanager
-async def progress_note(message: str) -> AsyncIterator[None]:
-    """Say ``message`` on stderr if the block takes longer than a moment."""
-
-    async def note() -> None:
-        await asyncio.sleep(_PROGRESS_AFTER_SECONDS)
-        say(message, err=True)
-
-    task = asyncio.create_task(note())
-    try:
-        yield
-    finally:
-        task.cancel()

@@ -56,11 +56,11 @@ PROG: Final = "extensions"
 class CommandSpec:
     """One command of ``extensions``: its summary line, and where its options are added.
 
-    ``adder`` is ``"module:function"`` under :mod:`extension_host.frontends`: a function of this
-    (``command_options:add_list``) taking the command's parser, or one that takes the sub-commands
-    action and adds the command itself (``sessions_command:add_sessions_command``). A plain
-    class, not a dataclass or a named tuple: ``dataclasses`` (with ``inspect``) and ``typing``
-    would be a fifth of ``--help``'s budget.
+    ``adder`` is ``"module:function"`` under :mod:`extension_host.frontends`: a function of
+    :mod:`.command_options` (``command_options:add_list``) taking the command's parser, or one
+    that takes the sub-commands action and adds the command itself
+    (``sessions_command:add_sessions_command``). A plain class, not a dataclass or a named
+    tuple: ``dataclasses`` (with ``inspect``) and ``typing`` would be a fifth of ``--help``'s budget.
     """
 
     __slots__ = ("adder", "summary")
@@ -261,10 +261,8 @@ class CommandParser(argparse.ArgumentParser):
         if isinstance(action, argparse._SubParsersAction):
             raise argparse.ArgumentError(None, f"unknown command '{value}'{_did_you_mean(str(value), names)}")
         what = action.metavar or action.dest
-        raise argparse.ArgumentError(
-            None,
-            f"unknown {str(what).lower()} '{value}'{_did_you_mean(str(value), names)} (choose from {', '.join(names)})",
-        )
+        choose = f"unknown {str(what).lower()} '{value}' (choose from {', '.join(names)})"
+        raise argparse.ArgumentError(None, choose + _did_you_mean(str(value), names))
 
     def parse_args(  # type: ignore[override]  # one method for typeshed's overloads
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
@@ -309,10 +307,12 @@ class _Version(argparse.Action):
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    """The options of :data:`GLOBAL_OPTIONS`; under a command, left unset when not given, so the
-    value given before the command (or the default) stands."""
+    """The options of :data:`GLOBAL_OPTIONS`. Under a command they are left unset when not given,
+    so the value given before the command (or the default) stands, and out of its ``--help``
+    (``extensions --help`` lists them once, and says they may follow the command)."""
     for flag, options in GLOBAL_OPTIONS.items():
-        parser.add_argument(flag, **(options if top else {**options, "default": argparse.SUPPRESS}))
+        under = {**options, "default": argparse.SUPPRESS, "help": argparse.SUPPRESS}
+        parser.add_argument(flag, **(options if top else under))
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -336,7 +336,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog=PROG,
         description="Discover, run and call extensions of an AI coding agent.",
         epilog="Examples:\n  extensions scaffold greet\n  extensions list\n  extensions call greet_count_lines "
-        "'{\"path\": \"README.md\"}'\n  extensions dev\n\nRun 'extensions COMMAND --help' for a command's options.",
+        "'{\"path\": \"README.md\"}'\n  extensions dev\n\nRun 'extensions COMMAND --help' for a command's options; "
+        "the options above may also follow the command (extensions list --root DIR).",
     )
     parser.add_argument("--version", action=_Version)
     _add_global_options(parser, top=True)

@@ -9,13 +9,19 @@ act on them. :func:`json_text` is the ``--json`` counterpart: the data stays exa
 characters a terminal would act on are written as ``\\uXXXX`` escapes. Those four live in
 :mod:`extension_host.visible` (a hook command uses them without this module's imports) and are
 named here too.
+
+A table is a :class:`Table`: its plain text, with its cells kept so that a terminal can draw
+them to its width and colour the statuses (:mod:`.output`); the text is what a pipe gets. An
+extension's error is the one host-made text of several lines (a syntax error's source line and
+caret): its lines stay in the NOTE column or indented under the field, each made safe, so
+nothing in it can pass for another row or field.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from ..visible import json_line, json_text, safe_cell, safe_text
 
@@ -44,6 +50,9 @@ if TYPE_CHECKING:  # names for the signatures only: a command that prints one re
 
 
 __all__ = [
+    "STATUS_STYLES",
+    "Cell",
+    "Table",
     "additional_context",
     "context_note",
     "error_line",
@@ -55,6 +64,7 @@ __all__ = [
     "hook_skipped",
     "json_line",
     "json_text",
+    "note_lines",
     "prompt_rejection",
     "prompt_result",
     "reload_outcome",
@@ -75,19 +85,87 @@ def _cells(values: Iterable[str]) -> str:
 # -- tables and views --------------------------------------------------------------------
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns separated by two spaces; the last column is not padded.
+STATUS_STYLES: Final[Mapping[str, str]] = {
+    "running": "green",
+    "started": "green",
+    "reloaded": "green",
+    "restarted": "green",
+    "failed": "red",
+    "quarantined": "red",
+    "kept": "yellow",
+    "untrusted": "yellow",
+    "detached": "yellow",
+    "starting": "yellow",
+    "shadowed": "dim",
+    "disabled": "dim",
+    "stopped": "dim",
+}
+"""The colour of a status (or a reload's action) on a terminal: running green, failed red, what
+needs a look yellow, what is not meant to run dim. Colour only repeats the word it paints."""
+
+
+class Table(str):
+    """A table: its plain text (what a pipe, a log or a test gets) is the string itself; its
+    cells stay for a terminal, where :func:`~extension_host.frontends.output.say` draws them to
+    the terminal's width and colours the status column (:data:`STATUS_STYLES`).
+
+    Every cell is safe already: each of its lines went through :func:`safe_cell`, and a cell
+    has more than one line only where a renderer put them (an error's source line and caret).
+    Joined or indented, it is plain text again.
+    """
+
+    header: tuple[str, ...] | None
+    rows: tuple[tuple[str, ...], ...]
+    status_column: int | None
+
+    def __new__(
+        cls, header: tuple[str, ...] | None, rows: tuple[tuple[str, ...], ...], status_column: int | None = None
+    ) -> Table:
+        table = super().__new__(cls, _plain_table([header, *rows] if header is not None else list(rows)))
+        table.header = header
+        table.rows = rows
+        table.status_column = status_column
+        return table
+
+
+Cell = str | tuple[str, ...]
+"""A table's cell: one line, or the lines of a host-made text (:func:`note_lines`)."""
+
+
+def table(headers: Sequence[str] | None, rows: Sequence[Sequence[Cell]], *, status_column: int | None = None) -> Table:
+    """Left-aligned columns separated by two spaces, the header first (``None``: no header);
+    the last column is not padded.
 
     Every cell is made safe (:func:`safe_cell`) before it is measured, so a value cannot break
-    a row or the alignment.
+    a row or the alignment; a cell given as lines keeps them, each in its column.
     """
-    safe_rows = [[safe_cell(str(cell)) for cell in row] for row in (headers, *rows)]
-    widths = [max(len(row[i]) for row in safe_rows) for i in range(len(headers))]
-    lines = []
-    for row in safe_rows:
-        cells = [cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=False)]
-        lines.append("  ".join([*cells, row[-1]]).rstrip())
-    return "\n".join(lines)
+    header = tuple(safe_cell(str(cell)) for cell in headers) if headers is not None else None
+    return Table(header, tuple(tuple(_safe_lines(cell) for cell in row) for row in rows), status_column)
+
+
+def _safe_lines(cell: Cell) -> str:
+    return "\n".join(safe_cell(line) for line in cell) if isinstance(cell, tuple) else safe_cell(str(cell))
+
+
+def note_lines(text: str) -> tuple[str, ...]:
+    """A note of the host's making (an extension's error) as the lines of one cell: a syntax
+    error's first line, its source line and its caret. Each line is still made safe; a line
+    break in it can only start a line in the same column."""
+    return tuple(text.split("\n"))
+
+
+def _plain_table(rows: Sequence[Sequence[str]]) -> str:
+    split = [[cell.split("\n") for cell in row] for row in rows]
+    if not split:
+        return ""
+    widths = [max(len(line) for row in split for line in row[column]) for column in range(len(split[0]))]
+    out = []
+    for row in split:
+        for index in range(max(len(cell) for cell in row)):
+            cells = [cell[index] if index < len(cell) else "" for cell in row]
+            padded = [cell.ljust(width) for cell, width in zip(cells[:-1], widths, strict=False)]
+            out.append("  ".join([*padded, cells[-1]]).rstrip())
+    return "\n".join(out)
 
 
 def extensions_table(extensions: Sequence[ExtensionInfo]) -> str:
@@ -104,11 +182,11 @@ def extensions_table(extensions: Sequence[ExtensionInfo]) -> str:
                 ", ".join(info.tools) or "-",
                 ", ".join(info.hooks) or "-",
                 ", ".join(f"/{name}" for name in info.commands) or "-",
-                _note(info),
+                note_lines(_note(info)),
             )
             for info in extensions
         ]
-        return table(("ID", "STATUS", "PID", "TOOLS", "HOOKS", "COMMANDS", "NOTE"), rows_with_commands)
+        return table(("ID", "STATUS", "PID", "TOOLS", "HOOKS", "COMMANDS", "NOTE"), rows_with_commands, status_column=1)
     rows = [
         (
             info.id,
@@ -116,18 +194,18 @@ def extensions_table(extensions: Sequence[ExtensionInfo]) -> str:
             str(info.pid) if info.pid and info.status in ("running", "starting") else "-",
             ", ".join(info.tools) or "-",
             ", ".join(info.hooks) or "-",
-            _note(info),
+            note_lines(_note(info)),
         )
         for info in extensions
     ]
-    return table(("ID", "STATUS", "PID", "TOOLS", "HOOKS", "NOTE"), rows)
+    return table(("ID", "STATUS", "PID", "TOOLS", "HOOKS", "NOTE"), rows, status_column=1)
 
 
 def reload_outcomes(outcomes: Sequence[ReloadOutcome]) -> str:
     """One line per outcome of a reload: id, what happened, and the tools or the reason."""
     if not outcomes:
         return "no extensions to reload"
-    return _columns([(o.extension, o.action, _outcome_note(o)) for o in outcomes])
+    return table(None, [(o.extension, o.action, note_lines(_outcome_note(o))) for o in outcomes], status_column=1)
 
 
 def extension_statuses(extensions: Sequence[ExtensionInfo]) -> str:
@@ -138,11 +216,11 @@ def extension_statuses(extensions: Sequence[ExtensionInfo]) -> str:
         (
             info.id,
             info.status,
-            _note(info) or _tools_note(info.tools),
+            note_lines(_note(info) or _tools_note(info.tools)),
         )
         for info in extensions
     ]
-    return _columns(rows)
+    return table(None, rows, status_column=1)
 
 
 # The notes below are raw text: table() makes its cells safe, the one-line renderers
@@ -161,11 +239,6 @@ def _tools_note(tools: Sequence[str]) -> str:
     return f"tools: {', '.join(tools)}" if tools else "no tools"
 
 
-def _columns(rows: Sequence[Sequence[str]]) -> str:
-    # table() without a header line: the first row stands in for it.
-    return table(rows[0], rows[1:])
-
-
 def _note(info: ExtensionInfo) -> str:
     if info.error:
         note = info.error
@@ -177,12 +250,21 @@ def _note(info: ExtensionInfo) -> str:
         note = "left the session (session.detach); a reload brings it back"
     else:
         note = ""
-    extras = [note] if note else []
+    first, _, excerpt = note.partition("\n")  # an error's source line and caret stay below the rest
+    extras = [first] if first else []
     if info.overrides_builtin:
         extras.append(f"overrides built-in {', '.join(info.overrides_builtin)}")
     if info.link_target:
         extras.append(f"links to {info.link_target}")
-    return "; ".join(extras)
+    return "; ".join(extras) + (f"\n{excerpt}" if excerpt else "")
+
+
+def _indented(text: str, indent: int) -> str:
+    """Host-made ``text`` of several lines (an error with its source line and caret), each line
+    made safe, the lines after the first indented by ``indent`` spaces: under the value they
+    continue, where no other field or row starts."""
+    first, *rest = (safe_cell(line) for line in text.split("\n"))
+    return "\n".join([first, *(" " * indent + line for line in rest)])
 
 
 def extension_detail(
@@ -205,9 +287,9 @@ def extension_detail(
         f"  pid:     {info.pid if info.pid else '-'}",
     ]
     if info.error:
-        lines.append(f"  error:   {cell(info.error)}")
+        lines.append(f"  error:   {_indented(info.error, 11)}")
     if info.reload_error:
-        lines.append(f"  last reload failed (this version kept serving): {cell(info.reload_error)}")
+        lines.append(f"  last reload failed (this version kept serving): {_indented(info.reload_error, 11)}")
     if info.shadowed_by:
         lines.append(f"  shadowed by {cell(info.shadowed_by)}: it is not started")
     if info.overrides_builtin:
@@ -277,9 +359,11 @@ def _hook_line(hook: str, outcome: str, decision: str | None, duration_ms: float
 
 
 def reload_outcome(outcome: ReloadOutcome) -> str:
-    """One line about what a start, reload or stop did to an extension."""
-    note = safe_cell(_outcome_note(outcome))
-    return f"{safe_cell(outcome.extension)}: {safe_cell(outcome.action)}" + (f" ({note})" if note else "")
+    """One line about what a start, reload or stop did to an extension (and, under it, the
+    source line and caret of a syntax error)."""
+    first, _, excerpt = _outcome_note(outcome).partition("\n")
+    line = f"{safe_cell(outcome.extension)}: {safe_cell(outcome.action)}" + (f" ({safe_cell(first)})" if first else "")
+    return line + "".join(f"\n  {safe_cell(part)}" for part in excerpt.split("\n") if excerpt)
 
 
 def tool_result(result: ToolResult | ResultText) -> str:

@@ -4,8 +4,13 @@
 serves the project's Unix socket and ``--listen HOST:PORT`` a WebSocket, both until SIGINT or
 SIGTERM. Where it listens (and the WebSocket's token: from ``--token-file``, ``--token`` or
 ``$EXTENSION_HOST_TOKEN``, else made for this start) is printed once, on stdout, as the only line
-there; ``--token`` costs a warning, as other users can read it with ``ps``. ``--agent
-NAME[:ARGUMENT]`` is the default agent provider of new sessions (``scripted:FILE``);
+there; ``--token`` costs a warning, as other users can read it with ``ps``. At a terminal,
+stderr also says it for a person: the address and where clients find the token, the socket
+path, or that stdin/stdout carry the protocol (only when stdin is a terminal too: a client
+that started it hears nothing), and which agent answers prompts. ``--agent
+NAME[:ARGUMENT]`` is the default agent provider of new sessions (``scripted:FILE``); without
+it, ``openai`` when ``OPENAI_BASE_URL`` or ``OPENAI_API_KEY`` is set, else ``unconfigured``:
+sessions open, and a prompt fails with one line saying how to configure an agent;
 ``--max-sessions N`` bounds the sessions served at once (default: derived from memory,
 :mod:`extension_host.serve.capacity`). Errors are one line on stderr, exit 1; bad usage exits 2.
 This module parses and prints; the server is :mod:`extension_host.serve`.
@@ -19,16 +24,17 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ExtensionHostError, TokenError
 from ..project.paths import find_project_root
 from ..serve.capacity import MAX_DERIVED_SESSIONS, MIN_DERIVED_SESSIONS, SESSION_MEMORY_BUDGET, checked_max_sessions
-from ..serve.providers import PROVIDERS
+from ..serve.providers import PROVIDERS, default_provider
 from ..serve.served_session import HostOptions
 from ..serve.server import ProtocolServer, ServerOptions
 from ..serve.transports import check_bind, serve_socket, serve_socket_path, serve_stdio, serve_websocket
-from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, is_terminal, say
 from .token_options import add_token_options, token_from, token_given
 
 __all__ = ["add_serve_command"]
@@ -46,8 +52,9 @@ def add_serve_command(commands: Any) -> None:
     parser.add_argument(
         "--agent",
         metavar="NAME[:ARG]",
-        default="scripted",
-        help=f"the agent provider of new sessions and its argument, e.g. scripted:FILE (have: {', '.join(PROVIDERS)})",
+        help="the agent provider of new sessions and its argument, e.g. scripted:FILE or openai:BASE_URL "
+        f"(have: {', '.join(PROVIDERS)}; default: openai when OPENAI_BASE_URL or OPENAI_API_KEY is set, "
+        "else none: prompts fail saying how to configure one)",
     )
     parser.add_argument("--allow-remote", action="store_true", help="with --listen: accept a non-loopback address")
     parser.add_argument(
@@ -60,7 +67,7 @@ def add_serve_command(commands: Any) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    name, _, argument = str(args.agent).partition(":")
+    name, _, argument = str(args.agent or default_provider()).partition(":")
     if name not in PROVIDERS:
         print(f"extensions serve: no agent provider {name!r}; have: {', '.join(sorted(PROVIDERS))}", file=sys.stderr)
         return EXIT_USAGE
@@ -105,13 +112,20 @@ def _serve(args: argparse.Namespace) -> int:
                 _listening(
                     options,
                     lambda server, ready, stop: serve_websocket(server, host, int(port_text), token.value, ready, stop),
+                    lambda where: f"{where.partition('?')[0]} (clients give {token.where})",
                 )
             )
         if args.socket:
             path = serve_socket_path(root)
             return asyncio.run(
-                _listening(options, lambda server, ready, stop: serve_socket(server, path, root, ready, stop))
+                _listening(
+                    options,
+                    lambda server, ready, stop: serve_socket(server, path, root, ready, stop),
+                    lambda where: f"the Unix socket {where} (this user only)",
+                )
             )
+        if is_terminal(sys.stdin):
+            _tell(f"serving the client protocol on stdin/stdout (for a client that starts it); {_agent_note(options)}")
         return asyncio.run(_stdio(options))
     except ExtensionHostError as exc:
         print(f"extensions serve: {exc}", file=sys.stderr)
@@ -138,7 +152,19 @@ async def _stdio(options: ServerOptions) -> int:
     return EXIT_OK
 
 
-async def _listening(options: ServerOptions, listen: Any) -> int:
+def _tell(text: str) -> None:
+    """Say ``text`` on stderr when a person reads it there (a terminal)."""
+    if sys.stderr is not None and is_terminal(sys.stderr):
+        say(text, err=True)
+
+
+def _agent_note(options: ServerOptions) -> str:
+    if options.provider == "unconfigured":
+        return "no agent configured: prompts fail until it is started with --agent, or with OPENAI_BASE_URL set"
+    return f"agent: {options.provider}" + (f" ({options.provider_argument})" if options.provider_argument else "")
+
+
+async def _listening(options: ServerOptions, listen: Any, shown: Callable[[str], str]) -> int:
     server = ProtocolServer(options)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -147,6 +173,7 @@ async def _listening(options: ServerOptions, listen: Any) -> int:
 
     def ready(where: str) -> None:
         print(where, flush=True)
+        _tell(f"serving the client protocol on {shown(where)}; {_agent_note(options)}; Ctrl-C stops")
 
     try:
         await listen(server, ready, stop)

@@ -30,6 +30,7 @@ from .interpreter import python_command
 from .lifeline import LIFELINE_ENV, lifeline_fd
 from .logs import open_log, rotate_log
 from .process_groups import STOP_GRACE_SECONDS, GroupLeader, signal_group, stop_group
+from .startup_errors import describe_startup_error, last_startup_error
 
 __all__ = [
     "STOP_GRACE_SECONDS",
@@ -48,7 +49,7 @@ _EXCEPTION_LINE: Final = re.compile(r"^(?:[A-Za-z_][\w.]*)?(?:Error|Exception|Ex
 """A Python exception line or a Node.js error line: ``ValueError: ...``, ``Error [ERR_X]: ...``."""
 _CARET: Final = re.compile(r"^\s*\^+\s*$")
 """The caret under a code excerpt; in a Node.js report the error line comes right after it."""
-_NOISE: Final = re.compile(r"^(===|Node\.js v\d)")
+_NOISE: Final = re.compile(r"^(===|Node\.js v\d|extension-host startup error: )")
 """Lines that never explain a failure: the host's start marker, Node's version footer."""
 _SAYS_NOTHING: Final = re.compile(r"^([\W_]*|Traceback .*)$")
 """Lines that name no error: the ``}`` closing a Node.js error's properties, a bare caret."""
@@ -135,11 +136,15 @@ class ExtensionProcess:
         return tail_lines(self.spec.log_path, max_lines, start=self._log_offset)
 
     def failure_reason(self) -> str | None:
-        """The line of its log that best says why it failed, if any.
-
-        See :func:`failure_line`.
-        """
-        return failure_line(self.log_tail(200))
+        """What its log says about why it failed, if anything: a Python extension's syntax
+        error or missing module as :mod:`.startup_errors` describes it (more than one line),
+        else the line that best says it (:func:`failure_line`)."""
+        lines = self.log_tail(200)
+        entry = self.spec.python_entry
+        startup = last_startup_error(lines) if entry is not None else None
+        if startup is not None and entry is not None:
+            return describe_startup_error(startup, self.spec.cwd, entry)
+        return failure_line(lines)
 
 
 def failure_line(lines: list[str]) -> str | None:

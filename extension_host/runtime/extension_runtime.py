@@ -244,13 +244,20 @@ class ExtensionRuntime:
         return any(i.handles_permissions and i.status == "running" for i in self.supervisor.current())
 
     def _unknown_tool_hint(self) -> str | None:
+        """Why a tool may be missing: the extensions that failed (they offered nothing), and
+        those that did not run because the project is not trusted."""
+        hints = [  # one a line, the further lines of an error (its source line) indented under it
+            f"extension {info.id} {info.status}: {info.error}".replace("\n", "\n  ")
+            for info in self.supervisor.infos()
+            if info.status in ("failed", "quarantined") and info.error
+        ]
         untrusted = self.supervisor.untrusted()
-        if not untrusted:
-            return None
-        return (
-            f"{len(untrusted)} project extension{'s' if len(untrusted) > 1 else ''} did not run because "
-            f"this project is not trusted ({', '.join(untrusted)}); review them, then run 'extensions trust'"
-        )
+        if untrusted:
+            hints.append(
+                f"{len(untrusted)} project extension{'s' if len(untrusted) > 1 else ''} did not run because "
+                f"this project is not trusted ({', '.join(untrusted)}); review them, then run 'extensions trust'"
+            )
+        return "\n".join(hints) or None
 
     def _forward_to_extensions(self, event: Event) -> None:
         if event["type"] == "external_tool.requested":

@@ -10,6 +10,11 @@ provider of another module plugs in with one line: ``PROVIDERS["name"] = make_ag
   :class:`~extension_host.session.agents.ScriptedAgent` takes them. Every session starts at
   the script's beginning.
 - ``openai`` talks to an OpenAI-compatible endpoint (:func:`openai_agent`).
+- ``unconfigured`` answers every prompt with an error saying how to configure an agent
+  (:data:`NO_AGENT`): sessions open, their tools and hooks work, no model is asked.
+
+:func:`default_provider` is ``extensions serve``'s choice when ``--agent`` is not given:
+``openai`` when ``OPENAI_BASE_URL`` or ``OPENAI_API_KEY`` is set, else ``unconfigured``.
 
 This module knows agents, not sessions or clients.
 """
@@ -17,20 +22,25 @@ This module knows agents, not sessions or clients.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ..session.agents import Agent, AgentReply, ScriptedAgent
+from ..agents.errors import AgentSetupError
+from ..session.agents import Agent, AgentReply, AgentRequest, ScriptedAgent
 from ..session.model_context import ToolCall
 from .errors import PROVIDER_NOT_FOUND, ServeError
 
 __all__ = [
     "MAX_SCRIPT_BYTES",
+    "NO_AGENT",
     "PROVIDERS",
     "AgentFactory",
     "ProviderOptions",
+    "UnconfiguredAgent",
+    "default_provider",
     "make_agent",
     "openai_agent",
     "scripted_agent",
@@ -88,7 +98,6 @@ def openai_agent(options: ProviderOptions) -> Agent:
     endpoint: the argument is its base URL (``--agent openai:http://127.0.0.1:11434/v1``), the
     model is the client's; what is not given comes from the environment, as for ``extensions
     chat``. The ``openai`` package is imported only here, and only then."""
-    from ..agents.errors import AgentSetupError
     from ..agents.openai_chat import OpenAIChatAgent
 
     try:
@@ -97,7 +106,33 @@ def openai_agent(options: ProviderOptions) -> Agent:
         raise ValueError(str(exc)) from None
 
 
-PROVIDERS: Final[dict[str, AgentFactory]] = {"scripted": scripted_agent, "openai": openai_agent}
+NO_AGENT: Final = (
+    "no agent is configured: start the server with --agent openai[:BASE_URL] (or set OPENAI_BASE_URL "
+    "and OPENAI_API_KEY before it starts), or --agent scripted:FILE"
+)
+"""What a prompt to a session of the ``unconfigured`` provider fails with."""
+
+
+class UnconfiguredAgent:
+    """The agent of a server started without one: every prompt fails with :data:`NO_AGENT`."""
+
+    model = "none"
+
+    def respond(self, request: AgentRequest) -> AgentReply:
+        raise AgentSetupError(NO_AGENT)
+
+
+def default_provider(environ: Mapping[str, str] = os.environ) -> str:
+    """The provider of a server started without ``--agent``: ``openai`` when the environment
+    names an OpenAI-compatible endpoint or key, else ``unconfigured``."""
+    return "openai" if environ.get("OPENAI_BASE_URL") or environ.get("OPENAI_API_KEY") else "unconfigured"
+
+
+PROVIDERS: Final[dict[str, AgentFactory]] = {
+    "scripted": scripted_agent,
+    "openai": openai_agent,
+    "unconfigured": lambda _options: UnconfiguredAgent(),
+}
 """Agent providers by name: the one place a new kind of agent is added."""
 
 

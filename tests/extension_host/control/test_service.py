@@ -225,9 +225,11 @@ def test_a_reload_with_a_syntax_error_is_kept_and_exits_1_while_the_old_version_
         async with project.host(timeouts=TIMEOUTS, watch=False) as host, ControlServer(host):
             project.add_extension("which", BROKEN)
             assert await project.cli_in_thread("reload", "which") == 1
-            (line,) = capsys.readouterr().out.splitlines()
+            line, *excerpt = capsys.readouterr().out.splitlines()
             assert line.split()[:5] == ["project:which", "kept", "new", "version", "failed,"]
-            assert "SyntaxError" in line
+            assert "SyntaxError" in line and "at extension.py:1:" in line
+            assert excerpt[0].split() == ["def", "which(:"] and excerpt[1].strip().startswith("^")
+            assert all(part.startswith("   ") for part in excerpt)  # in the NOTE column, under the row
             assert (await host.call_tool("which")).text_result_for_llm == "v1"
 
             assert await project.cli_in_thread("reload", "which", "--json") == 1

@@ -32,6 +32,10 @@ def test_the_package_version_is_the_installed_distribution_s() -> None:
         (["call", "add", "--verbse"], "extensions: unknown option '--verbse'; did you mean '--verbose'?\n"),
         (["list", "--rot", "x"], "extensions: unknown option '--rot'; did you mean '--root'?\n"),
         (["xyzzy"], "extensions: unknown command 'xyzzy' (see 'extensions --help')\n"),
+        (
+            ["schema", "evnts"],
+            "extensions schema: unknown schema 'evnts' (choose from events, api); did you mean 'events'?\n",
+        ),
     ],
 )
 def test_a_mistyped_name_is_one_line_with_the_closest_name_and_exit_2(
@@ -101,7 +105,7 @@ def test_a_command_s_help_shows_its_examples_line_by_line(capsys: pytest.Capture
     assert main(["call", "--help"]) == 0
     out = capsys.readouterr().out
     assert '\nExamples:\n  extensions call greet_count_lines \'{"path": "README.md"}\'\n  extensions call add' in out
-    assert "--readiness-timeout SECONDS" in out  # the global options are listed under the command too
+    assert "--readiness-timeout" not in out  # taken here too, but listed once, by extensions --help
 
 
 def test_the_top_level_help_lists_every_command_without_building_them(capsys: pytest.CaptureFixture[str]) -> None:

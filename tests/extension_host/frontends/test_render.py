@@ -88,8 +88,9 @@ HOSTILE_INFO = ExtensionInfo(
 )
 
 
-def test_extensions_table_with_hostile_values_keeps_one_line_per_extension() -> None:
-    """Every cell is made safe: no raw control, no extra line, the escapes are visible."""
+def test_extensions_table_with_hostile_values_keeps_one_row_per_extension() -> None:
+    """Every cell is made safe: no raw control, the escapes are visible, and the lines of an
+    error start in the NOTE column, so none of them can pass for another extension's row."""
     infos = [
         HOSTILE_INFO,
         replace(HOSTILE_INFO, error=None, status="running"),
@@ -97,8 +98,34 @@ def test_extensions_table_with_hostile_values_keeps_one_line_per_extension() -> 
     ]
     out = render.extensions_table(infos)
     assert raw_controls(out, UNSAFE_IN_CELL - {"\n"}) == set()
-    assert len(out.splitlines()) == 1 + len(infos)
+    lines = out.splitlines()
+    rows = [line for line in lines if not line.startswith(" ")]
+    assert len(rows) == 1 + len(infos)
+    note_column = lines[0].index("NOTE")
+    assert all(line[:note_column].isspace() for line in lines if line not in rows)
     assert "\\x1b[2J" in out and "\\x9b31m" in out and "\\u202e" in out
+
+
+def test_a_syntax_errors_source_line_and_caret_stay_under_it_in_the_note_column() -> None:
+    """The lines of an error keep their place: the caret stays under the column it marks."""
+    info = replace(
+        HOSTILE_INFO,
+        id="project:bad",
+        tools=(),
+        hooks=(),
+        shadowed_by=None,
+        reload_error=None,
+        error="SyntaxError: expected ':' at extension.py:2:9\n    def f(x)\n            ^",
+        overrides_builtin=("bash",),
+    )
+    out = render.extensions_table([info]).splitlines()
+    note = out[0].index("NOTE")
+    assert out[1][note:] == "SyntaxError: expected ':' at extension.py:2:9; overrides built-in bash"
+    assert [line[note:] for line in out[2:]] == ["    def f(x)", "            ^"]
+    assert all(line[:note].isspace() for line in out[2:])
+    detail = render.extension_detail(info, [], []).splitlines()
+    at = detail.index("  error:   SyntaxError: expected ':' at extension.py:2:9")
+    assert detail[at + 1 : at + 3] == [" " * 11 + "    def f(x)", " " * 11 + "            ^"]
 
 
 def test_statuses_and_reload_outcomes_with_hostile_values_show_no_raw_control() -> None:
@@ -111,9 +138,9 @@ def test_statuses_and_reload_outcomes_with_hostile_values_show_no_raw_control() 
             ReloadOutcome("project:c", "failed", "failed", HOSTILE),
         ]
     )
-    for out, lines in ((statuses, 2), (outcomes, 3)):
+    for out, rows in ((statuses, 2), (outcomes, 3)):
         assert raw_controls(out) == set()
-        assert len(out.splitlines()) == lines
+        assert len([line for line in out.splitlines() if not line.startswith(" ")]) == rows
 
 
 def test_extension_detail_with_hostile_values_shows_no_raw_control() -> None:
@@ -134,11 +161,15 @@ def test_extension_detail_with_hostile_values_shows_no_raw_control() -> None:
         f"    | {render.safe_cell(HOSTILE)}",
         "    | plain line",
     ]
-    assert f"  error:   RuntimeError: {render.safe_cell(HOSTILE)}" in lines
+    # An error's lines stay indented under it.
+    first, rest = render.safe_cell(HOSTILE.split("\n")[0]), render.safe_cell(HOSTILE.split("\n")[1])
+    at = lines.index(f"  error:   RuntimeError: {first}")
+    assert lines[at + 1] == " " * 11 + rest
 
 
 def test_hook_end_and_reload_outcome_are_one_safe_line() -> None:
-    """A hook.end event (one line per call) and a reload outcome print one line, escapes visible."""
+    """A hook.end event (one line per call) and a reload outcome print one line, escapes
+    visible; the further lines of an outcome's error are indented under it."""
     hook = render.hook_end(
         {
             "hook": HOSTILE,
@@ -154,9 +185,11 @@ def test_hook_end_and_reload_outcome_are_one_safe_line() -> None:
         }
     )
     outcome = render.reload_outcome(ReloadOutcome(f"project:{HOSTILE}", "kept", "running", HOSTILE))
-    for out in (hook, outcome):
+    first, *rest = outcome.split("\n")
+    for out in (hook, first):
         assert raw_controls(out, UNSAFE_IN_CELL) == set()
         assert "\\x1b]0;pwned\\x07" in out
+    assert rest and all(line.startswith("  ") and raw_controls(line, UNSAFE_IN_CELL) == set() for line in rest)
 
 
 def test_tool_result_keeps_its_lines_and_shows_the_controls() -> None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import subprocess
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -16,7 +18,9 @@ from pathlib import Path
 import pytest
 from serve_client import stdio_server, write_script
 
+from chat_server import Answer, ChatServer
 from extension_host.control.tokens import TOKEN_ENV
+from extension_host.serve.providers import NO_AGENT
 from extension_protocol.connection import RpcError
 from helpers import OtherUser, Project, run
 
@@ -156,3 +160,117 @@ def test_serve_with_max_sessions_refuses_the_session_past_it_naming_the_option(p
 
     message = run(scenario(), timeout=90)
     assert message.startswith("this server hosts at most 1 session; ") and "--max-sessions" in message
+
+
+def test_serve_without_an_agent_opens_sessions_and_a_prompt_fails_saying_how_to_configure_one(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``--agent`` and no OpenAI variables: the session opens, its turn ends in one line
+    naming ``--agent`` and the variables."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    async def scenario() -> str:
+        async with stdio_server(project.command("serve")) as client:
+            await client.initialize()
+            await client.create_session("copilot:/one", project.root)
+            await client.request("subscribe", {"resource": "copilot:/one"})
+            client.start_turn("copilot:/one", "t1", "hello?")
+            error = await client.wait_for_action("session/error", turnId="t1")
+            return str(error["error"]["message"])
+
+    message = run(scenario(), timeout=90)
+    assert message.endswith(NO_AGENT) and "\n" not in message
+    assert "--agent" in message and "OPENAI_BASE_URL" in message and "OPENAI_API_KEY" in message
+
+
+def test_serve_with_an_openai_endpoint_in_the_environment_answers_with_it(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``OPENAI_BASE_URL`` (and a key) set: the OpenAI-compatible agent is the default one."""
+    with ChatServer([Answer("hello from the endpoint")]) as endpoint:
+        monkeypatch.setenv("OPENAI_BASE_URL", endpoint.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+
+        async def scenario() -> list[dict[str, object]]:
+            async with stdio_server(project.command("serve")) as client:
+                await client.initialize()
+                await client.create_session("copilot:/one", project.root)
+                await client.request("subscribe", {"resource": "copilot:/one"})
+                client.start_turn("copilot:/one", "t1", "hello?")
+                await client.wait_for_action("session/turnComplete", turnId="t1")
+                return client.actions()
+
+        actions = run(scenario(), timeout=90)
+    assert endpoint.requests and "hello from the endpoint" in str(actions)
+
+
+def _serve_at_a_terminal(project: Project, *options: str, stdin_terminal: bool) -> str:
+    """``serve`` with its stderr (and, with ``stdin_terminal``, its stdin) on a pseudo-terminal:
+    its first line there, then stopped with SIGTERM and reaped."""
+    main, terminal = os.openpty()
+    process = subprocess.Popen(
+        project.command("serve", *options),
+        stdin=terminal if stdin_terminal else subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=terminal,
+        env={key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")},
+    )
+    os.close(terminal)
+    said = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"\n" not in said and time.monotonic() < deadline:
+            ready, _, _ = select.select([main], [], [], 1)
+            if ready:
+                said += os.read(main, 4096)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                process.wait()
+            os.close(main)
+    return said.decode()
+
+
+def test_serve_says_at_a_terminal_where_it_listens_and_which_agent_answers(project: Project, tmp_path: Path) -> None:
+    """The WebSocket's address without its token and where clients find it; the socket's path;
+    stdin/stdout when a person started it there."""
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    token_file.chmod(0o600)
+    said = _serve_at_a_terminal(
+        project, "--listen", "127.0.0.1:0", "--token-file", str(token_file), stdin_terminal=False
+    )
+    assert said.startswith("serving the client protocol on ws://127.0.0.1:"), said
+    assert f"(clients give the token in {token_file})" in said and TOKEN not in said
+    assert "no agent configured" in said
+    said = _serve_at_a_terminal(project, "--socket", stdin_terminal=False)
+    assert said.startswith("serving the client protocol on the Unix socket /") and "(this user only)" in said
+    said = _serve_at_a_terminal(project, stdin_terminal=True)
+    assert said.startswith("serving the client protocol on stdin/stdout"), said
+
+
+def test_serve_on_stdio_started_by_a_client_says_nothing_on_a_terminal(project: Project) -> None:
+    """A client that starts it owns stdin and stdout: once it has answered the client, nothing
+    has been said, even with stderr a terminal."""
+    main, terminal = os.openpty()
+
+    async def scenario() -> None:
+        async with stdio_server(project.command("serve"), stderr=terminal) as client:
+            os.close(terminal)
+            await client.initialize()
+
+    try:
+        run(scenario(), timeout=90)
+        readable, _, _ = select.select([main], [], [], 0)
+        try:
+            said = os.read(main, 4096) if readable else b""
+        except OSError:  # EIO: the server has gone and wrote nothing
+            said = b""
+    finally:
+        os.close(main)
+    assert said == b""
