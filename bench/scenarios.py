@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from . import floor, host, mcp_bridge, mcp_sdk, serve_scale, session_log, subagent
+from . import cli, floor, host, mcp_bridge, mcp_sdk, serve_scale, session_log, subagent
 from . import serve as served
 from .stats import Figure, Target, figure, interleaved, ratios, run_medians, run_p99s
 
@@ -59,6 +59,8 @@ class Settings:
     """Runs of each count (each a fresh server: a run of 200 sessions takes ~15 s)."""
     paced_turns: int = 5
     """Paced turns per session, for the delivery latency."""
+    cli_rounds: int = 15
+    """Rounds of ``extensions`` commands (each round runs every command once, and the floor)."""
 
 
 MODES = {
@@ -89,6 +91,7 @@ MODES = {
         start_runs=2,
         reload_saves=4,
         memory_rounds=1,
+        cli_rounds=10,
     ),
     "smoke": Settings(
         runs=1,
@@ -108,6 +111,7 @@ MODES = {
         session_counts=(3,),
         session_runs=1,
         paced_turns=2,
+        cli_rounds=1,
     ),
 }
 
@@ -619,6 +623,28 @@ async def subagents(ctx: Context) -> Outcome:
     )
 
 
+async def command_start(ctx: Context) -> Outcome:
+    """Whole ``extensions`` commands, spawn to exit, against ``python -c pass`` in the same round
+    (see :mod:`bench.cli`): ``--help``, ``--version``, a cold ``list`` and a ``call`` a running
+    host answers."""
+    times = await cli.measure(ctx.base, ctx.home, ctx.settings.cli_rounds)
+    floor_ms = [x * 1e3 for x in times["floor"]]
+    outcome = Outcome([figure("cli.floor_ms", "python -c pass (the floor)", MS, floor_ms)])
+    labels = {
+        "help": "extensions --help",
+        "version": "extensions --version",
+        "list": "extensions list (one extension, no host)",
+        "call": "extensions call (a running host answers)",
+    }
+    for side, label in labels.items():
+        side_ms = [x * 1e3 for x in times[side]]
+        outcome.figures += [
+            figure(f"cli.{side}_ms", label, MS, side_ms),
+            figure(f"cli.{side}_ratio", "  / the floor", X, ratios(side_ms, floor_ms), Target("<=", cli.TARGETS[side])),
+        ]
+    return outcome
+
+
 SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "round_trip": round_trip,
     "in_flight": in_flight,
@@ -636,5 +662,6 @@ SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "serve_replay": serve_replay,
     "serve_sessions": serve_sessions,
     "subagent": subagents,
+    "cli": command_start,
 }
 """Every scenario, in the order they run and are reported."""

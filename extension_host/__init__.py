@@ -11,9 +11,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from extension_protocol.lazy import first_use_loader
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: every command imports this package
 
 if TYPE_CHECKING:
     from extension_protocol.results import ToolResult as ToolResult
@@ -131,6 +131,9 @@ _EXPORTS = {
     "hookimpl": ".hooks.specs",
 }
 
+
+__version__ = "0.1.0"
+"""The package's version (``pyproject.toml`` reads it from here; ``extensions --version`` prints it)."""
 
 __getattr__ = first_use_loader(__name__, _EXPORTS, globals())
 

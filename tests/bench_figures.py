@@ -40,6 +40,20 @@ FIGURES: dict[str, tuple[list[str], list[str]]] = {
     "serve_replay": (["ms"], []),
     "serve_sessions": (["create3_ms", "burst3_ms", "delivery3_ms", "delivery3_p99_ms", "pss3_mib"], []),
     "subagent": (["parent_ms", "child_ms", "ratio"], []),
+    "cli": (
+        [
+            "floor_ms",
+            "help_ms",
+            "help_ratio",
+            "version_ms",
+            "version_ratio",
+            "list_ms",
+            "list_ratio",
+            "call_ms",
+            "call_ratio",
+        ],
+        [],
+    ),
 }
 
 

@@ -352,6 +352,23 @@ def run(coroutine: Coroutine[Any, Any, T], timeout: float = 60) -> T:
     return asyncio.run(bounded())
 
 
+async def finished(*argv: str, timeout: float = 60) -> tuple[int, str, str]:
+    """Run ``argv`` with nothing on stdin to its end; its exit code, stdout and stderr as text.
+    Bounded: past ``timeout`` it is killed and the test fails."""
+    process = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        async with asyncio.timeout(timeout):
+            out, err = await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
 async def hook_command(
     project: Project,
     agent: str,

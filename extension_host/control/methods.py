@@ -10,6 +10,7 @@ from typing import Final
 
 __all__ = [
     "CONTROL_METHODS",
+    "METHOD_CALL",
     "METHOD_HOOK",
     "METHOD_INSPECT",
     "METHOD_LIST",
@@ -24,6 +25,7 @@ METHOD_INSPECT: Final = "host.inspect"
 METHOD_RELOAD: Final = "host.reload"
 METHOD_REFRESH: Final = "host.refresh"
 METHOD_HOOK: Final = "host.hook"
+METHOD_CALL: Final = "host.call"
 
 CONTROL_METHODS: Final[dict[str, tuple[str, str]]] = {
     METHOD_STATUS: ("none", "`{root, pid, sessionId}`"),
@@ -37,5 +39,10 @@ CONTROL_METHODS: Final[dict[str, tuple[str, str]]] = {
         "project apply it too)",
     ),
     METHOD_HOOK: ("`{hook, ...}`", "one hook point run for another agent's hook command (`control.hook_calls`)"),
+    METHOD_CALL: (
+        "`{name, arguments}`",
+        "what `extensions call --json` prints, with `hook_ends` (the `hook.end` data of the hooks run meanwhile) "
+        "and `skipped_hooks` (`[hook, owner]` pairs its matcher skipped)",
+    ),
 }
 """Method name → (params, result), in the order ``docs/cli.md`` lists them."""

@@ -39,25 +39,41 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-import stat
 from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from extension_protocol.connection import Connection, ConnectionClosed, Handler, QueueOverflow, RpcError, error_to_wire
+from extension_protocol.connection import Connection, Handler, QueueOverflow, RpcError, error_to_wire
 from extension_protocol.framing import FramingError, encode_message
 from extension_protocol.protocol import INVALID_PARAMS, TOO_MANY_CONNECTIONS, UNKNOWN_EXTENSION
 from extension_protocol.tasks import BackgroundTasks
 
-from ..errors import ExtensionHostError, UnknownExtensionError
+from ..errors import ExtensionHostError, UnknownExtensionError, UnknownToolError
 from ..host import ExtensionHost
 from ..launch.logs import current_run_tail
-from ..outcomes import ReloadOutcome
-from ..project.paths import control_socket_path, control_socket_paths, find_project_root
+from ..outcomes import ReloadOutcome, ToolCallResult
+from ..project.paths import control_socket_path
+from .client import (
+    DEFAULT_REQUEST_TIMEOUT,
+    MAX_CONTROL_MESSAGE_BYTES,
+    ControlClient,
+    StaleHandler,
+    connect_to_every_host,
+    connect_to_host,
+    connect_to_socket,
+)
 from .hook_calls import parse_hook_call, run_hook_call
-from .methods import METHOD_HOOK, METHOD_INSPECT, METHOD_LIST, METHOD_REFRESH, METHOD_RELOAD, METHOD_STATUS
-from .private_socket import bind_private, check_listener, check_private_folder, make_private_folder, same_user
+from .methods import (
+    METHOD_CALL,
+    METHOD_HOOK,
+    METHOD_INSPECT,
+    METHOD_LIST,
+    METHOD_REFRESH,
+    METHOD_RELOAD,
+    METHOD_STATUS,
+)
+from .private_socket import bind_private, check_private_folder, make_private_folder, same_user
 
 __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",
@@ -69,25 +85,17 @@ __all__ = [
     "StaleHandler",
     "connect_to_every_host",
     "connect_to_host",
+    "describe_call",
     "describe_extension",
     "describe_extensions",
 ]
 
-DEFAULT_REQUEST_TIMEOUT: Final = 30.0
-"""Seconds a control request may take unless the caller says otherwise."""
 MAX_CLIENTS: Final = 64
 """Connections a server serves at once; one more is refused with ``TOO_MANY_CONNECTIONS``.
 The CLI needs one per command, so only something gone wrong (or hostile) reaches it."""
-MAX_CONTROL_MESSAGE_BYTES: Final = 16 * 1024 * 1024
-"""Largest message either side of a control connection accepts: requests are a few bytes, and
-the largest answer (``host.list`` of many extensions) is far below it."""
 MAX_CONTROL_QUEUED_BYTES: Final = 2 * MAX_CONTROL_MESSAGE_BYTES
 """Answers queued towards a client that does not read them before it is disconnected."""
-_STATUS_TIMEOUT: Final = 10.0
-"""A live socket's host has this long to say who it is; the answer needs no extension."""
 _LOG_TAIL_LINES: Final = 20
-StaleHandler = Callable[[Path], object]
-"""Told the path of a stale control socket that :func:`connect_to_host` has just removed."""
 
 
 # -- the answers ---------------------------------------------------------------------------
@@ -96,6 +104,12 @@ StaleHandler = Callable[[Path], object]
 def describe_extensions(host: ExtensionHost) -> dict[str, Any]:
     """``host.list``, and what ``extensions list --json`` prints."""
     return {"root": str(host.project_root), "extensions": [info.to_json() for info in host.extensions]}
+
+
+def describe_call(host: ExtensionHost, tool: str, result: ToolCallResult) -> dict[str, Any]:
+    """What ``extensions call --json`` prints: the tool, its owner and the result."""
+    offered = host.tools.get(tool)
+    return {"tool": tool, "owner": offered.owner if offered else None, **result.to_json()}
 
 
 def describe_extension(host: ExtensionHost, name: str) -> dict[str, Any]:
@@ -157,6 +171,7 @@ class ControlServer:
             METHOD_RELOAD: self._reload,
             METHOD_REFRESH: self._refresh,
             METHOD_HOOK: self._hook,
+            METHOD_CALL: self._call,
         }
 
     async def __aenter__(self) -> ControlServer:
@@ -185,7 +200,7 @@ class ControlServer:
         make_private_folder(folder)
         if not check_private_folder(folder):
             raise ExtensionHostError(f"the control socket folder {folder} was removed as it was made; try again")
-        running = await _connect(self.path, on_stale=None)
+        running = await connect_to_socket(self.path, on_stale=None)
         if running is not None:
             await running.close()
             raise ExtensionHostError(
@@ -267,6 +282,31 @@ class ControlServer:
             name = self._known(name)
         return await self._outcomes_of(self.host.reload(name))
 
+    async def _call(self, params: Any) -> dict[str, Any]:
+        tool, arguments = _call_params(params)
+        ends: list[Any] = []
+
+        def hook_end(event: Any) -> None:
+            if event["type"] == "hook.end":
+                ends.append(event["data"])
+
+        stop = self.host.events.subscribe(hook_end)
+        try:
+            result = await self.host.call_tool(tool, arguments)
+        except UnknownToolError as exc:
+            raise RpcError(INVALID_PARAMS, str(exc), {"tool": tool, "available": exc.available}) from None
+        finally:
+            stop()
+        decided_before = result.decision == "deny"
+        return describe_call(self.host, tool, result) | {
+            "hook_ends": ends,
+            "skipped_hooks": [
+                [hook, owner]
+                for hook, owner in self.host.skipped_hooks(tool)
+                if not (hook == "on_post_tool_use" and decided_before)  # denied first: no post hook was due
+            ],
+        }
+
     async def _hook(self, params: Any) -> dict[str, Any]:
         return await run_hook_call(self.host, parse_hook_call(params))
 
@@ -312,152 +352,7 @@ class ControlServer:
 # -- the client ----------------------------------------------------------------------------
 
 
-class ControlClient:
-    """A connection to a running host; made by :func:`connect_to_host`.
-
-    ``status`` is the host's ``host.status`` answer, asked when connecting.
-    """
-
-    def __init__(
-        self, path: Path, connection: Connection, writer: asyncio.StreamWriter, serving: asyncio.Task[None]
-    ) -> None:
-        self.path: Final = path
-        self.status: dict[str, Any] = {}
-        self._connection = connection
-        self._writer = writer
-        self._serving = serving
-
-    @property
-    def pid(self) -> int:
-        """The process id of the host."""
-        return int(self.status["pid"])
-
-    async def request(self, method: str, params: Any = None, timeout: float | None = DEFAULT_REQUEST_TIMEOUT) -> Any:
-        """Ask the host; returns the result. ``timeout=None`` waits as long as the host works.
-
-        Raises:
-            UnknownExtensionError: the host discovered no extension of the name asked about.
-            ExtensionHostError: the host answered with another error, went away, or did not
-                answer within ``timeout`` seconds.
-        """
-        try:
-            return await self._connection.request(method, params, timeout=timeout)
-        except RpcError as exc:
-            if exc.code == UNKNOWN_EXTENSION and isinstance(exc.data, dict):
-                raise UnknownExtensionError(str(exc.data.get("extension")), list(exc.data.get("known") or ())) from exc
-            raise ExtensionHostError(f"the host answered {method} with an error: {exc}") from exc
-        except (ConnectionClosed, ConnectionError) as exc:
-            raise ExtensionHostError(f"the host closed the control connection during {method}: {exc}") from exc
-        except TimeoutError as exc:
-            raise ExtensionHostError(f"the host did not answer {method} within {timeout:g} s") from exc
-
-    async def close(self) -> None:
-        """Close the connection; idempotent."""
-        self._connection.close()
-        self._serving.cancel()
-        await asyncio.gather(self._serving, return_exceptions=True)
-        with contextlib.suppress(ConnectionError):
-            await self._writer.wait_closed()
-
-
-async def connect_to_host(
-    project_root: Path | str | None = None, *, on_stale: StaleHandler | None = None
-) -> ControlClient | None:
-    """Connect to the host running for the project that contains ``project_root`` (default:
-    the working directory); ``None`` when no host runs for it.
-
-    A socket whose host is gone (nobody listens, or it is not a socket) is removed, and
-    ``on_stale(path)`` is called so the caller can say so; the answer is then ``None`` too.
-    No runtime folder at all means no host either.
-
-    Raises:
-        ExtensionHostError: the runtime folder is not private to the user (checked before
-            connecting), the process listening on the socket belongs to another user, it
-            does not answer as a host, or the host refused the connection (too many clients).
-    """
-    return await _connect(control_socket_path(find_project_root(project_root)), on_stale=on_stale)
-
-
-async def connect_to_every_host(on_error: Callable[[Path, ExtensionHostError], object]) -> list[ControlClient]:
-    """A connection to the host of every project that has one running (every control socket of
-    the runtime folder): what a decision that holds in every project (a user extension's grant)
-    is told to. Stale sockets are removed; one that cannot be used (see :func:`connect_to_host`)
-    is passed to ``on_error`` and skipped."""
-
-    async def connect(path: Path) -> ControlClient | None:
-        try:
-            return await _connect(path, on_stale=None)
-        except ExtensionHostError as exc:
-            on_error(path, exc)
-            return None
-
-    found = await asyncio.gather(*(connect(path) for path in control_socket_paths()))
-    return [client for client in found if client is not None]
-
-
 # -- internals -----------------------------------------------------------------------------
-
-
-async def _connect(path: Path, *, on_stale: StaleHandler | None) -> ControlClient | None:
-    if not check_private_folder(path.parent):
-        return None
-    try:
-        before = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    if stat.S_ISDIR(before.st_mode):
-        raise ExtensionHostError(f"{path} is a folder, not a control socket; remove it")
-    if stat.S_ISSOCK(before.st_mode):
-        try:
-            async with asyncio.timeout(_STATUS_TIMEOUT):
-                reader, writer = await asyncio.open_unix_connection(os.fspath(path))
-        except FileNotFoundError:
-            return None  # its host removed it while we looked
-        except ConnectionRefusedError:
-            pass  # bound, but nobody listens: the host that made it is gone
-        except (OSError, TimeoutError) as exc:
-            raise ExtensionHostError(f"cannot connect to the control socket {path}: {exc}") from exc
-        else:
-            check_listener(path, writer)
-            return await _greet(path, reader, writer)
-    with contextlib.suppress(FileNotFoundError):
-        now = os.lstat(path)
-        # Only the file we judged: a host that started meanwhile has put a new one there.
-        if (now.st_dev, now.st_ino) == (before.st_dev, before.st_ino):
-            path.unlink()
-    if on_stale is not None:
-        on_stale(path)
-    return None
-
-
-async def _greet(path: Path, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> ControlClient:
-    connection = Connection(reader, writer, max_message_bytes=MAX_CONTROL_MESSAGE_BYTES)
-    client = ControlClient(path, connection, writer, asyncio.ensure_future(connection.serve()))
-    try:
-        status = await connection.request(METHOD_STATUS, timeout=_STATUS_TIMEOUT)
-        problem = None if isinstance(status, dict) and isinstance(status.get("pid"), int) else f"it said {status!r}"
-    except ConnectionClosed as exc:
-        if exc.error is not None and exc.error.code == TOO_MANY_CONNECTIONS:
-            await client.close()
-            raise ExtensionHostError(
-                f"the host listening on {path} refused the connection: {exc.error.message}"
-            ) from None
-        problem = str(exc)
-    except (RpcError, ConnectionError) as exc:
-        problem = str(exc)
-    except TimeoutError:
-        problem = f"no answer to {METHOD_STATUS} within {_STATUS_TIMEOUT:g} s"
-    except BaseException:
-        await client.close()
-        raise
-    if problem is not None:
-        await client.close()
-        raise ExtensionHostError(
-            f"something listens on {path} but does not answer as an extension host ({problem}); "
-            "stop it, or remove the file if nothing should be there"
-        )
-    client.status = status
-    return client
 
 
 def _refuse(writer: asyncio.StreamWriter, code: int, message: str, data: Any) -> None:
@@ -466,6 +361,15 @@ def _refuse(writer: asyncio.StreamWriter, code: int, message: str, data: Any) ->
     with contextlib.suppress(OSError):
         writer.write(encode_message(error))
     writer.close()  # sends what was written first
+
+
+def _call_params(params: Any) -> tuple[str, dict[str, Any]]:
+    """``params["name"]`` and ``params["arguments"]`` (an object); anything else is INVALID_PARAMS."""
+    name = params.get("name") if isinstance(params, dict) else None
+    arguments = params.get("arguments", {}) if isinstance(params, dict) else None
+    if isinstance(name, str) and name and isinstance(arguments, dict):
+        return name, arguments
+    raise RpcError(INVALID_PARAMS, f'{METHOD_CALL} takes {{"name": "<tool name>", "arguments": {{...}}}}')
 
 
 def _name_param(params: Any, method: str, *, required: bool) -> str | None:

@@ -5,8 +5,8 @@ A command asks the running host over the control socket when there is one (:func
 session hooks or watching, and stops it with a short ladder (:data:`ONE_SHOT_STOP_GRACE` per step).
 A decision just recorded (trust, grants) is passed on to a running host by
 :func:`tell_running_host`. A start that takes a while shows which extensions are still starting
-(:mod:`.progress`). This module knows hosts and the
-control socket, not the commands.
+(:mod:`.progress`). This module knows hosts and the control socket, not the commands. The host
+is imported only when a command starts one: asking a running host takes the control client alone.
 """
 
 from __future__ import annotations
@@ -15,17 +15,18 @@ import argparse
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from ..control.service import ControlClient, connect_to_every_host, connect_to_host
+from ..control.client import ControlClient, connect_to_every_host, connect_to_host
 from ..errors import ExtensionHostError, UnknownExtensionError, UnknownToolError
-from ..host import ExtensionHost
-from ..info import ExtensionInfo
 from ..outcomes import ReloadOutcome
-from ..runtime.options import Timeouts
 from . import render
 from .output import EXIT_FAILED, say
 from .progress import host_starting
+
+if TYPE_CHECKING:  # a command that asks a running host never imports the host
+    from ..host import ExtensionHost
+    from ..info import ExtensionInfo
 
 __all__ = [
     "ONE_SHOT_STOP_GRACE",
@@ -44,6 +45,9 @@ A well-behaved extension exits on end of stream in milliseconds."""
 async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any], **options: Any) -> int:
     """Start the project's extensions, ``run(host)``, stop them; the exit code ``run`` gives.
     ``options`` go to :class:`ExtensionHost` (the demo's agent)."""
+    from ..host import ExtensionHost
+    from ..runtime.options import Timeouts
+
     # A one-shot command is not a session: the session hooks are for the agents that embed the host.
     host = ExtensionHost(
         args.root,

@@ -21,17 +21,33 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from extension_protocol.results import ToolResult
-
-from ..calls.command_registry import CommandInfo, CommandResult
-from ..hooks.runner import HookRecord
-from ..info import ExtensionInfo, ToolInfo
-from ..outcomes import PromptResult, ReloadOutcome
-from ..project.discovery import ExtensionSpec
 from ..visible import json_line, json_text, safe_cell, safe_text
+
+if TYPE_CHECKING:  # names for the signatures only: a command that prints one result imports no more
+    from pathlib import Path
+    from typing import Protocol
+
+    from extension_protocol.results import ToolResult
+
+    from ..calls.command_registry import CommandInfo, CommandResult
+    from ..hooks.runner import HookRecord
+    from ..info import ExtensionInfo, ToolInfo
+    from ..outcomes import PromptResult, ReloadOutcome
+    from ..project.discovery import ExtensionSpec
+
+    class ResultText(Protocol):
+        """What :func:`tool_result` reads: a :class:`ToolResult`, or a call's answer as ``extensions
+        call`` reads it back from a running host (without importing the result type)."""
+
+        @property
+        def text_result_for_llm(self) -> str: ...
+        @property
+        def result_type(self) -> str: ...
+        @property
+        def success(self) -> bool: ...
+
 
 __all__ = [
     "STATUS_STYLES",
@@ -350,7 +366,7 @@ def reload_outcome(outcome: ReloadOutcome) -> str:
     return line + "".join(f"\n  {safe_cell(part)}" for part in excerpt.split("\n") if excerpt)
 
 
-def tool_result(result: ToolResult) -> str:
+def tool_result(result: ToolResult | ResultText) -> str:
     """The text of a result, with its type when it is not a success; its lines stay lines."""
     text = safe_text(result.text_result_for_llm)
     if result.success:

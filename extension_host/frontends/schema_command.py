@@ -21,7 +21,10 @@ __all__ = ["add_schema_arguments", "schema"]
 def add_schema_arguments(sub: argparse.ArgumentParser) -> None:
     """The arguments of ``extensions schema``."""
     sub.add_argument(
-        "which", choices=tuple(SCHEMA_FILES), help="events: session-events.schema.json; api: api.schema.json"
+        "which",
+        choices=tuple(SCHEMA_FILES),
+        metavar="SCHEMA",
+        help="events: session-events.schema.json; api: api.schema.json",
     )
     sub.add_argument("--output", type=Path, metavar="FILE", help="write the schema to FILE instead of printing it")
 

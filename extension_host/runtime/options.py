@@ -19,6 +19,7 @@ from ..events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT
 from ..hooks.runner import DEFAULT_HOOK_TIMEOUT
 from ..launch.process_groups import STOP_GRACE_SECONDS
 from .context import MAX_QUEUED_BYTES
+from .defaults import DEFAULT_READINESS_TIMEOUT
 
 __all__ = [
     "DEFAULT_READINESS_TIMEOUT",
@@ -29,8 +30,6 @@ __all__ = [
     "options_from",
 ]
 
-DEFAULT_READINESS_TIMEOUT: Final = 30.0
-"""Seconds an extension has to join after it is started."""
 DEFAULT_TOOL_TIMEOUT: Final = 600.0
 """Seconds a tool call may run before its result is ``timeout``; generous, as tools build and test."""
 

@@ -1,6 +1,7 @@
 """A hook command's one request to the host running for its project, kept light to import.
 
-An agent runs a hook command on every tool call, so its start-up is the price of each call.
+An agent runs a hook command on every tool call, so its start-up is the price of each call
+(``extensions call`` asks a running host through it too, for the same reason).
 This client imports no event loop, no pydantic and none of the host: a blocking Unix socket,
 the project's socket path (:mod:`extension_host.project.paths`) and the same privacy checks the other
 commands make (:mod:`extension_host.control.private_socket`: the runtime folder must be the user's
