@@ -1,16 +1,34 @@
 """Shared fixtures: an isolated project and home per test, no process left behind, and every
-event the host makes checked against the session-events schema."""
+event the host makes checked against the session-events schema; and how the suite is split.
+
+How the suite runs (``pyproject.toml``, ``[tool.pytest.ini_options]``):
+
+- ``pytest`` runs every test in parallel worker processes (pytest-xdist, ``-n 4``: most tests
+  wait on processes they start, so more workers than the two cores of a small machine pay).
+  ``pytest -n 0`` runs them in this process, one by one, for a debugger or ``-s``.
+- ``--dist loadgroup``: the tests that share a fixture of module scope run on one worker, so it
+  is made once (:func:`pytest_collection_modifyitems` groups them); fixtures of session scope
+  are made once per worker, except :func:`sdk_cache`, shared by all workers.
+- ``pytest -m fast`` is the fast lane (under a minute): every test not marked ``subprocess``,
+  ``slow`` or ``real_agent``, i.e. the pure logic, framing, tables, rendering and properties of every
+  package. ``pytest -m "not real_agent"`` leaves out only the tiers that run real agent
+  programs.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import fcntl
 import importlib.util
+import os
 import shutil
 import signal
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -18,6 +36,7 @@ import extension_host.events
 import extension_host.launch.process
 import extension_host.runtime.instance
 from extension_host.launch.forkserver import ForkServer
+from extension_host.launch.node_sdk import NodeUnavailable, ensure_sdk
 from extension_host.launch.process import ExtensionProcess, LaunchSpec
 from extension_host.launch.process_groups import signal_group
 from extension_host.project.paths import CACHE_ENV
@@ -42,6 +61,40 @@ def _bench_importable() -> None:
 
 
 _bench_importable()
+
+FAST: Final = "fast"
+"""The fast lane's marker: given to every test that has none of :data:`SLOW_MARKERS`."""
+SLOW_MARKERS: Final = ("subprocess", "slow", "real_agent")
+"""The markers that keep a test out of the fast lane: it starts real processes, or takes a second."""
+SHARED_SCOPES: Final = frozenset({"module", "class", "package"})
+"""Fixture scopes whose value several tests share: those tests must run on one worker."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the fast lane, and group each test that uses a fixture of module (class, package)
+    scope with the others that use it, so ``--dist loadgroup`` sends them to one worker.
+
+    Runs before the ``-m`` selection and before xdist reads the groups."""
+    for item in items:
+        if not any(item.get_closest_marker(name) for name in SLOW_MARKERS):
+            item.add_marker(FAST)
+        group = _shared_fixture_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _shared_fixture_group(item: pytest.Item) -> str | None:
+    """The file (or package) whose shared fixture ``item`` uses, or ``None`` if it uses none."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    for definitions in info.name2fixturedefs.values():
+        scope = definitions[-1].scope
+        if scope in SHARED_SCOPES:
+            path = Path(str(item.path))
+            return str(path.parent if scope == "package" else path)
+    return None
 
 
 @pytest.fixture
@@ -143,10 +196,21 @@ def events_match_the_schema(request: pytest.FixtureRequest, monkeypatch: pytest.
 
 
 @pytest.fixture(scope="session")
-def sdk_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One Copilot SDK install shared by every test of the session that starts JavaScript
-    extensions (the host installs it into a cache folder on first need: the slow part)."""
-    yield tmp_path_factory.mktemp("sdk-cache")
+def sdk_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Copilot SDK install shared by every test of the run that starts JavaScript extensions,
+    in every xdist worker: the first worker to need it installs it (the slow part) while the
+    others wait on a file lock, so no two installs race over the folder. Where the install
+    cannot be made (no npm, offline), the folder is left empty for the tests to say so."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, above each worker's own
+    cache = shared / "sdk-cache"
+    cache.mkdir(exist_ok=True)
+    with (shared / "sdk-cache.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with contextlib.suppress(NodeUnavailable):
+            asyncio.run(ensure_sdk(cache, os.environ))
+    return cache
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from types import ModuleType
 
+import pytest
+
 from extension_host.control.methods import CONTROL_METHODS
 from extension_host.runtime.session_rpc import (
     METHOD_ALIASES,
@@ -69,6 +71,7 @@ def _wire_method_names() -> set[str]:
     return names | set(CONTROL_METHODS) | set(METHOD_ALIASES) | set(UNSUPPORTED_SESSION_METHODS)
 
 
+@pytest.mark.slow
 def test_every_method_name_is_written_once_in_the_packages() -> None:
     """A method's name is a string in one place, its table (the protocol's constants, the control
     socket's table, the session-rpc table's aliases and refusals); everyone else imports it."""
@@ -156,6 +159,7 @@ def _int_literals(tree: ast.Module) -> Iterator[tuple[int, int]]:
             yield node.value, node.lineno
 
 
+@pytest.mark.slow
 def test_error_codes_are_numbers_only_in_their_tables() -> None:
     """Anything that answers with an error code imports it: a number in JSON-RPC's reserved range
     (-32768..-32000) outside the tables' modules would be a code no table lists; in them, each

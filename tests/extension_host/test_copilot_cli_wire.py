@@ -86,7 +86,9 @@ def test_a_javascript_extension_receives_the_session_as_copilot_cli_describes_it
     agent = ScriptedAgent([[*steps, AgentReply("done")]], model="test-model")
 
     async def scenario() -> None:
-        async with sdk_host(project, agent=agent, persist=True) as host:
+        # Not watching: the tap writes into the probe's folder, which would reload it, and a
+        # reloaded probe would join again and write a second conversation to the tap.
+        async with sdk_host(project, agent=agent, persist=True, watch=False) as host:
             await wait_for_event(host, is_log("probe ready"), timeout=120)
             await wait_for_event(host, is_log("watcher ready"))
             await host.send_and_wait("probe the wire\nsecond line")

@@ -185,6 +185,7 @@ _HEADER_VALUES = st.text(st.sampled_from("0123456789 \t+-_.x\u0662\x0b"), max_si
 """Header values short enough that a plain number among them stays a small body."""
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(value=_HEADER_VALUES, after_another_header=st.booleans())
 def test_a_content_length_is_read_only_when_it_is_plain_decimal_digits(
@@ -527,6 +528,7 @@ def hostile_frames(draw: st.DrawFn) -> tuple[bytes, Any]:
     return header + b"\r\n\r\n" + body, None if flaws else json.loads(body)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(frame_and_outcome=hostile_frames(), chunk=st.integers(1, 64))
 def test_a_hostile_header_or_nesting_yields_the_message_or_a_framing_error_never_a_wait(
@@ -692,6 +694,7 @@ _pieces = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pieces=st.lists(_pieces, max_size=12), cuts=st.lists(st.integers(0, 400), max_size=12))
 def test_any_byte_stream_in_any_chunking_yields_frames_or_a_framing_error_and_bounded_buffering(

@@ -77,6 +77,7 @@ def copies(source: str, label: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_module_writes_out_a_second_copy_of_the_hook_names() -> None:
     """Code names a hook point by its Python name, one at a time; the wire's and the SDK's
     spellings come from ``HOOK_WIRE_NAMES`` and ``hook_name``, lists of them from the tables

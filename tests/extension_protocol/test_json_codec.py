@@ -64,6 +64,7 @@ def test_a_message_is_the_same_with_either_library(value: Any) -> None:
         assert fast == standard
 
 
+@pytest.mark.slow
 @given(value=VALUES)
 def test_a_log_line_is_the_same_ascii_with_either_library(value: Any) -> None:
     event = make_event("tool.execution_complete", {"result": value})

@@ -28,6 +28,7 @@ _values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None, database=None)
 @given(value=_values, limit=st.integers(0, 12))
 def test_a_value_is_refused_exactly_when_it_nests_deeper_than_the_limit(value: Any, limit: int) -> None:

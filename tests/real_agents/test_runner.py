@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import signal
 
+import pytest
+
 from helpers import process_exists
 from real_agents.runner import Workspace
+
+pytestmark = pytest.mark.subprocess
 
 
 def test_a_process_that_left_the_runs_session_is_reported_and_killed(workspace: Workspace) -> None:

@@ -249,6 +249,7 @@ def test_without_the_openai_package_the_error_says_what_to_install(monkeypatch: 
     )
 
 
+@pytest.mark.subprocess
 def test_the_host_and_the_cli_never_import_the_openai_package() -> None:
     code = (
         "import sys, extension_host, extension_host.agents, extension_host.frontends.cli; "

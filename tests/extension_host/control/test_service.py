@@ -664,8 +664,9 @@ def knock(path: Path) -> Callable[[int, int], None]:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(10)
             sock.connect(str(path))
-            sock.sendall(STATUS_REQUEST)
-            with contextlib.suppress(ConnectionResetError):  # closed with our request unread
+            # Closed with our request unread: at once (the write breaks the pipe) or after it.
+            with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+                sock.sendall(STATUS_REQUEST)
                 while chunk := sock.recv(65536):
                     received += chunk
         os.write(report, b"answered: " + received)

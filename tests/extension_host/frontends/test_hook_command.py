@@ -32,6 +32,8 @@ from helpers import (
     write_trust_record,
 )
 
+pytestmark = pytest.mark.subprocess
+
 GUARD = """
 import os
 from pathlib import Path

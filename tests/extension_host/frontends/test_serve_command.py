@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import select
 import subprocess
 import time
@@ -26,7 +27,9 @@ from helpers import OtherUser, Project, run
 
 pytestmark = pytest.mark.subprocess
 
-TOKEN = "serve-token-7c1f0b6e5d4a39281706f5e4d3c2b1a0"
+TOKEN = f"serve-token-{secrets.token_hex(16)}"
+"""A token of this process alone: what ``ps`` shows of every user's processes is searched for it,
+so a server another test (or another run) started with its own token is no false alarm."""
 
 
 @dataclass

@@ -1041,6 +1041,7 @@ def passes(composition: Composition) -> bool:
     return composition.decision in (None, "allow")
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, database=None)
 @given(hook=st.sampled_from(GUARDS), answer=ANSWERS)
 def test_no_answer_of_an_extension_lets_a_guard_pass_unless_it_is_a_valid_allow(hook: str, answer: Any) -> None:
@@ -1069,6 +1070,7 @@ def test_no_answer_of_an_extension_lets_a_guard_pass_unless_it_is_a_valid_allow(
     assert composition.additional_context == (fields.get("additional_context") or None)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, database=None)
 @given(hook=st.sampled_from(GUARDS), output=OUTPUTS)
 def test_no_return_value_of_a_plugin_lets_a_guard_pass_unless_it_is_a_valid_allow(hook: str, output: Any) -> None:
@@ -1085,6 +1087,7 @@ def test_no_return_value_of_a_plugin_lets_a_guard_pass_unless_it_is_a_valid_allo
         assert composition.decision == fields.get("permission_decision")
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, database=None)
 @given(hook=st.sampled_from(["on_post_tool_use", "on_session_end", "on_error_occurred"]), answer=ANSWERS)
 def test_no_answer_of_an_extension_makes_an_observer_decide_or_raise(hook: str, answer: Any) -> None:

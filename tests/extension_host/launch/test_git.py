@@ -56,6 +56,7 @@ def test_a_folder_in_no_repository_is_a_failure_and_no_git_at_all_is_none(
     assert run(run_git(tmp_path / "plain", "ls-files")) is None
 
 
+@pytest.mark.subprocess
 def test_a_git_that_does_not_end_is_killed_with_what_it_started_once_its_time_is_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -63,7 +64,7 @@ def test_a_git_that_does_not_end_is_killed_with_what_it_started_once_its_time_is
     body = f'echo $$ >> "{pids}"\nprintf "first\\0sec"\nsleep 600 &\necho $! >> "{pids}"\nwait'
     recording_program(tmp_path / "bin" / "git", tmp_path / "ran", body)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")
-    output = run(run_git(tmp_path, "ls-files", timeout=3.0))
+    output = run(run_git(tmp_path, "ls-files", timeout=1.0))
     assert output is not None and output.records == ("first",) and not output.failed
     started = [int(pid) for pid in pids.read_text().split()]
     assert len(started) == 2

@@ -404,6 +404,7 @@ NAMES = st.sampled_from(sorted({*SECRETS, *CREDENTIAL_URLS, *ORDINARY, "NPM_TOKE
 VALUES = st.text(max_size=5) | st.sampled_from(sorted({*CREDENTIAL_URLS.values(), *ORDINARY.values()}))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, database=None)
 @given(
     requested=st.lists(NAMES, max_size=12),
@@ -454,6 +455,7 @@ def _percent(text: str, safe: str) -> str:
     return quote(text, safe=safe)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, database=None)
 @given(
     name=PLAIN_NAMES,
@@ -478,6 +480,7 @@ def test_a_url_with_a_password_is_withheld_whatever_its_name_and_needs_a_grant(
     assert (given.values, given.withheld) == ({name: value}, (name,))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, database=None)
 @given(
     scheme=st.sampled_from(["http", "https", "git+https", "HTTP"]),
@@ -491,6 +494,7 @@ def test_an_http_url_with_a_user_name_alone_is_withheld_as_a_token(
     assert carries_credentials(f"{scheme}://{token}@{host}{path}")
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, database=None)
 @given(
     scheme=SCHEMES,

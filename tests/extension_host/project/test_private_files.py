@@ -122,6 +122,7 @@ def test_a_folder_or_file_of_another_user_is_left_as_it_is(tmp_path: Path, anoth
     assert (mode(theirs), mode(theirs / "their.log")) == (0o755, 0o644)
 
 
+@pytest.mark.subprocess
 def test_what_a_run_keeps_in_its_home_is_out_of_another_users_reach(
     project: Project, reachable_tmp: Path, another_user: OtherUser
 ) -> None:
@@ -150,6 +151,7 @@ def test_what_a_run_keeps_in_its_home_is_out_of_another_users_reach(
     assert listed.returncode != 0 and "Permission denied" in listed.stderr
 
 
+@pytest.mark.subprocess
 def test_a_home_an_older_version_left_open_is_closed_by_the_next_run(
     project: Project, reachable_tmp: Path, another_user: OtherUser
 ) -> None:

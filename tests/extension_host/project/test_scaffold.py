@@ -225,6 +225,7 @@ def test_names_that_differ_only_by_dot_dash_or_underscore_get_different_tools() 
     assert dotted.startswith("my_ext_") and dotted.endswith("_count_lines") and dotted != "my_ext_count_lines"
 
 
+@pytest.mark.slow
 @QUICK
 @given(any_names)
 def test_every_valid_name_renders_valid_tool_names_and_compilable_files(name: str) -> None:
@@ -240,6 +241,7 @@ def test_every_valid_name_renders_valid_tool_names_and_compilable_files(name: st
             py_compile.compile(str(entry), doraise=True, cfile=str(Path(temp) / f"{template}.pyc"))
 
 
+@pytest.mark.slow
 @settings(QUICK, max_examples=300)
 @given(name_pairs)
 def test_two_different_valid_names_never_share_a_prefix_or_a_tool_name(pair: tuple[str, str]) -> None:

@@ -310,6 +310,7 @@ def test_every_event_type_of_the_table_has_a_data_shape_and_every_shape_a_row() 
     assert sorted(EVENT_DATA.keys() - EVENT_TYPES.keys()) == []
 
 
+@pytest.mark.slow
 def test_one_union_validates_any_event_by_its_type() -> None:
     """The discriminated union the events schema comes from takes every modelled type."""
     adapter = event_adapter()

@@ -148,6 +148,7 @@ NAMES = st.sampled_from(["a", "b", "a/b", "a/c", "b/a", "c"])
 KINDS = st.sampled_from(["file", "folder", "link"])
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     entries=st.lists(st.tuples(NAMES, KINDS), max_size=6),

@@ -244,6 +244,7 @@ def inside(root: Path, path: str) -> bool:
     return real == root or root in real.parents
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     segments=st.lists(SEGMENTS, max_size=8),

@@ -32,6 +32,8 @@ from extension_protocol.connection import Connection, RpcError
 from extension_protocol.protocol import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from helpers import Project, recording_program, run
 
+pytestmark = pytest.mark.subprocess
+
 COUNTER = """
     from sdk_extension import join_session, tool
 

@@ -26,6 +26,8 @@ from extension_protocol.framing import encode_message, read_message
 from extension_protocol.protocol import PARSE_ERROR
 from helpers import Project, run
 
+pytestmark = pytest.mark.subprocess
+
 COUNTER = """
     from sdk_extension import join_session, tool
 

@@ -196,6 +196,7 @@ _LINES = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, database=None)
 @given(content=st.lists(_LINES, max_size=8), torn=st.binary(max_size=20))
 def test_whatever_the_lines_hold_reading_yields_events_and_one_problem_per_other_line_and_never_raises(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from agent_hooks import run_with_answer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -39,6 +40,7 @@ def well_formed_allowance(unjudged: Any) -> bool:
     return isinstance(message, str) and bool(message) and unjudged.get("allowed") is True
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(row=st.sampled_from(GUARD_EVENTS), unjudged=UNJUDGED)
 def test_an_unjudged_guard_event_passes_only_when_the_user_allowed_it_and_then_warns_in_one_line(

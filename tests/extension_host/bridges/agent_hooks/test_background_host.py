@@ -27,6 +27,8 @@ from extension_host.project.paths import control_socket_path, project_logs_dir
 from extension_host.project.trust import TRUST_ENV
 from helpers import SLOW_TO_JOIN, Project, hook_command, process_exists, run, wait_for_exit, write_trust_record
 
+pytestmark = pytest.mark.subprocess
+
 GUARD = """
 import os
 from pathlib import Path

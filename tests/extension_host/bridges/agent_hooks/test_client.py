@@ -36,6 +36,7 @@ def test_with_no_host_running_the_client_says_none(project: Project) -> None:
     assert ask_running_host(project.root, METHOD_HOOK, {"hook": "sessionEnd"}) is None
 
 
+@pytest.mark.subprocess
 def test_the_client_gets_the_running_hosts_answer(project: Project) -> None:
     async def scenario() -> None:
         async with project.host(watch=False, persist=False) as host, ControlServer(host):
@@ -66,6 +67,7 @@ def test_the_client_refuses_a_listener_of_another_user_before_sending_it_anythin
             assert connection.recv(65536) == b""
 
 
+@pytest.mark.subprocess
 def test_the_control_socket_refuses_a_malformed_hook_request(project: Project) -> None:
     async def scenario() -> None:
         async with project.host(watch=False, persist=False) as host, ControlServer(host):

@@ -18,6 +18,8 @@ from extension_host.bridges.agent_hooks.deadline import HOOK_TIMEOUT_ENV
 from extension_host.project.paths import control_socket_path
 from helpers import Project, hook_command, run
 
+pytestmark = pytest.mark.subprocess
+
 GUARD = """
 from sdk_extension import join_session
 

@@ -284,6 +284,7 @@ def test_a_symlinked_settings_file_is_written_where_it_leads_and_stays_a_link(
     assert written["model"] == "opus" and "SessionEnd" in written["hooks"]
 
 
+@pytest.mark.subprocess
 def test_a_settings_file_that_is_not_a_regular_file_is_refused_without_reading_it(project: Project) -> None:
     (project.root / ".claude").mkdir()
     fifo = project.root / ".claude" / "settings.json"
@@ -353,6 +354,7 @@ def test_check_passes_a_fresh_install_and_names_what_an_old_or_broken_one_lacks(
     assert check(project, "claude", capsys)[0] == 0
 
 
+@pytest.mark.subprocess
 def test_check_says_a_settings_file_that_is_not_a_regular_file_cannot_be_read_without_reading_it(
     project: Project,
 ) -> None:

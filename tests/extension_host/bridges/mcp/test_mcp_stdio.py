@@ -20,6 +20,8 @@ from extension_protocol.nesting import MAX_DEPTH
 from extension_protocol.protocol import PARSE_ERROR
 from helpers import Project, run
 
+pytestmark = pytest.mark.subprocess
+
 SERVER = textwrap.dedent(
     """
     import asyncio, os, subprocess, sys
