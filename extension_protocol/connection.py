@@ -413,7 +413,8 @@ class Connection:
         if deferred or (not batch and later):
             self._hold([*(batch or ()), *later], PROGRESS_DELAY if deferred else NOTICE_DELAY)
         elif batch:
-            self._write_out([*batch, *later] if later else batch)
+            held, self._held = self._held, []  # a turn that began with a notice did not take them
+            self._write_out([*held, *batch, *later] if held or later else batch)
             self._batch_bytes = 0
 
     def _hold(self, frames: list[bytes], delay: float) -> None:

@@ -1394,6 +1394,24 @@ def test_progress_held_behind_a_notice_brings_the_wait_down_to_the_progress_dela
     assert asyncio.run(main()) == ["notice", "progress"]
 
 
+def test_a_turn_that_begins_with_a_notice_still_sends_the_held_ones_first() -> None:
+    """An event's notice is queued before the event itself is sent: the notices held from
+    earlier turns go ahead of that turn's message, in the same write."""
+
+    async def main() -> tuple[int, list[str]]:
+        r = raw()
+        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"n1"}'))
+        await asyncio.sleep(0)
+        r.conn.send_later(frame(b'{"jsonrpc":"2.0","method":"n2"}'))
+        r.conn.notify("call")
+        await asyncio.sleep(0)
+        writes = len(r.writer.chunks)
+        r.conn.close()
+        return writes, [m["method"] for m in frames_of(r.writer)]
+
+    assert asyncio.run(main()) == (1, ["n1", "call", "n2"])
+
+
 def test_held_notices_and_the_turns_messages_all_go_out_in_order_at_a_close() -> None:
     async def main() -> list[str]:
         r = raw()
