@@ -71,7 +71,8 @@ async def measure(base: Path, home: Path, rounds: int) -> dict[str, list[float]]
     }
     command = str(Path(sys.executable).parent / "extensions")
     sides: dict[str, tuple[list[str], Path, bytes]] = {
-        "floor": ([sys.executable, "-c", "pass"], cold, b""),
+        # -P: the floor imports nothing from the folder it runs in, as the console script does not
+        "floor": ([sys.executable, "-P", "-c", "pass"], cold, b""),
         "help": ([command, "--help"], cold, b"usage: extensions"),
         "version": ([command, "--version"], cold, b"extensions "),
         "list": ([command, "list"], cold, b"echo00"),

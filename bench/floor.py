@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from extension_protocol.framing import encode_message, frame, read_message
@@ -162,6 +163,18 @@ class _CliShapedCalls:
         self._held = b""
 
 
+async def _calls_per_second(
+    call: Callable[[], Awaitable[None]], warmup: int, count: int, width: int, reader: asyncio.Future[None]
+) -> float:
+    """Calls per second of ``count`` calls, ``width`` in flight, after ``warmup`` of them; the
+    task reading the child's answers is cancelled after, whatever happened."""
+    try:
+        await in_flight(call, warmup, width)
+        return count / await in_flight(call, count, width)
+    finally:
+        reader.cancel()
+
+
 async def floor_cli_calls(count: int) -> list[float]:
     """Seconds of each of ``count`` sequential tool calls shaped as Copilot CLI makes them, to a
     fresh floor child: an ``external_tool.requested`` event, the child's
@@ -203,11 +216,7 @@ async def floor_cli_in_flight(warmup: int, count: int, width: int) -> float:
             pending[calls.call()] = future = loop.create_future()
             await future
 
-        try:
-            await in_flight(call, warmup, width)
-            return count / await in_flight(call, count, width)
-        finally:
-            reader.cancel()
+        return await _calls_per_second(call, warmup, count, width, reader)
 
 
 async def floor_in_flight(warmup: int, calls: int, width: int) -> float:
@@ -236,11 +245,7 @@ async def floor_in_flight(warmup: int, calls: int, width: int) -> float:
             stdin.write(_request(request_id))
             await future
 
-        try:
-            await in_flight(call, warmup, width)
-            return calls / await in_flight(call, calls, width)
-        finally:
-            reader.cancel()
+        return await _calls_per_second(call, warmup, calls, width, reader)
 
 
 async def floor_start() -> float:
