@@ -29,6 +29,7 @@ from pathlib import Path
 __all__ = [
     "ExtensionHostError",
     "ExtensionLoadError",
+    "ManifestError",
     "ProjectRootError",
     "RuntimeFolderError",
     "ScaffoldError",
@@ -104,6 +105,15 @@ class TrustFileError(ExtensionHostError):
     def __init__(self, path: Path, message: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class ManifestError(ExtensionHostError):
+    """An extension's manifest at ``path`` cannot be used; the message names the field and why."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
 
 
 class RuntimeFolderError(ExtensionHostError):
