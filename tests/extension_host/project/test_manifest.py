@@ -16,8 +16,6 @@ from extension_host.project.manifest import (
     read_manifest,
 )
 
-pytestmark = pytest.mark.fast
-
 
 def test_a_folder_without_a_manifest_has_the_empty_one(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
