@@ -241,12 +241,15 @@ class CommandParser(argparse.ArgumentParser):
     """Every parser of ``extensions``: a usage error is one line on stderr and exit 2, a
     mistyped choice or option gets the closest name, ``--help`` ends with examples, and a
     command's options may come anywhere among its names (argparse's intermixed parsing; a
-    command made of sub-commands, ``sessions``, parses as usual)."""
+    command made of sub-commands, ``sessions``, parses as usual). An option is taken only as
+    spelt in full: a prefix (``--js``) is a mistyped option, never another option it happens
+    to begin."""
 
     _intermixing = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
