@@ -195,7 +195,7 @@ def static_tool_names(entry: Path) -> ToolNames | None:
                 if _callee(decorator) == "tool":
                     name = _keyword(decorator, "name") if isinstance(decorator, ast.Call) else None
                     if name is None or isinstance(name, str):
-                        names.append((name or node.name, node.lineno))
+                        names.append((name or node.name, decorator.lineno))
                     else:
                         undetermined += 1
         elif isinstance(node, ast.Call) and _callee(node.func) == "Tool":
