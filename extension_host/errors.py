@@ -10,6 +10,7 @@
     ├── ScaffoldError                  a new extension cannot be created there (.path)
     ├── ProjectRootError               the project root named is not a folder (.path)
     ├── TrustFileError                 the trust record cannot be read or written (.path)
+    ├── EnablementFileError            the enable/disable record cannot be read or written (.path)
     ├── RuntimeFolderError             the control sockets' folder is not the user's alone (.folder, .owner)
     ├── TokenError                     a server's token cannot be used (.source)
     └── SessionError                   a persisted session cannot be used (.session_id)
@@ -27,6 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "EnablementFileError",
     "ExtensionHostError",
     "ExtensionLoadError",
     "ManifestError",
@@ -87,7 +89,12 @@ class UnknownExtensionError(ExtensionHostError):
     """No discovered extension has this name or id."""
 
     def __init__(self, extension: str, known: list[str]) -> None:
-        super().__init__(f"no extension named {extension!r}; discovered: {', '.join(known) or 'none'}")
+        import difflib  # only on a mistake
+
+        names = [*known, *(item.split(":", 1)[-1] for item in known)]
+        close = difflib.get_close_matches(extension, names, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        super().__init__(f"no extension named {extension!r}; discovered: {', '.join(known) or 'none'}{hint}")
         self.extension = extension
 
 
@@ -101,6 +108,14 @@ class ScaffoldError(ExtensionHostError):
 
 class TrustFileError(ExtensionHostError):
     """The user's trust record at ``path`` cannot be read, believed or written."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class EnablementFileError(ExtensionHostError):
+    """The user's record of enabled and disabled extensions at ``path`` cannot be read, believed or written."""
 
     def __init__(self, path: Path, message: str) -> None:
         super().__init__(message)

@@ -25,7 +25,8 @@ tools, commands and hooks are withdrawn, its process may run on until it ends.""
 
 NOT_RUNNING: Final[frozenset[ExtensionStatus]] = frozenset({"starting", "failed", "quarantined"})
 """The statuses of an extension that should be running and is not (not joined yet, or failed):
-its hooks judge nothing. Shadowed, untrusted and detached ones are not meant to run."""
+its hooks judge nothing. Shadowed, untrusted, disabled and detached ones are not meant to run.
+``disabled``: the user switched it off (``extensions disable``); it is discovered, never started."""
 
 SDK_STATUS: Final[dict[str, str]] = {
     "starting": "starting",
@@ -36,6 +37,9 @@ SDK_STATUS: Final[dict[str, str]] = {
 }
 """This host's statuses in the Copilot SDK's four (``running``, ``disabled``, ``failed``,
 ``starting``); any other (shadowed, untrusted, disabled) is ``disabled``: discovered, not run."""
+
+_SDK_SOURCES: Final = frozenset({"project", "user"})
+"""The sources this host shares with Copilot CLI; any other is reported to extensions as ``user``."""
 
 
 @functools.cache
@@ -166,4 +170,5 @@ class ToolInfo:
 def sdk_entry(extension_id: str, name: str, source: str, status: str) -> dict[str, Any]:
     """An extension as Copilot CLI lists it to extensions: ``{id, name, source, status}``, the
     status in the SDK's four (:data:`SDK_STATUS`)."""
-    return {"id": extension_id, "name": name, "source": source, "status": SDK_STATUS.get(status, "disabled")}
+    sdk_source = source if source in _SDK_SOURCES else "user"  # Copilot CLI's own folder is a user one there
+    return {"id": extension_id, "name": name, "source": sdk_source, "status": SDK_STATUS.get(status, "disabled")}

@@ -97,6 +97,16 @@ COMMANDS: Final[dict[str, CommandSpec]] = {
     "grant": CommandSpec(
         "let an extension have sensitive environment variables it asks for", "command_options:add_grant"
     ),
+    "enable": CommandSpec(
+        "let a disabled extension run again (or look in Copilot CLI's extension folder)", "command_options:add_enable"
+    ),
+    "disable": CommandSpec(
+        "keep an extension from running, in this project or in every one, without touching it",
+        "command_options:add_disable",
+    ),
+    "doctor": CommandSpec(
+        "check the setup and every extension without starting any, and say what to fix", "command_options:add_doctor"
+    ),
     "dev": CommandSpec(
         "run a host for the project in the foreground: hot reload, logs, commands on stdin", "command_options:add_dev"
     ),
@@ -144,6 +154,9 @@ EXAMPLES: Final[dict[str, str]] = {
     "trust": "extensions trust\nextensions trust --revoke",
     "grant": "extensions grant deploy GITHUB_TOKEN\nextensions grant deploy\n"
     "extensions grant deploy GITHUB_TOKEN --revoke",
+    "enable": "extensions enable lint\nextensions enable notes --user\nextensions enable --copilot-folder",
+    "disable": "extensions disable lint\nextensions disable user:notes --project\nextensions disable lint --json",
+    "doctor": "extensions doctor\nextensions doctor --json | jq '.checks[] | select(.level != \"ok\")'",
     "dev": "extensions dev\nextensions dev --resume 2f6c0d1e-...",
     "sessions": "extensions sessions list\nextensions sessions show ID\nextensions sessions rm ID",
     "sessions list": "extensions sessions list\nextensions sessions list --json",

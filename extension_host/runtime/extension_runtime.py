@@ -161,12 +161,15 @@ class ExtensionRuntime:
             permissions,
         )
         self.watcher = (
-            # An untrusted project's extension folders are not walked: only their root is watched.
+            # An untrusted project's extension folders are not walked (only their root is watched),
+            # nor a disabled extension's.
             ExtensionWatcher(
                 project_root,
                 user_home,
                 self.supervisor.apply_watched,
-                walk=lambda source: source == "user" or walk_project(),
+                walk=lambda source: source != "project" or walk_project(),
+                skip=self.supervisor.is_disabled,
+                copilot_root=self.supervisor.copilot_root,
             )
             if watch
             else None
@@ -231,7 +234,7 @@ class ExtensionRuntime:
         return outcomes
 
     async def _refresh_watch(self) -> None:
-        # Trust may have changed, and with it which extension folders are walked.
+        # Trust or an enable/disable decision may have changed, and with it which folders are walked.
         if self.watcher is not None:
             await self.watcher.refresh()
 
