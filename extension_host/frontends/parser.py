@@ -97,6 +97,10 @@ COMMANDS: Final[dict[str, CommandSpec]] = {
     "grant": CommandSpec(
         "let an extension have sensitive environment variables it asks for", "command_options:add_grant"
     ),
+    "config": CommandSpec(
+        "show or change an extension's settings (secrets are kept outside the project and never shown)",
+        "config_command:add_config_command",
+    ),
     "dev": CommandSpec(
         "run a host for the project in the foreground: hot reload, logs, commands on stdin", "command_options:add_dev"
     ),
@@ -144,6 +148,8 @@ EXAMPLES: Final[dict[str, str]] = {
     "trust": "extensions trust\nextensions trust --revoke",
     "grant": "extensions grant deploy GITHUB_TOKEN\nextensions grant deploy\n"
     "extensions grant deploy GITHUB_TOKEN --revoke",
+    "config": "extensions config lint\nextensions config lint max_lines 200 --user\n"
+    "extensions config deploy api_token -\nextensions config lint max_lines --unset",
     "dev": "extensions dev\nextensions dev --resume 2f6c0d1e-...",
     "sessions": "extensions sessions list\nextensions sessions show ID\nextensions sessions rm ID",
     "sessions list": "extensions sessions list\nextensions sessions list --json",

@@ -35,7 +35,7 @@ from extension_protocol.tasks import BackgroundTasks
 
 from ..calls.command_registry import CommandCollisionError, CommandEntry, CommandResult
 from ..calls.tool_registry import ToolEntry
-from ..errors import ExtensionLoadError, ToolCollisionError
+from ..errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
 from ..info import ExtensionInfo, ExtensionStatus
 from ..launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv, sdk_build
 from ..launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
@@ -62,6 +62,7 @@ from .pending_tools import PendingCalls
 from .withdrawal import announce_departure, withdraw
 
 if TYPE_CHECKING:
+    from ..project.settings import Delivery
     from .agent_configs import CustomAgentConfig
 
 __all__ = [
@@ -133,6 +134,8 @@ class ExtensionInstance:
         """The tools it had when it failed (so a call to one can say why it is gone)."""
         self.environment = EnvironmentGrant((), {}, ())
         """What it asked for of the environment when it joined, and what it got."""
+        self.settings: Delivery | None = None
+        """What it got of its settings when it started (``None``: it has none, or has not started)."""
         self.overrides_builtin: tuple[str, ...] = ()
         """The built-in tools it replaces."""
         self.settled = asyncio.Event()
@@ -193,10 +196,12 @@ class ExtensionInstance:
             log_path=self.log_path,
             link_target=self.spec.link_target,
             environment_requested=self.environment.requested,
-            environment_granted=self.environment.granted,
+            environment_granted=self.environment.granted + tuple(self.settings.secrets if self.settings else ()),
             environment_missing=self.environment.missing,
             overrides_builtin=self.overrides_builtin,
             commands=tuple(self._context.commands.held_by(self)),
+            settings=self.settings.names if self.settings else (),
+            settings_unset=self.settings.unset if self.settings else (),
         )
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -210,6 +215,13 @@ class ExtensionInstance:
             extension_id=self.id,
             parent_pid=os.getpid(),
         )
+        if context.settings is not None:
+            try:
+                self.settings = context.settings(self.spec)
+            except ExtensionHostError as exc:
+                self._fail(str(exc))
+                return
+            env.update(self.settings.environment)
         try:
             argv = await self._command_line(env)
         except NodeUnavailable as exc:
@@ -290,16 +302,44 @@ class ExtensionInstance:
         crash: nothing restarts it."""
         self.revoked = names
         self._stopping = True  # its end is not a crash, and a start under way gives up
-        reason = (
-            f"needs grant: {', '.join(names)} (the grant was revoked, so it was stopped); "
-            f"to grant it again: {grant_command(self.spec, names)}"
+        from ..project.settings import config_command  # only here: a revocation is rare
+
+        held = self.settings.secrets if self.settings else {}
+        granted = tuple(name for name in names if name not in held)
+        reasons = (
+            [
+                f"needs grant: {', '.join(granted)} (the grant was revoked, so it was stopped); "
+                f"to grant it again: {grant_command(self.spec, granted)}"
+            ]
+            if granted
+            else []
         )
+        for key in (held[name] for name in names if name in held):
+            reasons.append(
+                f"needs setting: {key} (the secret was unset, so it was stopped); "
+                f"to set it again: {config_command(self.spec, key, secret=True)}"
+            )
+        reason = "; ".join(reasons)
         if self.status in ("failed", "quarantined"):
             self.status, self.error = "failed", reason
         else:
             self._fail(reason)
-        self.environment = self.environment.taken_back(names)
+        self.environment = self.environment.taken_back(granted)
+        if self.settings is not None:
+            self.settings = self.settings.without(names)
         await self.stop()
+
+    def settings_taken_back(self) -> tuple[str, ...]:
+        """The variables of secret settings it holds that are no longer set (all of them when
+        the settings cannot be read: nothing vouches for them then)."""
+        held = self.settings.secrets if self.settings else {}
+        if not held or self._context.settings is None:
+            return ()
+        try:
+            now = self._context.settings(self.spec).secrets
+        except ExtensionHostError:
+            now = {}
+        return tuple(name for name in held if name not in now)
 
     def kill(self) -> None:
         """Kill the process group at once (used when the host itself is going down hard)."""

@@ -1,5 +1,8 @@
 """Taking a grant back from the extension processes that hold its value.
 
+A secret setting the user kept for an extension counts as a grant to it
+(:mod:`extension_host.project.settings`): unsetting it takes it back the same way.
+
 An extension granted a withheld variable got its value when it joined
 (:attr:`~extension_host.project.environment.EnvironmentGrant.withheld`); the value stays in that process,
 and in whatever it started, for as long as they run. So once the user takes the grant back,
@@ -37,13 +40,17 @@ async def stop_revoked(instances: Iterable[ExtensionInstance], grants: GrantLook
 
 
 def _revoked(instance: ExtensionInstance, grants: GrantLookup) -> tuple[str, ...]:
-    """The withheld variables ``instance`` holds and is no longer granted; none once its
+    """The withheld variables ``instance`` holds and is no longer granted (or whose secret
+    setting is no longer set); none once its
     process group has been stopped (nothing of it holds anything any more)."""
     process = instance.process
-    if not instance.environment.withheld or process is None or process.stopped:
+    if process is None or process.stopped:
         return ()
-    try:
-        allowed = grants(instance.spec)
-    except ExtensionHostError:
-        allowed = frozenset()
-    return instance.environment.revoked(allowed)
+    revoked: tuple[str, ...] = ()
+    if instance.environment.withheld:
+        try:
+            allowed = grants(instance.spec)
+        except ExtensionHostError:
+            allowed = frozenset()
+        revoked = instance.environment.revoked(allowed)
+    return revoked + instance.settings_taken_back()
