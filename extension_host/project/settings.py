@@ -2,15 +2,19 @@
 
 A setting's value is the one kept for this project, else the one kept for the user (every
 project), else the manifest's default, else none (:func:`resolve`). When the extension starts,
-every setting with a value reaches it as an environment variable (:attr:`Setting.env_name
+every plain setting with a value is in its environment (:attr:`Setting.env_name
 <extension_host.project.manifest.Setting.env_name>`), in the form :func:`format_value
 <extension_host.project.manifest.format_value>` writes (:func:`deliver`). A setting without one
 is left out, and the extension starts all the same: ``list`` and ``inspect`` name it as unset,
-with the command that sets it. A secret one reaches it the same way, and counts as a grant: the
-user gave that value to that extension by name; the extension is listed as holding it, and
-unsetting it while the extension runs takes it back as a revoked grant is taken back (the
-extension stops). Values never appear in argv, logs, events, ``list`` or ``inspect``: a
-:class:`Delivery` keeps them out of its ``repr``.
+with the command that sets it.
+
+A secret one follows the rules of every other secret: it is never in the environment a process
+starts with (which other processes of the user can read, and which a fork server would carry),
+but given in the answer to the join when the extension asks for its variable
+(``requested_environment_variables``), as a grant: the user gave that value to that extension
+by name. It is then listed as granted, and unsetting it while the extension runs takes it back
+as a revoked grant is taken back (the extension stops). Values never appear in argv, logs,
+events, ``list`` or ``inspect``: a :class:`Delivery` keeps them out of its ``repr``.
 
 This module knows manifests and stored values; the files are :mod:`.settings_store`'s, the
 processes :mod:`extension_host.runtime`'s.
@@ -53,22 +57,25 @@ class Delivery:
     """What one start of an extension gets of its settings."""
 
     environment: Mapping[str, str] = field(default_factory=dict, repr=False)
-    """Variable → value, for every setting with a value (secret ones too)."""
+    """Variable → value, for every plain setting with a value: what its process starts with."""
     secrets: Mapping[str, str] = field(default_factory=dict)
-    """The variables among them that hold a secret → the setting's name: what it holds by grant."""
+    """Variable → setting name, for every secret setting with a value: granted to it."""
     names: tuple[str, ...] = ()
     """Every setting its manifest declares."""
     unset: tuple[str, ...] = ()
     """Those without a value (not kept, no default): left out of its environment."""
+    secret_values: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Variable → value of those: given in the answer to its join, when it asks for them."""
 
     def without(self, variables: tuple[str, ...]) -> Delivery:
         """This delivery once the secrets in ``variables`` are taken back."""
         gone = set(variables)
         return Delivery(
-            {name: value for name, value in self.environment.items() if name not in gone},
+            self.environment,
             {name: key for name, key in self.secrets.items() if name not in gone},
             self.names,
             (*self.unset, *(key for name, key in self.secrets.items() if name in gone)),
+            {name: value for name, value in self.secret_values.items() if name not in gone},
         )
 
 
@@ -132,18 +139,22 @@ def deliver(store: SettingsStore, root: Path, spec: ExtensionSpec) -> Delivery:
         return NO_SETTINGS
     environment: dict[str, str] = {}
     secrets: dict[str, str] = {}
+    secret_values: dict[str, str] = {}
     for item in resolved:
         if item.value is None:
             continue
         variable = item.setting.env_name
-        environment[variable] = format_value(item.value)
         if item.setting.secret:
             secrets[variable] = item.setting.name
+            secret_values[variable] = format_value(item.value)
+        else:
+            environment[variable] = format_value(item.value)
     return Delivery(
         environment,
         secrets,
         tuple(item.setting.name for item in resolved),
         tuple(item.setting.name for item in resolved if not item.is_set),
+        secret_values,
     )
 
 

@@ -196,7 +196,7 @@ class ExtensionInstance:
             log_path=self.log_path,
             link_target=self.spec.link_target,
             environment_requested=self.environment.requested,
-            environment_granted=self.environment.granted + tuple(self.settings.secrets if self.settings else ()),
+            environment_granted=self.environment.granted,
             environment_missing=self.environment.missing,
             overrides_builtin=self.overrides_builtin,
             commands=tuple(self._context.commands.held_by(self)),
@@ -324,22 +324,20 @@ class ExtensionInstance:
             self.status, self.error = "failed", reason
         else:
             self._fail(reason)
-        self.environment = self.environment.taken_back(granted)
+        self.environment = self.environment.taken_back(names)
         if self.settings is not None:
             self.settings = self.settings.without(names)
         await self.stop()
 
-    def settings_taken_back(self) -> tuple[str, ...]:
-        """The variables of secret settings it holds that are no longer set (all of them when
-        the settings cannot be read: nothing vouches for them then)."""
-        held = self.settings.secrets if self.settings else {}
-        if not held or self._context.settings is None:
-            return ()
+    def secret_settings_now(self) -> frozenset[str]:
+        """The variables of its secret settings that are set now (none when the settings cannot
+        be read: nothing vouches for them then); what it may go on holding of them."""
+        if not (self.settings and self.settings.secrets) or self._context.settings is None:
+            return frozenset()
         try:
-            now = self._context.settings(self.spec).secrets
+            return frozenset(self._context.settings(self.spec).secrets)
         except ExtensionHostError:
-            now = {}
-        return tuple(name for name in held if name not in now)
+            return frozenset()
 
     def kill(self) -> None:
         """Kill the process group at once (used when the host itself is going down hard)."""
@@ -440,7 +438,8 @@ class ExtensionInstance:
             matchers = declared_matchers(resume, hooks)
             agents = declared_agents(resume)
             commands = declared_commands(resume)
-            self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants)
+            secrets = self.settings.secret_values if self.settings else None
+            self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants, secrets)
         except JoinRefused as refused:
             raise self._refuse(refused) from None
         if self._stopping or self.retired:

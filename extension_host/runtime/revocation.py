@@ -40,17 +40,14 @@ async def stop_revoked(instances: Iterable[ExtensionInstance], grants: GrantLook
 
 
 def _revoked(instance: ExtensionInstance, grants: GrantLookup) -> tuple[str, ...]:
-    """The withheld variables ``instance`` holds and is no longer granted (or whose secret
-    setting is no longer set); none once its
+    """The withheld variables ``instance`` holds and is no longer granted (nor set as one of its
+    secret settings); none once its
     process group has been stopped (nothing of it holds anything any more)."""
     process = instance.process
-    if process is None or process.stopped:
+    if not instance.environment.withheld or process is None or process.stopped:
         return ()
-    revoked: tuple[str, ...] = ()
-    if instance.environment.withheld:
-        try:
-            allowed = grants(instance.spec)
-        except ExtensionHostError:
-            allowed = frozenset()
-        revoked = instance.environment.revoked(allowed)
-    return revoked + instance.settings_taken_back()
+    try:
+        allowed = grants(instance.spec)
+    except ExtensionHostError:
+        allowed = frozenset()
+    return instance.environment.revoked(allowed | instance.secret_settings_now())
