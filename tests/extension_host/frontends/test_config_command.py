@@ -57,6 +57,13 @@ def _set_secret_from_stdin(project: Project, monkeypatch: pytest.MonkeyPatch, *a
     return project.cli("config", "spy", "token", *args)
 
 
+def _spy_with_secret_and(project: Project, monkeypatch: pytest.MonkeyPatch, key: str, value: str) -> None:
+    """The spy extension, its secret set from stdin and ``key`` set to ``value``, for this project."""
+    _add_spy(project)
+    assert _set_secret_from_stdin(project, monkeypatch, "-") == 0
+    assert project.cli("config", "spy", key, value) == 0
+
+
 def test_plain_values_are_set_read_and_unset_at_both_scopes_the_project_s_winning(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -90,9 +97,7 @@ def test_plain_values_are_set_read_and_unset_at_both_scopes_the_project_s_winnin
 def test_the_table_shows_type_value_where_and_description_and_a_secret_only_as_set(
     project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _add_spy(project)
-    assert _set_secret_from_stdin(project, monkeypatch, "-") == 0
-    assert project.cli("config", "spy", "dry_run", "yes") == 0
+    _spy_with_secret_and(project, monkeypatch, "dry_run", "yes")
     capsys.readouterr()
     assert project.cli("config", "spy") == 0
     out = capsys.readouterr().out
@@ -187,9 +192,7 @@ def test_an_empty_secret_from_stdin_changes_nothing(
 def test_a_secret_set_from_stdin_reaches_the_extension_unseen_and_unsetting_it_stops_the_extension(
     project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _add_spy(project)
-    assert _set_secret_from_stdin(project, monkeypatch, "-") == 0
-    assert project.cli("config", "spy", "retries", "2") == 0
+    _spy_with_secret_and(project, monkeypatch, "retries", "2")
     capsys.readouterr()
 
     async def scenario() -> None:
