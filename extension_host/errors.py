@@ -11,6 +11,8 @@
     ├── ProjectRootError               the project root named is not a folder (.path)
     ├── TrustFileError                 the trust record cannot be read or written (.path)
     ├── EnablementFileError            the enable/disable record cannot be read or written (.path)
+    ├── ManifestError                  an extension's manifest cannot be used (.path, .problem)
+    ├── SettingsError                  a setting cannot be read, stored or given as asked (.path)
     ├── RuntimeFolderError             the control sockets' folder is not the user's alone (.folder, .owner)
     ├── TokenError                     a server's token cannot be used (.source)
     └── SessionError                   a persisted session cannot be used (.session_id)
@@ -38,6 +40,7 @@ __all__ = [
     "SessionError",
     "SessionIdError",
     "SessionLockedError",
+    "SettingsError",
     "TokenError",
     "ToolCollisionError",
     "TrustFileError",
@@ -129,6 +132,16 @@ class ManifestError(ExtensionHostError):
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
+
+
+class SettingsError(ExtensionHostError):
+    """A setting cannot be read, stored or given as asked: an unknown key, a value of the wrong
+    type, or a settings file (``path``, when that is the fault) that is damaged or not the
+    user's alone. The message never holds a secret's value."""
+
+    def __init__(self, message: str, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class RuntimeFolderError(ExtensionHostError):

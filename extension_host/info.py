@@ -82,6 +82,10 @@ class ExtensionInfo:
     """Built-in tools of the host it replaces (``overridesBuiltInTool``)."""
     commands: tuple[str, ...] = ()
     """The slash commands it offers (names without the ``/``)."""
+    settings: tuple[str, ...] = ()
+    """The names of the settings its manifest declares (never their values)."""
+    settings_unset: tuple[str, ...] = ()
+    """Those without a value when it started (not set, no default): not in its environment."""
 
     def to_sdk(self) -> dict[str, Any]:
         """As Copilot CLI lists an extension to extensions (:func:`sdk_entry`)."""
@@ -89,7 +93,8 @@ class ExtensionInfo:
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` form, plus the log path, shadowing, the folder a link
-        points to, the environment it asked for and got (names only), and built-in overrides."""
+        points to, the environment it asked for and got (names only), built-in overrides, and
+        its settings (names only: which it declares, which have no value)."""
         return {
             "id": self.id,
             "name": self.name,
@@ -112,12 +117,14 @@ class ExtensionInfo:
             },
             "overrides_builtin": list(self.overrides_builtin),
             "commands": list(self.commands),
+            "settings": {"declared": list(self.settings), "unset": list(self.settings_unset)},
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ExtensionInfo:
         """The inverse of :meth:`to_json` (for answers that came over the control socket)."""
         environment = data.get("environment") or {}
+        settings = data.get("settings") or {}
         return cls(
             id=data["id"],
             name=data["name"],
@@ -140,6 +147,8 @@ class ExtensionInfo:
             environment_missing=tuple(environment.get("missing") or ()),
             overrides_builtin=tuple(data.get("overrides_builtin") or ()),
             commands=tuple(data.get("commands") or ()),
+            settings=tuple(settings.get("declared") or ()),
+            settings_unset=tuple(settings.get("unset") or ()),
         )
 
 

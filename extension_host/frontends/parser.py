@@ -107,6 +107,10 @@ COMMANDS: Final[dict[str, CommandSpec]] = {
     "doctor": CommandSpec(
         "check the setup and every extension without starting any, and say what to fix", "command_options:add_doctor"
     ),
+    "config": CommandSpec(
+        "show or change an extension's settings (secrets are kept outside the project and never shown)",
+        "config_command:add_config_command",
+    ),
     "dev": CommandSpec(
         "run a host for the project in the foreground: hot reload, logs, commands on stdin", "command_options:add_dev"
     ),
@@ -157,6 +161,8 @@ EXAMPLES: Final[dict[str, str]] = {
     "enable": "extensions enable lint\nextensions enable notes --user\nextensions enable --copilot-folder",
     "disable": "extensions disable lint\nextensions disable user:notes --project\nextensions disable lint --json",
     "doctor": "extensions doctor\nextensions doctor --json | jq '.checks[] | select(.level != \"ok\")'",
+    "config": "extensions config lint\nextensions config lint max_lines 200 --user\n"
+    "extensions config deploy api_token -\nextensions config lint max_lines --unset",
     "dev": "extensions dev\nextensions dev --resume 2f6c0d1e-...",
     "sessions": "extensions sessions list\nextensions sessions show ID\nextensions sessions rm ID",
     "sessions list": "extensions sessions list\nextensions sessions list --json",

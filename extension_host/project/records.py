@@ -5,8 +5,10 @@ one through pydantic (a damaged file is an error that names it), refuses it if a
 could have written it or if it is not a regular file (a fifo in its place is never waited on),
 refuses one written by a newer version, and writes it atomically (a temporary file renamed
 into place, mode 0600) under an advisory lock beside it, so two commands at once lose nothing.
-What a record means, and what to do when one cannot be read, is its owner's business; this
-module knows files, owners and the lock.
+A record of secrets (``secret=True``) is also refused if others could read it, and a damaged
+one is reported without pydantic's words, which would quote its contents. What a record means,
+and what to do when one cannot be read, is its owner's business; this module knows files,
+owners and the lock.
 """
 
 from __future__ import annotations
@@ -37,13 +39,22 @@ class PrivateRecord(Generic[Document]):
 
     ``error(path, message)`` is what is raised; ``redo`` ends the message of a record that cannot
     be used at all (what the user should do, e.g. ``remove it and decide again``); ``lock`` is the
-    name of the lock file beside it.
+    name of the lock file beside it; ``secret``: it holds secrets (see the module's docstring).
     """
 
     def __init__(
-        self, path: Path, model: type[Document], *, version: int, error: RecordError, redo: str, lock: str
+        self,
+        path: Path,
+        model: type[Document],
+        *,
+        version: int,
+        error: RecordError,
+        redo: str,
+        lock: str,
+        secret: bool = False,
     ) -> None:
         self.path: Final = path
+        self.secret: Final = secret
         self._model = model
         self._version = version
         self._error = error
@@ -71,6 +82,8 @@ class PrivateRecord(Generic[Document]):
         try:
             document = self._model.model_validate(json.loads(raw))
         except (ValueError, ValidationError) as exc:
+            if self.secret:
+                raise self._error(path, f"{path} is damaged (not the JSON this version writes); {self._redo}") from None
             first = str(exc).splitlines()[0]
             raise self._error(
                 path, f"{path} is damaged ({first}); fix it or remove it (every decision in it is lost)"
@@ -110,6 +123,12 @@ class PrivateRecord(Generic[Document]):
                 path,
                 f"{path} can be written by other users (mode {stat.S_IMODE(info.st_mode):04o}); "
                 f"check its contents, then run 'chmod 600 {path}'",
+            )
+        if self.secret and info.st_mode & (stat.S_IRGRP | stat.S_IROTH):
+            raise self._error(
+                path,
+                f"{path} can be read by other users (mode {stat.S_IMODE(info.st_mode):04o}): change the secrets "
+                f"in it, then run 'chmod 600 {path}'",
             )
 
     def _write(self, document: Document) -> None:
