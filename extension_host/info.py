@@ -78,6 +78,10 @@ class ExtensionInfo:
     """Built-in tools of the host it replaces (``overridesBuiltInTool``)."""
     commands: tuple[str, ...] = ()
     """The slash commands it offers (names without the ``/``)."""
+    activity: str | None = None
+    """What its start is busy with before its process runs (``installing npm dependencies…``)."""
+    note: str | None = None
+    """A remark on how it was started (its npm dependencies' scripts were not run)."""
 
     def to_sdk(self) -> dict[str, Any]:
         """As Copilot CLI lists an extension to extensions (:func:`sdk_entry`)."""
@@ -108,6 +112,8 @@ class ExtensionInfo:
             },
             "overrides_builtin": list(self.overrides_builtin),
             "commands": list(self.commands),
+            "activity": self.activity,
+            "note": self.note,
         }
 
     @classmethod
@@ -136,6 +142,8 @@ class ExtensionInfo:
             environment_missing=tuple(environment.get("missing") or ()),
             overrides_builtin=tuple(data.get("overrides_builtin") or ()),
             commands=tuple(data.get("commands") or ()),
+            activity=data.get("activity"),
+            note=data.get("note"),
         )
 
 

@@ -256,6 +256,10 @@ def _note(info: ExtensionInfo) -> str:
         extras.append(f"overrides built-in {', '.join(info.overrides_builtin)}")
     if info.link_target:
         extras.append(f"links to {info.link_target}")
+    if info.activity and info.status == "starting":
+        extras.append(info.activity)
+    if info.note:
+        extras.append(info.note)
     return "; ".join(extras) + (f"\n{excerpt}" if excerpt else "")
 
 

@@ -17,6 +17,7 @@ from ..calls.tool_registry import ToolRegistry
 from ..events import EventLog
 from ..hooks.runner import HookRunner
 from ..launch.forkserver import ForkServer
+from ..launch.npm_deps import DEFAULT_INSTALL_TIMEOUT
 from ..project.discovery import ExtensionSpec
 
 __all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "PromptSubmitter", "SendHandler", "SessionContext", "announce_tools"]
@@ -84,6 +85,8 @@ class SessionContext:
     """When the session started (ISO 8601; empty: not known), for joins and ``session.lifecycle``."""
     model_id: Callable[[], str | None] | None = None
     """The agent's current model, when it names one (a join's ``modelState``)."""
+    install_timeout: float = DEFAULT_INSTALL_TIMEOUT
+    """How long installing an extension's dependencies (npm) may take before it fails."""
 
 
 def announce_tools(context: SessionContext, **data: Any) -> None:

@@ -38,6 +38,14 @@ from ..calls.tool_registry import ToolEntry
 from ..errors import ExtensionLoadError, ToolCollisionError
 from ..info import ExtensionInfo, ExtensionStatus
 from ..launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv, sdk_build
+from ..launch.npm_deps import (
+    SCRIPTS_SKIPPED,
+    NpmInstallError,
+    install_dependencies,
+    npm_environment,
+    npm_plan,
+    scripts_allowed,
+)
 from ..launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from ..project.discovery import ExtensionSpec
 from ..project.environment import EnvironmentGrant, extension_environment
@@ -135,6 +143,10 @@ class ExtensionInstance:
         """What it asked for of the environment when it joined, and what it got."""
         self.overrides_builtin: tuple[str, ...] = ()
         """The built-in tools it replaces."""
+        self.activity: str | None = None
+        """What its start is busy with before the process runs (``installing npm dependencies``)."""
+        self.note: str | None = None
+        """A remark on how it was started (its dependencies' scripts were not run)."""
         self.settled = asyncio.Event()
         """Set once the extension is running or has failed (its registration is decided)."""
         self._interests = Interests()
@@ -197,6 +209,8 @@ class ExtensionInstance:
             environment_missing=self.environment.missing,
             overrides_builtin=self.overrides_builtin,
             commands=tuple(self._context.commands.held_by(self)),
+            activity=self.activity,
+            note=self.note,
         )
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -212,7 +226,7 @@ class ExtensionInstance:
         )
         try:
             argv = await self._command_line(env)
-        except NodeUnavailable as exc:
+        except (NodeUnavailable, NpmInstallError) as exc:
             self._fail(str(exc))
             return
         python_entry = self.spec.entry if self.spec.runtime == "python" else None
@@ -259,6 +273,7 @@ class ExtensionInstance:
         if self.spec.runtime == "python":
             return python_argv(self.spec.entry)
         node = find_node(env)
+        await self._npm_dependencies()
         if self._context.sdk_path is not None:
             build = sdk_build(self._context.sdk_path)
             env["EXTENSION_HOST_SDK_BUILD"] = env["COPILOT_SDK_PATH"] = str(build)
@@ -267,6 +282,25 @@ class ExtensionInstance:
             env["EXTENSION_HOST_NODE_SDK"] = str(sdk)
             env["COPILOT_SDK_PATH"] = str(sdk / "node_modules" / "@github" / "copilot-sdk")
         return node_argv(node, self.spec.entry)
+
+    async def _npm_dependencies(self) -> None:
+        """Install the npm dependencies its ``package.json`` declares, if not done already
+        (:mod:`~extension_host.launch.npm_deps`); what it does shows as its :attr:`activity`."""
+        context, scripts = self._context, scripts_allowed(self.spec.source)
+        state = context.cache_dir / "npm-installs"
+        plan = npm_plan(self.spec.folder, scripts=scripts, state_dir=state)
+        if plan is None:
+            return
+        self.activity = "installing npm dependencies…"
+        try:
+            environment = npm_environment(context.environment, context.host_environment)
+            ran = await install_dependencies(
+                plan, environment=environment, log_path=self.log_path, state_dir=state, timeout=context.install_timeout
+            )
+        finally:
+            self.activity = None
+        if ran and not scripts:
+            self.note = SCRIPTS_SKIPPED
 
     async def stop(self) -> None:
         """Stop the process (stop ladder) and release its tools; safe to call in any state."""
