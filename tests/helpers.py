@@ -732,13 +732,14 @@ def offline_npm(monkeypatch: pytest.MonkeyPatch, cache: Path) -> None:
     monkeypatch.setenv("npm_config_update_notifier", "false")
 
 
-def npm_tarball(folder: Path, name: str, index_js: str, *, install_script: bool = False) -> Path:
-    """``npm pack`` a package ``name`` (version 1.0.0) whose ``index.js`` is ``index_js`` into
-    ``folder``; with ``install_script`` its ``install`` script creates ``ran-install-script`` in
-    the installed package's folder. Returns the tarball (offline: no registry is asked)."""
+def npm_tarball(folder: Path, name: str, index_js: str, *, install_script: bool = False, **fields: Any) -> Path:
+    """``npm pack`` a package ``name`` (version 1.0.0, ``fields`` added to its ``package.json``)
+    whose ``index.js`` is ``index_js`` into ``folder``; with ``install_script`` its ``install``
+    script creates ``ran-install-script`` in the installed package's folder. Returns the
+    tarball (offline: no registry is asked)."""
     source = folder / f"{name.replace('/', '-').lstrip('@')}-src"
     source.mkdir(parents=True)
-    manifest: dict[str, Any] = {"name": name, "version": "1.0.0", "main": "index.js"}
+    manifest: dict[str, Any] = {"name": name, "version": "1.0.0", "main": "index.js", **fields}
     if install_script:
         manifest["scripts"] = {"install": "node -e \"require('fs').writeFileSync('ran-install-script', '')\""}
     (source / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
