@@ -1,6 +1,7 @@
 """One running extension's lifecycle: start, join, fail, detach, stop; and the calls to it.
 
-An :class:`ExtensionInstance` starts the process, serves its connection (the handler table is
+An :class:`ExtensionInstance` starts the process (a JavaScript extension's npm dependencies
+installed first when its ``package.json`` asks: :mod:`~extension_host.launch.npm_deps`), serves its connection (the handler table is
 :mod:`~extension_host.runtime.inbound`'s), answers its ``session.resume`` by registering its tools,
 hooks and slash commands the moment it joins (never waiting for another extension) and
 granting the environment variables the user granted, forwards the session events it is
