@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -187,6 +188,20 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     offline_npm(monkeypatch, tmp_path / "npm-cache")
 
 
+def real_npm(test: Callable[..., None]) -> Callable[..., None]:
+    """A test that runs npm for real, offline (its cache in the test's folder); skipped without npm."""
+    marked: Callable[..., None] = pytest.mark.usefixtures("offline")(pytest.mark.subprocess(needs_npm(test)))
+    return marked
+
+
+@pytest.fixture
+def tinylib(folder: Path, tmp_path: Path) -> Path:
+    """A local package ``tinylib`` (a tarball), which ``folder``'s ``package.json`` depends on."""
+    tarball = npm_tarball(tmp_path / "packages", "tinylib", "module.exports = { answer: 42 };")
+    npm_package_json(folder, {"tinylib": f"file:{tarball}"})
+    return tarball
+
+
 def install(folder: Path, state: Path, log: Path, *, scripts: bool = True, timeout: float = 120) -> bool:
     plan = npm_plan(folder, scripts=scripts, state_dir=state)
     if plan is None:
@@ -197,14 +212,10 @@ def install(folder: Path, state: Path, log: Path, *, scripts: bool = True, timeo
     )
 
 
-@pytest.mark.usefixtures("offline")
-@pytest.mark.subprocess
-@needs_npm
+@real_npm
 def test_a_local_dependency_is_installed_once_and_again_when_package_json_changes(
-    folder: Path, state: Path, tmp_path: Path
+    folder: Path, state: Path, tmp_path: Path, tinylib: Path
 ) -> None:
-    tarball = npm_tarball(tmp_path / "packages", "tinylib", "module.exports = { answer: 42 };")
-    npm_package_json(folder, {"tinylib": f"file:{tarball}"})
     log = tmp_path / "logs" / "ext.log"
 
     assert install(folder, state, log) is True
@@ -220,17 +231,14 @@ def test_a_local_dependency_is_installed_once_and_again_when_package_json_change
     assert install(folder, state, log) is False, "the same files: nothing to do"
     assert log.read_text() == text
 
-    npm_package_json(folder, {"tinylib": f"file:{tarball}"}, description="changed")
+    npm_package_json(folder, {"tinylib": f"file:{tinylib}"}, description="changed")
     assert install(folder, state, log) is True
     assert log.read_text().count("npm dependencies installed") == 2
 
 
-@pytest.mark.usefixtures("offline")
-@pytest.mark.subprocess
-@needs_npm
+@real_npm
+@pytest.mark.usefixtures("tinylib")
 def test_a_lockfile_installs_with_npm_ci(folder: Path, state: Path, tmp_path: Path) -> None:
-    tarball = npm_tarball(tmp_path / "packages", "tinylib", "module.exports = 1;")
-    npm_package_json(folder, {"tinylib": f"file:{tarball}"})
     subprocess.run(
         ["npm", "install", "--package-lock-only", "--no-audit", "--no-fund"],
         cwd=folder,
@@ -244,15 +252,12 @@ def test_a_lockfile_installs_with_npm_ci(folder: Path, state: Path, tmp_path: Pa
     assert (folder / "node_modules" / "tinylib" / "index.js").is_file()
 
 
-@pytest.mark.usefixtures("offline")
-@pytest.mark.subprocess
-@needs_npm
+@real_npm
 def test_a_dependency_that_is_not_there_fails_with_npms_reason_leaving_nothing_and_is_retried(
-    folder: Path, state: Path, tmp_path: Path
+    folder: Path, state: Path, tmp_path: Path, tinylib: Path
 ) -> None:
-    tarball = npm_tarball(tmp_path / "packages", "tinylib", "module.exports = 1;")
     missing = tmp_path / "packages" / "nosuch-1.0.0.tgz"
-    npm_package_json(folder, {"tinylib": f"file:{tarball}", "nosuch": f"file:{missing}"})
+    npm_package_json(folder, {"tinylib": f"file:{tinylib}", "nosuch": f"file:{missing}"})
     log = tmp_path / "ext.log"
 
     with pytest.raises(NpmInstallError) as caught:
@@ -266,9 +271,7 @@ def test_a_dependency_that_is_not_there_fails_with_npms_reason_leaving_nothing_a
     assert npm_plan(folder, scripts=True, state_dir=state) is not None, "the next start tries again"
 
 
-@pytest.mark.usefixtures("offline")
-@pytest.mark.subprocess
-@needs_npm
+@real_npm
 def test_a_registry_package_offline_fails_enotcached(folder: Path, state: Path, tmp_path: Path) -> None:
     npm_package_json(folder, {"surely-not-cached-package-xyz": "^1.0.0"})
     with pytest.raises(NpmInstallError, match=r"\(ENOTCACHED, npm install exit \d+;"):
@@ -276,9 +279,7 @@ def test_a_registry_package_offline_fails_enotcached(folder: Path, state: Path, 
     assert not (folder / "node_modules").exists()
 
 
-@pytest.mark.usefixtures("offline")
-@pytest.mark.subprocess
-@needs_npm
+@real_npm
 def test_dependency_install_scripts_run_only_when_allowed_and_the_log_says_when_not(
     folder: Path, state: Path, tmp_path: Path
 ) -> None:
@@ -295,9 +296,7 @@ def test_dependency_install_scripts_run_only_when_allowed_and_the_log_says_when_
     assert evidence.exists()
 
 
-@pytest.mark.usefixtures("offline")
-@pytest.mark.subprocess
-@needs_npm
+@real_npm
 def test_an_install_past_its_time_is_stopped_and_leaves_nothing(folder: Path, state: Path, tmp_path: Path) -> None:
     source = tmp_path / "hang"
     source.mkdir()
@@ -313,14 +312,11 @@ def test_an_install_past_its_time_is_stopped_and_leaves_nothing(folder: Path, st
     assert list(state.glob("*.installing")) == []
 
 
-@pytest.mark.usefixtures("offline")
-@pytest.mark.subprocess
-@needs_npm
+@real_npm
+@pytest.mark.usefixtures("tinylib")
 def test_an_install_cut_short_is_redone_even_though_node_modules_is_there(
     folder: Path, state: Path, tmp_path: Path
 ) -> None:
-    tarball = npm_tarball(tmp_path / "packages", "tinylib", "module.exports = 1;")
-    npm_package_json(folder, {"tinylib": f"file:{tarball}"})
     assert install(folder, state, tmp_path / "ext.log") is True
     # As a host killed half-way leaves it: the record of the install under way, no marker.
     (folder / "node_modules" / MARKER).unlink()
