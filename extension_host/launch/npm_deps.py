@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from ..errors import ExtensionHostError
+from ..project.private_files import NotRegularFile, open_regular
 from .logs import open_log
 from .node_sdk import SDK_PACKAGE
 from .process_groups import signal_group
@@ -70,6 +71,8 @@ MAX_LOG_BYTES: Final = 1024 * 1024
 """npm output written to the extension's log per install; the rest is counted, not kept."""
 MAX_PACKAGE_JSON_BYTES: Final = 1024 * 1024
 """A larger ``package.json`` is refused (it is read on every start)."""
+MAX_LOCKFILE_BYTES: Final = 64 * 1024 * 1024
+"""A larger lockfile is refused (it is hashed on every start)."""
 LOCKFILES: Final = ("npm-shrinkwrap.json", "package-lock.json")
 """In npm's order of precedence."""
 SCRIPT_SOURCES: Final = frozenset({"project", "user"})
@@ -161,11 +164,7 @@ def npm_plan(folder: Path, *, scripts: bool, state_dir: Path) -> NpmPlan | None:
     digest = hashlib.sha256(raw)
     if lockfile is not None:
         digest.update(b"\0" + lockfile.encode() + b"\0")
-        try:
-            with open(folder / lockfile, "rb") as lock:  # not bounded: npm reads it whole anyway
-                digest.update(hashlib.file_digest(lock, "sha256").digest())
-        except OSError as exc:
-            raise NpmInstallError(f"cannot read {folder / lockfile}: {exc.strerror or exc}") from None
+        digest.update(hashlib.sha256(_read(folder / lockfile, MAX_LOCKFILE_BYTES) or b"").digest())
     digest.update(b"\0scripts" if scripts else b"\0no-scripts")
     plan = NpmPlan(folder, lockfile, digest.hexdigest(), scripts)
     modules = folder / "node_modules"
@@ -339,15 +338,18 @@ def _declares_dependencies(package: dict[str, object]) -> bool:
 
 
 def _read(path: Path, limit: int) -> bytes | None:
+    """The bytes of ``path`` (``None``: there is none), never waiting on a fifo nor reading more than ``limit``."""
     try:
-        with open(path, "rb") as file:
+        with open_regular(path) as (file, _):
             data = file.read(limit + 1)
     except FileNotFoundError:
         return None
+    except NotRegularFile:
+        raise NpmInstallError(f"{path} is not a regular file") from None
     except OSError as exc:
         raise NpmInstallError(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > limit:
-        raise NpmInstallError(f"{path} is larger than {limit // 1024} KiB")
+        raise NpmInstallError(f"{path} is larger than {limit // 1024 // 1024 or 1} MiB")
     return data
 
 

@@ -94,13 +94,17 @@ def test_an_install_recorded_for_the_same_files_is_not_redone_a_changed_lockfile
     assert npm_plan(folder, scripts=True, state_dir=state) is not None
 
 
-def test_a_package_json_that_is_not_a_json_object_is_an_error_naming_it(folder: Path, state: Path) -> None:
+def test_a_package_json_that_is_not_a_json_object_in_a_file_is_an_error_naming_it(folder: Path, state: Path) -> None:
     (folder / "package.json").write_text("{not json")
     with pytest.raises(NpmInstallError, match=r"package\.json is not valid JSON"):
         npm_plan(folder, scripts=True, state_dir=state)
     (folder / "package.json").write_text("[]")
     with pytest.raises(NpmInstallError, match=r"package\.json is not a JSON object"):
         npm_plan(folder, scripts=True, state_dir=state)
+    (folder / "package.json").unlink()
+    os.mkfifo(folder / "package.json")
+    with pytest.raises(NpmInstallError, match=r"package\.json is not a regular file"):
+        npm_plan(folder, scripts=True, state_dir=state)  # and never waits for a writer
 
 
 @pytest.mark.parametrize(
