@@ -86,6 +86,10 @@ class ExtensionInfo:
     """The names of the settings its manifest declares (never their values)."""
     settings_unset: tuple[str, ...] = ()
     """Those without a value when it started (not set, no default): not in its environment."""
+    activity: str | None = None
+    """What its start is busy with before its process runs (``installing npm dependencies…``)."""
+    note: str | None = None
+    """A remark on how it was started (its npm dependencies' scripts were not run)."""
 
     def to_sdk(self) -> dict[str, Any]:
         """As Copilot CLI lists an extension to extensions (:func:`sdk_entry`)."""
@@ -118,6 +122,8 @@ class ExtensionInfo:
             "overrides_builtin": list(self.overrides_builtin),
             "commands": list(self.commands),
             "settings": {"declared": list(self.settings), "unset": list(self.settings_unset)},
+            "activity": self.activity,
+            "note": self.note,
         }
 
     @classmethod
@@ -149,6 +155,8 @@ class ExtensionInfo:
             commands=tuple(data.get("commands") or ()),
             settings=tuple(settings.get("declared") or ()),
             settings_unset=tuple(settings.get("unset") or ()),
+            activity=data.get("activity"),
+            note=data.get("note"),
         )
 
 

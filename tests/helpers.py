@@ -23,6 +23,7 @@ from typing import Any, Final, TypeVar
 import pytest
 
 from extension_host import ExtensionHost, Timeouts
+from extension_host.frontends import progress
 from extension_host.frontends.cli import main as cli_main
 from extension_host.launch.interpreter import python_command
 from extension_host.project.trust import TRUST_FILE
@@ -259,8 +260,12 @@ class Project:
         return ExtensionHost(self.root, self.home, timeouts=timeouts, **options)
 
     def cli(self, *args: str) -> int:
-        """The ``extensions`` command run in this process on this project and home; its exit code."""
-        return cli_main(["--root", str(self.root), "--home", str(self.home), *args])
+        """The ``extensions`` command run in this process on this project and home; its exit code.
+        The status line a slow start writes to stderr is left out (``tests/.../test_progress.py``
+        is about it): here it would make what a command prints depend on the machine's load."""
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(progress, "SHOW_AFTER", 3600.0)
+            return cli_main(["--root", str(self.root), "--home", str(self.home), *args])
 
     async def cli_in_thread(self, *args: str, timeout: float = 30) -> int:
         """:meth:`cli` from a running event loop: the command runs ``asyncio.run`` itself, so it
@@ -715,3 +720,48 @@ def chat(project: Project, conversation: str, *options: str) -> subprocess.Compl
         env=chat_env(),
         timeout=90,
     )
+
+
+NPM_MISSING: Final = "node and npm are needed to install npm dependencies"
+
+
+needs_npm: Final = pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None, reason=NPM_MISSING)
+"""A test that runs npm (offline, on local packages) is skipped without node and npm."""
+
+
+def offline_npm(monkeypatch: pytest.MonkeyPatch, cache: Path) -> None:
+    """npm, in this process's environment and what it starts, never reaches a registry and keeps
+    its cache in ``cache`` (not the user's): a package that is not local fails ``ENOTCACHED``."""
+    monkeypatch.setenv("npm_config_offline", "true")
+    monkeypatch.setenv("npm_config_cache", str(cache))
+    monkeypatch.setenv("npm_config_update_notifier", "false")
+
+
+def npm_tarball(folder: Path, name: str, index_js: str, *, install_script: bool = False, **fields: Any) -> Path:
+    """``npm pack`` a package ``name`` (version 1.0.0, ``fields`` added to its ``package.json``)
+    whose ``index.js`` is ``index_js`` into ``folder``; with ``install_script`` its ``install``
+    script creates ``ran-install-script`` in the installed package's folder. Returns the
+    tarball (offline: no registry is asked)."""
+    source = folder / f"{name.replace('/', '-').lstrip('@')}-src"
+    source.mkdir(parents=True)
+    manifest: dict[str, Any] = {"name": name, "version": "1.0.0", "main": "index.js", **fields}
+    if install_script:
+        manifest["scripts"] = {"install": "node -e \"require('fs').writeFileSync('ran-install-script', '')\""}
+    (source / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (source / "index.js").write_text(textwrap.dedent(index_js), encoding="utf-8")
+    packed = subprocess.run(
+        ["npm", "pack", "--offline", "--silent", "--pack-destination", str(folder)],
+        cwd=source,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return folder / packed.stdout.strip().splitlines()[-1]
+
+
+def npm_package_json(folder: Path, dependencies: Mapping[str, str], **fields: Any) -> None:
+    """Write ``folder/package.json`` (an ES module package) declaring ``dependencies``."""
+    manifest = {"name": folder.name, "version": "1.0.0", "type": "module", "dependencies": dict(dependencies), **fields}
+    (folder / "package.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")

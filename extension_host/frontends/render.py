@@ -258,6 +258,10 @@ def _note(info: ExtensionInfo) -> str:
         extras.append(f"links to {info.link_target}")
     if info.settings_unset:
         extras.append(f"no value: {', '.join(info.settings_unset)} (extensions config {info.name})")
+    if info.activity and info.status == "starting":
+        extras.append(info.activity)
+    if info.note:
+        extras.append(info.note)
     return "; ".join(extras) + (f"\n{excerpt}" if excerpt else "")
 
 
@@ -292,6 +296,10 @@ def extension_detail(
         lines.append(f"  error:   {_indented(info.error, 11)}")
     if info.reload_error:
         lines.append(f"  last reload failed (this version kept serving): {_indented(info.reload_error, 11)}")
+    if info.activity and info.status == "starting":
+        lines.append(f"  now:     {cell(info.activity)}")
+    if info.note:
+        lines.append(f"  note:    {cell(info.note)}")
     if info.shadowed_by:
         lines.append(f"  shadowed by {cell(info.shadowed_by)}: it is not started")
     if info.overrides_builtin:

@@ -17,6 +17,7 @@ from ..calls.tool_registry import ToolRegistry
 from ..events import EventLog
 from ..hooks.runner import HookRunner
 from ..launch.forkserver import ForkServer
+from ..launch.npm_deps import DEFAULT_INSTALL_TIMEOUT
 from ..project.discovery import ExtensionSpec
 
 if TYPE_CHECKING:  # the settings are read when an extension starts, not when the host is imported
@@ -102,6 +103,8 @@ class SessionContext:
     """The agent's current model, when it names one (a join's ``modelState``)."""
     settings: SettingsLookup | None = None
     """The settings each extension starts with (``None``: none, as for an embedding without a home)."""
+    install_timeout: float = DEFAULT_INSTALL_TIMEOUT
+    """How long installing an extension's dependencies (npm) may take before it fails."""
 
 
 def announce_tools(context: SessionContext, **data: Any) -> None:

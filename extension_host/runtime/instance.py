@@ -1,16 +1,18 @@
 """One running extension's lifecycle: start, join, fail, detach, stop; and the calls to it.
 
-An :class:`ExtensionInstance` starts the process, serves its connection (the handler table is
-:mod:`~extension_host.runtime.inbound`'s), answers its ``session.resume`` by registering its tools,
-hooks and slash commands the moment it joins (never waiting for another extension) and
-granting the environment variables the user granted, forwards the session events it is
-interested in (:mod:`~extension_host.runtime.interests`), calls its tools, hooks and commands, and
-turns every way it can go wrong (crash, protocol error, collision, a variable nobody granted,
-no join in time) into status ``failed`` with a one-line reason. Whatever happens to it, its
-pending calls end at once and its tools leave the registry (:mod:`~extension_host.runtime.withdrawal`).
-Before its stdin is closed, the requests it already sent are answered. A grant taken back from
-it while it holds the value (:meth:`ExtensionInstance.revoke`) stops it at once and leaves it
-``failed``, saying which grant it needs.
+An :class:`ExtensionInstance` starts the process (a JavaScript extension's npm dependencies
+installed first when its ``package.json`` asks: :mod:`~extension_host.launch.npm_deps`), serves
+its connection (the handler table is :mod:`~extension_host.runtime.inbound`'s), answers its
+``session.resume`` by registering its tools, hooks and slash commands the moment it joins (never
+waiting for another extension) and granting the environment variables the user granted, forwards
+the session events it is interested in (:mod:`~extension_host.runtime.interests`), calls its
+tools, hooks and commands, and turns every way it can go wrong (crash, protocol error, collision,
+a variable nobody granted, no join in time) into status ``failed`` with a one-line reason.
+Whatever happens to it, its pending calls end at once and its tools leave the registry
+(:mod:`~extension_host.runtime.withdrawal`). Before its stdin is closed, the requests it already
+sent are answered. A grant taken back from it while it holds the value
+(:meth:`ExtensionInstance.revoke`) stops it at once and leaves it ``failed``, saying which grant
+it needs.
 
 It knows nothing of other extensions beyond the shared registry and event log it is given:
 who wins a tool-name collision with a running extension is its arbiter's call, and what
@@ -38,6 +40,14 @@ from ..calls.tool_registry import ToolEntry
 from ..errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
 from ..info import ExtensionInfo, ExtensionStatus
 from ..launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv, sdk_build
+from ..launch.npm_deps import (
+    SCRIPTS_SKIPPED,
+    NpmInstallError,
+    install_dependencies,
+    npm_environment,
+    npm_plan,
+    scripts_allowed,
+)
 from ..launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from ..project.discovery import ExtensionSpec
 from ..project.environment import EnvironmentGrant, extension_environment
@@ -138,6 +148,10 @@ class ExtensionInstance:
         """What it got of its settings when it started (``None``: it has none, or has not started)."""
         self.overrides_builtin: tuple[str, ...] = ()
         """The built-in tools it replaces."""
+        self.activity: str | None = None
+        """What its start is busy with before the process runs (``installing npm dependencies``)."""
+        self.note: str | None = None
+        """A remark on how it was started (its dependencies' scripts were not run)."""
         self.settled = asyncio.Event()
         """Set once the extension is running or has failed (its registration is decided)."""
         self._interests = Interests()
@@ -202,6 +216,8 @@ class ExtensionInstance:
             commands=tuple(self._context.commands.held_by(self)),
             settings=self.settings.names if self.settings else (),
             settings_unset=self.settings.unset if self.settings else (),
+            activity=self.activity,
+            note=self.note,
         )
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -224,7 +240,7 @@ class ExtensionInstance:
             env.update(self.settings.environment)
         try:
             argv = await self._command_line(env)
-        except NodeUnavailable as exc:
+        except (NodeUnavailable, NpmInstallError) as exc:
             self._fail(str(exc))
             return
         python_entry = self.spec.entry if self.spec.runtime == "python" else None
@@ -271,6 +287,7 @@ class ExtensionInstance:
         if self.spec.runtime == "python":
             return python_argv(self.spec.entry)
         node = find_node(env)
+        await self._npm_dependencies()
         if self._context.sdk_path is not None:
             build = sdk_build(self._context.sdk_path)
             env["EXTENSION_HOST_SDK_BUILD"] = env["COPILOT_SDK_PATH"] = str(build)
@@ -279,6 +296,25 @@ class ExtensionInstance:
             env["EXTENSION_HOST_NODE_SDK"] = str(sdk)
             env["COPILOT_SDK_PATH"] = str(sdk / "node_modules" / "@github" / "copilot-sdk")
         return node_argv(node, self.spec.entry)
+
+    async def _npm_dependencies(self) -> None:
+        """Install the npm dependencies its ``package.json`` declares, if not done already
+        (:mod:`~extension_host.launch.npm_deps`); what it does shows as its :attr:`activity`."""
+        context, scripts = self._context, scripts_allowed(self.spec.source)
+        state = context.cache_dir / "npm-installs"
+        plan = npm_plan(self.spec.folder, scripts=scripts, state_dir=state)
+        if plan is None:
+            return
+        self.activity = "installing npm dependencies…"
+        try:
+            environment = npm_environment(context.environment, context.host_environment)
+            ran = await install_dependencies(
+                plan, environment=environment, log_path=self.log_path, state_dir=state, timeout=context.install_timeout
+            )
+        finally:
+            self.activity = None
+        if ran and not scripts:
+            self.note = SCRIPTS_SKIPPED
 
     async def stop(self) -> None:
         """Stop the process (stop ladder) and release its tools; safe to call in any state."""

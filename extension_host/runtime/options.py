@@ -9,22 +9,29 @@ naming the replacement. The crash and reload budgets stay objects of their own
 
 from __future__ import annotations
 
+import math
+import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Final, TypedDict
 
+from ..errors import ExtensionHostError
 from ..events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT
 from ..hooks.runner import DEFAULT_HOOK_TIMEOUT
+from ..launch.npm_deps import DEFAULT_INSTALL_TIMEOUT
 from ..launch.process_groups import STOP_GRACE_SECONDS
 from .context import MAX_QUEUED_BYTES
 from .defaults import DEFAULT_READINESS_TIMEOUT
 
 __all__ = [
+    "DEFAULT_INSTALL_TIMEOUT",
     "DEFAULT_READINESS_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
+    "INSTALL_TIMEOUT_ENV",
     "DeprecatedOptions",
+    "InstallTimeoutError",
     "Limits",
     "Timeouts",
     "options_from",
@@ -32,6 +39,32 @@ __all__ = [
 
 DEFAULT_TOOL_TIMEOUT: Final = 600.0
 """Seconds a tool call may run before its result is ``timeout``; generous, as tools build and test."""
+
+INSTALL_TIMEOUT_ENV: Final = "EXTENSION_HOST_INSTALL_TIMEOUT"
+"""Seconds, the default of :attr:`Timeouts.install` (for the command line, where no
+:class:`Timeouts` is given)."""
+
+
+class InstallTimeoutError(ExtensionHostError, ValueError):
+    """:data:`INSTALL_TIMEOUT_ENV` is not a positive number of seconds."""
+
+
+def default_install_timeout() -> float:
+    """:data:`INSTALL_TIMEOUT_ENV` if set, else :data:`DEFAULT_INSTALL_TIMEOUT`.
+
+    Raises:
+        InstallTimeoutError: it is set to something else than a positive number.
+    """
+    configured = os.environ.get(INSTALL_TIMEOUT_ENV, "").strip()
+    if not configured:
+        return DEFAULT_INSTALL_TIMEOUT
+    try:
+        seconds = float(configured)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise InstallTimeoutError(f"{INSTALL_TIMEOUT_ENV} must be a positive number of seconds, not {configured!r}")
+    return seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +81,13 @@ class Timeouts:
     """Per hook point (``{"on_pre_tool_use": 5}``), in place of :attr:`hook`."""
     stop_grace: float = STOP_GRACE_SECONDS
     """For each step of the stop ladder (end of stream, SIGTERM, SIGKILL) before the next."""
+    install: float = field(default_factory=default_install_timeout)
+    """For installing an extension's npm dependencies before its first start; past it, the
+    install is stopped and the extension is ``failed`` (default: :data:`INSTALL_TIMEOUT_ENV`, else
+    :data:`DEFAULT_INSTALL_TIMEOUT`)."""
 
     def __post_init__(self) -> None:
-        for name in ("readiness", "tool", "hook", "stop_grace"):
+        for name in ("readiness", "tool", "hook", "stop_grace", "install"):
             _positive(f"Timeouts.{name}", getattr(self, name))
         for point, seconds in self.hooks.items():
             _positive(f"Timeouts.hooks[{point!r}]", seconds)

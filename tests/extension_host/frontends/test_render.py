@@ -106,6 +106,27 @@ def test_extensions_table_with_hostile_values_keeps_one_row_per_extension() -> N
     assert "\\x1b[2J" in out and "\\x9b31m" in out and "\\u202e" in out
 
 
+def test_the_note_column_says_what_a_start_is_busy_with_and_how_it_was_started() -> None:
+    """While starting, its activity (installing npm dependencies); once started, a note of the
+    host's (scripts left out); both survive the JSON a client gets over the control socket."""
+    base = ExtensionInfo("project:web", "web", "project", Path("/p/web"), "starting")
+    busy = replace(base, activity="installing npm dependencies…")
+    started = replace(base, status="running", note="npm dependency scripts were not run (--ignore-scripts)")
+    out = render.extensions_table([busy, started]).splitlines()
+    note = out[0].index("NOTE")
+    assert [line[note:] for line in out[1:]] == [
+        "installing npm dependencies…",
+        "npm dependency scripts were not run (--ignore-scripts)",
+    ]
+    assert [ExtensionInfo.from_json(json.loads(json.dumps(i.to_json()))) for i in (busy, started)] == [busy, started]
+    assert render.extensions_table([replace(busy, status="failed", error="boom")]).splitlines()[1].endswith("boom")
+    assert "  now:     installing npm dependencies…" in render.extension_detail(busy, [], []).splitlines()
+    assert (
+        "  note:    npm dependency scripts were not run (--ignore-scripts)"
+        in render.extension_detail(started, [], []).splitlines()
+    )
+
+
 def test_a_syntax_errors_source_line_and_caret_stay_under_it_in_the_note_column() -> None:
     """The lines of an error keep their place: the caret stays under the column it marks."""
     info = replace(

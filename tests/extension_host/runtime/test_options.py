@@ -14,13 +14,24 @@ from extension_host.events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LI
 from extension_host.hooks.runner import DEFAULT_HOOK_TIMEOUT
 from extension_host.launch.process_groups import STOP_GRACE_SECONDS
 from extension_host.runtime.context import MAX_QUEUED_BYTES
-from extension_host.runtime.options import _REPLACED, DeprecatedOptions
+from extension_host.runtime.options import (
+    _REPLACED,
+    DEFAULT_INSTALL_TIMEOUT,
+    INSTALL_TIMEOUT_ENV,
+    DeprecatedOptions,
+    InstallTimeoutError,
+)
 from helpers import Project
 
 
 def test_the_objects_defaults_are_the_hosts_defaults() -> None:
     assert Timeouts() == Timeouts(
-        DEFAULT_READINESS_TIMEOUT, DEFAULT_TOOL_TIMEOUT, DEFAULT_HOOK_TIMEOUT, {}, STOP_GRACE_SECONDS
+        DEFAULT_READINESS_TIMEOUT,
+        DEFAULT_TOOL_TIMEOUT,
+        DEFAULT_HOOK_TIMEOUT,
+        {},
+        STOP_GRACE_SECONDS,
+        DEFAULT_INSTALL_TIMEOUT,
     )
     assert Limits() == Limits(MAX_QUEUED_BYTES, HISTORY_LIMIT, HISTORY_BYTES, HISTORY_EVENT_BYTES)
 
@@ -123,3 +134,23 @@ def test_every_old_keyword_the_signature_takes_names_a_field_that_replaces_it() 
     owners = {"timeouts": Timeouts, "limits": Limits}
     for holder, name in _REPLACED.values():
         assert name in {option.name for option in fields(owners[holder])}, (holder, name)
+
+
+def test_the_install_timeout_defaults_to_its_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(INSTALL_TIMEOUT_ENV, raising=False)
+    assert Timeouts().install == DEFAULT_INSTALL_TIMEOUT
+    monkeypatch.setenv(INSTALL_TIMEOUT_ENV, " 90 ")
+    assert Timeouts().install == 90.0
+    assert Timeouts(install=5).install == 5.0, "given, it wins"
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-3", "nan", "inf"])
+def test_an_install_timeout_variable_that_is_not_a_positive_number_is_an_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv(INSTALL_TIMEOUT_ENV, value)
+    with pytest.raises(InstallTimeoutError) as caught:
+        Timeouts()
+    assert str(caught.value) == f"{INSTALL_TIMEOUT_ENV} must be a positive number of seconds, not {value!r}"
+    with pytest.raises(ValueError, match=r"^Timeouts.install must be a positive number of seconds, not 0$"):
+        Timeouts(install=0)
