@@ -249,10 +249,14 @@ class Project:
 
     def run_command(self, *args: str, check: bool = False, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run :meth:`command` ``args`` to its end with nothing on stdin (bounded: past ``timeout`` it
-        is killed and the test fails); its exit code and output as text."""
-        return subprocess.run(
+        is killed and the test fails); its exit code and output as text. Its stderr comes without
+        the status line a slow start writes there (the subject of ``test_progress.py``; here it
+        would make the output depend on the machine's load)."""
+        done = subprocess.run(
             self.command(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=check
         )
+        done.stderr = STATUS_LINE.sub("", done.stderr)
+        return done
 
     def host(self, *, timeouts: Timeouts = TEST_TIMEOUTS, **options: Any) -> ExtensionHost:
         """An :class:`ExtensionHost` on this project and home, ``options`` passed on; its stop
@@ -282,6 +286,9 @@ class Project:
         (folder / entry).write_text(textwrap.dedent(code), encoding="utf-8")
         return folder
 
+
+STATUS_LINE: Final = re.compile(r"^starting .* \.\.\. \d+\.\d s\n", re.MULTILINE)
+"""The status line a slow start of extensions writes to stderr, when stderr is not a terminal."""
 
 EXTENSIONS_SCRIPT: Final = Path(sys.executable).parent / "extensions"
 """The ``extensions`` console script of this interpreter: what an agent's hook settings run."""
