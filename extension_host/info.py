@@ -78,6 +78,8 @@ class ExtensionInfo:
     """Built-in tools of the host it replaces (``overridesBuiltInTool``)."""
     commands: tuple[str, ...] = ()
     """The slash commands it offers (names without the ``/``)."""
+    activity: str | None = None
+    """What it is doing while ``starting``, when that takes a while (``installing 2 requirements``)."""
 
     def to_sdk(self) -> dict[str, Any]:
         """As Copilot CLI lists an extension to extensions (:func:`sdk_entry`)."""
@@ -108,6 +110,7 @@ class ExtensionInfo:
             },
             "overrides_builtin": list(self.overrides_builtin),
             "commands": list(self.commands),
+            "activity": self.activity,
         }
 
     @classmethod
@@ -136,6 +139,7 @@ class ExtensionInfo:
             environment_missing=tuple(environment.get("missing") or ()),
             overrides_builtin=tuple(data.get("overrides_builtin") or ()),
             commands=tuple(data.get("commands") or ()),
+            activity=data.get("activity"),
         )
 
 

@@ -35,10 +35,11 @@ from extension_protocol.tasks import BackgroundTasks
 
 from ..calls.command_registry import CommandCollisionError, CommandEntry, CommandResult
 from ..calls.tool_registry import ToolEntry
-from ..errors import ExtensionLoadError, ToolCollisionError
+from ..errors import ExtensionLoadError, ManifestError, ToolCollisionError
 from ..info import ExtensionInfo, ExtensionStatus
 from ..launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv, sdk_build
 from ..launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
+from ..launch.python_env import RequirementsFailed
 from ..project.discovery import ExtensionSpec
 from ..project.environment import EnvironmentGrant, extension_environment
 from ..validation import validate
@@ -59,6 +60,7 @@ from .inbound import ExtensionRequests, inbound_handlers
 from .interests import MAX_INTEREST_HANDLES, Interests
 from .pending_commands import PendingCommands
 from .pending_tools import PendingCalls
+from .requirements import own_interpreter
 from .withdrawal import announce_departure, withdraw
 
 if TYPE_CHECKING:
@@ -135,6 +137,10 @@ class ExtensionInstance:
         """What it asked for of the environment when it joined, and what it got."""
         self.overrides_builtin: tuple[str, ...] = ()
         """The built-in tools it replaces."""
+        self.activity: str | None = None
+        """What it is doing while ``starting``, when that is not quick (``installing 2 requirements``)."""
+        self._preparing: asyncio.Future[tuple[tuple[str, ...], bool]] | None = None
+        """Its command line being made (its environment built, say), until it is."""
         self.settled = asyncio.Event()
         """Set once the extension is running or has failed (its registration is decided)."""
         self._interests = Interests()
@@ -197,6 +203,7 @@ class ExtensionInstance:
             environment_missing=self.environment.missing,
             overrides_builtin=self.overrides_builtin,
             commands=tuple(self._context.commands.held_by(self)),
+            activity=self.activity,
         )
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -210,13 +217,21 @@ class ExtensionInstance:
             extension_id=self.id,
             parent_pid=os.getpid(),
         )
+        preparing = self._preparing = asyncio.ensure_future(self._command_line(env))
         try:
-            argv = await self._command_line(env)
-        except NodeUnavailable as exc:
+            await asyncio.wait([preparing])  # a stop cancels it: that is no error of the start
+        finally:
+            preparing.cancel()
+            self._preparing = None
+        if preparing.cancelled():
+            return
+        try:
+            argv, forkable = preparing.result()
+        except (NodeUnavailable, ManifestError, RequirementsFailed) as exc:
             self._fail(str(exc))
             return
         python_entry = self.spec.entry if self.spec.runtime == "python" else None
-        launch = LaunchSpec(self.id, argv, context.project_root, env, self.log_path, python_entry)
+        launch = LaunchSpec(self.id, argv, context.project_root, env, self.log_path, python_entry, forkable)
         try:
             self._process = await spawn(launch, context.fork_server)
         except OSError as exc:
@@ -255,9 +270,11 @@ class ExtensionInstance:
                     "(join_session() was not called or did not finish)"
                 )
 
-    async def _command_line(self, env: dict[str, str]) -> tuple[str, ...]:
+    async def _command_line(self, env: dict[str, str]) -> tuple[tuple[str, ...], bool]:
+        """Its command line, and whether a fork server may start it instead."""
         if self.spec.runtime == "python":
-            return python_argv(self.spec.entry)
+            python = await own_interpreter(self.spec, self._context, env, self.log_path, self._doing)
+            return python_argv(self.spec.entry, python), python is None
         node = find_node(env)
         if self._context.sdk_path is not None:
             build = sdk_build(self._context.sdk_path)
@@ -266,11 +283,16 @@ class ExtensionInstance:
             sdk = await ensure_sdk(self._context.cache_dir, env)
             env["EXTENSION_HOST_NODE_SDK"] = str(sdk)
             env["COPILOT_SDK_PATH"] = str(sdk / "node_modules" / "@github" / "copilot-sdk")
-        return node_argv(node, self.spec.entry)
+        return node_argv(node, self.spec.entry), False
+
+    def _doing(self, activity: str | None) -> None:
+        self.activity = activity
 
     async def stop(self) -> None:
         """Stop the process (stop ladder) and release its tools; safe to call in any state."""
         self._stopping = True
+        if self._preparing is not None:
+            self._preparing.cancel()  # an environment being built for it: the build ends too
         self._withdraw("the extension is stopping")
         self.settled.set()  # a start still waiting for the join returns
         if self._connection is not None and self._process is not None and self._process.returncode is None:
