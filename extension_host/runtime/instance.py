@@ -1,8 +1,10 @@
 """One running extension's lifecycle: start, join, fail, detach, stop; and the calls to it.
 
-An :class:`ExtensionInstance` starts the process, serves its connection (the handler table is
-:mod:`~extension_host.runtime.inbound`'s), answers its ``session.resume`` by registering its tools,
-hooks and slash commands the moment it joins (never waiting for another extension) and
+An :class:`ExtensionInstance` starts the process (a Python extension with requirements on its
+own environment's interpreter, built first: :mod:`~extension_host.runtime.requirements`), serves
+its connection (the handler table is :mod:`~extension_host.runtime.inbound`'s), answers its
+``session.resume`` by registering its tools, hooks and slash commands the moment it joins (never
+waiting for another extension) and
 granting the environment variables the user granted, forwards the session events it is
 interested in (:mod:`~extension_host.runtime.interests`), calls its tools, hooks and commands, and
 turns every way it can go wrong (crash, protocol error, collision, a variable nobody granted,
@@ -35,11 +37,10 @@ from extension_protocol.tasks import BackgroundTasks
 
 from ..calls.command_registry import CommandCollisionError, CommandEntry, CommandResult
 from ..calls.tool_registry import ToolEntry
-from ..errors import ExtensionLoadError, ManifestError, ToolCollisionError
+from ..errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
 from ..info import ExtensionInfo, ExtensionStatus
-from ..launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv, sdk_build
+from ..launch.node_sdk import ensure_sdk, find_node, node_argv, sdk_build
 from ..launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
-from ..launch.python_env import RequirementsFailed
 from ..project.discovery import ExtensionSpec
 from ..project.environment import EnvironmentGrant, extension_environment
 from ..validation import validate
@@ -221,13 +222,15 @@ class ExtensionInstance:
         try:
             await asyncio.wait([preparing])  # a stop cancels it: that is no error of the start
         finally:
-            preparing.cancel()
             self._preparing = None
+            if not preparing.done():  # this start was cancelled: so is what it waited for
+                preparing.cancel()
+                await asyncio.wait([preparing])  # its installer is gone before the start ends
         if preparing.cancelled():
             return
         try:
             argv, forkable = preparing.result()
-        except (NodeUnavailable, ManifestError, RequirementsFailed) as exc:
+        except ExtensionHostError as exc:  # no Node.js, a wrong manifest, a failed install
             self._fail(str(exc))
             return
         python_entry = self.spec.entry if self.spec.runtime == "python" else None
@@ -288,11 +291,17 @@ class ExtensionInstance:
     def _doing(self, activity: str | None) -> None:
         self.activity = activity
 
+    def abandon_start(self) -> None:
+        """Give up a start that is still preparing (its environment being built): the start
+        returns at once, its installer ended, and it is being stopped. Nothing else changes."""
+        if self._preparing is not None:
+            self._stopping = True
+            self._preparing.cancel()
+
     async def stop(self) -> None:
         """Stop the process (stop ladder) and release its tools; safe to call in any state."""
+        self.abandon_start()
         self._stopping = True
-        if self._preparing is not None:
-            self._preparing.cancel()  # an environment being built for it: the build ends too
         self._withdraw("the extension is stopping")
         self.settled.set()  # a start still waiting for the join returns
         if self._connection is not None and self._process is not None and self._process.returncode is None:

@@ -2,7 +2,8 @@
 
 An extension without a manifest, or whose manifest lists no ``requires``, runs on the host's
 interpreter (forked by the fork server, the fast start): finding that out costs two ``stat``
-calls, and the manifest module is imported only when a manifest file is there. One with
+calls; the manifest module is imported only when a manifest file is there, the builder only
+when there are requirements. One with
 requirements runs its own environment's interpreter (:mod:`extension_host.launch.python_env`),
 built on its first start, with the extension's status still ``starting``: meanwhile its
 :attr:`~extension_host.info.ExtensionInfo.activity` says ``installing 2 requirements`` (the
@@ -19,10 +20,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..launch.python_env import Installer, ensure_environment
 from ..project.discovery import ExtensionSpec
 from .context import SessionContext
+
+if TYPE_CHECKING:
+    from ..launch.python_env import Installer
 
 __all__ = ["declared_requirements", "installing", "own_interpreter"]
 
@@ -67,6 +71,7 @@ async def own_interpreter(
     requires = declared_requirements(spec.folder)
     if not requires:
         return None
+    from ..launch.python_env import ensure_environment  # only for an extension with requirements
 
     def building(installer: Installer) -> None:
         on_activity(installing(requires))
