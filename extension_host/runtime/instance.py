@@ -1,18 +1,18 @@
 """One running extension's lifecycle: start, join, fail, detach, stop; and the calls to it.
 
-An :class:`ExtensionInstance` starts the process (a Python extension with requirements on its own
-environment's interpreter, built first: :mod:`~extension_host.runtime.requirements`), serves its
-connection (the handler table is :mod:`~extension_host.runtime.inbound`'s), answers its
-``session.resume`` by registering its tools, hooks and slash commands the moment it joins (never
-waiting for another extension) and granting the environment variables the user granted, forwards
-the session events it is interested in (:mod:`~extension_host.runtime.interests`), calls its tools,
-hooks and commands, and turns every way it can go wrong (crash, protocol error, collision, a
-variable nobody granted, no join in time) into status ``failed`` with a one-line reason. Whatever
-happens to it, its pending calls end at once and its tools leave the registry
-(:mod:`~extension_host.runtime.withdrawal`). Before its stdin is closed, the requests it already
-sent are answered. A grant taken back from it while it holds the value
-(:meth:`ExtensionInstance.revoke`) stops it at once and leaves it ``failed``, saying which grant it
-needs.
+An :class:`ExtensionInstance` starts the process, serves its connection (the handler table is
+:mod:`~extension_host.runtime.inbound`'s), answers its ``session.resume`` by registering its tools,
+hooks and slash commands the moment it joins (never waiting for another extension) and
+granting the environment variables the user granted, forwards the session events it is
+interested in (:mod:`~extension_host.runtime.interests`), calls its tools, hooks and commands, and
+turns every way it can go wrong (crash, protocol error, collision, a variable nobody granted,
+no join in time) into status ``failed`` with a one-line reason. Whatever happens to it, its
+pending calls end at once and its tools leave the registry (:mod:`~extension_host.runtime.withdrawal`).
+Before its stdin is closed, the requests it already sent are answered. A grant taken back from
+it while it holds the value (:meth:`ExtensionInstance.revoke`) stops it at once and leaves it
+``failed``, saying which grant it needs.
+A Python extension with requirements runs on its own environment's interpreter, built first
+(:mod:`~extension_host.runtime.requirements`).
 
 It knows nothing of other extensions beyond the shared registry and event log it is given:
 who wins a tool-name collision with a running extension is its arbiter's call, and what
