@@ -150,7 +150,7 @@ class ExtensionProcess:
         entry = self.spec.python_entry
         startup = last_startup_error(lines) if entry is not None else None
         if startup is not None and entry is not None:
-            return describe_startup_error(startup, self.spec.cwd, entry)
+            return describe_startup_error(startup, self.spec.cwd, entry, own_environment=not self.spec.forkable)
         return failure_line(lines)
 
 

@@ -82,13 +82,16 @@ def test_extensions_with_the_same_requirements_share_one_environment_and_import_
     monkeypatch.setenv(INSTALLER_ENV, installer)
     _greeter(project, "greet", ["tinygreet==1.0"])
     _greeter(project, "hello", ["TinyGreet==1.0"])
+    forgot = project.add_extension("forgot", "import tinygreet, no_such_module_declared\n")
+    (forgot / "extension.toml").write_text('requires = ["tinygreet==1.0"]\n')
     project.add_extension("calc", CALC)
 
     async def scenario() -> None:
         async with project.host() as host:
-            assert {info.name: (info.status, info.error) for info in host.extensions} == dict.fromkeys(
-                ("calc", "greet", "hello"), ("running", None)
-            )
+            statuses = {info.name: (info.status, info.error) for info in host.extensions}
+            missing = statuses.pop("forgot")[1] or ""  # the hint is the last line of its error
+            assert missing.splitlines()[-1].startswith("add the package that provides 'no_such_module_declared'")
+            assert statuses == dict.fromkeys(("calc", "greet", "hello"), ("running", None))
             for tool in ("greet", "hello"):
                 result = await host.call_tool(tool, {"who": "you"})
                 assert result.text_result_for_llm == "hello you from tinygreet 1.0; host packages seen: none"
@@ -98,7 +101,7 @@ def test_extensions_with_the_same_requirements_share_one_environment_and_import_
                 for instance in host._supervisor.current()
                 if instance.process
             }
-            assert forked == {"calc": True, "greet": False, "hello": False}
+            assert forked == {"calc": True, "forgot": False, "greet": False, "hello": False}
             notes = [e["data"]["message"] for e in host.events.history() if e["type"] == "session.info"]
             assert any(f"{installing(('tinygreet==1.0',))} (tinygreet==1.0) with {installer}" in note for note in notes)
 
