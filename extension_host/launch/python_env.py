@@ -8,32 +8,20 @@ requirements (:func:`normalise`), the interpreter (implementation, version, the 
 extensions with the same requirements share one, a changed requirement, a new interpreter or a
 new host makes another.
 
-**Building one** (:func:`ensure_environment`): with ``uv`` when it is on the ``PATH`` (``uv
-venv``, then ``uv pip install --python <env>``), else with ``python -m venv --without-pip``
-and the host's own pip pointed at it (``pip --python <env> install``; where the host has no pip
-new enough, the environment gets one of its own from ``ensurepip``). :data:`INSTALLER_ENV` picks
-one. Requirements are argv items after ``--``, never through a shell, and the manifest has
-already refused options and multi-line strings. The build happens in a temporary folder beside
-the cache's and is renamed into place once complete (the paths its ``bin/`` scripts name are
-rewritten first); a lock file per key makes a second host wait for the first rather than build
-the same environment again. A failed, timed-out or cancelled build removes its temporary
-folder (and its installer's process group); one interrupted harder (the host killed) leaves a
-``.building-<key>-*`` folder that the next build of that key removes, under the lock. Only a
-folder with :data:`READY_FILE` is used.
+**Building one** (:func:`ensure_environment`) is the installer's job (uv or pip: see
+:mod:`.python_installer`), its output going to the extension's log file, bounded in time. It
+happens in a temporary folder beside the cache's and is renamed into place once complete (the
+paths its ``bin/`` scripts name are rewritten first); a lock file per key makes a second host
+wait for the first rather than build the same environment again. A failed, timed-out or
+cancelled build removes its temporary folder (and its installer's process group); one
+interrupted harder (the host killed) leaves a ``.building-<key>-*`` folder that the next build
+of that key removes, under the lock. Only a folder with :data:`READY_FILE` is used.
 
 **The SDK in it**: ``sdk_extension`` and ``extension_protocol`` (which import only the standard
 library and, where installed, orjson) are symbolic links in the environment's site-packages to
 the host's own copies: the host is not installed there, and nothing else of the host's
 environment is visible (no ``--system-site-packages``; a venv has no user site either), so an
 extension that forgets to declare ``pydantic`` fails at once, not on another machine.
-
-**What the installer sees**: the host's stripped environment (no secrets: see
-:mod:`extension_host.project.environment`), plus the user's index settings
-(:data:`INDEX_SETTINGS`: where to install from, and how to log in there), minus the settings
-that would send the install somewhere else (:data:`NOT_FOR_THE_INSTALLER`). Its output (stdout
-and stderr) goes to the extension's log file; on failure the last meaningful line of it is the
-reason (:func:`installer_reason`). It may take :data:`DEFAULT_INSTALL_TIMEOUT` seconds
-(:data:`INSTALL_TIMEOUT_ENV` changes that).
 
 This module builds and finds environments; it reads no manifest, starts no extension and
 speaks no protocol.
@@ -45,8 +33,6 @@ import asyncio
 import contextlib
 import fcntl
 import hashlib
-import importlib.metadata
-import importlib.util
 import json
 import os
 import re
@@ -60,40 +46,35 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO, Final, Literal
+from typing import BinaryIO, Final
 
-from ..errors import ExtensionHostError
 from ..info import host_version
 from ..project.environment import sdk_folder
 from ..project.private_files import private_folder
-from .interpreter import python_args
 from .logs import open_log, rotate_log
 from .process import tail_lines
 from .process_groups import signal_group
+from .python_installer import (
+    INSTALL_TIMEOUT_ENV,
+    Installer,
+    RequirementsFailed,
+    build_steps,
+    choose_installer,
+    host_pip_has_python_option,
+    install_timeout,
+    installer_environment,
+    installer_reason,
+)
 
 __all__ = [
-    "DEFAULT_INSTALL_TIMEOUT",
     "ENVIRONMENTS_FOLDER",
-    "INDEX_SETTINGS",
-    "INSTALLER_ENV",
-    "INSTALL_TIMEOUT_ENV",
-    "NOT_FOR_THE_INSTALLER",
     "READY_FILE",
     "SDK_PACKAGES",
-    "Installer",
     "PythonEnvironment",
-    "RequirementsFailed",
-    "build_steps",
-    "choose_installer",
     "ensure_environment",
     "environment_key",
-    "install_timeout",
-    "installer_environment",
-    "installer_reason",
     "normalise",
 ]
-
-Installer = Literal["uv", "pip"]
 
 ENVIRONMENTS_FOLDER: Final = "python-envs"
 """The folder of the host's cache that holds the environments, one folder per key."""
@@ -101,42 +82,9 @@ READY_FILE: Final = "extension-host-env.json"
 """Written last into a complete environment: what it was built from, by what, when."""
 SDK_PACKAGES: Final = ("sdk_extension", "extension_protocol")
 """The host's packages an extension imports, linked into every environment."""
-INSTALL_TIMEOUT_ENV: Final = "EXTENSION_HOST_INSTALL_TIMEOUT"
-"""Seconds one environment may take to build (a number; the default is :data:`DEFAULT_INSTALL_TIMEOUT`)."""
-DEFAULT_INSTALL_TIMEOUT: Final = 600.0
-INSTALLER_ENV: Final = "EXTENSION_HOST_PYTHON_INSTALLER"
-"""``uv`` or ``pip``: build environments with that one (default: uv when it is on the ``PATH``)."""
-INDEX_SETTINGS: Final = re.compile(
-    r"PIP_(INDEX_URL|EXTRA_INDEX_URL|FIND_LINKS|NO_INDEX|TRUSTED_HOST|CERT|CLIENT_CERT|KEYRING_PROVIDER|CONFIG_FILE)"
-    r"|UV_\w+"
-)
-"""The user's installer settings that reach the installer as they are, even those the stripped
-environment withholds (an index URL with a token in it, ``UV_INDEX_<NAME>_PASSWORD``): where to
-install from, and how to log in there, are the user's."""
-NOT_FOR_THE_INSTALLER: Final = re.compile(
-    r"PIP_(TARGET|PREFIX|ROOT|PYTHON|USER|REQUIREMENT|EDITABLE|SRC)"
-    r"|UV_(PYTHON|SYSTEM_PYTHON|BREAK_SYSTEM_PACKAGES|PROJECT_ENVIRONMENT)"
-    r"|PYTHONPATH|PYTHONHOME|VIRTUAL_ENV|CONDA_PREFIX"
-)
-"""Settings that would install somewhere else than the environment being built, or run the
-installer on another interpreter: left out, whoever set them."""
-_PIP_WITH_PYTHON_OPTION: Final = (22, 3)
-"""The first pip with ``--python`` (install into another interpreter's environment)."""
 _LOCK_POLL: Final = 0.1
-_REASON_MAX: Final = 300
 _NAME: Final = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*")
 _SPACES: Final = re.compile(r"\s+")
-_DECORATION: Final = " \t×╰─▶│|╭╮╯·•-"
-"""What uv draws around its messages (``  × No solution found``, ``  ╰─▶ Because ...``)."""
-_ASIDE: Final = re.compile(r"(?i)^(hint|help|note|warning|notice|\[notice\])\b")
-
-
-class RequirementsFailed(ExtensionHostError):
-    """An extension's environment could not be built; the message is one line saying why."""
-
-    def __init__(self, message: str, installer: str | None = None) -> None:
-        super().__init__(message)
-        self.installer = installer
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,109 +127,6 @@ def environment_key(requires: Iterable[str]) -> str:
     """The name of the environment ``requires`` get with this interpreter and this host's SDK."""
     inputs = {"requires": list(normalise(requires)), "python": _interpreter(), "sdk": _sdk_identity()}
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:20]
-
-
-def choose_installer(environment: Mapping[str, str]) -> tuple[Installer, str | None]:
-    """Which installer builds environments, and the ``uv`` executable when it is uv.
-
-    Raises:
-        RequirementsFailed: :data:`INSTALLER_ENV` asks for something else, or for uv when it
-            is not on the ``PATH``.
-    """
-    wanted = environment.get(INSTALLER_ENV, "").strip().lower()
-    if wanted not in ("", "uv", "pip"):
-        raise RequirementsFailed(f"{INSTALLER_ENV} is {wanted!r}: give uv or pip (or leave it unset)")
-    uv = shutil.which("uv", path=environment.get("PATH")) if wanted != "pip" else None
-    if wanted == "uv" and uv is None:
-        raise RequirementsFailed(f"{INSTALLER_ENV} asks for uv, and uv is not on the PATH: install it, or unset it")
-    return ("uv", uv) if uv is not None else ("pip", None)
-
-
-def install_timeout(environment: Mapping[str, str]) -> float:
-    """Seconds a build may take (:data:`INSTALL_TIMEOUT_ENV`, else :data:`DEFAULT_INSTALL_TIMEOUT`).
-
-    Raises:
-        RequirementsFailed: the variable is set and is not a positive number.
-    """
-    text = environment.get(INSTALL_TIMEOUT_ENV, "").strip()
-    if not text:
-        return DEFAULT_INSTALL_TIMEOUT
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = 0.0
-    if not 0 < seconds < float("inf"):
-        raise RequirementsFailed(f"{INSTALL_TIMEOUT_ENV} is {text[:40]!r}: give a number of seconds, such as 600")
-    return seconds
-
-
-def installer_environment(stripped: Mapping[str, str], host: Mapping[str, str]) -> dict[str, str]:
-    """The installer's environment: ``stripped`` (the host's, without secrets) plus the user's
-    :data:`INDEX_SETTINGS` from ``host``, without :data:`NOT_FOR_THE_INSTALLER`; the user's
-    pip ``user = true`` cannot apply (a virtual environment has no user site)."""
-    env = {name: value for name, value in stripped.items() if not NOT_FOR_THE_INSTALLER.fullmatch(name)}
-    for name, value in host.items():
-        if INDEX_SETTINGS.fullmatch(name) and not NOT_FOR_THE_INSTALLER.fullmatch(name):
-            env[name] = value
-    env["PIP_USER"] = "0"
-    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    return env
-
-
-def _host_pip_has_python_option() -> bool:
-    if importlib.util.find_spec("pip") is None:
-        return False
-    try:
-        version = importlib.metadata.version("pip")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    numbers = tuple(int(part) for part in re.findall(r"\d+", version)[:2])
-    return numbers >= _PIP_WITH_PYTHON_OPTION
-
-
-def build_steps(
-    installer: Installer, uv: str | None, venv: Path, requires: tuple[str, ...], *, host_pip: bool = True
-) -> list[tuple[str, ...]]:
-    """The command lines that build an environment at ``venv`` holding ``requires``: make it,
-    then install into it (requirements after ``--``, one argv item each). ``host_pip``: the
-    host's pip can install into another interpreter's environment (else the environment gets a
-    pip of its own first)."""
-    python = str(venv / "bin" / "python")
-    if installer == "uv":
-        assert uv is not None
-        return [
-            (uv, "venv", "--python", sys.executable, str(venv)),
-            (uv, "pip", "install", "--python", python, "--", *requires),
-        ]
-    pip_options = ("install", "--disable-pip-version-check", "--no-input", "--", *requires)
-    if host_pip:
-        return [
-            (sys.executable, *python_args("-m", "venv", "--without-pip", str(venv))),
-            (sys.executable, *python_args("-m", "pip", "--python", python, *pip_options)),
-        ]
-    return [
-        (sys.executable, *python_args("-m", "venv", str(venv))),
-        (python, *python_args("-m", "pip", *pip_options)),
-    ]
-
-
-def installer_reason(lines: list[str]) -> str | None:
-    """What the installer's output says went wrong, in one line: pip's last ``ERROR:`` line
-    (``No matching distribution found for nosuchpkg==9``), else the last line that is not an
-    aside (a hint, a note), without uv's box drawing or an ``error:`` prefix."""
-    for line in reversed(lines):
-        if line.startswith("ERROR: "):
-            return _cut(line.removeprefix("ERROR: "))
-    for line in reversed(lines):
-        text = line.strip().lstrip(_DECORATION).strip()
-        if text and not text.startswith("===") and not _ASIDE.match(text):
-            return _cut(re.sub(r"(?i)^error:\s*", "", text))
-    return None
-
-
-def _cut(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= _REASON_MAX else text[: _REASON_MAX - 1] + "…"
 
 
 def _ready(folder: Path) -> bool:
@@ -390,7 +235,7 @@ async def _build(
     staging = Path(tempfile.mkdtemp(prefix=f".building-{target.name}-", dir=target.parent))
     venv = staging / "env"
     try:
-        steps = build_steps(installer, uv, venv, requires, host_pip=_host_pip_has_python_option())
+        steps = build_steps(installer, uv, venv, requires, host_pip=host_pip_has_python_option())
         for argv in steps:
             code = await _run(argv, env, out, target.parent, deadline)
             if code is None:

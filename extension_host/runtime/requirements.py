@@ -26,7 +26,7 @@ from ..project.discovery import ExtensionSpec
 from .context import SessionContext
 
 if TYPE_CHECKING:
-    from ..launch.python_env import Installer
+    from ..launch.python_installer import Installer
 
 __all__ = ["declared_requirements", "installing", "own_interpreter"]
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from extension_host.launch.python_env import ENVIRONMENTS_FOLDER, INSTALLER_ENV
+from extension_host.launch.python_env import ENVIRONMENTS_FOLDER
+from extension_host.launch.python_installer import INSTALLER_ENV
 from extension_host.project.paths import CACHE_ENV
 from extension_host.runtime.requirements import declared_requirements, installing
 from helpers import CALC, Project, recording_program, run, wait_for_exit, write_wheel
