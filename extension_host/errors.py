@@ -10,6 +10,9 @@
     ├── ScaffoldError                  a new extension cannot be created there (.path)
     ├── ProjectRootError               the project root named is not a folder (.path)
     ├── TrustFileError                 the trust record cannot be read or written (.path)
+    ├── EnablementFileError            the enable/disable record cannot be read or written (.path)
+    ├── ManifestError                  an extension's manifest cannot be used (.path, .problem)
+    ├── SettingsError                  a setting cannot be read, stored or given as asked (.path)
     ├── RuntimeFolderError             the control sockets' folder is not the user's alone (.folder, .owner)
     ├── TokenError                     a server's token cannot be used (.source)
     └── SessionError                   a persisted session cannot be used (.session_id)
@@ -27,6 +30,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "EnablementFileError",
     "ExtensionHostError",
     "ExtensionLoadError",
     "ManifestError",
@@ -36,6 +40,7 @@ __all__ = [
     "SessionError",
     "SessionIdError",
     "SessionLockedError",
+    "SettingsError",
     "TokenError",
     "ToolCollisionError",
     "TrustFileError",
@@ -87,7 +92,12 @@ class UnknownExtensionError(ExtensionHostError):
     """No discovered extension has this name or id."""
 
     def __init__(self, extension: str, known: list[str]) -> None:
-        super().__init__(f"no extension named {extension!r}; discovered: {', '.join(known) or 'none'}")
+        import difflib  # only on a mistake
+
+        names = [*known, *(item.split(":", 1)[-1] for item in known)]
+        close = difflib.get_close_matches(extension, names, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        super().__init__(f"no extension named {extension!r}; discovered: {', '.join(known) or 'none'}{hint}")
         self.extension = extension
 
 
@@ -107,6 +117,14 @@ class TrustFileError(ExtensionHostError):
         self.path = path
 
 
+class EnablementFileError(ExtensionHostError):
+    """The user's record of enabled and disabled extensions at ``path`` cannot be read, believed or written."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class ManifestError(ExtensionHostError):
     """An extension's manifest at ``path`` cannot be used; the message names the field and why."""
 
@@ -114,6 +132,16 @@ class ManifestError(ExtensionHostError):
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
+
+
+class SettingsError(ExtensionHostError):
+    """A setting cannot be read, stored or given as asked: an unknown key, a value of the wrong
+    type, or a settings file (``path``, when that is the fault) that is damaged or not the
+    user's alone. The message never holds a secret's value."""
+
+    def __init__(self, message: str, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class RuntimeFolderError(ExtensionHostError):

@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Unpack
+from typing import TYPE_CHECKING, Any, Final, Unpack
 
 from extension_protocol.hook_points import HOOK_POINTS
 from extension_protocol.protocol import Event
@@ -67,6 +67,9 @@ from .session.reader import SessionEventReader
 from .session.store import SessionStore
 from .session.subagents import TASK_TOOL, ParentPipeline, Subagents
 from .session.turns import DEFAULT_SEND_TIMEOUT, TurnRunner
+
+if TYPE_CHECKING:
+    from .project.settings import Delivery
 
 __all__ = ["ExtensionHost"]
 
@@ -258,6 +261,7 @@ class ExtensionHost:
             crash_budget=crash_budget,
             reload_budget=reload_budget,
             grants=self._granted,
+            settings=self._settings,
             untrusted=self._untrusted,
             walk_project=lambda: self.trust.trusted,
             submit=lambda prompt, attachments, extension_id: self._turns.submit_from_extension(
@@ -421,6 +425,12 @@ class ExtensionHost:
 
     def _granted(self, spec: ExtensionSpec) -> frozenset[str]:
         return self.trust_store.granted(self.project_root, spec.source, spec.name)
+
+    def _settings(self, spec: ExtensionSpec) -> Delivery:
+        from .project.settings import deliver  # read when an extension starts, not at import
+        from .project.settings_store import SettingsStore
+
+        return deliver(SettingsStore(self.user_home), self.project_root, spec)
 
     # -- what is loaded -----------------------------------------------------------------
 

@@ -25,7 +25,8 @@ tools, commands and hooks are withdrawn, its process may run on until it ends.""
 
 NOT_RUNNING: Final[frozenset[ExtensionStatus]] = frozenset({"starting", "failed", "quarantined"})
 """The statuses of an extension that should be running and is not (not joined yet, or failed):
-its hooks judge nothing. Shadowed, untrusted and detached ones are not meant to run."""
+its hooks judge nothing. Shadowed, untrusted, disabled and detached ones are not meant to run.
+``disabled``: the user switched it off (``extensions disable``); it is discovered, never started."""
 
 SDK_STATUS: Final[dict[str, str]] = {
     "starting": "starting",
@@ -36,6 +37,9 @@ SDK_STATUS: Final[dict[str, str]] = {
 }
 """This host's statuses in the Copilot SDK's four (``running``, ``disabled``, ``failed``,
 ``starting``); any other (shadowed, untrusted, disabled) is ``disabled``: discovered, not run."""
+
+_SDK_SOURCES: Final = frozenset({"project", "user"})
+"""The sources this host shares with Copilot CLI; any other is reported to extensions as ``user``."""
 
 
 @functools.cache
@@ -78,6 +82,10 @@ class ExtensionInfo:
     """Built-in tools of the host it replaces (``overridesBuiltInTool``)."""
     commands: tuple[str, ...] = ()
     """The slash commands it offers (names without the ``/``)."""
+    settings: tuple[str, ...] = ()
+    """The names of the settings its manifest declares (never their values)."""
+    settings_unset: tuple[str, ...] = ()
+    """Those without a value when it started (not set, no default): not in its environment."""
     activity: str | None = None
     """What it is doing while ``starting``, when that takes a while (``installing 2 requirements``)."""
 
@@ -87,7 +95,8 @@ class ExtensionInfo:
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` form, plus the log path, shadowing, the folder a link
-        points to, the environment it asked for and got (names only), and built-in overrides."""
+        points to, the environment it asked for and got (names only), built-in overrides, and
+        its settings (names only: which it declares, which have no value)."""
         return {
             "id": self.id,
             "name": self.name,
@@ -110,6 +119,7 @@ class ExtensionInfo:
             },
             "overrides_builtin": list(self.overrides_builtin),
             "commands": list(self.commands),
+            "settings": {"declared": list(self.settings), "unset": list(self.settings_unset)},
             "activity": self.activity,
         }
 
@@ -117,6 +127,7 @@ class ExtensionInfo:
     def from_json(cls, data: Mapping[str, Any]) -> ExtensionInfo:
         """The inverse of :meth:`to_json` (for answers that came over the control socket)."""
         environment = data.get("environment") or {}
+        settings = data.get("settings") or {}
         return cls(
             id=data["id"],
             name=data["name"],
@@ -139,6 +150,8 @@ class ExtensionInfo:
             environment_missing=tuple(environment.get("missing") or ()),
             overrides_builtin=tuple(data.get("overrides_builtin") or ()),
             commands=tuple(data.get("commands") or ()),
+            settings=tuple(settings.get("declared") or ()),
+            settings_unset=tuple(settings.get("unset") or ()),
             activity=data.get("activity"),
         )
 
@@ -170,4 +183,5 @@ class ToolInfo:
 def sdk_entry(extension_id: str, name: str, source: str, status: str) -> dict[str, Any]:
     """An extension as Copilot CLI lists it to extensions: ``{id, name, source, status}``, the
     status in the SDK's four (:data:`SDK_STATUS`)."""
-    return {"id": extension_id, "name": name, "source": source, "status": SDK_STATUS.get(status, "disabled")}
+    sdk_source = source if source in _SDK_SOURCES else "user"  # Copilot CLI's own folder is a user one there
+    return {"id": extension_id, "name": name, "source": sdk_source, "status": SDK_STATUS.get(status, "disabled")}

@@ -114,6 +114,39 @@ def add_grant(sub: argparse.ArgumentParser) -> None:
     sub.set_defaults(run="trust_commands:grant")
 
 
+def _add_switch(sub: argparse.ArgumentParser, verb: str) -> None:
+    sub.add_argument("name", nargs="?", help="extension name or id (project:NAME, user:NAME, copilot:NAME)")
+    scope = sub.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--user", action="store_true", help=f"{verb} it in every project (default for all but project extensions)"
+    )
+    scope.add_argument(
+        "--project",
+        action="store_true",
+        help=f"{verb} it in this project only (default for project extensions; outranks --user)",
+    )
+    sub.add_argument(
+        "--copilot-folder",
+        action="store_true",
+        help=f"{verb} Copilot CLI's user extension folder ($COPILOT_HOME/extensions) as a source of extensions",
+    )
+    json_option(sub)
+    sub.set_defaults(run=f"enable_commands:{verb}")
+
+
+def add_enable(sub: argparse.ArgumentParser) -> None:
+    _add_switch(sub, "enable")
+
+
+def add_disable(sub: argparse.ArgumentParser) -> None:
+    _add_switch(sub, "disable")
+
+
+def add_doctor(sub: argparse.ArgumentParser) -> None:
+    json_option(sub)
+    sub.set_defaults(run="doctor:doctor")
+
+
 def add_dev(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--resume", metavar="ID", help="resume this persisted session (see 'extensions sessions list')")
     sub.set_defaults(run="host_commands:dev_command")

@@ -30,6 +30,7 @@ NAMES: Final[dict[tuple[str, str], str]] = {
     ("inspect", "name"): "extensions",
     ("reload", "name"): "extensions",
     ("grant", "name"): "extensions",
+    ("config", "name"): "extensions",
     ("export copilot", "name"): "extensions",
     ("call", "tool"): "tools",
     ("sessions show", "id"): "sessions",

@@ -97,6 +97,20 @@ COMMANDS: Final[dict[str, CommandSpec]] = {
     "grant": CommandSpec(
         "let an extension have sensitive environment variables it asks for", "command_options:add_grant"
     ),
+    "enable": CommandSpec(
+        "let a disabled extension run again (or look in Copilot CLI's extension folder)", "command_options:add_enable"
+    ),
+    "disable": CommandSpec(
+        "keep an extension from running, in this project or in every one, without touching it",
+        "command_options:add_disable",
+    ),
+    "doctor": CommandSpec(
+        "check the setup and every extension without starting any, and say what to fix", "command_options:add_doctor"
+    ),
+    "config": CommandSpec(
+        "show or change an extension's settings (secrets are kept outside the project and never shown)",
+        "config_command:add_config_command",
+    ),
     "dev": CommandSpec(
         "run a host for the project in the foreground: hot reload, logs, commands on stdin", "command_options:add_dev"
     ),
@@ -144,6 +158,11 @@ EXAMPLES: Final[dict[str, str]] = {
     "trust": "extensions trust\nextensions trust --revoke",
     "grant": "extensions grant deploy GITHUB_TOKEN\nextensions grant deploy\n"
     "extensions grant deploy GITHUB_TOKEN --revoke",
+    "enable": "extensions enable lint\nextensions enable notes --user\nextensions enable --copilot-folder",
+    "disable": "extensions disable lint\nextensions disable user:notes --project\nextensions disable lint --json",
+    "doctor": "extensions doctor\nextensions doctor --json | jq '.checks[] | select(.level != \"ok\")'",
+    "config": "extensions config lint\nextensions config lint max_lines 200 --user\n"
+    "extensions config deploy api_token -\nextensions config lint max_lines --unset",
     "dev": "extensions dev\nextensions dev --resume 2f6c0d1e-...",
     "sessions": "extensions sessions list\nextensions sessions show ID\nextensions sessions rm ID",
     "sessions list": "extensions sessions list\nextensions sessions list --json",
@@ -241,12 +260,15 @@ class CommandParser(argparse.ArgumentParser):
     """Every parser of ``extensions``: a usage error is one line on stderr and exit 2, a
     mistyped choice or option gets the closest name, ``--help`` ends with examples, and a
     command's options may come anywhere among its names (argparse's intermixed parsing; a
-    command made of sub-commands, ``sessions``, parses as usual)."""
+    command made of sub-commands, ``sessions``, parses as usual). An option is taken only as
+    spelt in full: a prefix (``--js``) is a mistyped option, never another option it happens
+    to begin."""
 
     _intermixing = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:

@@ -258,6 +258,8 @@ def _note(info: ExtensionInfo) -> str:
         extras.append(f"overrides built-in {', '.join(info.overrides_builtin)}")
     if info.link_target:
         extras.append(f"links to {info.link_target}")
+    if info.settings_unset:
+        extras.append(f"no value: {', '.join(info.settings_unset)} (extensions config {info.name})")
     return "; ".join(extras) + (f"\n{excerpt}" if excerpt else "")
 
 
@@ -296,11 +298,17 @@ def extension_detail(
         lines.append(f"  shadowed by {cell(info.shadowed_by)}: it is not started")
     if info.overrides_builtin:
         lines.append(f"  overrides the built-in tools: {_cells(info.overrides_builtin)}")
-    if info.environment_requested:
+    if info.environment_requested or info.environment_granted:
         lines.append(
-            f"  environment: requested {_cells(info.environment_requested)}; "
+            f"  environment: requested {_cells(info.environment_requested) or '-'}; "
             f"granted {_cells(info.environment_granted) or '-'}"
             + (f"; not granted {_cells(info.environment_missing)}" if info.environment_missing else "")
+        )
+    if info.settings:
+        lines.append(
+            f"  settings: {_cells(info.settings)}"
+            + (f"; no value: {_cells(info.settings_unset)}" if info.settings_unset else "")
+            + f" (extensions config {cell(info.name)})"
         )
     lines.append(f"  hooks:   {_hooks_cell(info) or '-'}")
     lines.append(f"  tools:   {'-' if not tools else ''}")

@@ -9,7 +9,10 @@ reported, not started, except for one pair: an ``extension.mjs`` that ``extensio
 copilot`` generated (its first line is :data:`COPILOT_LAUNCHER_MARKER`) only starts the
 ``extension.py`` beside it, for Copilot CLI, so that folder is one Python extension. Project
 extensions of a project the user does not trust are reported as untrusted (and shadow nothing:
-they will not run). Nothing here starts processes or reads extension code, beyond that first line.
+they will not run). With the user's opt-in, Copilot CLI's user extension folder is a third
+source, ``copilot``, after the user one (a host's own extension shadows a Copilot one of the
+same name). An extension the user disabled (:mod:`.enablement`) is reported as disabled and
+shadows nothing either. Nothing here starts processes or reads extension code, beyond that first line.
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from .paths import PROJECT_EXTENSIONS_DIR, extensions_dir
+
+if TYPE_CHECKING:
+    from .enablement import Choices
 
 __all__ = [
     "COPILOT_LAUNCHER_MARKER",
@@ -37,7 +43,8 @@ __all__ = [
     "is_copilot_launcher",
 ]
 
-Source = Literal["project", "user"]
+Source = Literal["project", "user", "copilot"]
+"""Where an extension was found, in load order: the project, the user's home, Copilot CLI's user folder."""
 Runtime = Literal["python", "node"]
 ENTRY_FILE: Final = "extension.py"
 """The entry file of a Python extension (what ``extensions scaffold`` writes)."""
@@ -102,11 +109,18 @@ class Discovered:
     shadowed_by: str | None = None
     untrusted: str | None = None
     """Why it may not run: its project is not trusted (the one-line reason)."""
+    disabled: str | None = None
+    """Why it may not run: the user disabled it (the one-line reason)."""
 
     @property
     def startable(self) -> bool:
         """Whether the host should start it."""
-        return self.problem is None and self.shadowed_by is None and self.untrusted is None
+        return self.problem is None and self.shadowed_by is None and self.untrusted is None and self.disabled is None
+
+    @property
+    def meant_to_run(self) -> bool:
+        """Whether it should run but for a problem of its own (neither untrusted, disabled nor shadowed)."""
+        return self.untrusted is None and self.disabled is None and self.shadowed_by is None
 
 
 def check_name(name: str) -> str | None:
@@ -151,21 +165,36 @@ def _scan(folder: Path, source: Source) -> list[tuple[ExtensionSpec, str | None]
     return found
 
 
-def discover(project_root: Path, home: Path, *, untrusted: str | None = None) -> list[Discovered]:
-    """Every extension folder under the project and the user home, in load order.
+def discover(
+    project_root: Path, home: Path, *, untrusted: str | None = None, choices: Choices | None = None
+) -> list[Discovered]:
+    """Every extension folder under the project, the user home and (opted in) Copilot CLI's
+    user folder, in load order.
 
     ``untrusted`` is why the project's own extensions may not run (``None``: it is trusted).
+    ``choices`` are the user's enable/disable decisions for this project (default: read from
+    ``home``'s record).
     """
-    project = _scan(project_root / PROJECT_EXTENSIONS_DIR, "project")
-    user = _scan(extensions_dir(home), "user")
-    project_names = set() if untrusted else {spec.name for spec, _ in project if check_name(spec.name) is None}
+    if choices is None:
+        from .enablement import EnablementStore  # pydantic: only where a decision is read
+
+        choices = EnablementStore(home).choices(project_root)
+    found_specs = [*_scan(project_root / PROJECT_EXTENSIONS_DIR, "project"), *_scan(extensions_dir(home), "user")]
+    if choices.copilot_root is not None:
+        found_specs += _scan(choices.copilot_root, "copilot")
+    owners: dict[str, str] = {}  # name -> the id of the first extension of that name that may run
     found: list[Discovered] = []
-    for spec, ambiguity in (*project, *user):
-        problem = check_name(spec.name) or ambiguity
-        if untrusted is not None and spec.source == "project":
+    for spec, ambiguity in found_specs:
+        problem = check_name(spec.name) or ambiguity or choices.problem
+        disabled = choices.disabled_reason(spec.id, spec.name)
+        if disabled is not None:
+            found.append(Discovered(spec, problem=problem, disabled=disabled))
+        elif untrusted is not None and spec.source == "project":
             found.append(Discovered(spec, problem=problem, untrusted=untrusted))
-        elif problem is None and spec.source == "user" and spec.name in project_names:
-            found.append(Discovered(spec, shadowed_by=f"project:{spec.name}"))
+        elif problem is None and spec.name in owners:
+            found.append(Discovered(spec, shadowed_by=owners[spec.name]))
         else:
+            if check_name(spec.name) is None:
+                owners.setdefault(spec.name, spec.id)
             found.append(Discovered(spec, problem=problem))
     return found

@@ -15,27 +15,24 @@ different set of decisions. It is read through pydantic (a damaged file is an er
 it, and counts as "not trusted"), refused if another user could have written it or if it is
 not a regular file (a fifo in its place is never waited on), and written atomically (a
 temporary file renamed into place, mode 0600) under an advisory lock, so two commands at once
-lose nothing. This module owns that file and the trust rule; it does not know processes,
+lose nothing (:mod:`.records`). This module owns that file and the trust rule; it does not know processes,
 discovery or the command line.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import os
-import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import TrustFileError
-from .private_files import NotRegularFile, open_private, open_regular, private_folder, write_private
+from .records import PrivateRecord
 
 __all__ = [
     "TRUST_ENV",
@@ -77,7 +74,7 @@ class _Document(BaseModel):
     projects: dict[str, _Project] = Field(default_factory=dict)
     """A project's real path → what the user decided for it."""
     user_grants: dict[str, list[str]] = Field(default_factory=dict)
-    """User extension name → the variables granted to it (in every project)."""
+    """User extension name (another source's: its id) → the variables granted to it (in every project)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +107,9 @@ class TrustStore:
     def __init__(self, home: Path) -> None:
         self.home: Final = home
         self.path: Final = home / TRUST_FILE
+        self._record = PrivateRecord(
+            self.path, _Document, version=_VERSION, error=TrustFileError, redo=_REDO, lock=_LOCK_FILE
+        )
 
     # -- projects -------------------------------------------------------------------------
 
@@ -162,8 +162,8 @@ class TrustStore:
             TrustFileError: the file is damaged or writable by someone else.
         """
         document = self._read()
-        if source == "user":
-            return frozenset(document.user_grants.get(name, ()))
+        if source != "project":
+            return frozenset(document.user_grants.get(_user_key(source, name), ()))
         record = document.projects.get(project_key(root))
         return frozenset(record.grants.get(name, ())) if record is not None else frozenset()
 
@@ -185,74 +185,30 @@ class TrustStore:
 
     def _change_grants(self, root: Path, source: str, name: str, change: _GrantChange) -> frozenset[str]:
         with self._update() as document:
-            if source == "user":
-                table = document.user_grants
+            if source != "project":
+                table, key = document.user_grants, _user_key(source, name)
             else:
-                table = document.projects.setdefault(project_key(root), _Project()).grants
-            after = change(set(table.get(name, ())))
+                table, key = document.projects.setdefault(project_key(root), _Project()).grants, name
+            after = change(set(table.get(key, ())))
             if after:
-                table[name] = sorted(after)
+                table[key] = sorted(after)
             else:
-                table.pop(name, None)
+                table.pop(key, None)
             return frozenset(after)
 
     # -- the file ---------------------------------------------------------------------------
 
     def _read(self) -> _Document:
-        try:
-            # Never waited on: a fifo in its place would otherwise hang every command.
-            with open_regular(self.path, follow_symlinks=False) as (handle, info):
-                self._check_owner(info)
-                raw = handle.read()
-        except FileNotFoundError:
-            return _Document()
-        except NotRegularFile:
-            raise TrustFileError(self.path, f"{self.path} is not a regular file; {_REDO}") from None
-        except OSError as exc:
-            raise TrustFileError(self.path, f"cannot read {self.path} ({exc.strerror or exc}); {_REDO}") from None
-        try:
-            document = _Document.model_validate(json.loads(raw))
-        except (ValueError, ValidationError) as exc:
-            first = str(exc).splitlines()[0]
-            raise TrustFileError(
-                self.path, f"{self.path} is damaged ({first}); fix it or remove it (every decision in it is lost)"
-            ) from None
-        if document.version > _VERSION:
-            raise TrustFileError(
-                self.path, f"{self.path} was written by a newer version of extension-host (version {document.version})"
-            )
-        return document
+        return self._record.read()
 
-    def _check_owner(self, info: os.stat_result) -> None:
-        if info.st_uid != os.geteuid():
-            raise TrustFileError(self.path, f"{self.path} belongs to uid {info.st_uid}, not you; {_REDO}")
-        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise TrustFileError(
-                self.path,
-                f"{self.path} can be written by other users (mode {stat.S_IMODE(info.st_mode):04o}); "
-                f"check its contents, then run 'chmod 600 {self.path}'",
-            )
+    def _update(self) -> contextlib.AbstractContextManager[_Document]:
+        return self._record.update()
 
-    @contextlib.contextmanager
-    def _update(self) -> Iterator[_Document]:
-        try:
-            lock = open_private(private_folder(self.home) / _LOCK_FILE, os.O_RDWR)
-        except OSError as exc:
-            raise TrustFileError(self.path, f"cannot write {self.path}: {exc.strerror or exc}") from None
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            document = self._read()
-            yield document
-            self._write(document)
-        finally:
-            os.close(lock)  # releases the lock
 
-    def _write(self, document: _Document) -> None:
-        data = json.dumps(document.model_dump(), indent=2, sort_keys=True).encode() + b"\n"
-        try:
-            write_private(self.path, data)
-        except OSError as exc:
-            raise TrustFileError(self.path, f"cannot write {self.path}: {exc.strerror or exc}") from None
+def _user_key(source: str, name: str) -> str:
+    """How the grants of an extension outside the project are kept: a user one's by its name, one
+    of another source (Copilot CLI's folder) by its id, so that the two never share a grant."""
+    return name if source == "user" else f"{source}:{name}"
 
 
 def decide_project_trust(

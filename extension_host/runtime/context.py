@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..calls.command_registry import CommandRegistry
 from ..calls.permissions import PermissionBroker
@@ -19,7 +19,18 @@ from ..hooks.runner import HookRunner
 from ..launch.forkserver import ForkServer
 from ..project.discovery import ExtensionSpec
 
-__all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "PromptSubmitter", "SendHandler", "SessionContext", "announce_tools"]
+if TYPE_CHECKING:  # the settings are read when an extension starts, not when the host is imported
+    from ..project.settings import Delivery
+
+__all__ = [
+    "MAX_QUEUED_BYTES",
+    "GrantLookup",
+    "PromptSubmitter",
+    "SendHandler",
+    "SessionContext",
+    "SettingsLookup",
+    "announce_tools",
+]
 
 SendHandler = Callable[[str, list[dict[str, Any]], str], Awaitable[None]]
 """What the embedding application does with ``session.send``: ``(prompt, attachments, extension_id)``."""
@@ -31,6 +42,11 @@ message id; raises :class:`~extension_host.errors.ExtensionHostError` saying why
 GrantLookup = Callable[[ExtensionSpec], frozenset[str]]
 """The sensitive variables the user granted to an extension (may raise
 :class:`~extension_host.errors.ExtensionHostError` when the record cannot be read)."""
+
+SettingsLookup = Callable[[ExtensionSpec], "Delivery"]
+"""What an extension gets of its settings when it starts (may raise
+:class:`~extension_host.errors.ExtensionHostError`: its manifest or a settings file cannot be
+read); asked again to learn whether a secret it holds is still set."""
 
 MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
 """Bytes the host keeps queued towards an extension that does not read its input; past that
@@ -84,6 +100,8 @@ class SessionContext:
     """When the session started (ISO 8601; empty: not known), for joins and ``session.lifecycle``."""
     model_id: Callable[[], str | None] | None = None
     """The agent's current model, when it names one (a join's ``modelState``)."""
+    settings: SettingsLookup | None = None
+    """The settings each extension starts with (``None``: none, as for an embedding without a home)."""
 
 
 def announce_tools(context: SessionContext, **data: Any) -> None:

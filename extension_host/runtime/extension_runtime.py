@@ -39,7 +39,7 @@ from ..project.environment import scrub, sdk_environment
 from ..project.paths import cache_dir, project_logs_dir
 from ..project.private_files import private_folder, tighten_files_in
 from .budget import CrashBudget, ReloadBudget
-from .context import GrantLookup, PromptSubmitter, SendHandler, SessionContext
+from .context import GrantLookup, PromptSubmitter, SendHandler, SessionContext, SettingsLookup
 from .lifecycle import SessionUpdated
 from .options import Limits, Timeouts
 from .reload import ExtensionWatcher
@@ -58,7 +58,8 @@ _WATCH_STOP_TIMEOUT: Final = 5.0
 class ExtensionRuntime:
     """The fork server, shared context, supervisor, dispatcher and watcher of one host.
 
-    The host's constructor arguments of the same names mean the same here; ``grants``,
+    The host's constructor arguments of the same names mean the same here; ``settings`` reads
+    an extension's settings as it starts; ``grants``,
     ``untrusted`` and ``walk_project`` ask the host's trust decision, ``submit`` its turns,
     ``on_crash`` is told ``(extension_id, error)`` when a running extension crashes.
     """
@@ -87,6 +88,7 @@ class ExtensionRuntime:
         crash_budget: CrashBudget,
         reload_budget: ReloadBudget,
         grants: GrantLookup,
+        settings: SettingsLookup,
         untrusted: Callable[[], str | None],
         walk_project: Callable[[], bool],
         submit: PromptSubmitter,
@@ -128,6 +130,7 @@ class ExtensionRuntime:
             fork_server=self.fork_server,
             host_environment=host_environment,
             grants=grants,
+            settings=settings,
             allow_builtin_overrides=allow_builtin_overrides,
             max_queued_bytes=limits.queued_bytes,
             submit=submit,
@@ -161,12 +164,15 @@ class ExtensionRuntime:
             permissions,
         )
         self.watcher = (
-            # An untrusted project's extension folders are not walked: only their root is watched.
+            # An untrusted project's extension folders are not walked (only their root is watched),
+            # nor a disabled extension's.
             ExtensionWatcher(
                 project_root,
                 user_home,
                 self.supervisor.apply_watched,
-                walk=lambda source: source == "user" or walk_project(),
+                walk=lambda source: source != "project" or walk_project(),
+                skip=self.supervisor.is_disabled,
+                copilot_root=self.supervisor.copilot_root,
             )
             if watch
             else None
@@ -231,7 +237,7 @@ class ExtensionRuntime:
         return outcomes
 
     async def _refresh_watch(self) -> None:
-        # Trust may have changed, and with it which extension folders are walked.
+        # Trust or an enable/disable decision may have changed, and with it which folders are walked.
         if self.watcher is not None:
             await self.watcher.refresh()
 

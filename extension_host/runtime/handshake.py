@@ -141,10 +141,13 @@ def granted_environment(
     resume: p.ResumeParams,
     host_environment: Mapping[str, str],
     grants: GrantLookup,
+    secret_settings: Mapping[str, str] | None = None,
 ) -> EnvironmentGrant:
     """The values of the sensitive variables it asks for, every one of them granted by the user
     (``grants(spec)`` names them); a request for one not granted refuses the join, saying how to
-    grant it."""
+    grant it. ``secret_settings`` (variable → value): the secret settings the user set for it,
+    granted by that, which it gets in place of the host's variable of the same name, and holds
+    as withheld (unsetting one takes it back)."""
     requested = resume.get("requestedEnvironmentVariables", [])
     try:
         validate_request(requested)
@@ -156,7 +159,13 @@ def granted_environment(
         granted = grants(spec)
     except ExtensionHostError as exc:
         raise JoinRefused(f"its environment grants cannot be checked: {exc}", p.ENVIRONMENT_NOT_GRANTED) from None
+    if secret_settings:
+        host_environment = {**host_environment, **secret_settings}
+        granted = granted | secret_settings.keys()
     grant = resolve_request(requested, host_environment, granted)
+    if secret_settings:
+        held = (*grant.withheld, *(name for name in grant.granted if name in secret_settings))
+        grant = EnvironmentGrant(grant.requested, grant.values, grant.missing, tuple(dict.fromkeys(held)))
     if grant.missing:
         names = ", ".join(grant.missing)
         reason = (

@@ -65,6 +65,7 @@ from .requirements import own_interpreter
 from .withdrawal import announce_departure, withdraw
 
 if TYPE_CHECKING:
+    from ..project.settings import Delivery
     from .agent_configs import CustomAgentConfig
 
 __all__ = [
@@ -136,6 +137,8 @@ class ExtensionInstance:
         """The tools it had when it failed (so a call to one can say why it is gone)."""
         self.environment = EnvironmentGrant((), {}, ())
         """What it asked for of the environment when it joined, and what it got."""
+        self.settings: Delivery | None = None
+        """What it got of its settings when it started (``None``: it has none, or has not started)."""
         self.overrides_builtin: tuple[str, ...] = ()
         """The built-in tools it replaces."""
         self.activity: str | None = None
@@ -204,6 +207,8 @@ class ExtensionInstance:
             environment_missing=self.environment.missing,
             overrides_builtin=self.overrides_builtin,
             commands=tuple(self._context.commands.held_by(self)),
+            settings=self.settings.names if self.settings else (),
+            settings_unset=self.settings.unset if self.settings else (),
             activity=self.activity,
         )
 
@@ -218,6 +223,13 @@ class ExtensionInstance:
             extension_id=self.id,
             parent_pid=os.getpid(),
         )
+        if context.settings is not None:
+            try:
+                self.settings = context.settings(self.spec)
+            except ExtensionHostError as exc:
+                self._fail(str(exc))
+                return
+            env.update(self.settings.environment)
         preparing = self._preparing = asyncio.ensure_future(self._command_line(env))
         try:
             await asyncio.wait([preparing])  # a stop cancels it: that is no error of the start
@@ -321,16 +333,42 @@ class ExtensionInstance:
         crash: nothing restarts it."""
         self.revoked = names
         self._stopping = True  # its end is not a crash, and a start under way gives up
-        reason = (
-            f"needs grant: {', '.join(names)} (the grant was revoked, so it was stopped); "
-            f"to grant it again: {grant_command(self.spec, names)}"
+        from ..project.settings import config_command  # only here: a revocation is rare
+
+        held = self.settings.secrets if self.settings else {}
+        granted = tuple(name for name in names if name not in held)
+        reasons = (
+            [
+                f"needs grant: {', '.join(granted)} (the grant was revoked, so it was stopped); "
+                f"to grant it again: {grant_command(self.spec, granted)}"
+            ]
+            if granted
+            else []
         )
+        for key in (held[name] for name in names if name in held):
+            reasons.append(
+                f"needs setting: {key} (the secret was unset, so it was stopped); "
+                f"to set it again: {config_command(self.spec, key, secret=True)}"
+            )
+        reason = "; ".join(reasons)
         if self.status in ("failed", "quarantined"):
             self.status, self.error = "failed", reason
         else:
             self._fail(reason)
         self.environment = self.environment.taken_back(names)
+        if self.settings is not None:
+            self.settings = self.settings.without(names)
         await self.stop()
+
+    def secret_settings_now(self) -> frozenset[str]:
+        """The variables of its secret settings that are set now (none when the settings cannot
+        be read: nothing vouches for them then); what it may go on holding of them."""
+        if not (self.settings and self.settings.secrets) or self._context.settings is None:
+            return frozenset()
+        try:
+            return frozenset(self._context.settings(self.spec).secrets)
+        except ExtensionHostError:
+            return frozenset()
 
     def kill(self) -> None:
         """Kill the process group at once (used when the host itself is going down hard)."""
@@ -431,7 +469,8 @@ class ExtensionInstance:
             matchers = declared_matchers(resume, hooks)
             agents = declared_agents(resume)
             commands = declared_commands(resume)
-            self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants)
+            secrets = self.settings.secret_values if self.settings else None
+            self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants, secrets)
         except JoinRefused as refused:
             raise self._refuse(refused) from None
         if self._stopping or self.retired:

@@ -2,15 +2,16 @@
 
 What is watched is computed here, not left to a recursive watch (which would follow every
 symbolic link inside an extension folder into whatever tree it names): the project's
-``.github/extensions`` (or ``.github`` while that does not exist) and the user's
-``<home>/extensions``, each on its own, so folders appearing and disappearing are seen; and
-every extension folder in them with each real sub-folder, found without following links. The
-one link followed is an extension folder that is itself a link: its target is watched and
-walked, links inside it are not. ``__pycache__``, ``.git``, ``node_modules`` and the other
+``.github/extensions`` (or ``.github`` while that does not exist), the user's
+``<home>/extensions`` and, while the user has it discovered, Copilot CLI's user extension folder
+(or its parent while it does not exist), each on its own, so folders appearing and disappearing
+are seen; and every extension folder in them with each real sub-folder, found without following
+links. The one link followed is an extension folder that is itself a link: its target is watched
+and walked, links inside it are not. ``__pycache__``, ``.git``, ``node_modules`` and the other
 folders watchfiles ignores are not walked, and an extension contributes at most
-:data:`MAX_FOLDERS_PER_EXTENSION` folders. Every folder is watched non-recursively; after each
-batch the set is computed again and, if it changed, watching moves to the new set before the
-batch is applied.
+:data:`MAX_FOLDERS_PER_EXTENSION` folders; a disabled extension's folders are not walked. Every
+folder is watched non-recursively; after each batch the set is computed again and, if it
+changed, watching moves to the new set before the batch is applied.
 
 Only files inside an extension's folder count; ``__pycache__``, ``.git``, compiled files and
 editor swap or backup files do not. watchfiles groups a burst of saves into one batch; while a
@@ -76,6 +77,8 @@ IGNORED_DIRS: Final = frozenset(watchfiles.DefaultFilter.ignore_dirs)
 FileChanges = set[tuple[watchfiles.Change, str]]
 Apply = Callable[[set[str]], Awaitable[object]]
 WalkSource = Callable[[Source], bool]
+SkipExtension = Callable[[str], bool]
+ExtraRoot = Callable[[], Path | None]
 
 
 class ExtensionFilter(watchfiles.DefaultFilter):
@@ -125,15 +128,30 @@ class ExtensionWatcher:
             batch), so its answer may change during a session. Where it answers ``False``,
             only the root is watched: extension folders appearing and disappearing are seen,
             changes inside them are not. Default: every source is walked.
+        skip: whether the folders of one extension (by id) are left unwalked (it is disabled);
+            asked as ``walk`` is.
+        copilot_root: Copilot CLI's user extension folder while it is a source (else ``None``);
+            asked as ``walk`` is.
     """
 
-    def __init__(self, project_root: Path, user_home: Path, apply: Apply, *, walk: WalkSource | None = None) -> None:
-        self._roots: dict[Path, Source] = {
+    def __init__(
+        self,
+        project_root: Path,
+        user_home: Path,
+        apply: Apply,
+        *,
+        walk: WalkSource | None = None,
+        skip: SkipExtension | None = None,
+        copilot_root: ExtraRoot | None = None,
+    ) -> None:
+        self._own_roots: dict[Path, Source] = {
             (project_root / PROJECT_EXTENSIONS_DIR).resolve(): "project",
             extensions_dir(user_home).resolve(): "user",
         }
         self._apply = apply
         self._walk = walk
+        self._skip = skip
+        self._copilot_root = copilot_root
         # Folder -> extension ids, for the folders of every set computed since the last batch
         # was handed on (a batch may name folders gone since) and of the set then watched.
         self._owners: Mapping[Path, frozenset[str]] = {}
@@ -142,6 +160,14 @@ class ExtensionWatcher:
         self._watching = False
         self.batches = 0
         """How many batches were applied (for diagnostics and tests)."""
+
+    @property
+    def _roots(self) -> dict[Path, Source]:
+        """The extension roots now, with their source."""
+        extra = self._copilot_root() if self._copilot_root is not None else None
+        if extra is None:
+            return self._own_roots
+        return {**self._own_roots, extra.resolve(): "copilot"}
 
     def extension_ids(self, changes: Iterable[tuple[watchfiles.Change, str]]) -> set[str]:
         """The ids of the extensions whose folders the changes touch (new or deleted ones too).
@@ -211,6 +237,8 @@ class ExtensionWatcher:
                 continue  # `.github` stands in for a missing root: nothing in it is an extension
             for child in _subfolders(watched, follow=True):
                 extension_id = f"{source}:{child.name}"
+                if self._skip is not None and self._skip(extension_id):
+                    continue  # disabled: enabling it is told to the host, which refreshes the watch
                 found = self._extension_folders(child, extension_id)
                 if found:
                     extension_folders.add(found[0])

@@ -1,5 +1,8 @@
 """Taking a grant back from the extension processes that hold its value.
 
+A secret setting the user kept for an extension counts as a grant to it
+(:mod:`extension_host.project.settings`): unsetting it takes it back the same way.
+
 An extension granted a withheld variable got its value when it joined
 (:attr:`~extension_host.project.environment.EnvironmentGrant.withheld`); the value stays in that process,
 and in whatever it started, for as long as they run. So once the user takes the grant back,
@@ -37,7 +40,8 @@ async def stop_revoked(instances: Iterable[ExtensionInstance], grants: GrantLook
 
 
 def _revoked(instance: ExtensionInstance, grants: GrantLookup) -> tuple[str, ...]:
-    """The withheld variables ``instance`` holds and is no longer granted; none once its
+    """The withheld variables ``instance`` holds and is no longer granted (nor set as one of its
+    secret settings); none once its
     process group has been stopped (nothing of it holds anything any more)."""
     process = instance.process
     if not instance.environment.withheld or process is None or process.stopped:
@@ -46,4 +50,4 @@ def _revoked(instance: ExtensionInstance, grants: GrantLookup) -> tuple[str, ...
         allowed = grants(instance.spec)
     except ExtensionHostError:
         allowed = frozenset()
-    return instance.environment.revoked(allowed)
+    return instance.environment.revoked(allowed | instance.secret_settings_now())

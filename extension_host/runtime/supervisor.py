@@ -24,14 +24,14 @@ crashes after joining is restarted as :mod:`~extension_host.runtime.restarter` d
 :class:`~extension_host.runtime.budget.ReloadBudget`, reloads caused by an extension's own files past
 the budget pause its watching until it is reloaded by name.
 
-Project extensions run only while their project is trusted: trust is asked again at every
-discovery, so a decision recorded while the host runs takes effect at its next change. Grants
-are looked at again at every change too: an instance, current or draining, that holds the value
-of a variable no longer granted to it is stopped at once and left ``failed`` with ``needs grant:
-NAME`` (:mod:`extension_host.runtime.revocation`), before anything else of the change is done. Changes
-are applied one batch at a time, extensions in load order.
-The supervisor knows instances, discovery and the registries; not files being watched, and not
-the CLI.
+Project extensions run only while their project is trusted, and no extension the user disabled
+runs: trust and the enable/disable decisions are asked again at every discovery, so a decision
+recorded while the host runs takes effect at its next change. Grants are looked at again at
+every change too: an instance, current or draining, that holds the value of a variable no longer
+granted to it is stopped at once and left ``failed`` with ``needs grant: NAME``
+(:mod:`extension_host.runtime.revocation`), before anything else of the change is done. Changes
+are applied one batch at a time, extensions in load order. The supervisor knows instances,
+discovery and the registries; not files being watched, and not the CLI.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from ..calls.tool_registry import ToolEntry
 from ..info import NOT_RUNNING, ExtensionInfo, ExtensionStatus, sdk_entry
 from ..outcomes import ReloadOutcome
 from ..project.discovery import Discovered, ExtensionSpec, discover
+from ..project.enablement import EnablementStore
 from .budget import CrashBudget, ReloadBudget, SlidingCount
 from .context import SessionContext, announce_tools
 from .instance import Arbiter, CrashHandler, ExtensionInstance, JoinHandler
@@ -106,8 +107,12 @@ class Supervisor:
         self._drain_timeout = drain_timeout
         self._found: list[Discovered] = []
         self._meant_to_run: tuple[str, ...] = ()
-        """The ids of :attr:`_found` that should run (neither untrusted nor shadowed), in load
-        order: what :meth:`not_running` looks at on every call."""
+        """The ids of :attr:`_found` that should run (neither untrusted, disabled nor shadowed),
+        in load order: what :meth:`not_running` looks at on every call."""
+        self._disabled: frozenset[str] = frozenset()
+        """The ids of :attr:`_found` that the user disabled."""
+        self._copilot_root: Path | None = None
+        """Copilot CLI's user extension folder, while the user has it discovered."""
         self._current: dict[str, ExtensionInstance] = {}
         self._reload_errors: dict[str, str] = {}
         self._retiring = BackgroundTasks("the supervisor (retiring instances)")
@@ -151,7 +156,7 @@ class Supervisor:
                         source=spec.source,
                         path=spec.folder,
                         status=_not_started(found),
-                        error=found.untrusted or found.problem,
+                        error=found.disabled or found.untrusted or found.problem,
                         shadowed_by=found.shadowed_by,
                         link_target=spec.link_target,
                     )
@@ -172,6 +177,14 @@ class Supervisor:
     def untrusted(self) -> list[str]:
         """The ids of the extensions that did not run because their project is not trusted."""
         return [found.spec.id for found in self._found if found.untrusted]
+
+    def copilot_root(self) -> Path | None:
+        """Copilot CLI's user extension folder, if the last discovery looked in it."""
+        return self._copilot_root
+
+    def is_disabled(self, extension_id: str) -> bool:
+        """Whether the user disabled ``extension_id`` (as of the last discovery): its folder is not watched."""
+        return extension_id in self._disabled
 
     def unavailable_reason(self, tool_name: str) -> str | None:
         """Why a tool that used to be offered is gone, if its extension failed."""
@@ -198,8 +211,11 @@ class Supervisor:
 
     def _discover(self) -> list[Discovered]:
         """Look at the folders again: :attr:`_found` and what of it should run."""
-        self._found = discover(self._project_root, self._user_home, untrusted=self._untrusted())
-        self._meant_to_run = tuple(f.spec.id for f in self._found if not (f.untrusted or f.shadowed_by))
+        choices = EnablementStore(self._user_home).choices(self._project_root)
+        self._copilot_root = choices.copilot_root
+        self._found = discover(self._project_root, self._user_home, untrusted=self._untrusted(), choices=choices)
+        self._meant_to_run = tuple(f.spec.id for f in self._found if f.meant_to_run)
+        self._disabled = frozenset(f.spec.id for f in self._found if f.disabled)
         return self._found
 
     async def _start_all(self) -> list[ReloadOutcome]:
@@ -482,7 +498,7 @@ class Supervisor:
     def _why_gone(self, extension_id: str) -> str:
         for found in self._found:
             if found.spec.id == extension_id:
-                return found.untrusted or found.problem or f"shadowed by {found.shadowed_by}"
+                return found.disabled or found.untrusted or found.problem or f"shadowed by {found.shadowed_by}"
         return "its folder or extension.py was removed"
 
     def _tool_owners(self) -> dict[str, str]:
@@ -524,6 +540,8 @@ class Supervisor:
 
 def _not_started(found: Discovered) -> ExtensionStatus:
     """The status of a discovered extension that has no instance."""
+    if found.disabled:
+        return "disabled"
     return "untrusted" if found.untrusted else "shadowed" if found.shadowed_by else "failed"
 
 

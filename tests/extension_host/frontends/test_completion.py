@@ -19,7 +19,7 @@ from helpers import CALC, EXTENSIONS_SCRIPT, Project, run
 
 def test_a_tab_after_the_command_name_offers_the_commands_that_begin_so() -> None:
     assert candidates(["li"]) == ["list"]
-    assert candidates(["c"]) == ["call", "chat", "command", "completion"]
+    assert candidates(["c"]) == ["call", "chat", "command", "completion", "config"]
     assert "--version" in candidates(["--"]) and "--root" in candidates(["--"])
 
 

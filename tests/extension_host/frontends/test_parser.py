@@ -31,6 +31,8 @@ def test_the_package_version_is_the_installed_distribution_s() -> None:
         (["list", "--jsn"], "extensions: unknown option '--jsn'; did you mean '--json'?\n"),
         (["call", "add", "--verbse"], "extensions: unknown option '--verbse'; did you mean '--verbose'?\n"),
         (["list", "--rot", "x"], "extensions: unknown option '--rot'; did you mean '--root'?\n"),
+        (["list", "--js"], "extensions: unknown option '--js'; did you mean '--json'?\n"),
+        (["list", "--ro", "x"], "extensions: unknown option '--ro'; did you mean '--root'?\n"),
         (["xyzzy"], "extensions: unknown command 'xyzzy' (see 'extensions --help')\n"),
         (
             ["schema", "evnts"],
