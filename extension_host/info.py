@@ -87,7 +87,8 @@ class ExtensionInfo:
     settings_unset: tuple[str, ...] = ()
     """Those without a value when it started (not set, no default): not in its environment."""
     activity: str | None = None
-    """What its start is busy with before its process runs (``installing npm dependencies…``)."""
+    """What it is doing while ``starting``, when that takes a while (``installing 2 requirements``,
+    ``installing npm dependencies…``)."""
     note: str | None = None
     """A remark on how it was started (its npm dependencies' scripts were not run)."""
 

@@ -772,3 +772,30 @@ def npm_package_json(folder: Path, dependencies: Mapping[str, str], **fields: An
     """Write ``folder/package.json`` (an ES module package) declaring ``dependencies``."""
     manifest = {"name": folder.name, "version": "1.0.0", "type": "module", "dependencies": dict(dependencies), **fields}
     (folder / "package.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def write_wheel(folder: Path, name: str, version: str, modules: Mapping[str, str]) -> Path:
+    """A pure-Python wheel of the distribution ``name`` ``version`` in ``folder``, written by
+    hand (no build tool, no network): ``modules`` maps each file's path in the wheel
+    (``tinygreet/__init__.py``) to its code. What pip or uv installs from a wheel folder."""
+    import base64
+    import hashlib
+    import zipfile
+
+    info = f"{name.replace('-', '_')}-{version}.dist-info"
+    files = {path: textwrap.dedent(code).encode() for path, code in modules.items()}
+    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
+    files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+
+    def record(path: str, data: bytes) -> str:
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        return f"{path},sha256={digest},{len(data)}"
+
+    lines = [record(path, data) for path, data in files.items()] + [f"{info}/RECORD,,"]
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = folder / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+        archive.writestr(f"{info}/RECORD", "\n".join(lines) + "\n")
+    return wheel

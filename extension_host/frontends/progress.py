@@ -89,11 +89,12 @@ async def starting_status(
 
 
 def host_starting(host: ExtensionHost) -> AbstractAsyncContextManager[None]:
-    """The status line while ``host`` starts: the extensions whose status is still ``starting``."""
+    """The status line while ``host`` starts: the extensions whose status is still ``starting``,
+    each with what it is doing when that takes a while (``project:greet (installing 2 requirements)``)."""
     return starting_status(
         f"the extensions of {host.project_root}",
         lambda: [
-            f"{info.id}: {info.activity}" if info.activity else info.id
+            f"{info.id} ({info.activity})" if info.activity else info.id
             for info in host.extensions
             if info.status == "starting"
         ],

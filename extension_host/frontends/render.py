@@ -248,6 +248,8 @@ def _note(info: ExtensionInfo) -> str:
         note = f"last reload failed, this version kept serving: {info.reload_error}"
     elif info.status == "detached":
         note = "left the session (session.detach); a reload brings it back"
+    elif info.activity:
+        note = info.activity
     else:
         note = ""
     first, _, excerpt = note.partition("\n")  # an error's source line and caret stay below the rest

@@ -1,6 +1,7 @@
 """Extension processes: spawn one with the contract's environment, and stop it for sure.
 
-Each extension runs as ``<host python> -P -m sdk_extension <extension.py>`` in its own process
+Each extension runs as ``<host python> -P -m sdk_extension <extension.py>`` (one with
+requirements: its own environment's python, :mod:`extension_host.launch.python_env`) in its own process
 group, with stdin/stdout as pipes for the protocol and stderr appended to its log file; a Python
 extension is the same process forked by the host's fork server when there is one
 (:mod:`extension_host.launch.forkserver`), which skips the interpreter's start-up. Every one inherits
@@ -26,7 +27,7 @@ from typing import Final
 from extension_protocol.pipes import PipeReader, open_pipe_writer
 
 from .forkserver import EXIT_CODE_UNKNOWN, ForkedChild, ForkServer, ForkServerUnavailable
-from .interpreter import python_command
+from .interpreter import python_args, python_command
 from .lifeline import LIFELINE_ENV, lifeline_fd
 from .logs import open_log, rotate_log
 from .process_groups import STOP_GRACE_SECONDS, GroupLeader, signal_group, stop_group
@@ -66,11 +67,17 @@ class LaunchSpec:
     log_path: Path
     python_entry: Path | None = None
     """For a Python extension, its entry file: what a fork server runs instead of ``argv``."""
+    forkable: bool = True
+    """Whether a fork server may start it: not a Python extension with an environment of its
+    own (:mod:`.python_env`), which runs that environment's interpreter, not the server's."""
 
 
-def python_argv(entry: Path) -> tuple[str, ...]:
+def python_argv(entry: Path, interpreter: Path | None = None) -> tuple[str, ...]:
     """The command line that runs a Python extension file under the SDK launcher (isolated
-    from the project it runs in: :mod:`.interpreter`)."""
+    from the project it runs in: :mod:`.interpreter`), with this interpreter or ``interpreter``
+    (an extension's own environment's)."""
+    if interpreter is not None:
+        return (str(interpreter), *python_args("-m", "sdk_extension", str(entry)))
     return python_command("-m", "sdk_extension", str(entry))
 
 
@@ -143,7 +150,7 @@ class ExtensionProcess:
         entry = self.spec.python_entry
         startup = last_startup_error(lines) if entry is not None else None
         if startup is not None and entry is not None:
-            return describe_startup_error(startup, self.spec.cwd, entry)
+            return describe_startup_error(startup, self.spec.cwd, entry, own_environment=not self.spec.forkable)
         return failure_line(lines)
 
 
@@ -192,8 +199,9 @@ def tail_lines(path: Path, max_lines: int = 20, *, start: int = 0) -> list[str]:
 async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> ExtensionProcess:
     """Start an extension process in its own process group.
 
-    A Python extension is forked by ``fork_server`` when one is given and it can; otherwise,
-    and for every other runtime, a new process runs ``spec.argv``.
+    A Python extension is forked by ``fork_server`` when one is given and it can (and the
+    extension has no environment of its own); otherwise, and for every other runtime, a new
+    process runs ``spec.argv``.
 
     Raises:
         OSError: the interpreter or the working directory cannot be used.
@@ -206,7 +214,7 @@ async def spawn(spec: LaunchSpec, fork_server: ForkServer | None = None) -> Exte
         offset = log.tell()
         lifeline = lifeline_fd()
         env = {**spec.env, LIFELINE_ENV: str(lifeline)}
-        if fork_server is not None and spec.python_entry is not None:
+        if fork_server is not None and spec.python_entry is not None and spec.forkable:
             try:
                 child, stdin, stdout = await _fork(spec, env, fork_server, log.fileno())
             except ForkServerUnavailable:

@@ -9,7 +9,8 @@ in a run's log lines, :func:`describe_startup_error` turns it into the extension
   and a caret under the column, each on a line of its own (front ends show them under the note);
 - ``ModuleNotFoundError: No module named 'yaml'``, then a line with the command that installs it
   into the host's Python (``pip install -r`` the extension's ``requirements.txt`` when it has
-  one: the package may be named otherwise than the module).
+  one: the package may be named otherwise than the module), or the manifest's ``requires`` that
+  gives it an environment of its own; for an extension that has one, ``requires`` alone.
 
 A file is shown relative to the extension's folder (the extension is named beside it) or else
 to the project, when it is inside them. This module reads no file but
@@ -29,6 +30,9 @@ from extension_protocol.startup_errors import STARTUP_ERROR_PREFIX, StartupError
 
 __all__ = ["REQUIREMENTS_FILE", "describe_startup_error", "last_startup_error"]
 
+MANIFEST_FILE: Final = "extension.toml"
+"""Where an extension lists its requirements (:mod:`extension_host.project.manifest`)."""
+
 REQUIREMENTS_FILE: Final = "requirements.txt"
 """An extension's own list of what it needs, in its folder; the install hint names it when it exists."""
 _EXCERPT_INDENT: Final = "    "
@@ -43,11 +47,15 @@ def last_startup_error(lines: Iterable[str]) -> StartupError | None:
     return found
 
 
-def describe_startup_error(error: StartupError, project_root: Path, entry: Path) -> str:
-    """The error of an extension (entry file ``entry``) stopped by ``error``: a first line
-    that names it, then the source line and its caret, or the install hint."""
+def describe_startup_error(
+    error: StartupError, project_root: Path, entry: Path, *, own_environment: bool = False
+) -> str:
+    """The error of an extension (entry file ``entry``; ``own_environment``: it runs in one
+    built from its ``requires``) stopped by ``error``: a first line that names it, then the
+    source line and its caret, or the install hint."""
     if error.module is not None and error.exception == "ModuleNotFoundError":
-        return f"{error.exception}: {error.message}\n{_install_hint(error.module, project_root, entry)}"
+        hint = _requires_hint(error.module) if own_environment else _install_hint(error.module, project_root, entry)
+        return f"{error.exception}: {error.message}\n{hint}"
     if error.line is None:
         return f"{error.exception}: {error.message}"
     where = _shown_path(error.file, entry.parent, project_root) if error.file else entry.name
@@ -78,7 +86,18 @@ def _install_hint(module: str, project_root: Path, entry: Path) -> str:
         shown = _shown_path(str(requirements), project_root)
         return f"install the extension's requirements into the host's Python: {python} -m pip install -r {shown}"
     package = module.partition(".")[0]
-    return f"install it into the host's Python: {python} -m pip install {package}"
+    return (
+        f"install it into the host's Python: {python} -m pip install {package} "
+        f"(or list it under requires in the extension's {MANIFEST_FILE}: it gets an environment of its own)"
+    )
+
+
+def _requires_hint(module: str) -> str:
+    package = module.partition(".")[0]
+    return (
+        f"add the package that provides {package!r} to the requires of the extension's manifest: "
+        "its environment holds only what requires lists"
+    )
 
 
 def _shown_path(path: str, *folders: Path) -> str:

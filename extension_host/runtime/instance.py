@@ -1,18 +1,19 @@
 """One running extension's lifecycle: start, join, fail, detach, stop; and the calls to it.
 
-An :class:`ExtensionInstance` starts the process (a JavaScript extension's npm dependencies
-installed first when its ``package.json`` asks: :mod:`~extension_host.launch.npm_deps`), serves
-its connection (the handler table is :mod:`~extension_host.runtime.inbound`'s), answers its
-``session.resume`` by registering its tools, hooks and slash commands the moment it joins (never
-waiting for another extension) and granting the environment variables the user granted, forwards
-the session events it is interested in (:mod:`~extension_host.runtime.interests`), calls its
-tools, hooks and commands, and turns every way it can go wrong (crash, protocol error, collision,
-a variable nobody granted, no join in time) into status ``failed`` with a one-line reason.
-Whatever happens to it, its pending calls end at once and its tools leave the registry
-(:mod:`~extension_host.runtime.withdrawal`). Before its stdin is closed, the requests it already
-sent are answered. A grant taken back from it while it holds the value
-(:meth:`ExtensionInstance.revoke`) stops it at once and leaves it ``failed``, saying which grant
-it needs.
+An :class:`ExtensionInstance` starts the process, serves its connection (the handler table is
+:mod:`~extension_host.runtime.inbound`'s), answers its ``session.resume`` by registering its tools,
+hooks and slash commands the moment it joins (never waiting for another extension) and
+granting the environment variables the user granted, forwards the session events it is
+interested in (:mod:`~extension_host.runtime.interests`), calls its tools, hooks and commands, and
+turns every way it can go wrong (crash, protocol error, collision, a variable nobody granted,
+no join in time) into status ``failed`` with a one-line reason. Whatever happens to it, its
+pending calls end at once and its tools leave the registry (:mod:`~extension_host.runtime.withdrawal`).
+Before its stdin is closed, the requests it already sent are answered. A grant taken back from
+it while it holds the value (:meth:`ExtensionInstance.revoke`) stops it at once and leaves it
+``failed``, saying which grant it needs.
+A Python extension with requirements runs on its own environment's interpreter, built first
+(:mod:`~extension_host.runtime.requirements`); a JavaScript one's npm dependencies are installed
+first when its ``package.json`` asks (:mod:`~extension_host.launch.npm_deps`).
 
 It knows nothing of other extensions beyond the shared registry and event log it is given:
 who wins a tool-name collision with a running extension is its arbiter's call, and what
@@ -39,10 +40,9 @@ from ..calls.command_registry import CommandCollisionError, CommandEntry, Comman
 from ..calls.tool_registry import ToolEntry
 from ..errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
 from ..info import ExtensionInfo, ExtensionStatus
-from ..launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv, sdk_build
+from ..launch.node_sdk import ensure_sdk, find_node, node_argv, sdk_build
 from ..launch.npm_deps import (
     SCRIPTS_SKIPPED,
-    NpmInstallError,
     install_dependencies,
     npm_environment,
     npm_plan,
@@ -69,6 +69,7 @@ from .inbound import ExtensionRequests, inbound_handlers
 from .interests import MAX_INTEREST_HANDLES, Interests
 from .pending_commands import PendingCommands
 from .pending_tools import PendingCalls
+from .requirements import own_interpreter
 from .withdrawal import announce_departure, withdraw
 
 if TYPE_CHECKING:
@@ -149,9 +150,11 @@ class ExtensionInstance:
         self.overrides_builtin: tuple[str, ...] = ()
         """The built-in tools it replaces."""
         self.activity: str | None = None
-        """What its start is busy with before the process runs (``installing npm dependencies``)."""
+        """What it is doing while ``starting``, when that is not quick (``installing 2 requirements``)."""
         self.note: str | None = None
         """A remark on how it was started (its dependencies' scripts were not run)."""
+        self._preparing: asyncio.Future[tuple[tuple[str, ...], bool]] | None = None
+        """Its command line being made (its environment built, say), until it is."""
         self.settled = asyncio.Event()
         """Set once the extension is running or has failed (its registration is decided)."""
         self._interests = Interests()
@@ -238,13 +241,23 @@ class ExtensionInstance:
                 self._fail(str(exc))
                 return
             env.update(self.settings.environment)
+        preparing = self._preparing = asyncio.ensure_future(self._command_line(env))
         try:
-            argv = await self._command_line(env)
-        except (NodeUnavailable, NpmInstallError) as exc:
+            await asyncio.wait([preparing])  # a stop cancels it: that is no error of the start
+        finally:
+            self._preparing = None
+            if not preparing.done():  # this start was cancelled: so is what it waited for
+                preparing.cancel()
+                await asyncio.wait([preparing])  # its installer is gone before the start ends
+        if preparing.cancelled():
+            return
+        try:
+            argv, forkable = preparing.result()
+        except ExtensionHostError as exc:  # no Node.js, a wrong manifest, a failed install (pip, npm)
             self._fail(str(exc))
             return
         python_entry = self.spec.entry if self.spec.runtime == "python" else None
-        launch = LaunchSpec(self.id, argv, context.project_root, env, self.log_path, python_entry)
+        launch = LaunchSpec(self.id, argv, context.project_root, env, self.log_path, python_entry, forkable)
         try:
             self._process = await spawn(launch, context.fork_server)
         except OSError as exc:
@@ -283,9 +296,11 @@ class ExtensionInstance:
                     "(join_session() was not called or did not finish)"
                 )
 
-    async def _command_line(self, env: dict[str, str]) -> tuple[str, ...]:
+    async def _command_line(self, env: dict[str, str]) -> tuple[tuple[str, ...], bool]:
+        """Its command line, and whether a fork server may start it instead."""
         if self.spec.runtime == "python":
-            return python_argv(self.spec.entry)
+            python = await own_interpreter(self.spec, self._context, env, self.log_path, self._doing)
+            return python_argv(self.spec.entry, python), python is None
         node = find_node(env)
         await self._npm_dependencies()
         if self._context.sdk_path is not None:
@@ -295,7 +310,17 @@ class ExtensionInstance:
             sdk = await ensure_sdk(self._context.cache_dir, env)
             env["EXTENSION_HOST_NODE_SDK"] = str(sdk)
             env["COPILOT_SDK_PATH"] = str(sdk / "node_modules" / "@github" / "copilot-sdk")
-        return node_argv(node, self.spec.entry)
+        return node_argv(node, self.spec.entry), False
+
+    def _doing(self, activity: str | None) -> None:
+        self.activity = activity
+
+    def abandon_start(self) -> None:
+        """Give up a start that is still preparing (its environment being built): the start
+        returns at once, its installer ended, and it is being stopped. Nothing else changes."""
+        if self._preparing is not None:
+            self._stopping = True
+            self._preparing.cancel()
 
     async def _npm_dependencies(self) -> None:
         """Install the npm dependencies its ``package.json`` declares, if not done already
@@ -318,6 +343,7 @@ class ExtensionInstance:
 
     async def stop(self) -> None:
         """Stop the process (stop ladder) and release its tools; safe to call in any state."""
+        self.abandon_start()
         self._stopping = True
         self._withdraw("the extension is stopping")
         self.settled.set()  # a start still waiting for the join returns

@@ -317,6 +317,8 @@ class Supervisor:
         self._closing.set()
         if self._restarter is not None:
             self._restarter.close()  # one waiting for its backoff gives up at once
+        for instance in self._current.values():
+            instance.abandon_start()  # a start building an environment holds the lock for minutes
         async with self._lock:
             instances = list(self._current.values())
             self._current.clear()

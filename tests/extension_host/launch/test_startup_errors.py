@@ -104,3 +104,21 @@ def test_the_caret_spans_what_python_marks_and_a_file_outside_the_project_stays_
     ]
     bare = StartupError("SyntaxError", "bad", file=str(entry), line=1)
     assert describe_startup_error(bare, tmp_path / "project", entry) == "SyntaxError: bad at extension.py:1"
+
+
+def test_a_module_missing_from_an_extensions_own_environment_points_at_its_requires(tmp_path: Path) -> None:
+    """Installing into the host's Python would not help an extension that runs in an environment
+    of its own; without one, requires is offered beside the host's pip."""
+    missing = StartupError("ModuleNotFoundError", "No module named 'yaml'", module="yaml.constructor")
+    entry = tmp_path / "extension.py"
+    own = describe_startup_error(missing, tmp_path, entry, own_environment=True)
+    assert own.splitlines() == [
+        "ModuleNotFoundError: No module named 'yaml'",
+        "add the package that provides 'yaml' to the requires of the extension's manifest: "
+        "its environment holds only what requires lists",
+    ]
+    shared = describe_startup_error(missing, tmp_path, entry)
+    assert shared.splitlines()[1] == (
+        f"install it into the host's Python: {sys.executable} -m pip install yaml "
+        "(or list it under requires in the extension's extension.toml: it gets an environment of its own)"
+    )
