@@ -81,10 +81,11 @@ to run other code in the extension's process or the host's tools."""
 _TRUE: Final = frozenset({"true", "yes", "1"})
 _FALSE: Final = frozenset({"false", "no", "0"})
 _INTEGER: Final = re.compile(r"\A[+-]?[0-9]{1,64}\Z")
-_REQUIREMENT: Final = re.compile(r"\A[A-Za-z0-9][^\s;@]*(\s*@\s*\S+)?(\s*;\s*[^\n\r]+)?\Z")
-"""One PEP 508 requirement, loosely: a name (with extras and versions), an optional direct
-reference and an optional marker. What matters here is what it may not be: an option, an empty
-string or more than one line. The installer checks the rest and says what it did not like."""
+_REQUIREMENT: Final = re.compile(r"\A[A-Za-z0-9][^\x00-\x1f\x7f]*\Z")
+"""One PEP 508 requirement, loosely: it starts with a name and is one line (``requests >= 2``,
+``rich ; python_version >= '3.11'``, ``pkg @ https://…``). What matters here is what it may not
+be: an option, an empty string or more than one line. The installer checks the rest and says
+what it did not like."""
 
 SettingType = Literal["string", "integer", "number", "boolean"]
 SettingValue = str | int | float | bool

@@ -31,14 +31,14 @@ def test_a_folder_without_a_manifest_has_the_empty_one(tmp_path: Path) -> None:
 def test_extension_toml_gives_every_field(tmp_path: Path) -> None:
     (tmp_path / "extension.toml").write_text(
         'description = "Counts lines"\nversion = "1.2.0"\n'
-        'requires = ["requests>=2.31", "rich ; python_version >= \'3.11\'"]\n'
+        'requires = ["requests>=2.31", "rich ; python_version >= \'3.11\'", "httpx >= 0.27"]\n'
         '[settings.limit]\ntype = "integer"\ndefault = 10\ndescription = "most lines"\n'
         "[settings.token]\nsecret = true\n"
     )
     manifest = read_manifest(tmp_path)
     assert manifest.description == "Counts lines"
     assert manifest.version == "1.2.0"
-    assert manifest.requires == ("requests>=2.31", "rich ; python_version >= '3.11'")
+    assert manifest.requires == ("requests>=2.31", "rich ; python_version >= '3.11'", "httpx >= 0.27")
     assert manifest.settings == (
         Setting("limit", "integer", 10, False, "most lines"),
         Setting("token", "string", None, True, ""),
