@@ -1,15 +1,18 @@
 """Discovery: which extension folders exist, in which order, and which ones cannot start.
 
 Project extensions (``<root>/.github/extensions/<name>/``) come first, then user ones
-(``<home>/extensions/<name>/``), each source sorted by name. A folder is an extension when it
-holds an entry file: ``extension.py`` (Python), or ``extension.mjs``, ``.cjs`` or ``.js`` (a
-Copilot SDK extension, run with Node.js). A project extension shadows a user one of the same
-name; a folder whose name breaks the naming rule, or that holds more than one entry file, is
-reported, not started, except for one pair: an ``extension.mjs`` that ``extensions export
+(``<home>/extensions/<name>/``), each source sorted by name, then the package scope's: those the
+distributions installed under ``<home>/packages/`` expose (:mod:`.packages`), ids
+``package:<name>``, by distribution. A folder is an extension when it holds an entry file:
+``extension.py`` (Python), or ``extension.mjs``, ``.cjs`` or ``.js`` (a Copilot SDK extension,
+run with Node.js). A project extension shadows a user one of the same name, and either shadows
+a package one; a folder whose name breaks the naming rule, or that holds more than one entry
+file, is reported, not started, except for one pair: an ``extension.mjs`` that ``extensions export
 copilot`` generated (its first line is :data:`COPILOT_LAUNCHER_MARKER`) only starts the
 ``extension.py`` beside it, for Copilot CLI, so that folder is one Python extension. Project
 extensions of a project the user does not trust are reported as untrusted (and shadow nothing:
-they will not run). Nothing here starts processes or reads extension code, beyond that first line.
+they will not run). Hidden folders (``.origins``, ``.installing``) are never extensions.
+Nothing here starts processes or reads extension code, beyond that first line.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from .packages import package_extensions
 from .paths import PROJECT_EXTENSIONS_DIR, extensions_dir
 
 __all__ = [
@@ -34,10 +38,11 @@ __all__ = [
     "Source",
     "check_name",
     "discover",
+    "entry_files",
     "is_copilot_launcher",
 ]
 
-Source = Literal["project", "user"]
+Source = Literal["project", "user", "package"]
 Runtime = Literal["python", "node"]
 ENTRY_FILE: Final = "extension.py"
 """The entry file of a Python extension (what ``extensions scaffold`` writes)."""
@@ -70,6 +75,8 @@ class ExtensionSpec:
     entry_name: str = ENTRY_FILE
     link_target: Path | None = None
     """Where the folder really is, when it is a symbolic link (``None`` otherwise)."""
+    distribution: str | None = None
+    """The distribution that exposes it (package scope only: its folder under ``<home>/packages``)."""
 
     @property
     def id(self) -> str:
@@ -126,6 +133,21 @@ def is_copilot_launcher(path: Path) -> bool:
     return first.rstrip(b"\r\n").decode("utf-8", "replace") == COPILOT_LAUNCHER_MARKER
 
 
+def entry_files(folder: Path) -> list[str]:
+    """The entry files in ``folder`` (none: it is not an extension; more than one: it is an
+    ambiguous one), a generated Copilot CLI launcher beside ``extension.py`` left out."""
+    entries = [name for name in ENTRY_FILES if (folder / name).is_file()]
+    if ENTRY_FILE in entries and "extension.mjs" in entries and is_copilot_launcher(folder / "extension.mjs"):
+        entries.remove("extension.mjs")  # it only starts extension.py, for Copilot CLI
+    return entries
+
+
+def _ambiguity(name: str, entries: list[str]) -> str | None:
+    if len(entries) < 2:
+        return None
+    return f"{name} has more than one entry file ({', '.join(entries)}); keep one, so that it is clear what runs"
+
+
 def _scan(folder: Path, source: Source) -> list[tuple[ExtensionSpec, str | None]]:
     try:
         children = sorted(folder.iterdir(), key=lambda child: child.name)
@@ -133,21 +155,30 @@ def _scan(folder: Path, source: Source) -> list[tuple[ExtensionSpec, str | None]
         return []
     found: list[tuple[ExtensionSpec, str | None]] = []
     for child in children:
-        if not child.is_dir():
+        if child.name.startswith(".") or not child.is_dir():
             continue
-        entries = [name for name in ENTRY_FILES if (child / name).is_file()]
-        if ENTRY_FILE in entries and "extension.mjs" in entries and is_copilot_launcher(child / "extension.mjs"):
-            entries.remove("extension.mjs")  # it only starts extension.py, for Copilot CLI
+        entries = entry_files(child)
         if not entries:
             continue
-        problem = None
-        if len(entries) > 1:
-            problem = (
-                f"{child.name} has more than one entry file ({', '.join(entries)}); "
-                "keep one, so that it is clear what runs"
-            )
         target = child.resolve() if child.is_symlink() else None
-        found.append((ExtensionSpec(child.name, source, child, entries[0], target), problem))
+        found.append((ExtensionSpec(child.name, source, child, entries[0], target), _ambiguity(child.name, entries)))
+    return found
+
+
+def _scan_packages(home: Path) -> list[tuple[ExtensionSpec, str | None]]:
+    found: list[tuple[ExtensionSpec, str | None]] = []
+    exposed: dict[str, str] = {}
+    for extension in package_extensions(home):
+        entries = entry_files(extension.folder) if extension.problem is None else [ENTRY_FILE]
+        problem = extension.problem or _ambiguity(extension.name, entries)
+        if not entries:
+            problem = f"{extension.folder} holds no entry file ({', '.join(ENTRY_FILES)})"
+            entries = [ENTRY_FILE]
+        first = exposed.setdefault(extension.name, extension.distribution)
+        if first != extension.distribution:
+            problem = problem or f"distribution {first} exposes an extension of the same name, and comes first"
+        spec = ExtensionSpec(extension.name, "package", extension.folder, entries[0], None, extension.distribution)
+        found.append((spec, problem))
     return found
 
 
@@ -158,14 +189,18 @@ def discover(project_root: Path, home: Path, *, untrusted: str | None = None) ->
     """
     project = _scan(project_root / PROJECT_EXTENSIONS_DIR, "project")
     user = _scan(extensions_dir(home), "user")
+    package = _scan_packages(home)
     project_names = set() if untrusted else {spec.name for spec, _ in project if check_name(spec.name) is None}
+    user_names = {spec.name for spec, _ in user if check_name(spec.name) is None}
     found: list[Discovered] = []
-    for spec, ambiguity in (*project, *user):
+    for spec, ambiguity in (*project, *user, *package):
         problem = check_name(spec.name) or ambiguity
         if untrusted is not None and spec.source == "project":
             found.append(Discovered(spec, problem=problem, untrusted=untrusted))
-        elif problem is None and spec.source == "user" and spec.name in project_names:
+        elif problem is None and spec.source != "project" and spec.name in project_names:
             found.append(Discovered(spec, shadowed_by=f"project:{spec.name}"))
+        elif problem is None and spec.source == "package" and spec.name in user_names:
+            found.append(Discovered(spec, shadowed_by=f"user:{spec.name}"))
         else:
             found.append(Discovered(spec, problem=problem))
     return found
