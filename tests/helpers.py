@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 import importlib.util
 import json
 import os
@@ -14,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -715,3 +718,32 @@ def chat(project: Project, conversation: str, *options: str) -> subprocess.Compl
         env=chat_env(),
         timeout=90,
     )
+
+
+def build_wheel(folder: Path, distribution: str, version: str, extensions: dict[str, str], requires: str = "") -> Path:
+    """A wheel of ``distribution`` ``version`` written by hand in ``folder`` (no build tool, no
+    network): each of ``extensions`` (name -> the code of its ``extension.py``, dedented) is a
+    package ``<name>_ext`` exposed through the ``extension_host.extensions`` entry point group."""
+    module = distribution.replace("-", "_")
+    info = f"{module}-{version}.dist-info"
+    files: dict[str, str] = {
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n"
+        + "".join(f"Requires-Dist: {requirement}\n" for requirement in requires.split() if requirement)
+        + "\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{info}/entry_points.txt": "[extension_host.extensions]\n"
+        + "".join(f"{name} = {name}_ext\n" for name in extensions),
+    }
+    for name, code in extensions.items():
+        files[f"{name}_ext/__init__.py"] = ""
+        files[f"{name}_ext/extension.py"] = textwrap.dedent(code)
+    records = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        records.append(f"{path},sha256={digest},{len(text.encode())}")
+    files[f"{info}/RECORD"] = "\n".join([*records, f"{info}/RECORD,,"]) + "\n"
+    wheel = folder / f"{module}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return wheel
