@@ -407,6 +407,22 @@ def prompt_result(outcome: PromptResult) -> str:
     return text
 
 
+def origin_line(origin: Mapping[str, Any]) -> str:
+    """Where an installed extension came from, for ``extensions inspect`` (``list --json``'s ``origin``)."""
+    if origin.get("error"):
+        return f"  origin:  {safe_cell(str(origin['error']))}"
+    parts = [str(origin.get("kind")), str(origin.get("source"))]
+    if origin.get("subdir"):
+        parts.append(f"--subdir {origin['subdir']}")
+    if origin.get("ref"):
+        parts.append(f"ref {origin['ref']}")
+    if origin.get("commit"):
+        parts.append(f"at {str(origin['commit'])[:12]}")
+    if origin.get("version"):
+        parts.append(f"{origin.get('distribution')} {origin['version']}")
+    return f"  origin:  {safe_cell(' '.join(parts))}, installed {safe_cell(str(origin.get('installed_at')))}"
+
+
 def error_line(message: object) -> str:
     """``error: MESSAGE``; an exception's message can carry an extension's text (its name, its
     tools, what it wrote to stderr)."""
