@@ -12,7 +12,7 @@ import pytest
 
 from extension_host.project.install import INSTALLING_DIR
 from extension_host.project.origins import ORIGINS_DIR, origin_json
-from helpers import Project, build_wheel, git
+from helpers import Project, build_wheel, git, run, running_dev
 
 GREETER = """
     from sdk_extension import join_session, tool
@@ -245,3 +245,25 @@ def test_a_damaged_origin_record_is_one_line_in_list_and_the_extension_is_still_
     origin = origin_json("user", "kept", project.home / "extensions" / "kept", project.home)
     assert origin is not None and "kept.json: the origin record is damaged" in str(origin["error"])
     assert INSTALLING_DIR not in leftovers(project.home / "extensions")
+
+
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_a_running_host_starts_what_is_installed_and_stops_what_is_uninstalled(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "watched"
+    source.mkdir()
+    (source / "extension.py").write_text(textwrap.dedent(greeter("watched_tool", "seen")), encoding="utf-8")
+    wheel = build_wheel(tmp_path, "late-ext", "1.0", {"late": greeter("late_tool", "told")})
+
+    async def scenario() -> None:
+        async with running_dev(project) as dev:
+            assert await project.cli_in_thread("install", str(source)) == 0
+            await dev.expect(r"user:watched: started")  # the watcher saw the new folder
+            assert await project.cli_in_thread("install", str(wheel)) == 0
+            await dev.expect(r"package:late: started")  # the host was told
+            assert await project.cli_in_thread("uninstall", "watched") == 0
+            await dev.expect(r"user:watched: stopped")
+
+    run(scenario(), timeout=120)
