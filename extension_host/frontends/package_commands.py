@@ -37,6 +37,7 @@ from ..project.install import (
     Scope,
     changed_files,
     check_free,
+    checked_manifest,
     copy_folder,
     distribution_candidates,
     find_extensions,
@@ -46,7 +47,6 @@ from ..project.install import (
     scope_root,
     staging,
 )
-from ..project.manifest import read_manifest
 from ..project.origins import ORIGINS_DIR, Origin, now, read_origin, record_path, remove_origin, write_origin
 from ..project.packages import normalise_distribution, package_extensions, packages_dir
 from ..project.paths import find_project_root, user_home
@@ -449,10 +449,7 @@ def link_command(args: argparse.Namespace) -> int:
     problem = check_name(name)
     if problem is not None:
         raise InstallError(str(path), f"{problem}; choose another with --name")
-    try:
-        read_manifest(path)
-    except ManifestError as exc:
-        raise InstallError(str(path), str(exc)) from None
+    checked_manifest(path, str(path), name)
     scope: Scope = "project" if args.project else "user"
     target = scope_root(scope, root, home)
     target.mkdir(parents=True, exist_ok=True)

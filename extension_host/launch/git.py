@@ -141,6 +141,18 @@ def git_command(
     return argv, environment
 
 
+async def _start(
+    argv: list[str], environment: dict[str, str], *, stdin: int, stderr: int
+) -> asyncio.subprocess.Process | None:
+    """Start git in a process group of its own, its stdout a pipe; ``None`` when git is not installed."""
+    try:
+        return await asyncio.create_subprocess_exec(
+            *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=stderr, env=environment, start_new_session=True
+        )
+    except OSError:
+        return None
+
+
 _DRAIN_SECONDS: Final = 5.0
 """How long what git printed after reading stopped may take to drain once git is killed."""
 
@@ -151,17 +163,10 @@ async def run_git(folder: Path, *args: str, timeout: float = GIT_TIMEOUT, limit:
     Reading stops after ``limit`` records or ``timeout`` seconds; git (its process group) is
     then killed, and what it printed by then is returned. Its stderr is discarded.
     """
-    argv, environment = git_command(folder, *args)
-    try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            env=environment,
-            start_new_session=True,
-        )
-    except OSError:
+    process = await _start(
+        *git_command(folder, *args), stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+    )
+    if process is None:
         return None
     assert process.stdout is not None
     records: list[str] = []
@@ -228,17 +233,10 @@ async def run_git_bytes(
     Stopped (its process group killed) after ``timeout`` seconds or once it printed more than
     ``limit`` bytes; what it printed by then is returned, with no exit status.
     """
-    argv, environment = git_command(folder, *args, protocols=protocols)
-    try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=environment,
-            start_new_session=True,
-        )
-    except OSError:
+    process = await _start(
+        *git_command(folder, *args, protocols=protocols), stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    if process is None:
         return None
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     out = bytearray()

@@ -45,6 +45,7 @@ __all__ = [
     "changed_files",
     "check_free",
     "check_tree",
+    "checked_manifest",
     "copy_folder",
     "distribution_candidates",
     "find_extensions",
@@ -198,12 +199,20 @@ def find_extensions(tree: Path, source: str, default_name: str, rename: str | No
         entries = entry_files(folder)
         if len(entries) > 1:
             raise InstallError(source, f"{name} has more than one entry file ({', '.join(entries)}); refused")
-        try:
-            manifest = read_manifest(folder)
-        except ManifestError as exc:
-            raise InstallError(source, f"{name}: {exc.path.relative_to(tree)}: {exc.problem}") from None
-        found.append(Candidate(name, folder, entries[0], manifest))
+        found.append(Candidate(name, folder, entries[0], checked_manifest(folder, source, name)))
     return found
+
+
+def checked_manifest(folder: Path, source: str, label: str) -> Manifest:
+    """The manifest of the extension ``label`` in ``folder``.
+
+    Raises:
+        InstallError: it does not read (the file's name and the field at fault, after ``label``).
+    """
+    try:
+        return read_manifest(folder)
+    except ManifestError as exc:
+        raise InstallError(source, f"{label}: {exc.path.name}: {exc.problem}") from None
 
 
 def _extension_folders(base: Path) -> list[Path]:
@@ -301,11 +310,7 @@ def distribution_candidates(target: Path, source: str, distribution: str) -> lis
         if folder is None or len(entries) != 1:
             why = f"{value!r} is not a package" if folder is None else f"{value} holds {len(entries)} entry files"
             raise InstallError(source, f"{distribution}: its extension {name}: {why}, not one with an extension.py")
-        try:
-            manifest = read_manifest(folder)
-        except ManifestError as exc:
-            raise InstallError(source, f"{distribution}: {name}: {exc.problem}") from None
-        found.append(Candidate(name, folder, entries[0], manifest))
+        found.append(Candidate(name, folder, entries[0], checked_manifest(folder, source, f"{distribution}: {name}")))
     return found
 
 
