@@ -165,5 +165,7 @@ class ToolInfo:
 
 def sdk_entry(extension_id: str, name: str, source: str, status: str) -> dict[str, Any]:
     """An extension as Copilot CLI lists it to extensions: ``{id, name, source, status}``, the
-    status in the SDK's four (:data:`SDK_STATUS`)."""
-    return {"id": extension_id, "name": name, "source": source, "status": SDK_STATUS.get(status, "disabled")}
+    status in the SDK's four (:data:`SDK_STATUS`); the package scope is what Copilot CLI calls a
+    ``plugin`` source."""
+    shown = "plugin" if source == "package" else source
+    return {"id": extension_id, "name": name, "source": shown, "status": SDK_STATUS.get(status, "disabled")}

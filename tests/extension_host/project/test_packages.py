@@ -62,3 +62,10 @@ def test_two_distributions_exposing_one_name_leave_the_second_unstarted_with_the
     distribution(tmp_path, "b-tools", {"lint": "lint_b"})
     second = discover(tmp_path / "project", tmp_path)[1]
     assert second.problem == "distribution a-tools exposes an extension of the same name, and comes first"
+
+
+def test_a_package_extension_is_a_plugin_source_where_copilot_cli_lists_extensions() -> None:
+    from extension_host.info import sdk_entry
+
+    entry = sdk_entry("package:hello", "hello", "package", "running")
+    assert entry == {"id": "package:hello", "name": "hello", "source": "plugin", "status": "running"}
