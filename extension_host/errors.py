@@ -8,6 +8,7 @@
     ├── UnknownToolError               no tool of that name is offered (.tool)
     ├── UnknownExtensionError          no extension of that name or id (.extension)
     ├── ScaffoldError                  a new extension cannot be created there (.path)
+    ├── InstallError                   an extension cannot be installed, updated or removed (.source)
     ├── ProjectRootError               the project root named is not a folder (.path)
     ├── TrustFileError                 the trust record cannot be read or written (.path)
     ├── EnablementFileError            the enable/disable record cannot be read or written (.path)
@@ -33,6 +34,7 @@ __all__ = [
     "EnablementFileError",
     "ExtensionHostError",
     "ExtensionLoadError",
+    "InstallError",
     "ManifestError",
     "ProjectRootError",
     "RuntimeFolderError",
@@ -107,6 +109,15 @@ class ScaffoldError(ExtensionHostError):
     def __init__(self, path: Path | str, message: str) -> None:
         super().__init__(message)
         self.path = Path(path)
+
+
+class InstallError(ExtensionHostError):
+    """``extensions install``, ``update``, ``uninstall`` or ``link`` cannot do what was asked with
+    ``source`` (a URL, a path, a requirement or an extension's name); nothing was changed."""
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(message)
+        self.source = source
 
 
 class TrustFileError(ExtensionHostError):

@@ -38,8 +38,9 @@ SDK_STATUS: Final[dict[str, str]] = {
 """This host's statuses in the Copilot SDK's four (``running``, ``disabled``, ``failed``,
 ``starting``); any other (shadowed, untrusted, disabled) is ``disabled``: discovered, not run."""
 
-_SDK_SOURCES: Final = frozenset({"project", "user"})
-"""The sources this host shares with Copilot CLI; any other is reported to extensions as ``user``."""
+_SDK_SOURCES: Final[dict[str, str]] = {"project": "project", "user": "user", "copilot": "user", "package": "plugin"}
+"""Each source as Copilot CLI's protocol names it to extensions (its schema allows ``project``,
+``user``, ``plugin`` and ``session``)."""
 
 
 @functools.cache
@@ -187,6 +188,7 @@ class ToolInfo:
 
 def sdk_entry(extension_id: str, name: str, source: str, status: str) -> dict[str, Any]:
     """An extension as Copilot CLI lists it to extensions: ``{id, name, source, status}``, the
-    status in the SDK's four (:data:`SDK_STATUS`)."""
-    sdk_source = source if source in _SDK_SOURCES else "user"  # Copilot CLI's own folder is a user one there
+    status in the SDK's four (:data:`SDK_STATUS`). Copilot CLI's own folder is a ``user`` source
+    there, and the package scope what it calls a ``plugin`` source."""
+    sdk_source = _SDK_SOURCES.get(source, "user")
     return {"id": extension_id, "name": name, "source": sdk_source, "status": SDK_STATUS.get(status, "disabled")}

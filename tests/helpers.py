@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 import importlib.util
 import json
 import os
@@ -14,7 +16,8 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
+import zipfile
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -247,15 +250,18 @@ class Project:
         interpreter running the installed package, as every process the project starts does."""
         return [*python_command("-m", "extension_host", "--root", str(self.root), "--home", str(self.home), *args)]
 
-    def run_command(self, *args: str, check: bool = False, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def run_command(
+        self, *args: str, check: bool = False, timeout: float = 60, status_line: bool = False
+    ) -> subprocess.CompletedProcess[str]:
         """Run :meth:`command` ``args`` to its end with nothing on stdin (bounded: past ``timeout`` it
         is killed and the test fails); its exit code and output as text. Its stderr comes without
-        the status line a slow start writes there (the subject of ``test_progress.py``; here it
-        would make the output depend on the machine's load)."""
+        the status line a slow start writes there, unless ``status_line`` (a test of that line):
+        elsewhere it would make the output depend on the machine's load."""
         done = subprocess.run(
             self.command(*args), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, check=check
         )
-        done.stderr = STATUS_LINE.sub("", done.stderr)
+        if not status_line:
+            done.stderr = STATUS_LINE.sub("", done.stderr)
         return done
 
     def host(self, *, timeouts: Timeouts = TEST_TIMEOUTS, **options: Any) -> ExtensionHost:
@@ -774,18 +780,26 @@ def npm_package_json(folder: Path, dependencies: Mapping[str, str], **fields: An
     (folder / "package.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
 
-def write_wheel(folder: Path, name: str, version: str, modules: Mapping[str, str]) -> Path:
+def write_wheel(
+    folder: Path,
+    name: str,
+    version: str,
+    modules: Mapping[str, str],
+    *,
+    requires: Sequence[str] = (),
+    entry_points: str = "",
+) -> Path:
     """A pure-Python wheel of the distribution ``name`` ``version`` in ``folder``, written by
     hand (no build tool, no network): ``modules`` maps each file's path in the wheel
-    (``tinygreet/__init__.py``) to its code. What pip or uv installs from a wheel folder."""
-    import base64
-    import hashlib
-    import zipfile
-
+    (``tinygreet/__init__.py``) to its code (dedented); ``requires`` become its ``Requires-Dist``
+    and ``entry_points`` its ``entry_points.txt``. What pip or uv installs from a wheel folder."""
     info = f"{name.replace('-', '_')}-{version}.dist-info"
     files = {path: textwrap.dedent(code).encode() for path, code in modules.items()}
-    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    files[f"{info}/METADATA"] = (metadata + "".join(f"Requires-Dist: {r}\n" for r in requires)).encode()
     files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    if entry_points:
+        files[f"{info}/entry_points.txt"] = entry_points.encode()
 
     def record(path: str, data: bytes) -> str:
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
@@ -799,3 +813,16 @@ def write_wheel(folder: Path, name: str, version: str, modules: Mapping[str, str
             archive.writestr(path, data)
         archive.writestr(f"{info}/RECORD", "\n".join(lines) + "\n")
     return wheel
+
+
+def build_wheel(folder: Path, distribution: str, version: str, extensions: dict[str, str], requires: str = "") -> Path:
+    """A wheel of ``distribution`` ``version`` in ``folder`` (:func:`write_wheel`): each of
+    ``extensions`` (name -> the code of its ``extension.py``) is a package ``<name>_ext`` exposed
+    through the ``extension_host.extensions`` entry point group."""
+    modules = {
+        f"{name}_ext/{file}": text
+        for name, code in extensions.items()
+        for file, text in (("__init__.py", ""), ("extension.py", code))
+    }
+    group = "[extension_host.extensions]\n" + "".join(f"{name} = {name}_ext\n" for name in extensions)
+    return write_wheel(folder, distribution, version, modules, requires=requires.split(), entry_points=group)

@@ -51,8 +51,10 @@ from extension_protocol.tasks import BackgroundTasks
 
 from ..errors import ExtensionHostError, UnknownExtensionError, UnknownToolError
 from ..host import ExtensionHost
+from ..info import ExtensionInfo
 from ..launch.logs import current_run_tail
 from ..outcomes import ReloadOutcome, ToolCallResult
+from ..project.origins import origin_json
 from ..project.paths import control_socket_path
 from .client import (
     DEFAULT_REQUEST_TIMEOUT,
@@ -103,7 +105,13 @@ _LOG_TAIL_LINES: Final = 20
 
 def describe_extensions(host: ExtensionHost) -> dict[str, Any]:
     """``host.list``, and what ``extensions list --json`` prints."""
-    return {"root": str(host.project_root), "extensions": [info.to_json() for info in host.extensions]}
+    return {"root": str(host.project_root), "extensions": [_with_origin(host, info) for info in host.extensions]}
+
+
+def _with_origin(host: ExtensionHost, info: ExtensionInfo) -> dict[str, Any]:
+    """``info.to_json()`` and where the extension came from (``origin``: ``None`` for a folder
+    made by hand; see :mod:`extension_host.project.origins`)."""
+    return {**info.to_json(), "origin": origin_json(info.source, info.name, info.path, host.user_home)}
 
 
 def describe_call(host: ExtensionHost, tool: str, result: ToolCallResult) -> dict[str, Any]:
@@ -125,7 +133,7 @@ def describe_extension(host: ExtensionHost, name: str) -> dict[str, Any]:
     tools = [tool for tool in host.tools.values() if tool.owner == info.id]
     commands = [command for command in host.commands.values() if command.owner == info.id]
     return {
-        **info.to_json(),
+        **_with_origin(host, info),
         "tools": [tool.to_json() for tool in tools],
         "commands": [command.to_json() for command in commands],
         "recent_hook_calls": [dataclasses.asdict(call) for call in host.recent_hook_calls(info.id)],

@@ -115,6 +115,8 @@ def inspect_command(args: argparse.Namespace) -> int:
             tools = [ToolInfo.from_json(tool) for tool in detail["tools"]]
             calls = [HookRecord(**call) for call in detail["recent_hook_calls"]]
             say(render.extension_detail(info, tools, detail["log_tail"], calls, commands))
+            if detail.get("origin"):
+                say(render.origin_line(detail["origin"]))
         return EXIT_FAILED if detail["status"] in _BROKEN else EXIT_OK
 
     def load(host: ExtensionHost) -> dict[str, Any]:

@@ -91,6 +91,21 @@ COMMANDS: Final[dict[str, CommandSpec]] = {
     "prompt": CommandSpec(
         "run the prompt hooks on TEXT and print the resulting prompt and context", "command_options:add_prompt"
     ),
+    "install": CommandSpec(
+        "install extensions from a git repository, a folder or a pip distribution",
+        "package_options:add_install_command",
+    ),
+    "uninstall": CommandSpec(
+        "remove an extension that install or link put in place", "package_options:add_uninstall_command"
+    ),
+    "update": CommandSpec(
+        "move installed extensions to the newest commit of their ref, or the newest version",
+        "package_options:add_update_command",
+    ),
+    "link": CommandSpec(
+        "use a development folder in place, as an extension of the user or the project",
+        "package_options:add_link_command",
+    ),
     "trust": CommandSpec(
         "trust this project, so that its own extensions run (they do not until you do)", "command_options:add_trust"
     ),
@@ -155,6 +170,13 @@ EXAMPLES: Final[dict[str, str]] = {
     'extensions call add \'{"a": 1, "b": 2}\' --json -v',
     "command": "extensions command deploy\nextensions command /deploy 'staging --dry-run'",
     "prompt": "extensions prompt 'fix the failing test'\nextensions prompt 'summarise README.md' --json",
+    "install": "extensions install https://github.com/octo/greet.git\n"
+    "extensions install ./tools/lint --project\n"
+    "extensions install git+ssh://git@host/team/exts.git --subdir .github/extensions/deploy --ref v1.2 --yes\n"
+    "extensions install hello-ext==1.0\nextensions install dist/hello_ext-1.0-py3-none-any.whl --json",
+    "uninstall": "extensions uninstall greet\nextensions uninstall package:hello --json",
+    "update": "extensions update\nextensions update greet --ref v2.0",
+    "link": "extensions link ~/src/greet\nextensions link . --name greet-dev --project",
     "trust": "extensions trust\nextensions trust --revoke",
     "grant": "extensions grant deploy GITHUB_TOKEN\nextensions grant deploy\n"
     "extensions grant deploy GITHUB_TOKEN --revoke",

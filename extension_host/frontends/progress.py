@@ -4,8 +4,8 @@ Starting takes milliseconds when all is well; an extension that hangs before joi
 command up to its readiness timeout (30 s by default). :func:`starting_status` says nothing for
 the first :data:`SHOW_AFTER` seconds; after that, on a terminal it keeps one line on stderr,
 redrawn in place every :data:`REDRAW_EVERY` seconds (``starting project:slow, user:db ...
-2.4 s``; one busy with more than its process says what: ``project:web: installing npm
-dependencies…``) and erased when the start is over, so what the command prints next begins on a clean
+2.4 s``; one busy with more than its process says what: ``project:web (installing npm
+dependencies…)``) and erased when the start is over, so what the command prints next begins on a clean
 line; to a pipe or a file it writes one plain line, once. Names are made safe (:func:`.render.safe_cell`)
 and the line is cut to the terminal's width, so it never wraps (a wrapped line cannot be
 redrawn in place). :func:`host_starting` is the line for a host's :meth:`start

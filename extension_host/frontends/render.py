@@ -260,8 +260,6 @@ def _note(info: ExtensionInfo) -> str:
         extras.append(f"links to {info.link_target}")
     if info.settings_unset:
         extras.append(f"no value: {', '.join(info.settings_unset)} (extensions config {info.name})")
-    if info.activity and info.status == "starting":
-        extras.append(info.activity)
     if info.note:
         extras.append(info.note)
     return "; ".join(extras) + (f"\n{excerpt}" if excerpt else "")
@@ -423,6 +421,22 @@ def prompt_result(outcome: PromptResult) -> str:
     if outcome.additional_context:
         text += "\n\n" + additional_context(outcome.additional_context)
     return text
+
+
+def origin_line(origin: Mapping[str, Any]) -> str:
+    """Where an installed extension came from, for ``extensions inspect`` (``list --json``'s ``origin``)."""
+    if origin.get("error"):
+        return f"  origin:  {safe_cell(str(origin['error']))}"
+    parts = [str(origin.get("kind")), str(origin.get("source"))]
+    if origin.get("subdir"):
+        parts.append(f"--subdir {origin['subdir']}")
+    if origin.get("ref"):
+        parts.append(f"ref {origin['ref']}")
+    if origin.get("commit"):
+        parts.append(f"at {str(origin['commit'])[:12]}")
+    if origin.get("version"):
+        parts.append(f"{origin.get('distribution')} {origin['version']}")
+    return f"  origin:  {safe_cell(' '.join(parts))}, installed {safe_cell(str(origin.get('installed_at')))}"
 
 
 def error_line(message: object) -> str:

@@ -15,6 +15,13 @@ another repository or a program) and :data:`GIT_ENVIRONMENT` set, over the host'
 without its secrets. :func:`run_git` runs one command bounded in time and in output, and kills
 its process group when either runs out.
 
+Fetching is off (``protocol.allow=never``) unless a caller names the transports it needs
+(:data:`FETCH_PROTOCOLS`, and ``file`` for a repository on this machine): ``extensions install``
+clones with ``--no-checkout`` and reads the files it installs with :func:`run_git_bytes` (``ls-tree``
+and ``cat-file --batch``, which hand over what a commit holds as it is stored), so no checkout
+ever converts content and no filter runs, whatever a ``.gitattributes`` of the repository asks
+for and whatever filters the user's own configuration defines.
+
 What no setting switches off: the programs ``.gitattributes`` assigns to files
 (``filter.*.clean``/``smudge``/``process``, ``diff.*.textconv``, ``merge.*.driver``) run when git
 converts a file's content; run here only commands that list names (``ls-files`` without
@@ -29,7 +36,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -38,14 +45,17 @@ from ..project.environment import scrub
 from .process_groups import signal_group
 
 __all__ = [
+    "FETCH_PROTOCOLS",
     "GIT_ENVIRONMENT",
     "GIT_OPTIONS",
     "GIT_TIMEOUT",
     "NEUTRALISED_SETTINGS",
     "GitOutput",
+    "GitResult",
     "GitSetting",
     "git_command",
     "run_git",
+    "run_git_bytes",
 ]
 
 
@@ -89,6 +99,10 @@ GIT_ENVIRONMENT: Final[Mapping[str, str]] = {
 """Variables every git command gets (no prompt, no askpass, no pager, no editor, no lazy fetch),
 after every inherited ``GIT_*`` variable is dropped."""
 
+FETCH_PROTOCOLS: Final = ("https", "ssh")
+"""The transports a clone or fetch of a remote repository may use (``file`` is named only for a
+repository on this machine); ``git://``, ``http://`` and remote helpers (``ext::``) stay refused."""
+
 GIT_TIMEOUT: Final = 10.0
 """Seconds a git command may take unless its caller gives less; then it is killed."""
 
@@ -106,20 +120,37 @@ class GitOutput:
     ``False`` when it succeeded or was stopped at the time or record limit."""
 
 
-def git_command(folder: Path, *args: str, environ: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+def git_command(
+    folder: Path, *args: str, environ: Mapping[str, str] | None = None, protocols: Sequence[str] = ()
+) -> tuple[list[str], dict[str, str]]:
     """The argv and environment of ``git -C folder args...`` (see the module).
 
     ``environ`` is the environment to start from (default: this process's); its secrets and
-    ``GIT_*`` variables are left out.
+    ``GIT_*`` variables are left out. ``protocols`` are the transports this command may fetch
+    over (none: it fetches nothing).
     """
     argv = ["git", *GIT_OPTIONS]
     for setting in NEUTRALISED_SETTINGS:
         argv += ["-c", f"{setting.name}={setting.value}"]
+    for protocol in protocols:
+        argv += ["-c", f"protocol.{protocol}.allow=always"]  # outranks protocol.allow=never
     argv += ["-C", str(folder), *args]
     base = scrub(os.environ if environ is None else environ)
     environment = {name: value for name, value in base.items() if not name.startswith("GIT_")}
     environment.update(GIT_ENVIRONMENT)
     return argv, environment
+
+
+async def _start(
+    argv: list[str], environment: dict[str, str], *, stdin: int, stderr: int
+) -> asyncio.subprocess.Process | None:
+    """Start git in a process group of its own, its stdout a pipe; ``None`` when git is not installed."""
+    try:
+        return await asyncio.create_subprocess_exec(
+            *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=stderr, env=environment, start_new_session=True
+        )
+    except OSError:
+        return None
 
 
 _DRAIN_SECONDS: Final = 5.0
@@ -132,17 +163,10 @@ async def run_git(folder: Path, *args: str, timeout: float = GIT_TIMEOUT, limit:
     Reading stops after ``limit`` records or ``timeout`` seconds; git (its process group) is
     then killed, and what it printed by then is returned. Its stderr is discarded.
     """
-    argv, environment = git_command(folder, *args)
-    try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            env=environment,
-            start_new_session=True,
-        )
-    except OSError:
+    process = await _start(
+        *git_command(folder, *args), stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+    )
+    if process is None:
         return None
     assert process.stdout is not None
     records: list[str] = []
@@ -173,3 +197,91 @@ async def run_git(folder: Path, *args: str, timeout: float = GIT_TIMEOUT, limit:
         signal_group(process.pid, signal.SIGKILL)  # whatever it started and left behind
     failed = not stopped and process.returncode != 0
     return GitOutput(tuple(records[:limit]), failed)
+
+
+@dataclass(frozen=True, slots=True)
+class GitResult:
+    """What a git command printed, as bytes, and how it ended."""
+
+    returncode: int | None
+    """Its exit status; ``None`` when it was stopped (time or output ran out)."""
+    stdout: bytes
+    error: str
+    """Its last line on stderr that says what went wrong (``fatal: ...``), else its last line."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether git exited 0 by itself."""
+        return self.returncode == 0
+
+
+_STDERR_KEPT: Final = 16384
+"""Bytes of stderr kept (the end of it): enough for git's last few lines."""
+
+
+async def run_git_bytes(
+    folder: Path,
+    *args: str,
+    stdin: bytes = b"",
+    timeout: float = GIT_TIMEOUT,
+    limit: int = 1 << 20,
+    protocols: Sequence[str] = (),
+) -> GitResult | None:
+    """Run ``git -C folder args...`` (see :func:`git_command`) with ``stdin`` on its input;
+    ``None`` when git is not installed.
+
+    Stopped (its process group killed) after ``timeout`` seconds or once it printed more than
+    ``limit`` bytes; what it printed by then is returned, with no exit status.
+    """
+    process = await _start(
+        *git_command(folder, *args, protocols=protocols), stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    if process is None:
+        return None
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    out = bytearray()
+    err = bytearray()
+
+    async def feed() -> None:
+        assert process.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            if stdin:
+                process.stdin.write(stdin)
+                await process.stdin.drain()
+            process.stdin.close()
+
+    async def drain_stderr() -> None:
+        assert process.stderr is not None
+        while chunk := await process.stderr.read(_READ_CHUNK):
+            err.extend(chunk)
+            del err[:-_STDERR_KEPT]
+
+    stopped = False
+    helpers = [asyncio.ensure_future(feed()), asyncio.ensure_future(drain_stderr())]
+    try:
+        async with asyncio.timeout(max(0.0, timeout)):
+            while chunk := await process.stdout.read(_READ_CHUNK):
+                out.extend(chunk)
+                if len(out) > limit:
+                    stopped = True
+                    break
+            if not stopped:
+                await process.wait()
+    except TimeoutError:
+        stopped = True
+    finally:
+        if process.returncode is None:
+            stopped = True
+            signal_group(process.pid, signal.SIGKILL)
+        with contextlib.suppress(TimeoutError, ProcessLookupError):
+            async with asyncio.timeout(_DRAIN_SECONDS):
+                while await process.stdout.read(_READ_CHUNK):
+                    pass
+                await process.wait()
+        for helper in helpers:
+            helper.cancel()
+        await asyncio.gather(*helpers, return_exceptions=True)
+        signal_group(process.pid, signal.SIGKILL)
+    lines = [line.strip() for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+    said = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return GitResult(None if stopped else process.returncode, bytes(out), (said or lines or [""])[-1])

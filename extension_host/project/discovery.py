@@ -1,18 +1,22 @@
 """Discovery: which extension folders exist, in which order, and which ones cannot start.
 
 Project extensions (``<root>/.github/extensions/<name>/``) come first, then user ones
-(``<home>/extensions/<name>/``), each source sorted by name. A folder is an extension when it
-holds an entry file: ``extension.py`` (Python), or ``extension.mjs``, ``.cjs`` or ``.js`` (a
-Copilot SDK extension, run with Node.js). A project extension shadows a user one of the same
-name; a folder whose name breaks the naming rule, or that holds more than one entry file, is
-reported, not started, except for one pair: an ``extension.mjs`` that ``extensions export
+(``<home>/extensions/<name>/``), each source sorted by name, then the package scope's: those the
+distributions installed under ``<home>/packages/`` expose (:mod:`.packages`), ids
+``package:<name>``, by distribution. A folder is an extension when it holds an entry file:
+``extension.py`` (Python), or ``extension.mjs``, ``.cjs`` or ``.js`` (a Copilot SDK extension,
+run with Node.js). A project extension shadows a user one of the same name, and either shadows
+a package one; a folder whose name breaks the naming rule, or that holds more than one entry
+file, is reported, not started, except for one pair: an ``extension.mjs`` that ``extensions export
 copilot`` generated (its first line is :data:`COPILOT_LAUNCHER_MARKER`) only starts the
 ``extension.py`` beside it, for Copilot CLI, so that folder is one Python extension. Project
 extensions of a project the user does not trust are reported as untrusted (and shadow nothing:
 they will not run). With the user's opt-in, Copilot CLI's user extension folder is a third
 source, ``copilot``, after the user one (a host's own extension shadows a Copilot one of the
 same name). An extension the user disabled (:mod:`.enablement`) is reported as disabled and
-shadows nothing either. Nothing here starts processes or reads extension code, beyond that first line.
+shadows nothing either. Installed distributions' extensions (:mod:`.packages`) come last, as
+the ``package`` source. Hidden folders (``.origins``, ``.installing``) are never extensions.
+Nothing here starts processes or reads extension code, beyond that first line.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
+from .packages import package_extensions
 from .paths import PROJECT_EXTENSIONS_DIR, extensions_dir
 
 if TYPE_CHECKING:
@@ -40,11 +45,13 @@ __all__ = [
     "Source",
     "check_name",
     "discover",
+    "entry_files",
     "is_copilot_launcher",
 ]
 
-Source = Literal["project", "user", "copilot"]
-"""Where an extension was found, in load order: the project, the user's home, Copilot CLI's user folder."""
+Source = Literal["project", "user", "copilot", "package"]
+"""Where an extension was found, in load order: the project, the user's home, Copilot CLI's user
+folder, the distributions installed with ``extensions install``."""
 Runtime = Literal["python", "node"]
 ENTRY_FILE: Final = "extension.py"
 """The entry file of a Python extension (what ``extensions scaffold`` writes)."""
@@ -77,6 +84,8 @@ class ExtensionSpec:
     entry_name: str = ENTRY_FILE
     link_target: Path | None = None
     """Where the folder really is, when it is a symbolic link (``None`` otherwise)."""
+    distribution: str | None = None
+    """The distribution that exposes it (package scope only: its folder under ``<home>/packages``)."""
 
     @property
     def id(self) -> str:
@@ -140,6 +149,21 @@ def is_copilot_launcher(path: Path) -> bool:
     return first.rstrip(b"\r\n").decode("utf-8", "replace") == COPILOT_LAUNCHER_MARKER
 
 
+def entry_files(folder: Path) -> list[str]:
+    """The entry files in ``folder`` (none: it is not an extension; more than one: it is an
+    ambiguous one), a generated Copilot CLI launcher beside ``extension.py`` left out."""
+    entries = [name for name in ENTRY_FILES if (folder / name).is_file()]
+    if ENTRY_FILE in entries and "extension.mjs" in entries and is_copilot_launcher(folder / "extension.mjs"):
+        entries.remove("extension.mjs")  # it only starts extension.py, for Copilot CLI
+    return entries
+
+
+def _ambiguity(name: str, entries: list[str]) -> str | None:
+    if len(entries) < 2:
+        return None
+    return f"{name} has more than one entry file ({', '.join(entries)}); keep one, so that it is clear what runs"
+
+
 def _scan(folder: Path, source: Source) -> list[tuple[ExtensionSpec, str | None]]:
     try:
         children = sorted(folder.iterdir(), key=lambda child: child.name)
@@ -147,21 +171,30 @@ def _scan(folder: Path, source: Source) -> list[tuple[ExtensionSpec, str | None]
         return []
     found: list[tuple[ExtensionSpec, str | None]] = []
     for child in children:
-        if not child.is_dir():
+        if child.name.startswith(".") or not child.is_dir():
             continue
-        entries = [name for name in ENTRY_FILES if (child / name).is_file()]
-        if ENTRY_FILE in entries and "extension.mjs" in entries and is_copilot_launcher(child / "extension.mjs"):
-            entries.remove("extension.mjs")  # it only starts extension.py, for Copilot CLI
+        entries = entry_files(child)
         if not entries:
             continue
-        problem = None
-        if len(entries) > 1:
-            problem = (
-                f"{child.name} has more than one entry file ({', '.join(entries)}); "
-                "keep one, so that it is clear what runs"
-            )
         target = child.resolve() if child.is_symlink() else None
-        found.append((ExtensionSpec(child.name, source, child, entries[0], target), problem))
+        found.append((ExtensionSpec(child.name, source, child, entries[0], target), _ambiguity(child.name, entries)))
+    return found
+
+
+def _scan_packages(home: Path) -> list[tuple[ExtensionSpec, str | None]]:
+    found: list[tuple[ExtensionSpec, str | None]] = []
+    exposed: dict[str, str] = {}
+    for extension in package_extensions(home):
+        entries = entry_files(extension.folder) if extension.problem is None else [ENTRY_FILE]
+        problem = extension.problem or _ambiguity(extension.name, entries)
+        if not entries:
+            problem = f"{extension.folder} holds no entry file ({', '.join(ENTRY_FILES)})"
+            entries = [ENTRY_FILE]
+        first = exposed.setdefault(extension.name, extension.distribution)
+        if first != extension.distribution:
+            problem = problem or f"distribution {first} exposes an extension of the same name, and comes first"
+        spec = ExtensionSpec(extension.name, "package", extension.folder, entries[0], None, extension.distribution)
+        found.append((spec, problem))
     return found
 
 
@@ -182,6 +215,7 @@ def discover(
     found_specs = [*_scan(project_root / PROJECT_EXTENSIONS_DIR, "project"), *_scan(extensions_dir(home), "user")]
     if choices.copilot_root is not None:
         found_specs += _scan(choices.copilot_root, "copilot")
+    found_specs += _scan_packages(home)
     owners: dict[str, str] = {}  # name -> the id of the first extension of that name that may run
     found: list[Discovered] = []
     for spec, ambiguity in found_specs:

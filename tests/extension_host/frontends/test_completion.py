@@ -18,7 +18,8 @@ from helpers import CALC, EXTENSIONS_SCRIPT, Project, run
 
 
 def test_a_tab_after_the_command_name_offers_the_commands_that_begin_so() -> None:
-    assert candidates(["li"]) == ["list"]
+    assert candidates(["li"]) == ["link", "list"]
+    assert candidates(["lis"]) == ["list"]
     assert candidates(["c"]) == ["call", "chat", "command", "completion", "config"]
     assert "--version" in candidates(["--"]) and "--root" in candidates(["--"])
 
@@ -120,6 +121,6 @@ def _bash_completions(project: Project, tmp_path: Path, *words: str) -> list[str
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_bash_completes_a_command_and_an_extension_name(project: Project, tmp_path: Path) -> None:
     project.add_extension("calc", CALC)
-    assert _bash_completions(project, tmp_path, "li") == ["list"]
+    assert _bash_completions(project, tmp_path, "lis") == ["list"]
     assert _bash_completions(project, tmp_path, "inspect", "ca") == ["calc"]
     assert _bash_completions(project, tmp_path, "sessions", "") == ["list", "rm", "show"]

@@ -87,7 +87,7 @@ def test_on_a_terminal_the_line_names_the_extension_still_starting_and_is_redraw
 def test_to_a_pipe_the_line_is_written_once_in_plain_text(project: Project) -> None:
     """No escape, no redrawing: one line naming what is starting."""
     project.add_extension("slow", SLOW)
-    done = project.run_command("call", "add", '{"a": 1, "b": 2}')
+    done = project.run_command("call", "add", '{"a": 1, "b": 2}', status_line=True)
     assert done.returncode == 0 and done.stdout.strip() == "3"
     lines = [line for line in done.stderr.splitlines() if line.startswith("starting ")]
     assert len(lines) == 1 and re.fullmatch(r"starting project:slow \.\.\. \d+\.\d s", lines[0]), done.stderr

@@ -49,14 +49,14 @@ def test_a_user_extension_gets_its_dependencies_once_its_scripts_run_and_it_impo
     npm_package_json(folder, {"tinylib": f"file:{tinylib}", "@github/copilot-sdk": f"file:{other_sdk}"})
     log = project_logs_dir(project.home, project.root) / "user-npmdemo.log"
 
-    first = project.run_command("call", "answer", timeout=180)
+    first = project.run_command("call", "answer", timeout=180, status_line=True)
     assert (first.returncode, first.stdout.strip()) == (0, "answer 42"), first.stderr
-    assert "starting user:npmdemo: installing npm dependencies… ..." in first.stderr
+    assert "starting user:npmdemo (installing npm dependencies…) ..." in first.stderr
     assert (folder / "node_modules" / "tinylib" / "ran-install-script").exists(), "a user extension's scripts run"
     assert "the SDK of its own" in (folder / "node_modules" / "@github" / "copilot-sdk" / "index.js").read_text()
     assert log.read_text().count("npm dependencies installed (npm install)") == 1
 
-    second = project.run_command("call", "answer", timeout=180)
+    second = project.run_command("call", "answer", timeout=180, status_line=True)
     assert (second.returncode, second.stdout.strip()) == (0, "answer 42"), second.stderr
     assert "installing npm dependencies" not in second.stderr
     assert log.read_text().count("npm dependencies installed") == 1, "the second start installs nothing"
@@ -79,7 +79,7 @@ def test_a_dependency_that_cannot_be_had_fails_the_extension_with_npms_reason(pr
     run(scenario(), timeout=180)
     assert not (folder / "node_modules").exists()
 
-    listed = project.run_command("list", "--json", timeout=180)
+    listed = project.run_command("list", "--json", timeout=180, status_line=True)
     (entry,) = json.loads(listed.stdout)["extensions"]
     assert entry["status"] == "failed" and "npm error enoent" in entry["error"], "the next start tried again"
     assert not (folder / "node_modules" / MARKER).exists()

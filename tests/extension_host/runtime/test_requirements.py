@@ -119,7 +119,7 @@ def test_a_requirement_that_does_not_resolve_fails_the_extension_with_pips_reaso
     _greeter(project, "greet", ["nosuchpkg==9"])
     project.add_extension("calc", CALC)
     for attempt in (1, 2):
-        listed = project.run_command("list", "--json", timeout=180)
+        listed = project.run_command("list", "--json", timeout=180, status_line=True)
         extensions = {e["name"]: e for e in json.loads(listed.stdout)["extensions"]}
         assert extensions["greet"]["status"] == "failed"
         assert extensions["greet"]["error"] == (
