@@ -157,6 +157,22 @@ _DRAIN_SECONDS: Final = 5.0
 """How long what git printed after reading stopped may take to drain once git is killed."""
 
 
+async def _end(process: asyncio.subprocess.Process) -> bool:
+    """Kill git's group if it still runs (True: it was stopped), then read what is left of its
+    stdout and reap it: a stream whose reader stopped early pauses its pipe, and the exit is
+    reported only once the pipe is closed. Bounded, in case something left the group."""
+    stopped = process.returncode is None
+    if stopped:
+        signal_group(process.pid, signal.SIGKILL)
+    assert process.stdout is not None
+    with contextlib.suppress(TimeoutError, ProcessLookupError):
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            while await process.stdout.read(_READ_CHUNK):
+                pass
+            await process.wait()
+    return stopped
+
+
 async def run_git(folder: Path, *args: str, timeout: float = GIT_TIMEOUT, limit: int = 100_000) -> GitOutput | None:
     """Run ``git -C folder args...`` (see :func:`git_command`); ``None`` when git is not installed.
 
@@ -184,16 +200,7 @@ async def run_git(folder: Path, *args: str, timeout: float = GIT_TIMEOUT, limit:
     except TimeoutError:
         pass  # what was printed by then will do
     finally:
-        if process.returncode is None:
-            stopped = True
-            signal_group(process.pid, signal.SIGKILL)
-        # Read what is left: a stream whose reader stopped early pauses its pipe, and the exit is
-        # reported only once the pipe is closed. Bounded, in case something left the group.
-        with contextlib.suppress(TimeoutError, ProcessLookupError):
-            async with asyncio.timeout(_DRAIN_SECONDS):
-                while await process.stdout.read(_READ_CHUNK):
-                    pass
-                await process.wait()
+        stopped = await _end(process) or stopped
         signal_group(process.pid, signal.SIGKILL)  # whatever it started and left behind
     failed = not stopped and process.returncode != 0
     return GitOutput(tuple(records[:limit]), failed)
@@ -270,14 +277,7 @@ async def run_git_bytes(
     except TimeoutError:
         stopped = True
     finally:
-        if process.returncode is None:
-            stopped = True
-            signal_group(process.pid, signal.SIGKILL)
-        with contextlib.suppress(TimeoutError, ProcessLookupError):
-            async with asyncio.timeout(_DRAIN_SECONDS):
-                while await process.stdout.read(_READ_CHUNK):
-                    pass
-                await process.wait()
+        stopped = await _end(process) or stopped
         for helper in helpers:
             helper.cancel()
         await asyncio.gather(*helpers, return_exceptions=True)
