@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -27,6 +28,7 @@ from .progress import host_starting
 if TYPE_CHECKING:  # a command that asks a running host never imports the host
     from ..host import ExtensionHost
     from ..info import ExtensionInfo
+    from ..launch.forkserver import ForkServer
 
 __all__ = [
     "ONE_SHOT_STOP_GRACE",
@@ -44,30 +46,55 @@ A well-behaved extension exits on end of stream in milliseconds."""
 
 async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any], **options: Any) -> int:
     """Start the project's extensions, ``run(host)``, stop them; the exit code ``run`` gives.
-    ``options`` go to :class:`ExtensionHost` (the demo's agent)."""
-    from ..host import ExtensionHost
-    from ..runtime.options import Timeouts
+    ``options`` go to :class:`ExtensionHost` (the demo's agent).
 
-    # A one-shot command is not a session: the session hooks are for the agents that embed the host.
-    host = ExtensionHost(
-        args.root,
-        args.home,
-        timeouts=Timeouts(readiness=args.readiness_timeout, stop_grace=ONE_SHOT_STOP_GRACE),
-        session_hooks=False,
-        watch=False,
-        persist=False,  # nor is it a conversation worth keeping
-        **options,
-    )
-    async with host_starting(host):
-        await host.start()
+    The fork server starts first, so that it boots on another core while the host is imported;
+    the host uses it and this stops it after the host (used or not)."""
+    fork_server = _early_fork_server(args)
+    starting = asyncio.ensure_future(fork_server.start()) if fork_server is not None else None
+    await asyncio.sleep(0)  # the start's first step spawns the server
     try:
-        code: int = await run(host)
-        return code
-    except (UnknownToolError, UnknownExtensionError) as exc:
-        say(render.error_line(exc), err=True)
-        return EXIT_FAILED
+        from ..host import ExtensionHost
+        from ..runtime.options import Timeouts
+
+        # A one-shot command is not a session: the session hooks are for the agents that embed the host.
+        host = ExtensionHost(
+            args.root,
+            args.home,
+            timeouts=Timeouts(readiness=args.readiness_timeout, stop_grace=ONE_SHOT_STOP_GRACE),
+            session_hooks=False,
+            watch=False,
+            persist=False,  # nor is it a conversation worth keeping
+            fork_server=fork_server if fork_server is not None else True,
+            **options,
+        )
+        async with host_starting(host):
+            await host.start()
+        try:
+            code: int = await run(host)
+            return code
+        except (UnknownToolError, UnknownExtensionError) as exc:
+            say(render.error_line(exc), err=True)
+            return EXIT_FAILED
+        finally:
+            await host.stop()
     finally:
-        await host.stop()
+        if fork_server is not None and starting is not None:
+            await starting
+            await fork_server.stop(ONE_SHOT_STOP_GRACE)
+
+
+def _early_fork_server(args: argparse.Namespace) -> ForkServer | None:
+    """The fork server the host of ``args`` would make, made before the host is imported; ``None``
+    when that host would have none (see :func:`~extension_host.launch.forkserver.fork_server_wanted`)."""
+    from ..launch.forkserver import fork_server_wanted, host_fork_server
+    from ..project.environment import scrub
+    from ..project.paths import find_project_root, project_logs_dir, user_home
+
+    if not fork_server_wanted():
+        return None
+    logs = project_logs_dir(user_home(args.home), find_project_root(args.root))
+    return host_fork_server(logs, scrub(os.environ))
 
 
 async def running_host(args: argparse.Namespace) -> ControlClient | None:

@@ -32,10 +32,9 @@ from ..calls.permissions import PermissionBroker
 from ..calls.tool_registry import BUILTIN_OWNER, ToolRegistry
 from ..events import EventLog
 from ..hooks.runner import HookRunner
-from ..launch.forkserver import ForkServer, fork_server_wanted
-from ..launch.logs import rotate_log
+from ..launch.forkserver import ForkServer, fork_server_wanted, host_fork_server
 from ..outcomes import ReloadOutcome
-from ..project.environment import scrub, sdk_environment
+from ..project.environment import scrub
 from ..project.paths import cache_dir, project_logs_dir
 from ..project.private_files import private_folder, tighten_files_in
 from .budget import CrashBudget, ReloadBudget
@@ -106,12 +105,10 @@ class ExtensionRuntime:
         self.fork_server = (
             fork_server
             if isinstance(fork_server, ForkServer)
-            else ForkServer(sdk_environment(base_environment), logs / "fork-server.log")
+            else host_fork_server(logs, base_environment)
             if fork_server and fork_server_wanted()
             else None
         )
-        if self.fork_server is not None and self._owns_fork_server:
-            rotate_log(logs / "fork-server.log")  # the server appends to it for this host's life
         self.context = SessionContext(
             session_id=session_id,
             project_root=project_root,
