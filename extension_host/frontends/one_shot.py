@@ -2,7 +2,8 @@
 
 A command asks the running host over the control socket when there is one (:func:`running_host`,
 :func:`ask_host_or_load`); else it starts a host just for itself (:func:`with_host`), without
-session hooks or watching, and stops it with a short ladder (:data:`ONE_SHOT_STOP_GRACE` per step).
+session hooks or watching, and stops it soon after (:data:`ONE_SHOT_STOP_QUIET`) with a short ladder
+(:data:`ONE_SHOT_STOP_GRACE` per step).
 A decision just recorded (trust, grants) is passed on to a running host by
 :func:`tell_running_host`. A start that takes a while shows which extensions are still starting
 (:mod:`.progress`). This module knows hosts and the control socket, not the commands. The host
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # a command that asks a running host never imports the host
 
 __all__ = [
     "ONE_SHOT_STOP_GRACE",
+    "ONE_SHOT_STOP_QUIET",
     "ask_host_or_load",
     "load_outcome",
     "running_host",
@@ -42,6 +44,11 @@ __all__ = [
 ONE_SHOT_STOP_GRACE: Final = 0.5
 """Seconds each step of the stop ladder waits in a one-shot command (a long-running host: 5 s).
 A well-behaved extension exits on end of stream in milliseconds."""
+
+ONE_SHOT_STOP_QUIET: Final = 0.025
+"""Seconds of quiet on an extension's connection before a one-shot command closes its stdin (a
+long-running host: 0.1 s): what it asks right after joining takes it a millisecond or two, and
+what it sends later, until it exits, is still handled."""
 
 
 async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any], **options: Any) -> int:
@@ -61,7 +68,9 @@ async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any
         host = ExtensionHost(
             args.root,
             args.home,
-            timeouts=Timeouts(readiness=args.readiness_timeout, stop_grace=ONE_SHOT_STOP_GRACE),
+            timeouts=Timeouts(
+                readiness=args.readiness_timeout, stop_grace=ONE_SHOT_STOP_GRACE, stop_quiet=ONE_SHOT_STOP_QUIET
+            ),
             session_hooks=False,
             watch=False,
             persist=False,  # nor is it a conversation worth keeping

@@ -18,6 +18,7 @@ from ..events import EventLog
 from ..hooks.runner import HookRunner
 from ..launch.forkserver import ForkServer
 from ..project.discovery import ExtensionSpec
+from .defaults import STOP_QUIET
 
 __all__ = ["MAX_QUEUED_BYTES", "GrantLookup", "PromptSubmitter", "SendHandler", "SessionContext", "announce_tools"]
 
@@ -64,6 +65,8 @@ class SessionContext:
     fork_server: ForkServer | None = None
     allow_builtin_overrides: bool = True
     """Whether an extension may replace a built-in tool (``overridesBuiltInTool``)."""
+    stop_quiet: float = STOP_QUIET
+    """See :attr:`~extension_host.runtime.options.Timeouts.stop_quiet`."""
     max_queued_bytes: int = MAX_QUEUED_BYTES
     """See :data:`MAX_QUEUED_BYTES`."""
     commands: CommandRegistry = field(default_factory=CommandRegistry)

@@ -120,6 +120,7 @@ class ExtensionRuntime:
             readiness_timeout=timeouts.readiness,
             tool_timeout=timeouts.tool,
             stop_grace=timeouts.stop_grace,
+            stop_quiet=timeouts.stop_quiet,
             cache_dir=cache_dir(),
             on_send=on_send,
             fork_server=self.fork_server,

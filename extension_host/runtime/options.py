@@ -19,7 +19,7 @@ from ..events import HISTORY_BYTES, HISTORY_EVENT_BYTES, HISTORY_LIMIT
 from ..hooks.runner import DEFAULT_HOOK_TIMEOUT
 from ..launch.process_groups import STOP_GRACE_SECONDS
 from .context import MAX_QUEUED_BYTES
-from .defaults import DEFAULT_READINESS_TIMEOUT
+from .defaults import DEFAULT_READINESS_TIMEOUT, STOP_QUIET
 
 __all__ = [
     "DEFAULT_READINESS_TIMEOUT",
@@ -48,9 +48,13 @@ class Timeouts:
     """Per hook point (``{"on_pre_tool_use": 5}``), in place of :attr:`hook`."""
     stop_grace: float = STOP_GRACE_SECONDS
     """For each step of the stop ladder (end of stream, SIGTERM, SIGKILL) before the next."""
+    stop_quiet: float = STOP_QUIET
+    """How long an extension's connection must have been quiet before its stdin is closed (at
+    most 1 s), so that what it asked just before is answered; what it sends after that, until
+    it exits, is still read and handled, with nobody left to answer it."""
 
     def __post_init__(self) -> None:
-        for name in ("readiness", "tool", "hook", "stop_grace"):
+        for name in ("readiness", "tool", "hook", "stop_grace", "stop_quiet"):
             _positive(f"Timeouts.{name}", getattr(self, name))
         for point, seconds in self.hooks.items():
             _positive(f"Timeouts.hooks[{point!r}]", seconds)
