@@ -41,12 +41,12 @@ from .budget import CrashBudget, ReloadBudget
 from .context import GrantLookup, PromptSubmitter, SendHandler, SessionContext
 from .lifecycle import SessionUpdated
 from .options import Limits, Timeouts
-from .reload import ExtensionWatcher
 from .session_rpc import SessionRpcSources, session_rpc_handlers
 from .supervisor import Supervisor
 
 if TYPE_CHECKING:
     from .agent_configs import CustomAgentConfig
+    from .reload import ExtensionWatcher
 
 __all__ = ["ExtensionRuntime"]
 
@@ -158,17 +158,17 @@ class ExtensionRuntime:
             self._unknown_tool_hint,
             permissions,
         )
-        self.watcher = (
+        self.watcher: ExtensionWatcher | None = None
+        if watch:
+            from .reload import ExtensionWatcher  # the file watcher's library only for a host that watches
+
             # An untrusted project's extension folders are not walked: only their root is watched.
-            ExtensionWatcher(
+            self.watcher = ExtensionWatcher(
                 project_root,
                 user_home,
                 self.supervisor.apply_watched,
                 walk=lambda source: source == "user" or walk_project(),
             )
-            if watch
-            else None
-        )
         self._events = events
         self._watching: asyncio.Task[None] | None = None
         self._stop_watching = asyncio.Event()
