@@ -94,16 +94,25 @@ async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any
 
 
 def _early_fork_server(args: argparse.Namespace) -> ForkServer | None:
-    """The fork server the host of ``args`` would make, made before the host is imported; ``None``
-    when that host would have none (see :func:`~extension_host.launch.forkserver.fork_server_wanted`)."""
+    """The fork server the host of ``args`` would make, made before the rest of the host is
+    imported; ``None`` when that host would start no Python extension (none there, none trusted)
+    or would have no server (see :func:`~extension_host.launch.forkserver.fork_server_wanted`)."""
     from ..launch.forkserver import fork_server_wanted, host_fork_server
-    from ..project.environment import scrub
-    from ..project.paths import find_project_root, project_logs_dir, user_home
 
     if not fork_server_wanted():
         return None
-    logs = project_logs_dir(user_home(args.home), find_project_root(args.root))
-    return host_fork_server(logs, scrub(os.environ))
+    from ..project.discovery import discover
+    from ..project.environment import scrub
+    from ..project.paths import find_project_root, project_logs_dir, user_home
+    from ..project.trust import TrustStore, decide_project_trust
+
+    root, home = find_project_root(args.root), user_home(args.home)
+    untrusted = decide_project_trust(root, TrustStore(home)).withheld
+    if not any(
+        found.startable and found.spec.runtime == "python" for found in discover(root, home, untrusted=untrusted)
+    ):
+        return None
+    return host_fork_server(project_logs_dir(home, root), scrub(os.environ))
 
 
 async def running_host(args: argparse.Namespace) -> ControlClient | None:
