@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from extension_protocol.lazy import first_use_loader
 
+from .version import __version__ as __version__
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing: every command imports this package
 
 if TYPE_CHECKING:
@@ -131,9 +133,6 @@ _EXPORTS = {
     "hookimpl": ".hooks.specs",
 }
 
-
-__version__ = "0.1.0"
-"""The package's version (``pyproject.toml`` reads it from here; ``extensions --version`` prints it)."""
 
 __getattr__ = first_use_loader(__name__, _EXPORTS, globals())
 

@@ -50,7 +50,7 @@ from .outcomes import (
 from .project.discovery import ExtensionSpec
 from .project.paths import find_project_root
 from .project.paths import user_home as resolve_user_home
-from .project.trust import TrustDecision, TrustStore, decide_project_trust, untrusted_reason
+from .project.trust import TrustDecision, TrustStore, decide_project_trust
 from .runtime.budget import CrashBudget, ReloadBudget
 from .runtime.context import SendHandler
 from .runtime.extension_runtime import ExtensionRuntime
@@ -420,8 +420,7 @@ class ExtensionHost:
         )
 
     def _untrusted(self) -> str | None:
-        decision = self.trust
-        return None if decision.trusted else untrusted_reason(decision.problem)
+        return self.trust.withheld
 
     def _granted(self, spec: ExtensionSpec) -> frozenset[str]:
         return self.trust_store.granted(self.project_root, spec.source, spec.name)

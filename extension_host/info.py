@@ -6,12 +6,12 @@ the CLI tables all describe an extension the same way. Nothing here changes stat
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Final, Literal, cast
+
+from .version import __version__
 
 __all__ = ["NOT_RUNNING", "SDK_STATUS", "ExtensionInfo", "ExtensionStatus", "ToolInfo", "host_version", "sdk_entry"]
 
@@ -43,13 +43,10 @@ _SDK_SOURCES: Final[dict[str, str]] = {"project": "project", "user": "user", "co
 ``user``, ``plugin`` and ``session``)."""
 
 
-@functools.cache
 def host_version() -> str:
-    """This package's version (``0`` when it is not installed as a distribution)."""
-    try:
-        return metadata.version("extension-host")
-    except metadata.PackageNotFoundError:
-        return "0"
+    """This package's version: the one its distribution is built with (:mod:`.version`), without
+    reading the installed metadata."""
+    return __version__
 
 
 @dataclass(frozen=True, slots=True)

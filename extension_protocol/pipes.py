@@ -23,6 +23,9 @@ __all__ = ["READ_SIZE", "PipeReader", "open_pipe_writer"]
 
 READ_SIZE: Final = 64 * 1024
 """Bytes asked of the pipe per read: a full pipe buffer, and below the mmap threshold."""
+_DRAIN_READS: Final = 16
+"""The most reads :meth:`PipeReader.drain` makes: a writer that is gone left at most a pipe
+buffer; one that is not may write forever."""
 
 
 class PipeReader:
@@ -77,19 +80,25 @@ class PipeReader:
             on_end(self._end[0])
 
     def _on_readable(self) -> None:
+        self._read_once()
+
+    def _read_once(self) -> bool:
+        """One read, delivered; whether it read bytes (so there may be more right away)."""
         try:
             data = os.read(self._fd, READ_SIZE)
         except (BlockingIOError, InterruptedError):
-            return
+            return False
         except OSError as exc:
             self._finish(exc)
-            return
+            return False
         if not data:
             self._finish(None)
-        elif self._on_data is not None:
+            return False
+        if self._on_data is not None:
             self._on_data(data)
         else:
             self._early.append(data)
+        return True
 
     def _finish(self, error: Exception | None) -> None:
         self._release()
@@ -97,6 +106,13 @@ class PipeReader:
             self._end = (error,)
             if self._on_end is not None:
                 self._on_end(error)
+
+    def drain(self, max_reads: int = _DRAIN_READS) -> None:
+        """Deliver what the pipe holds now, without waiting for more (at most ``max_reads``
+        reads): what a writer that has just exited wrote last, before its end is read."""
+        for _ in range(max_reads):
+            if self._fd < 0 or not self._read_once():
+                return
 
     @property
     def closed(self) -> bool:

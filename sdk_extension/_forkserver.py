@@ -171,6 +171,10 @@ def _terminate(signum: int, frame: object) -> None:
 
 def _become(request: dict[str, Any], fds: list[int], keep_closed: list[int]) -> None:
     """In the child: take on the extension's session, streams, directory and environment."""
+    # What the server holds lives as long as the child: kept out of the collector's reach, it
+    # is neither copied by the child's collections nor walked by the final one at its exit
+    # (the server's whole heap: most of an extension's exit on end of stream).
+    gc.freeze()
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

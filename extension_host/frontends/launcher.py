@@ -9,6 +9,7 @@ command line, including a hook call with global options before it, is :func:`.cl
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -31,4 +32,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_hook(args[1], args[2])
     from .cli import main as cli_main
 
-    return cli_main(args)
+    code = cli_main(args)
+    # Everything the command made stays until the process ends: kept out of the collector's
+    # reach, the interpreter's last collection at exit does not walk it (with the host's
+    # modules loaded, that walk was most of a one-shot command's exit).
+    gc.freeze()
+    return code

@@ -2,7 +2,8 @@
 
 A command asks the running host over the control socket when there is one (:func:`running_host`,
 :func:`ask_host_or_load`); else it starts a host just for itself (:func:`with_host`), without
-session hooks or watching, and stops it with a short ladder (:data:`ONE_SHOT_STOP_GRACE` per step).
+session hooks or watching, and stops it soon after (:data:`ONE_SHOT_STOP_QUIET`) with a short ladder
+(:data:`ONE_SHOT_STOP_GRACE` per step).
 A decision just recorded (trust, grants) is passed on to a running host by
 :func:`tell_running_host`. A start that takes a while shows which extensions are still starting
 (:mod:`.progress`). This module knows hosts and the control socket, not the commands. The host
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -27,9 +29,11 @@ from .progress import host_starting
 if TYPE_CHECKING:  # a command that asks a running host never imports the host
     from ..host import ExtensionHost
     from ..info import ExtensionInfo
+    from ..launch.forkserver import ForkServer
 
 __all__ = [
     "ONE_SHOT_STOP_GRACE",
+    "ONE_SHOT_STOP_QUIET",
     "ask_host_or_load",
     "load_outcome",
     "running_host",
@@ -41,33 +45,74 @@ ONE_SHOT_STOP_GRACE: Final = 0.5
 """Seconds each step of the stop ladder waits in a one-shot command (a long-running host: 5 s).
 A well-behaved extension exits on end of stream in milliseconds."""
 
+ONE_SHOT_STOP_QUIET: Final = 0.025
+"""Seconds of quiet on an extension's connection before a one-shot command closes its stdin (a
+long-running host: 0.1 s): what it asks right after joining takes it a millisecond or two, and
+what it sends later, until it exits, is still handled."""
+
 
 async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any], **options: Any) -> int:
     """Start the project's extensions, ``run(host)``, stop them; the exit code ``run`` gives.
-    ``options`` go to :class:`ExtensionHost` (the demo's agent)."""
-    from ..host import ExtensionHost
-    from ..runtime.options import Timeouts
+    ``options`` go to :class:`ExtensionHost` (the demo's agent).
 
-    # A one-shot command is not a session: the session hooks are for the agents that embed the host.
-    host = ExtensionHost(
-        args.root,
-        args.home,
-        timeouts=Timeouts(readiness=args.readiness_timeout, stop_grace=ONE_SHOT_STOP_GRACE),
-        session_hooks=False,
-        watch=False,
-        persist=False,  # nor is it a conversation worth keeping
-        **options,
-    )
-    async with host_starting(host):
-        await host.start()
+    The fork server starts first, so that it boots on another core while the host is imported;
+    the host uses it and this stops it after the host (used or not)."""
+    fork_server = _early_fork_server(args)
+    starting = asyncio.ensure_future(fork_server.start()) if fork_server is not None else None
+    await asyncio.sleep(0)  # the start's first step spawns the server
     try:
-        code: int = await run(host)
-        return code
-    except (UnknownToolError, UnknownExtensionError) as exc:
-        say(render.error_line(exc), err=True)
-        return EXIT_FAILED
+        from ..host import ExtensionHost
+        from ..runtime.options import Timeouts
+
+        # A one-shot command is not a session: the session hooks are for the agents that embed the host.
+        host = ExtensionHost(
+            args.root,
+            args.home,
+            timeouts=Timeouts(
+                readiness=args.readiness_timeout, stop_grace=ONE_SHOT_STOP_GRACE, stop_quiet=ONE_SHOT_STOP_QUIET
+            ),
+            session_hooks=False,
+            watch=False,
+            persist=False,  # nor is it a conversation worth keeping
+            fork_server=fork_server if fork_server is not None else True,
+            **options,
+        )
+        async with host_starting(host):
+            await host.start()
+        try:
+            code: int = await run(host)
+            return code
+        except (UnknownToolError, UnknownExtensionError) as exc:
+            say(render.error_line(exc), err=True)
+            return EXIT_FAILED
+        finally:
+            await host.stop()
     finally:
-        await host.stop()
+        if fork_server is not None and starting is not None:
+            await starting
+            await fork_server.stop(ONE_SHOT_STOP_GRACE)
+
+
+def _early_fork_server(args: argparse.Namespace) -> ForkServer | None:
+    """The fork server the host of ``args`` would make, made before the rest of the host is
+    imported; ``None`` when that host would start no Python extension (none there, none trusted)
+    or would have no server (see :func:`~extension_host.launch.forkserver.fork_server_wanted`)."""
+    from ..launch.forkserver import fork_server_wanted, host_fork_server
+
+    if not fork_server_wanted():
+        return None
+    from ..project.discovery import discover
+    from ..project.environment import scrub
+    from ..project.paths import find_project_root, project_logs_dir, user_home
+    from ..project.trust import TrustStore, decide_project_trust
+
+    root, home = find_project_root(args.root), user_home(args.home)
+    untrusted = decide_project_trust(root, TrustStore(home)).withheld
+    if not any(
+        found.startable and found.spec.runtime == "python" for found in discover(root, home, untrusted=untrusted)
+    ):
+        return None
+    return host_fork_server(project_logs_dir(home, root), scrub(os.environ))
 
 
 async def running_host(args: argparse.Namespace) -> ControlClient | None:

@@ -21,6 +21,7 @@ or extensions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -31,9 +32,10 @@ from typing import Any, Final
 
 from extension_protocol.pipes import PipeReader
 
+from ..project.environment import sdk_environment
 from .interpreter import python_command
 from .lifeline import lifeline_fd
-from .logs import open_log
+from .logs import open_log, rotate_log
 from .process_groups import STOP_GRACE_SECONDS, stop_group
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "ForkedChild",
     "fork_server_supported",
     "fork_server_wanted",
+    "host_fork_server",
 ]
 
 START_TIMEOUT: Final = 15.0
@@ -77,6 +80,15 @@ def fork_server_wanted(environ: Mapping[str, str] = os.environ) -> bool:
     """Whether a host should start Python extensions through a fork server: the platform can,
     and :data:`FORK_SERVER_ENV` is not ``0``."""
     return fork_server_supported() and environ.get(FORK_SERVER_ENV) != "0"
+
+
+def host_fork_server(logs_dir: Path, base_environment: Mapping[str, str]) -> ForkServer:
+    """The fork server of a host whose extensions log into ``logs_dir`` and start from
+    ``base_environment`` (already stripped of what extensions may not see): the SDK importable,
+    its log ``fork-server.log`` there, rotated now (it appends to it for its whole life)."""
+    log_path = logs_dir / "fork-server.log"
+    rotate_log(log_path)
+    return ForkServer(sdk_environment(base_environment), log_path)
 
 
 class ForkServerUnavailable(Exception):
@@ -179,6 +191,13 @@ class ForkServer:
     def pid(self) -> int | None:
         """The server's process id while it runs."""
         return self._process.pid if self._process is not None and self._process.returncode is None else None
+
+    async def start(self) -> None:
+        """Start the server now rather than at the first :meth:`spawn` (which then waits for it),
+        so that it boots while the caller does something else. A server that cannot start is
+        not an error here: :attr:`failure` says why, and each spawn goes without it."""
+        with contextlib.suppress(ForkServerUnavailable):
+            await self._running()
 
     async def spawn(self, entry: Path, cwd: Path, env: Mapping[str, str], streams: tuple[int, int, int]) -> ForkedChild:
         """Fork a process that runs ``entry``; ``streams`` become its stdin, stdout and stderr.

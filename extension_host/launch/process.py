@@ -126,6 +126,9 @@ class ExtensionProcess:
         if self._stopped_with is not None:
             return self._stopped_with
         code = await stop_group(self._process, grace, self._close_stdin)
+        # What it wrote before it exited is read, not dropped with the pipe: a request it sent
+        # as its stdin closed is still handled (with nobody left to answer it).
+        self._stdout.drain()
         self._stdout.close()
         self._stopped_with = code
         return code

@@ -88,6 +88,11 @@ class TrustDecision:
     problem: str | None = None
     """Why the record could not be read, if it could not (the project then counts as untrusted)."""
 
+    @property
+    def withheld(self) -> str | None:
+        """Why the project's extensions do not run (:func:`untrusted_reason`); ``None`` when they may."""
+        return None if self.trusted else untrusted_reason(self.problem)
+
 
 def untrusted_reason(problem: str | None = None) -> str:
     """The one line shown for a project extension that does not run for lack of trust."""

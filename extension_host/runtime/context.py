@@ -19,6 +19,7 @@ from ..hooks.runner import HookRunner
 from ..launch.forkserver import ForkServer
 from ..launch.npm_deps import DEFAULT_INSTALL_TIMEOUT
 from ..project.discovery import ExtensionSpec
+from .defaults import STOP_QUIET
 
 if TYPE_CHECKING:  # the settings are read when an extension starts, not when the host is imported
     from ..project.settings import Delivery
@@ -81,6 +82,8 @@ class SessionContext:
     fork_server: ForkServer | None = None
     allow_builtin_overrides: bool = True
     """Whether an extension may replace a built-in tool (``overridesBuiltInTool``)."""
+    stop_quiet: float = STOP_QUIET
+    """See :attr:`~extension_host.runtime.options.Timeouts.stop_quiet`."""
     max_queued_bytes: int = MAX_QUEUED_BYTES
     """See :data:`MAX_QUEUED_BYTES`."""
     commands: CommandRegistry = field(default_factory=CommandRegistry)

@@ -32,22 +32,21 @@ from ..calls.permissions import PermissionBroker
 from ..calls.tool_registry import BUILTIN_OWNER, ToolRegistry
 from ..events import EventLog
 from ..hooks.runner import HookRunner
-from ..launch.forkserver import ForkServer, fork_server_wanted
-from ..launch.logs import rotate_log
+from ..launch.forkserver import ForkServer, fork_server_wanted, host_fork_server
 from ..outcomes import ReloadOutcome
-from ..project.environment import scrub, sdk_environment
+from ..project.environment import scrub
 from ..project.paths import cache_dir, project_logs_dir
 from ..project.private_files import private_folder, tighten_files_in
 from .budget import CrashBudget, ReloadBudget
 from .context import GrantLookup, PromptSubmitter, SendHandler, SessionContext, SettingsLookup
 from .lifecycle import SessionUpdated
 from .options import Limits, Timeouts
-from .reload import ExtensionWatcher
 from .session_rpc import SessionRpcSources, session_rpc_handlers
 from .supervisor import Supervisor
 
 if TYPE_CHECKING:
     from .agent_configs import CustomAgentConfig
+    from .reload import ExtensionWatcher
 
 __all__ = ["ExtensionRuntime"]
 
@@ -108,12 +107,10 @@ class ExtensionRuntime:
         self.fork_server = (
             fork_server
             if isinstance(fork_server, ForkServer)
-            else ForkServer(sdk_environment(base_environment), logs / "fork-server.log")
+            else host_fork_server(logs, base_environment)
             if fork_server and fork_server_wanted()
             else None
         )
-        if self.fork_server is not None and self._owns_fork_server:
-            rotate_log(logs / "fork-server.log")  # the server appends to it for this host's life
         self.context = SessionContext(
             session_id=session_id,
             project_root=project_root,
@@ -126,6 +123,7 @@ class ExtensionRuntime:
             tool_timeout=timeouts.tool,
             stop_grace=timeouts.stop_grace,
             install_timeout=timeouts.install,
+            stop_quiet=timeouts.stop_quiet,
             cache_dir=cache_dir(),
             on_send=on_send,
             fork_server=self.fork_server,
@@ -164,10 +162,13 @@ class ExtensionRuntime:
             self._unknown_tool_hint,
             permissions,
         )
-        self.watcher = (
+        self.watcher: ExtensionWatcher | None = None
+        if watch:
+            from .reload import ExtensionWatcher  # the file watcher's library only for a host that watches
+
             # An untrusted project's extension folders are not walked (only their root is watched),
             # nor a disabled extension's.
-            ExtensionWatcher(
+            self.watcher = ExtensionWatcher(
                 project_root,
                 user_home,
                 self.supervisor.apply_watched,
@@ -175,9 +176,6 @@ class ExtensionRuntime:
                 skip=self.supervisor.is_disabled,
                 copilot_root=self.supervisor.copilot_root,
             )
-            if watch
-            else None
-        )
         self._events = events
         self._watching: asyncio.Task[None] | None = None
         self._stop_watching = asyncio.Event()

@@ -53,6 +53,7 @@ from ..project.discovery import ExtensionSpec
 from ..project.environment import EnvironmentGrant, extension_environment
 from ..validation import validate
 from .context import SessionContext, announce_tools
+from .defaults import STOP_QUIET
 from .handshake import (
     JoinRefused,
     builtin_overrides,
@@ -101,9 +102,6 @@ JoinHandler = Callable[["ExtensionInstance"], None]
 running and before its join is answered: what the handler sends reaches the extension before
 anything the extension can do after joining."""
 
-STOP_QUIET: Final = 0.1
-"""Before its stdin is closed, an extension's connection must have been quiet this long (s), so a
-request it sent just before (a ``session.log`` right after joining) is read and answered."""
 STOP_IDLE_LIMIT: Final = 1.0
 """The longest a stop waits for that quiet (s): a chatty extension is stopped anyway."""
 
@@ -350,7 +348,7 @@ class ExtensionInstance:
         if self._connection is not None and self._process is not None and self._process.returncode is None:
             # Requests it already sent are answered before its stdin closes: it may be stopped
             # right after joining (a one-shot command), when its first requests are on the way.
-            await self._connection.wait_idle(STOP_QUIET, STOP_IDLE_LIMIT)
+            await self._connection.wait_idle(self._context.stop_quiet, STOP_IDLE_LIMIT)
         if self._process is not None:
             await self._process.stop(self._context.stop_grace)
         if self._connection is not None:

@@ -23,7 +23,7 @@ from ..hooks.runner import DEFAULT_HOOK_TIMEOUT
 from ..launch.npm_deps import DEFAULT_INSTALL_TIMEOUT
 from ..launch.process_groups import STOP_GRACE_SECONDS
 from .context import MAX_QUEUED_BYTES
-from .defaults import DEFAULT_READINESS_TIMEOUT
+from .defaults import DEFAULT_READINESS_TIMEOUT, STOP_QUIET
 
 __all__ = [
     "DEFAULT_INSTALL_TIMEOUT",
@@ -82,12 +82,17 @@ class Timeouts:
     stop_grace: float = STOP_GRACE_SECONDS
     """For each step of the stop ladder (end of stream, SIGTERM, SIGKILL) before the next."""
     install: float = field(default_factory=default_install_timeout)
-    """For installing an extension's npm dependencies before its first start; past it, the
-    install is stopped and the extension is ``failed`` (default: :data:`INSTALL_TIMEOUT_ENV`, else
-    :data:`DEFAULT_INSTALL_TIMEOUT`)."""
+    """For installing an extension's dependencies (its Python environment, its npm packages)
+    before its first start; past it, the install is stopped and the extension is ``failed``
+    (default: :data:`INSTALL_TIMEOUT_ENV`, else :data:`DEFAULT_INSTALL_TIMEOUT`)."""
+
+    stop_quiet: float = STOP_QUIET
+    """How long an extension's connection must have been quiet before its stdin is closed (at
+    most 1 s), so that what it asked just before is answered; what it sends after that, until
+    it exits, is still read and handled, with nobody left to answer it."""
 
     def __post_init__(self) -> None:
-        for name in ("readiness", "tool", "hook", "stop_grace", "install"):
+        for name in ("readiness", "tool", "hook", "stop_grace", "stop_quiet", "install"):
             _positive(f"Timeouts.{name}", getattr(self, name))
         for point, seconds in self.hooks.items():
             _positive(f"Timeouts.hooks[{point!r}]", seconds)

@@ -193,6 +193,23 @@ def test_close_before_deliver_to_ends_it_at_once() -> None:
     _with_reader(check)
 
 
+def test_drain_delivers_what_the_pipe_holds_now_without_waiting_for_the_loop() -> None:
+    async def main() -> None:
+        read_fd, write_fd = os.pipe()
+        reader = PipeReader(read_fd)
+        collector = Collector()
+        reader.deliver_to(collector.on_data, collector.on_end)
+        os.write(write_fd, b"last words")
+        reader.drain()  # no turn of the loop in between: only drain() can have read them
+        assert b"".join(collector.chunks) == b"last words" and collector.ends == []
+        reader.drain()  # nothing more, the writer still open: returns at once
+        os.close(write_fd)
+        reader.drain()
+        assert collector.ends == [None] and reader.closed
+
+    asyncio.run(main())
+
+
 def test_a_pipe_writer_delivers_bytes_in_order_and_closing_it_ends_the_pipe() -> None:
     async def main() -> bytes:
         read_fd, write_fd = os.pipe()

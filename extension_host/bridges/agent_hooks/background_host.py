@@ -8,7 +8,8 @@ agent's session events arrive as hook calls), opens the project's control socket
 byte to ``--ready-fd`` once the socket answers (and closes it: a starter that reads end of file
 without that byte knows the start failed), and serves hook calls (and ``extensions list``,
 ``inspect``, ``reload``) until no control connection has come for ``--idle`` seconds, or
-SIGTERM/SIGINT. Either way it closes the socket and stops every extension before it exits.
+SIGTERM/SIGINT (which also cut a start short: an extension slow to join does not hold it). Either
+way it closes the socket and stops every extension (those still starting too) before it exits.
 
 It owns the idle clock and that life cycle; the requests are the control server's.
 """
@@ -21,9 +22,9 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from ...control.service import ControlServer
 from ...errors import ExtensionHostError
@@ -86,7 +87,11 @@ async def serve_until_idle(root: Path, home: Path | None, idle: float, ready_fd:
     )
     control = IdleControlServer(host, idle)
     try:
-        await host.start()
+        # A stop signal during the start (an extension slow to join) stops it at once: what
+        # started by then is stopped below.
+        if not await _unless_stopped(host.start(), stop):
+            print("extensions hook host: asked to stop while starting; stopping", flush=True)
+            return 0
         try:
             await control.start()
         except ExtensionHostError as exc:
@@ -97,18 +102,29 @@ async def serve_until_idle(root: Path, home: Path | None, idle: float, ready_fd:
                 os.write(ready_fd, b"1")
             os.close(ready_fd)
         print(f"extensions hook host: serving {root} (pid {os.getpid()}, idle exit after {idle:g} s)", flush=True)
-        idle_task = asyncio.ensure_future(control.wait_idle())
-        stop_task = asyncio.ensure_future(stop.wait())
-        done, pending = await asyncio.wait({idle_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        why = "idle" if idle_task in done else "asked to stop"
-        print(f"extensions hook host: {why}; stopping", flush=True)
+        went_idle = await _unless_stopped(control.wait_idle(), stop)
+        print(f"extensions hook host: {'idle' if went_idle else 'asked to stop'}; stopping", flush=True)
         return 0
     finally:
         await control.close()
         await host.stop()
+
+
+async def _unless_stopped(work: Coroutine[Any, Any, object], stop: asyncio.Event) -> bool:
+    """Run ``work`` until it ends (``True``; its exception is raised) or ``stop`` is set first
+    (``False``: ``work`` is cancelled)."""
+    working = asyncio.ensure_future(work)
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({working, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (working, stopping):
+            task.cancel()
+        await asyncio.gather(working, stopping, return_exceptions=True)
+    if working.cancelled():
+        return False
+    working.result()
+    return True
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,6 +31,7 @@ PARSER_ONLY = {
     "extension_host.frontends.command_options",
     "extension_host.runtime",
     "extension_host.runtime.defaults",
+    "extension_host.version",
     "extension_protocol",
     "extension_protocol.lazy",
 }

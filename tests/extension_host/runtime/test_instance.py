@@ -130,6 +130,65 @@ def test_stopping_the_host_ends_extensions_by_end_of_stream_with_exit_code_zero(
     run(scenario())
 
 
+PARTING_WORDS = """
+    import os
+    from sdk_extension._stdio import claim_protocol_stdio
+    from extension_protocol.framing import FrameDecoder, encode_message
+
+    read_fd, write_fd = claim_protocol_stdio()
+    decoder = FrameDecoder()
+    session_id = os.environ["SESSION_ID"]
+    os.write(write_fd, encode_message({"jsonrpc": "2.0", "id": 1, "method": "session.resume",
+                                       "params": {"sessionId": session_id, "tools": []}}))
+    while os.read(read_fd, 65536):
+        pass
+    # Its stdin has closed: one last request, then gone, without waiting for an answer.
+    os.write(write_fd, encode_message({"jsonrpc": "2.0", "id": 2, "method": "session.log",
+                                       "params": {"sessionId": session_id, "message": "parting words"}}))
+"""
+
+
+def test_a_request_an_extension_sends_as_its_stdin_closes_still_reaches_the_session(project: Project) -> None:
+    """What an extension writes between the end of its stdin and its exit is read and handled,
+    not dropped with its pipe."""
+    project.add_extension("parting", PARTING_WORDS)
+
+    async def scenario() -> None:
+        host = project.host()
+        await host.start()
+        assert host.extension("parting").status == "running"
+        await host.stop()
+        assert any(event["data"]["message"] == "parting words" for event in host.events.history("session.info"))
+
+    run(scenario())
+
+
+QUICK_LOGGER = """
+    from sdk_extension import join_session
+
+    session = join_session()
+    session.log("ready")
+"""
+
+
+def test_a_short_stop_quiet_still_handles_a_log_sent_right_after_joining(project: Project) -> None:
+    """With the one-shot commands' short quiet, a ``session.log`` sent the moment the join
+    returns reaches the session before the extension is gone, and it exits cleanly."""
+    project.add_extension("quick", QUICK_LOGGER)
+
+    async def scenario() -> None:
+        host = project.host(timeouts=Timeouts(stop_grace=2.0, stop_quiet=0.025))
+        await host.start()
+        instance = next(iter(host._supervisor.current()))
+        process = instance.process
+        assert process is not None
+        await host.stop()
+        assert any(event["data"]["message"] == "ready" for event in host.events.history("session.info"))
+        assert process.returncode == 0
+
+    run(scenario())
+
+
 def test_stopping_the_host_also_ends_what_an_extension_started(project: Project) -> None:
     """A grandchild that ignores SIGTERM is killed with its extension's process group."""
     project.add_extension(

@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import stat
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from extension_host.bridges.agent_hooks.host_start import (
     background_host_pid,
     hook_host_idle,
 )
+from extension_host.launch.interpreter import python_command
 from extension_host.project.paths import control_socket_path, project_logs_dir
 from extension_host.project.trust import TRUST_ENV
 from helpers import SLOW_TO_JOIN, Project, hook_command, process_exists, run, wait_for_exit, write_trust_record
@@ -210,6 +212,43 @@ def test_a_background_host_slow_to_start_costs_the_call_one_deadline_and_the_gua
     assert err.count("\n") == 1, err
     assert "the background host's start took longer than the 5 s a hook command has" in err
     assert took < 20, f"the call took {took:.1f} s, as long as the background host's own start timeout"
+
+
+def test_a_stop_signal_while_its_extensions_start_stops_the_background_host_and_what_it_started(
+    project: Project, background: Path
+) -> None:
+    """SIGTERM while an extension has not joined yet (it would take minutes, the readiness
+    timeout 30 s) does not wait for the start: the host stops that extension and exits."""
+    project.add_extension("slow", SLOW_TO_JOIN)
+    host = subprocess.Popen(
+        python_command(
+            "-m",
+            "extension_host.bridges.agent_hooks.background_host",
+            str(project.root),
+            "--idle",
+            "300",
+            "--home",
+            str(project.home),
+        ),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (background.exists() and background.read_text().split()) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the extension writes its pid as it starts; no event to wait on
+        slow = int(background.read_text().split()[0])
+        host.send_signal(signal.SIGTERM)
+        out, _ = host.communicate(timeout=15)  # well before its extension would join or time out
+        assert host.returncode == 0, out
+        assert b"asked to stop while starting" in out
+        assert wait_for_exit(slow, 15)
+    finally:
+        if host.poll() is None:
+            os.killpg(host.pid, signal.SIGKILL)
+            host.wait(15)
 
 
 def test_a_trust_record_put_right_by_hand_is_followed_by_the_running_background_host_at_the_next_call(
