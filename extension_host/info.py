@@ -13,7 +13,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
-__all__ = ["NOT_RUNNING", "SDK_STATUS", "ExtensionInfo", "ExtensionStatus", "ToolInfo", "host_version", "sdk_entry"]
+__all__ = [
+    "NOT_RUNNING",
+    "SDK_STATUS",
+    "CanvasInfo",
+    "ExtensionInfo",
+    "ExtensionStatus",
+    "ToolInfo",
+    "host_version",
+    "sdk_entry",
+]
 
 ExtensionStatus = Literal[
     "starting", "running", "failed", "quarantined", "disabled", "shadowed", "untrusted", "detached"
@@ -48,6 +57,26 @@ def host_version() -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class CanvasInfo:
+    """One canvas an extension declared: its id, display name, description and actions
+    (name, description)."""
+
+    id: str
+    display_name: str
+    description: str
+    actions: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` form."""
+        return {
+            "id": self.id,
+            "display_name": self.display_name,
+            "description": self.description,
+            "actions": [{"name": name, "description": description} for name, description in self.actions],
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ExtensionInfo:
     """What is known about one discovered extension at one moment."""
 
@@ -78,6 +107,8 @@ class ExtensionInfo:
     """Built-in tools of the host it replaces (``overridesBuiltInTool``)."""
     commands: tuple[str, ...] = ()
     """The slash commands it offers (names without the ``/``)."""
+    canvases: tuple[CanvasInfo, ...] = ()
+    """The canvases it provides."""
 
     def to_sdk(self) -> dict[str, Any]:
         """As Copilot CLI lists an extension to extensions (:func:`sdk_entry`)."""
@@ -108,6 +139,7 @@ class ExtensionInfo:
             },
             "overrides_builtin": list(self.overrides_builtin),
             "commands": list(self.commands),
+            "canvases": [canvas.to_json() for canvas in self.canvases],
         }
 
     @classmethod

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ..calls.canvases import Canvases
 from ..calls.command_registry import CommandRegistry
 from ..calls.permissions import PermissionBroker
 from ..calls.tool_registry import ToolRegistry
@@ -84,6 +85,8 @@ class SessionContext:
     """When the session started (ISO 8601; empty: not known), for joins and ``session.lifecycle``."""
     model_id: Callable[[], str | None] | None = None
     """The agent's current model, when it names one (a join's ``modelState``)."""
+    canvases: Canvases | None = None
+    """The canvases extensions declare and the instances open (``None``: canvases are refused)."""
 
 
 def announce_tools(context: SessionContext, **data: Any) -> None:

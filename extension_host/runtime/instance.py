@@ -36,7 +36,7 @@ from extension_protocol.tasks import BackgroundTasks
 from ..calls.command_registry import CommandCollisionError, CommandEntry, CommandResult
 from ..calls.tool_registry import ToolEntry
 from ..errors import ExtensionLoadError, ToolCollisionError
-from ..info import ExtensionInfo, ExtensionStatus
+from ..info import CanvasInfo, ExtensionInfo, ExtensionStatus
 from ..launch.node_sdk import NodeUnavailable, ensure_sdk, find_node, node_argv, sdk_build
 from ..launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from ..project.discovery import ExtensionSpec
@@ -46,6 +46,7 @@ from .context import SessionContext, announce_tools
 from .handshake import (
     JoinRefused,
     builtin_overrides,
+    canvases_of,
     declared_agents,
     declared_commands,
     declared_hooks,
@@ -197,6 +198,21 @@ class ExtensionInstance:
             environment_missing=self.environment.missing,
             overrides_builtin=self.overrides_builtin,
             commands=tuple(self._context.commands.held_by(self)),
+            canvases=self._canvas_infos(),
+        )
+
+    def _canvas_infos(self) -> tuple[CanvasInfo, ...]:
+        canvases = self._context.canvases
+        if canvases is None or not canvases.declared:
+            return ()
+        return tuple(
+            CanvasInfo(
+                entry.canvas_id,
+                entry.display_name,
+                entry.description,
+                tuple((action.name, action.description) for action in entry.actions),
+            )
+            for entry in canvases.held_by(self)
         )
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -400,6 +416,7 @@ class ExtensionInstance:
             matchers = declared_matchers(resume, hooks)
             agents = declared_agents(resume)
             commands = declared_commands(resume)
+            canvases = canvases_of(resume, self.id, self.request_canvas, self) if "canvases" in resume else []
             self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants)
         except JoinRefused as refused:
             raise self._refuse(refused) from None
@@ -437,6 +454,8 @@ class ExtensionInstance:
         # Its commands are checked in _claim; registered once it runs, so the commands.changed
         # this causes reaches it too, as in Copilot CLI.
         self._context.commands.replace(self.id, self._declared_commands)
+        if context.canvases is not None and (canvases or context.canvases.declared):
+            context.canvases.replace(self.id, canvases, self)
         # As Copilot CLI does, every join says the tools on offer changed (to the joiner too).
         announce_tools(self._context, added=[entry.name for entry in entries], extensionId=self.id)
         if rejoining:
@@ -547,6 +566,19 @@ class ExtensionInstance:
             return CommandResult(name, "unavailable", text, self.id)
         limit = self._context.tool_timeout if timeout is None else timeout
         return await self._command_runs.run(connection, name, args, limit)
+
+    async def request_canvas(self, method: str, params: dict[str, Any]) -> Any:
+        """Send a canvas request (``canvas.open``, ``canvas.close``, ``canvas.action.invoke``)
+        and return the answer, bounded by the tool timeout.
+
+        Raises:
+            RpcError: the extension's handler failed. ConnectionClosed: it is not running, or
+                ends meanwhile. TimeoutError: no answer in time (it is told to cancel).
+        """
+        connection = self._connection
+        if self.status != "running" or connection is None or connection.closed:
+            raise ConnectionClosed(f"extension {self.id} is {self.status}")
+        return await connection.request(method, params, timeout=self._context.tool_timeout)
 
     def _command_completed(self, request_id: str) -> None:
         self._context.events.emit("command.completed", {"requestId": request_id}, ephemeral=True)
