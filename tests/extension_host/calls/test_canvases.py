@@ -91,7 +91,7 @@ _CANVAS = st.fixed_dictionaries(
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(_CANVAS, max_size=5, unique_by=lambda canvas: canvas["id"]))
+@given(st.lists(_CANVAS, max_size=5, unique_by=lambda canvas: str(canvas["id"])))
 def test_every_well_formed_declaration_is_accepted_as_declared(declarations: list[dict[str, Any]]) -> None:
     reserved = any(
         action["name"].startswith(wire.RESERVED_ACTION_PREFIX)
