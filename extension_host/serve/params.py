@@ -46,11 +46,17 @@ ClientId = Annotated[str, Field(min_length=1, max_length=MAX_CLIENT_ID_CHARS)]
 Id = Annotated[str, Field(min_length=1, max_length=256)]
 
 
+class ClientCapabilities(TypedDict):
+    canvases: NotRequired[bool]
+    """It shows canvases: while it is subscribed to a session, that session's canvases can open."""
+
+
 class InitializeParams(TypedDict):
     protocolVersions: Annotated[list[Version], Field(min_length=1, max_length=32)]
     clientId: ClientId
     initialSubscriptions: NotRequired[Annotated[list[Uri], Field(max_length=MAX_SUBSCRIPTIONS)]]
     locale: NotRequired[str]
+    capabilities: NotRequired[ClientCapabilities]
 
 
 class ReconnectParams(TypedDict):

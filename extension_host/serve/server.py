@@ -17,6 +17,9 @@ command a client may send is in one table, :attr:`ProtocolServer.commands` (meth
 - A client whose queue grows past the transport's bound, or that cannot be sent a notification
   (larger or deeper than its connection carries), is dropped; the others go on, and get it.
   An action is never too deep for a client: what lies deeper is marked before it is numbered.
+- A client that says in ``initialize`` that it shows canvases (``capabilities: {canvases: true}``)
+  is, while subscribed to a session, one of that session's canvas clients
+  (:meth:`~extension_host.calls.canvases.Canvases.attach_client`): its extensions' canvases can open.
 - ``dispatchAction`` (a notification; as a request it is answered ``null`` or an error) runs
   a client's action (:mod:`extension_host.serve.client_actions`).
 - ``createSession`` past :attr:`ProtocolServer.max_sessions` (given, or derived from memory and
@@ -165,6 +168,8 @@ class ProtocolServer:
             pass  # answered with PARSE_ERROR, or it stopped reading: it loses its own connection only
         finally:
             self.clients.discard(client)
+            client.subscriptions = set()
+            self._sync_canvases(client)
             connection.close()
 
     def _bind(self, client: Client, method: str, handler: CommandHandler) -> Callable[[Any], Awaitable[Any]]:
@@ -225,6 +230,8 @@ class ProtocolServer:
         client.client_id = checked["clientId"]
         wanted = checked.get("initialSubscriptions", [])
         client.subscriptions = {uri for uri in wanted if uri in self.sessions}
+        client.shows_canvases = bool(checked.get("capabilities", {}).get("canvases"))
+        self._sync_canvases(client)
         client.hold()
         result: dict[str, Any] = {
             "protocolVersion": version,
@@ -242,6 +249,7 @@ class ProtocolServer:
         live = {uri for uri in wanted if uri in self.sessions}
         missing = [uri for uri in wanted if uri not in live]
         client.subscriptions = live
+        self._sync_canvases(client)
         client.hold()
         missed = self.log.since(checked["lastSeenServerSeq"])
         if missed is None:
@@ -259,6 +267,7 @@ class ProtocolServer:
         if len(client.subscriptions) >= shapes.MAX_SUBSCRIPTIONS:
             raise ServeError(INVALID_PARAMS, f"subscribe: at most {shapes.MAX_SUBSCRIPTIONS} subscriptions per client")
         client.subscriptions.add(uri)
+        self._sync_canvases(client)
         client.hold()
         return {"snapshot": session.snapshot(self.log.server_seq)}
 
@@ -266,6 +275,7 @@ class ProtocolServer:
         resource = params.get("resource", params.get("channel")) if isinstance(params, dict) else None
         if isinstance(resource, str):
             client.subscriptions.discard(resource)
+            self._sync_canvases(client)
 
     async def _create_session(self, client: Client, params: Any) -> None:
         checked = validate("createSession", shapes.CreateSessionParams, params)
@@ -334,6 +344,7 @@ class ProtocolServer:
         self.content.session_removed(uri)
         for other in self.clients:
             other.subscriptions.discard(uri)
+            self._sync_canvases(other)
         await session.stop()
         del session  # nothing holds it now: its cycles are garbage
         self._collector.stopped()
@@ -392,6 +403,13 @@ class ProtocolServer:
         if not path.is_dir():
             raise ServeError(INVALID_PARAMS, f"createSession: working directory {path} is not a folder")
         return path
+
+    def _sync_canvases(self, client: Client) -> None:
+        """Count ``client`` as showing canvases in the sessions it is subscribed to, if it shows them."""
+        if client.shows_canvases or client.canvas_views:
+            client.sync_canvases(
+                lambda uri: self.sessions[uri].host.canvases.attach_client() if uri in self.sessions else None
+            )
 
     def _report(self, _task: Any, error: BaseException) -> None:
         print(f"extensions serve: {type(error).__name__}: {error}", file=sys.stderr)
