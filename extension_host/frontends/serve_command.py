@@ -5,7 +5,8 @@ serves the project's Unix socket and ``--listen HOST:PORT`` a WebSocket, both un
 SIGTERM. Where it listens (and the WebSocket's token: from ``--token-file``, ``--token`` or
 ``$EXTENSION_HOST_TOKEN``, else made for this start) is printed once, on stdout, as its first
 line; with ``--listen`` a second line is the web page's URL (the same token:
-:mod:`extension_host.serve.web_page`); ``--token`` costs a warning, as other users can read it with ``ps``. At a terminal,
+:mod:`extension_host.serve.web_page`); ``--token`` costs a warning, as other users can read it
+with ``ps``. At a terminal,
 stderr also says it for a person: the address and where clients find the token, the socket
 path, or that stdin/stdout carry the protocol (only when stdin is a terminal too: a client
 that started it hears nothing), and which agent answers prompts. ``--agent

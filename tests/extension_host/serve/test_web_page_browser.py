@@ -26,7 +26,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.subprocess]
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
-    pytest.skip("no chromium binary on PATH: apt-get install chromium to run the browser tests", allow_module_level=True)
+    pytest.skip(
+        "no chromium binary on PATH: apt-get install chromium to run the browser tests", allow_module_level=True
+    )
 playwright = pytest.importorskip("playwright.async_api", reason="the browser tests need playwright (the test extra)")
 
 TOKEN = "page-test-token"
