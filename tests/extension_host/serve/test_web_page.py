@@ -10,10 +10,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from serve_client import on_websocket
 
 from extension_host.serve.served_session import HostOptions
 from extension_host.serve.server import ProtocolServer, ServerOptions
-from extension_host.serve.transports import serve_websocket
 from extension_host.serve.web_page import ASSETS, origin_allowed, page_url
 from helpers import run
 
@@ -27,18 +27,8 @@ QUOTED = "a%20token%2Fwith%2Bodd%26chars"
 async def listening(tmp_path: Path) -> AsyncIterator[int]:
     """A server on 127.0.0.1 (its port) that hosts no session; stopped after."""
     server = ProtocolServer(ServerOptions(hosts=HostOptions(tmp_path, fork_server=False), max_sessions=1))
-    stop = asyncio.Event()
-    where: list[str] = []
-    serving = asyncio.ensure_future(serve_websocket(server, "127.0.0.1", 0, TOKEN, where.append, stop))
-    try:
-        async with asyncio.timeout(10):
-            while not where:
-                await asyncio.sleep(0.01)
-        yield int(where[0].split(":")[2].split("/")[0])
-    finally:
-        stop.set()
-        await asyncio.gather(serving, return_exceptions=True)
-        await server.close()
+    async with on_websocket(server, TOKEN) as url:
+        yield int(url.split(":")[2].split("/")[0])
 
 
 async def get(port: int, path: str, host: str | None = None) -> tuple[int, dict[str, str], bytes]:

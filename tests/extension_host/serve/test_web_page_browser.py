@@ -6,7 +6,6 @@ a person would; a screenshot of each state is saved under the test's ``tmp_path`
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_client import write_script
+from serve_client import on_websocket, write_script
 
 from extension_host.serve.served_session import HostOptions
 from extension_host.serve.server import ProtocolServer, ServerOptions
-from extension_host.serve.transports import serve_websocket
 from extension_host.serve.web_page import page_url
 from helpers import Project, run
 
@@ -92,15 +90,8 @@ async def served_page(project: Project, prompts: list[list[dict[str, Any]]]) -> 
         hosts=HostOptions(project.home),
         default_directory=project.root,
     )
-    server = ProtocolServer(options)
-    stop = asyncio.Event()
-    where: list[str] = []
-    serving = asyncio.ensure_future(serve_websocket(server, "127.0.0.1", 0, TOKEN, where.append, stop))
-    try:
-        async with asyncio.timeout(30):
-            while not where:
-                await asyncio.sleep(0.01)
-        url = page_url(where[0])
+    async with on_websocket(ProtocolServer(options), TOKEN) as websocket_url:
+        url = page_url(websocket_url)
         async with playwright.async_playwright() as driver:
             browser = await driver.chromium.launch(executable_path=CHROMIUM)
             try:
@@ -111,10 +102,6 @@ async def served_page(project: Project, prompts: list[list[dict[str, Any]]]) -> 
                 yield page, url
             finally:
                 await browser.close()
-    finally:
-        stop.set()
-        await asyncio.gather(serving, return_exceptions=True)
-        await server.close()
 
 
 async def new_session(page: Any) -> None:
@@ -134,11 +121,13 @@ async def shot(page: Any, folder: Path, name: str) -> Path:
     return path
 
 
-def test_a_scripted_turn_shows_the_tool_call_with_its_arguments_and_result(project: Project, tmp_path: Path) -> None:
+def test_a_scripted_turn_shows_the_tool_call_with_its_arguments_and_result_and_no_token_gets_no_page(
+    project: Project, tmp_path: Path
+) -> None:
     prompts = [[step("Let me count.", ("count", {"text": "one two three"})), step("Three words.")]]
 
     async def scenario() -> None:
-        async with served_page(project, prompts) as (page, _url):
+        async with served_page(project, prompts) as (page, url):
             await shot(page, tmp_path, "opened")
             await new_session(page)
             await prompt(page, "How many words?")
@@ -152,6 +141,10 @@ def test_a_scripted_turn_shows_the_tool_call_with_its_arguments_and_result(proje
             assert await turn.locator(".user").text_content() == "How many words?"
             assert "Three words." in (await turn.locator(".text").all_text_contents())
             await shot(page, tmp_path, "tool-call")
+            refused = await page.goto(url.partition("?")[0])  # the page without its token
+            assert refused is not None and refused.status == 401
+            assert await page.locator("#turns").count() == 0
+            await shot(page, tmp_path, "no-token")
 
     run(scenario(), timeout=90)
 
