@@ -22,7 +22,12 @@ host event                      actions
 ``permission.completed``        ``session/permissionResolved`` (unless a client
                                 resolved it: its action is the envelope)
 ``tool.execution_start``        ``session/toolCallReady`` (running)
-``tool.execution_complete``     ``session/toolCallComplete``
+``tool.execution_complete``     ``session/toolCallComplete``; the decisions of the
+                                call's pre-tool hooks (``hook.start``/``hook.end``
+                                of ``on_pre_tool_use``) ride in its result's
+                                ``_meta.hookDecisions``: ``[{extension, hook,
+                                decision, outcome, error?}]``, one per hook that
+                                decided, failed or timed out
 ``session.error``               ``session/error`` (ends the turn)
 ``abort``                       ``session/turnCancelled`` (a cancelled run)
 ``session.idle``                ``session/turnComplete``
@@ -81,6 +86,8 @@ calls and what a client may have to answer. Its text ends in the ``task`` call's
 _MAX_REMEMBERED: Final = 1024
 """Client turn ids and streamed parts remembered per session (older ones fall back to ids
 from the events)."""
+_PRE_TOOL_HOOK: Final = "on_pre_tool_use"
+"""The hook point whose decisions a tool call's result carries (allow, deny, ask, modify)."""
 _MAX_INPUT_CHARS: Final = 4096
 """Tool input shown in a tool call's ``toolInput``; the full arguments stay in the session log."""
 
@@ -144,6 +151,8 @@ class EventMapper:
     _agents: OrderedDict[str, str] = field(default_factory=OrderedDict)
     """Subagents' names by their ``agentId``, for their tool calls' display names."""
     _permissions: set[str] = field(default_factory=set)
+    _hook_runs: OrderedDict[Any, str] = field(default_factory=OrderedDict)
+    """The tool call each running pre-tool hook invocation is about, by ``hookInvocationId``."""
 
     def claim_turn(
         self, message_id: str, turn_id: str, action: Action | None = None, origin: Origin | None = None
@@ -226,6 +235,9 @@ class EventMapper:
             return [self._ready(base, call, data.get("arguments"))]
         if kind == "tool.execution_complete":
             return self._tool_complete(base, data)
+        if kind == "hook.start" or kind == "hook.end":
+            self._hook(kind, data)
+            return []
         if kind == "session.error":
             self.end_turn()
             error = {"errorType": str(data.get("errorType", "error")), "message": str(data.get("message", ""))}
@@ -322,10 +334,45 @@ class EventMapper:
         error = data.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             outcome["error"] = {"message": error["message"]}
+        if call.get("hooks"):
+            outcome["_meta"] = {"hookDecisions": call["hooks"]}
         actions.append(
             {"type": "session/toolCallComplete", **base, "toolCallId": call["toolCallId"], "result": outcome}
         )
         return actions
+
+    def _hook(self, kind: str, data: dict[str, Any]) -> None:
+        """Remember which call a pre-tool hook run is about (``hook.start``); at its
+        ``hook.end``, note on that call who decided what (or failed)."""
+        if data.get("hook") != _PRE_TOOL_HOOK:
+            return
+        invocation = data.get("hookInvocationId")
+        if kind == "hook.start":
+            given = data.get("input")
+            calls = given.get("toolCalls") if isinstance(given, dict) else None
+            first = calls[0] if isinstance(calls, list) and calls and isinstance(calls[0], dict) else {}
+            if isinstance(first.get("id"), str) and first["id"] in self._calls:
+                self._hook_runs[invocation] = first["id"]
+                while len(self._hook_runs) > _MAX_REMEMBERED:
+                    self._hook_runs.popitem(last=False)
+            return
+        call = self._calls.get(self._hook_runs.pop(invocation, ""))
+        ran = data.get("calls")
+        if call is None or not isinstance(ran, list):
+            return
+        for one in ran:
+            if not isinstance(one, dict) or (one.get("decision") is None and one.get("outcome") == "ok"):
+                continue  # it ran and had no say
+            decided: dict[str, Any] = {
+                "extension": str(one.get("extensionId", "")),
+                "hook": _PRE_TOOL_HOOK,
+                "decision": one.get("decision"),
+                "outcome": str(one.get("outcome", "")),
+            }
+            error = one.get("error")
+            if isinstance(error, dict) and isinstance(error.get("message"), str):
+                decided["error"] = error["message"]
+            call.setdefault("hooks", []).append(decided)
 
     def _result_content(self, call_id: str, text: str) -> list[dict[str, Any]]:
         content: list[dict[str, Any]] = [{"type": "text", "text": _cut(text, MAX_RESULT_CHARS)}]

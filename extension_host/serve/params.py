@@ -25,6 +25,7 @@ __all__ = [
     "ModelChangedAction",
     "PermissionResolvedAction",
     "ReconnectParams",
+    "ReloadExtensionsParams",
     "SessionForkSource",
     "SessionParams",
     "SubscribeParams",
@@ -90,6 +91,12 @@ class CreateSessionParams(TypedDict):
 
 class SessionParams(TypedDict):
     session: Uri
+
+
+class ReloadExtensionsParams(TypedDict):
+    session: Uri
+    extension: NotRequired[Annotated[str, Field(min_length=1, max_length=256)]]
+    """One extension by name or id; all of them without it."""
 
 
 class FetchTurnsParams(TypedDict):

@@ -69,6 +69,7 @@ from .errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ServeError,
 )
+from .extension_routes import ExtensionCommands
 from .providers import ProviderOptions, make_agent
 from .served_session import MAX_FETCH_TURNS, HostOptions, ServedSession, fetch_turns, fork_session
 from .state import PROGRESS_ACTIONS
@@ -151,6 +152,7 @@ class ProtocolServer:
         self.content: Final = ContentCommands(self.session, options.default_directory)
         """``completions`` and the ``resource*`` commands, and the content kept by reference."""
         self.commands.update(self.content.commands())
+        self.commands.update(ExtensionCommands(self.session).commands())  # listExtensions, reloadExtensions
 
     # -- connections ---------------------------------------------------------------------
 
