@@ -31,6 +31,8 @@ host event                      actions
 ``session.error``               ``session/error`` (ends the turn)
 ``abort``                       ``session/turnCancelled`` (a cancelled run)
 ``session.idle``                ``session/turnComplete``
+``session.canvas.opened``       ``session/canvasOpened``, in a turn or not (see
+/ ``closed``                    :mod:`~extension_host.serve.canvas_routes`)
 ==============================  ==================================================
 
 A subagent's events (``agentId``) belong to the turn whose ``task`` call runs it: its tool
@@ -51,6 +53,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .canvas_routes import CANVAS_EVENTS, CanvasDescriber, canvas_action
 from .contents import ContentStore
 
 __all__ = [
@@ -142,6 +145,8 @@ class EventMapper:
     """The session's URI, put in every action."""
     contents: ContentStore | None = None
     """Where a tool result longer than :data:`MAX_RESULT_CHARS` is kept whole (none: only cut)."""
+    describe_canvas: CanvasDescriber | None = None
+    """What an opened canvas's declaration adds to its ``session/canvasOpened``."""
     turn_id: str | None = None
     """The protocol turn open now, if any."""
     _client_turns: OrderedDict[str, tuple[str, Action | None, Origin | None]] = field(default_factory=OrderedDict)
@@ -188,7 +193,8 @@ class EventMapper:
                 while len(self._agents) > _MAX_REMEMBERED:
                     self._agents.popitem(last=False)
             if kind not in _FROM_SUBAGENTS:
-                return []  # its prompt and text are the task tool's business; its answer is the call's
+                # its prompt and text are the task tool's business; its answer is the call's
+                return [(action, None) for action in self._outside_turns(kind, data)]
             if kind == "assistant.message":
                 data = {"toolRequests": data.get("toolRequests"), "agent": self._agents.get(str(agent_id))}
         if event.get("type") == "user.message":
@@ -198,7 +204,7 @@ class EventMapper:
     def _map(self, kind: Any, data: dict[str, Any]) -> list[Action]:
         turn_id = self.turn_id
         if turn_id is None:
-            return []  # nothing a client's state holds outside a turn
+            return self._outside_turns(kind, data)  # of a turn's actions, none
         base = {"session": self.session, "turnId": turn_id}
         if kind == "assistant.message_delta":
             part_id = str(data.get("messageId", ""))
@@ -248,7 +254,15 @@ class EventMapper:
         if kind == "session.idle":
             self.end_turn()
             return [{"type": "session/turnComplete", **base}]
-        return []
+        return self._outside_turns(kind, data)
+
+    def _outside_turns(self, kind: Any, data: dict[str, Any]) -> list[Action]:
+        """The actions of an event that belongs to no turn: a canvas's (only events that make
+        no turn's action reach here, so the common ones never pay for this)."""
+        if kind not in CANVAS_EVENTS:
+            return []
+        action = canvas_action(self.session, kind, data, self.describe_canvas)
+        return [action] if action is not None else []
 
     def _user_message(self, data: dict[str, Any]) -> list[tuple[Action, Origin | None]]:
         actions: list[tuple[Action, Origin | None]] = []

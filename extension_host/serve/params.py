@@ -13,15 +13,19 @@ from typing import Annotated, Any, Final, Literal, NotRequired, TypedDict
 
 from pydantic import Field
 
+from extension_protocol.canvases import MAX_CANVAS_ID_CHARS, MAX_INSTANCE_ID_CHARS
+
 __all__ = [
     "MAX_CLIENT_ID_CHARS",
     "MAX_SUBSCRIPTIONS",
     "MAX_TEXT_CHARS",
     "MAX_URI_CHARS",
+    "CanvasInstanceParams",
     "CreateSessionParams",
     "DispatchActionParams",
     "FetchTurnsParams",
     "InitializeParams",
+    "InvokeCanvasActionParams",
     "ModelChangedAction",
     "PermissionResolvedAction",
     "ReconnectParams",
@@ -64,6 +68,8 @@ class ReconnectParams(TypedDict):
     clientId: ClientId
     lastSeenServerSeq: Annotated[int, Field(ge=0)]
     subscriptions: Annotated[list[Uri], Field(max_length=MAX_SUBSCRIPTIONS)]
+    capabilities: NotRequired[ClientCapabilities]
+    """What it shows now; without it, what it said when it last connected to this server."""
 
 
 class SubscribeParams(TypedDict):
@@ -140,3 +146,19 @@ class ModelChangedAction(TypedDict):
 class DispatchActionParams(TypedDict):
     clientSeq: Annotated[int, Field(ge=0)]
     action: dict[str, Any]
+
+
+InstanceId = Annotated[str, Field(min_length=1, max_length=MAX_INSTANCE_ID_CHARS)]
+
+
+class CanvasInstanceParams(TypedDict):
+    session: Uri
+    instanceId: InstanceId
+
+
+class InvokeCanvasActionParams(TypedDict):
+    session: Uri
+    instanceId: InstanceId
+    actionName: Annotated[str, Field(min_length=1, max_length=MAX_CANVAS_ID_CHARS)]
+    input: NotRequired[dict[str, Any] | None]
+    """A JSON object (or ``null``), sent to the action as it is; its size is checked as JSON."""

@@ -20,6 +20,9 @@ command a client may send is in one table, :attr:`ProtocolServer.commands` (meth
 - A client that says in ``initialize`` that it shows canvases (``capabilities: {canvases: true}``)
   is, while subscribed to a session, one of that session's canvas clients
   (:meth:`~extension_host.calls.canvases.Canvases.attach_client`): its extensions' canvases can open.
+  A ``reconnect`` may say it again; without ``capabilities`` it keeps what that ``clientId`` said
+  last on this server (the last :data:`MAX_REMEMBERED_CLIENTS` ids are remembered).
+  ``invokeCanvasAction`` and ``closeCanvas`` are :mod:`extension_host.serve.canvas_routes`'.
 - ``dispatchAction`` (a notification; as a request it is answered ``null`` or an error) runs
   a client's action (:mod:`extension_host.serve.client_actions`).
 - ``createSession`` past :attr:`ProtocolServer.max_sessions` (given, or derived from memory and
@@ -36,7 +39,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -59,6 +63,7 @@ from ..session.custom_agents import agents_from_wire
 from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
+from .canvas_routes import CanvasCommands
 from .capacity import Collector, checked_max_sessions, derived_max_sessions
 from .client_actions import dispatch
 from .clients import Client, CommandHandler
@@ -77,6 +82,7 @@ from .state import PROGRESS_ACTIONS
 __all__ = [
     "DEFAULT_FETCH_TURNS",
     "MAX_ACTION_DEPTH",
+    "MAX_REMEMBERED_CLIENTS",
     "PROTOCOL_VERSIONS",
     "ProtocolServer",
     "ServerOptions",
@@ -86,6 +92,8 @@ PROTOCOL_VERSIONS: Final = ("0.1.0",)
 """The protocol versions this server speaks, most preferred first."""
 DEFAULT_FETCH_TURNS: Final = 50
 """Turns a ``fetchTurns`` without ``limit`` returns."""
+MAX_REMEMBERED_CLIENTS: Final = 4096
+"""Client ids whose capabilities the server remembers for their ``reconnect``."""
 MAX_ACTION_DEPTH: Final = MAX_DEPTH - 4
 """How deeply an action may nest: it travels inside an envelope inside a message (and, in a
 ``reconnect`` replay, inside a list inside a result), and a client reads
@@ -127,6 +135,8 @@ class ProtocolServer:
         self.sessions: dict[str, ServedSession] = {}
         self.clients: set[Client] = set()
         self._creating: set[str] = set()
+        self._shows_canvases: OrderedDict[str, bool] = OrderedDict()
+        """What each client id said last of canvases (``capabilities.canvases``), newest last."""
         self._collector = Collector(options.freeze_sessions)
         self._work = BackgroundTasks("the protocol server", on_error=self._report)
         fork_server = options.hosts.fork_server
@@ -153,6 +163,7 @@ class ProtocolServer:
         """``completions`` and the ``resource*`` commands, and the content kept by reference."""
         self.commands.update(self.content.commands())
         self.commands.update(ExtensionCommands(self.session).commands())  # listExtensions, reloadExtensions
+        self.commands.update(CanvasCommands(self.session).commands())  # invokeCanvasAction, closeCanvas
 
     # -- connections ---------------------------------------------------------------------
 
@@ -232,8 +243,7 @@ class ProtocolServer:
         client.client_id = checked["clientId"]
         wanted = checked.get("initialSubscriptions", [])
         client.subscriptions = {uri for uri in wanted if uri in self.sessions}
-        client.shows_canvases = bool(checked.get("capabilities", {}).get("canvases"))
-        self._sync_canvases(client)
+        self._capabilities(client, checked.get("capabilities", {}))
         client.hold()
         result: dict[str, Any] = {
             "protocolVersion": version,
@@ -251,7 +261,7 @@ class ProtocolServer:
         live = {uri for uri in wanted if uri in self.sessions}
         missing = [uri for uri in wanted if uri not in live]
         client.subscriptions = live
-        self._sync_canvases(client)
+        self._capabilities(client, checked.get("capabilities"))
         client.hold()
         missed = self.log.since(checked["lastSeenServerSeq"])
         if missed is None:
@@ -405,6 +415,22 @@ class ProtocolServer:
         if not path.is_dir():
             raise ServeError(INVALID_PARAMS, f"createSession: working directory {path} is not a folder")
         return path
+
+    def _capabilities(self, client: Client, capabilities: Mapping[str, Any] | None) -> None:
+        """``client`` (its id known) shows canvases as ``capabilities`` say, or, when it says
+        nothing (a ``reconnect`` without them), as its id said last; counted where it is
+        subscribed."""
+        assert client.client_id is not None
+        remembered = self._shows_canvases
+        if capabilities is None:
+            client.shows_canvases = remembered.get(client.client_id, False)
+        else:
+            client.shows_canvases = bool(capabilities.get("canvases"))
+        remembered[client.client_id] = client.shows_canvases
+        remembered.move_to_end(client.client_id)
+        while len(remembered) > MAX_REMEMBERED_CLIENTS:
+            remembered.popitem(last=False)
+        self._sync_canvases(client)
 
     def _sync_canvases(self, client: Client) -> None:
         """Count ``client`` as showing canvases in the sessions it is subscribed to, if it shows them."""

@@ -11,6 +11,7 @@ const sibling = (name) => new URL(`${name}?token=${encodeURIComponent(TOKEN)}`, 
 const { CanvasPanes } = await import(sibling("canvases.js"));
 
 const PROTOCOL_VERSION = "0.1.0";
+const CAPABILITIES = { canvases: true }; // this page shows canvases: their extensions may open them
 const COMPLETION_DELAY_MS = 120;
 const MAX_RETRY_MS = 5000;
 
@@ -110,8 +111,8 @@ const state = {
 
 const rpc = new Rpc(onNotification, onConnection);
 const canvases = new CanvasPanes($("canvases"), {
-  onAction: (instanceId, actionName) => canvasAction(instanceId, actionName),
-  onClose: (instanceId) => canvases.close(instanceId),
+  onAction: (instanceId, actionName, input) => canvasAction(instanceId, actionName, input),
+  onClose: (instanceId) => attempt(() => rpc.request("closeCanvas", { session: state.current, instanceId })),
 });
 
 function notice(text) {
@@ -145,12 +146,17 @@ async function onConnection(status) {
         clientId: state.clientId,
         lastSeenServerSeq: state.lastSeq,
         subscriptions,
+        capabilities: CAPABILITIES,
       });
       if (answer.type === "replay") for (const envelope of answer.actions) onEnvelope(envelope);
       else for (const snapshot of answer.snapshots) showSnapshot(snapshot);
       if (answer.missing.includes(state.current)) closeSession();
     } else {
-      const answer = await rpc.request("initialize", { protocolVersions: [PROTOCOL_VERSION], clientId: state.clientId });
+      const answer = await rpc.request("initialize", {
+        protocolVersions: [PROTOCOL_VERSION],
+        clientId: state.clientId,
+        capabilities: CAPABILITIES,
+      });
       state.lastSeq = answer.serverSeq;
       state.initialized = true;
     }
@@ -233,6 +239,7 @@ function showSnapshot(snapshot) {
   canvases.clear();
   for (const turn of sessionState.turns) showTurn(turn, false);
   if (sessionState.activeTurn) showTurn(sessionState.activeTurn, true);
+  for (const canvas of sessionState.openCanvases ?? []) canvases.open(canvas);
   $("earlier-turns").hidden = sessionState.turns.length === 0;
   renderSessions();
   updateControls();
@@ -562,15 +569,17 @@ async function dispatch(action) {
   await rpc.request("dispatchAction", { clientSeq: state.clientSeq, action });
 }
 
-// -- canvases: the canvas protocol's actions reach the panes here --------------------------
+// -- canvases: the server's canvas actions reach the panes here, their buttons the server --------
 
 function canvasEvent(action) {
   if (action.type === "session/canvasOpened" && action.canvas) canvases.open(action.canvas);
   else if (action.type === "session/canvasClosed") canvases.close(action.instanceId);
 }
 
-function canvasAction(instanceId, actionName) {
-  attempt(() => dispatch({ type: "session/canvasActionInvoked", session: state.current, instanceId, actionName }));
+async function canvasAction(instanceId, actionName, input) {
+  const params = { session: state.current, instanceId, actionName, ...(input === null ? {} : { input }) };
+  const answer = await rpc.request("invokeCanvasAction", params);
+  return answer.result;
 }
 
 // -- the prompt and its completions ------------------------------------------------------------

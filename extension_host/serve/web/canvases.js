@@ -1,8 +1,10 @@
 // The canvas panes: one per open canvas, its content in a sandboxed frame, its actions as buttons.
 //
-// A canvas is the SDK's open-canvas shape (OpenCanvasInstance, with CanvasProviderOpenResult's
-// url, title and status) plus the actions its declaration lists ({name, description}):
-//   {instanceId, extensionId, extensionName?, canvasId, title?, status?, url?, actions?: [...]}
+// A canvas is the `canvas` of the server's `session/canvasOpened` action: the SDK's open-canvas
+// shape (OpenCanvasInstance, with CanvasProviderOpenResult's url, title and status) plus what its
+// declaration says (displayName, actions: [{name, description?, inputSchema?}]):
+//   {instanceId, extensionId, canvasId, displayName?, title?, status?, url?, actions?: [...]}
+// An action that declares an input schema gets a field for its input (JSON) beside its button.
 // Its content is the page its extension serves at `url`, shown in an
 // <iframe sandbox="allow-scripts"> without allow-same-origin: its scripts run in an opaque
 // origin, so they can reach neither this page, its token, nor its WebSocket. Only http(s) URLs
@@ -10,7 +12,8 @@
 // allows; any other is named as text and not opened. Every text here is set as text.
 //
 // This module knows panes and frames; which protocol messages open, close and act on a canvas
-// is its caller's (`onAction(instanceId, actionName)`, `onClose(instanceId)`).
+// is its caller's (`onAction(instanceId, actionName, input)`, which returns the action's result
+// or throws, and `onClose(instanceId)`).
 
 const FRAMED_HOSTS = new Set(["127.0.0.1", "localhost"]);
 
@@ -32,7 +35,8 @@ function element(tag, className, text) {
 }
 
 export class CanvasPanes {
-  /** `container`: where the panes go; `onAction(instanceId, actionName)` when a button is pressed. */
+  /** `container`: where the panes go; `onAction(instanceId, actionName, input)` when a button is
+   * pressed (its result, or its error, is shown under the buttons); `onClose(instanceId)`. */
   constructor(container, { onAction = () => {}, onClose = () => {} } = {}) {
     this.container = container;
     this.onAction = onAction;
@@ -51,8 +55,8 @@ export class CanvasPanes {
       this.panes.set(id, pane);
       this.container.append(pane.root);
     }
-    pane.title.textContent = canvas.title || canvas.canvasId || id;
-    pane.owner.textContent = canvas.extensionName || canvas.extensionId || "";
+    pane.title.textContent = canvas.title || canvas.displayName || canvas.canvasId || id;
+    pane.owner.textContent = canvas.extensionId || "";
     pane.status.textContent = canvas.status || "";
     this.#content(pane, canvas.url);
     this.#actions(pane, id, Array.isArray(canvas.actions) ? canvas.actions : []);
@@ -86,8 +90,10 @@ export class CanvasPanes {
     heading.append(title, owner, status, element("span", "spacer"), close);
     const body = element("div", "body");
     const buttons = element("div", "buttons");
-    root.append(heading, body, buttons);
-    return { root, title, owner, status, body, buttons, url: undefined };
+    const outcome = element("pre", "outcome");
+    outcome.hidden = true;
+    root.append(heading, body, buttons, outcome);
+    return { root, title, owner, status, body, buttons, outcome, url: undefined };
   }
 
   #content(pane, url) {
@@ -115,12 +121,50 @@ export class CanvasPanes {
     for (const action of actions) {
       const name = String(action.name ?? "");
       if (!name) continue;
+      const row = element("div", "action");
+      row.dataset.action = name;
       const button = element("button", "small", name);
       button.type = "button";
       if (action.description) button.title = String(action.description);
-      button.addEventListener("click", () => this.onAction(id, name));
-      pane.buttons.append(button);
+      let field = null;
+      if (action.inputSchema) {
+        field = element("input", "input");
+        field.placeholder = `input of ${name} (JSON)`;
+        field.setAttribute("aria-label", `Input of ${name}`);
+      }
+      button.addEventListener("click", () => this.#invoke(pane, id, name, field, button));
+      row.append(button);
+      if (field) row.append(field);
+      pane.buttons.append(row);
     }
+  }
+
+  async #invoke(pane, id, name, field, button) {
+    let input = null;
+    const text = field ? field.value.trim() : "";
+    if (text) {
+      try {
+        input = JSON.parse(text);
+      } catch {
+        this.#outcome(pane, `The input of ${name} is not JSON: write an object like {"key": "value"}.`, true);
+        return;
+      }
+    }
+    button.disabled = true;
+    try {
+      const result = await this.onAction(id, name, input);
+      this.#outcome(pane, `${name} → ${JSON.stringify(result ?? null)}`, false);
+    } catch (error) {
+      this.#outcome(pane, `${name} failed: ${error.message}`, true);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  #outcome(pane, text, failed) {
+    pane.outcome.hidden = false;
+    pane.outcome.className = failed ? "outcome error" : "outcome";
+    pane.outcome.textContent = text;
   }
 
   #emptiness() {

@@ -244,3 +244,24 @@ def test_a_calls_result_names_each_pre_tool_hook_that_decided_or_failed_and_what
         ]
     }
     assert "_meta" not in second[-1][0]["result"]  # its only hook had no say
+
+
+def test_canvas_events_are_the_sessions_actions_in_a_turn_or_not_with_what_their_declaration_says() -> None:
+    described: list[tuple[str, str]] = []
+
+    def describe(owner: str, canvas_id: str) -> dict[str, Any]:
+        described.append((owner, canvas_id))
+        return {"displayName": "Board", "actions": [{"name": "add"}]}
+
+    mapper = EventMapper(S, describe_canvas=describe)
+    instance = {"instanceId": "b1", "extensionId": "project:x", "canvasId": "board", "url": "http://127.0.0.1:9/"}
+    outside = mapper.map(event("session.canvas.opened", **instance, input={"big": "x" * 5000}))
+    canvas = {**instance, "displayName": "Board", "actions": [{"name": "add"}]}  # an input this long is left out
+    assert outside == [({"type": "session/canvasOpened", "session": S, "canvas": canvas}, None)]
+    assert described == [("project:x", "board")]
+    mapper.map(event("user.message", content="hi", messageId="m1"))
+    inside = mapper.map(event("session.canvas.closed", instanceId="b1", canvasId="board", extensionId="project:x"))
+    assert inside == [({"type": "session/canvasClosed", "session": S, "instanceId": "b1"}, None)]
+    by_subagent = {**event("session.canvas.opened", **instance, input={"n": 1}), "agentId": "a1"}
+    assert mapper.map(by_subagent)[0][0]["canvas"]["input"] == {"n": 1}
+    assert mapper.map(event("capabilities.changed", ui={"canvases": True})) == []
