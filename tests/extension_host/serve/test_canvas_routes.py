@@ -55,7 +55,7 @@ BOARD = """
 """
 
 OPEN_B1 = {"name": "open_canvas", "arguments": {"canvasId": "board", "instanceId": "b1", "input": {"lane": "todo"}}}
-OPEN_SCRIPT = [[{"text": "Opening.", "toolCalls": [OPEN_B1]}, {"text": "Done."}]]
+OPEN_SCRIPT: list[list[dict[str, Any]]] = [[{"text": "Opening.", "toolCalls": [OPEN_B1]}, {"text": "Done."}]]
 
 
 def calls(project: Project) -> list[dict[str, Any]]:
