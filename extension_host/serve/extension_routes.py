@@ -1,7 +1,8 @@
 """The commands about a session's extensions: ``listExtensions`` and ``reloadExtensions``.
 
 - ``listExtensions {session}`` → ``{items}``: each extension the session's host discovered, as
-  a client shows it: ``{id, name, source, status, tools, hooks, commands, error}`` (``error``:
+  a client shows it: ``{id, name, source, status, tools, hooks, commands, canvases, error}``
+  (``canvases``: the ids of those it declares; ``error``:
   why it is not running, or why its last reload failed while the old version kept serving).
   Paths, log files and environment variable names stay on the server.
 - ``reloadExtensions {session, extension?}`` → ``{outcomes, items}``: reload one extension (by
@@ -42,6 +43,7 @@ def extension_entry(info: ExtensionInfo) -> dict[str, Any]:
         "tools": list(info.tools),
         "hooks": list(info.hooks),
         "commands": list(info.commands),
+        "canvases": [canvas.id for canvas in info.canvases],
         "error": info.error or info.reload_error,
     }
 

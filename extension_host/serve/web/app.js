@@ -113,6 +113,7 @@ const rpc = new Rpc(onNotification, onConnection);
 const canvases = new CanvasPanes($("canvases"), {
   onAction: (instanceId, actionName, input) => canvasAction(instanceId, actionName, input),
   onClose: (instanceId) => attempt(() => rpc.request("closeCanvas", { session: state.current, instanceId })),
+  onCount: (panes) => document.querySelector("main.layout").classList.toggle("with-canvases", panes > 0),
 });
 
 function notice(text) {
@@ -708,6 +709,7 @@ function showExtensions(items) {
     if (info.tools.length) item.append(element("div", "detail", `tools: ${info.tools.join(", ")}`));
     if (info.hooks.length) item.append(element("div", "detail", `hooks: ${info.hooks.join(", ")}`));
     if (info.commands.length) item.append(element("div", "detail", `commands: ${info.commands.map((c) => `/${c}`).join(", ")}`));
+    if (info.canvases?.length) item.append(element("div", "detail", `canvases: ${info.canvases.join(", ")}`));
     if (info.error) item.append(element("div", "detail error", info.error));
     list.append(item);
   }

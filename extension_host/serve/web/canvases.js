@@ -36,11 +36,13 @@ function element(tag, className, text) {
 
 export class CanvasPanes {
   /** `container`: where the panes go; `onAction(instanceId, actionName, input)` when a button is
-   * pressed (its result, or its error, is shown under the buttons); `onClose(instanceId)`. */
-  constructor(container, { onAction = () => {}, onClose = () => {} } = {}) {
+   * pressed (its result, or its error, is shown under the buttons); `onClose(instanceId)`;
+   * `onCount(panes)` whenever the number of panes changes. */
+  constructor(container, { onAction = () => {}, onClose = () => {}, onCount = () => {} } = {}) {
     this.container = container;
     this.onAction = onAction;
     this.onClose = onClose;
+    this.onCount = onCount;
     this.panes = new Map();
     this.empty = container.querySelector(".muted");
   }
@@ -169,5 +171,6 @@ export class CanvasPanes {
 
   #emptiness() {
     if (this.empty) this.empty.hidden = this.panes.size > 0;
+    this.onCount(this.panes.size);
   }
 }

@@ -54,7 +54,8 @@ def test_a_client_lists_a_sessions_extensions_and_reloads_one_that_changed(proje
             }
             assert listed["tools"]["status"] == "running" and listed["tools"]["tools"] == ["count", "slow"]
             assert listed["broken"]["status"] == "failed" and listed["broken"]["error"]
-            assert set(listed["tools"]) == {"id", "name", "source", "status", "tools", "hooks", "commands", "error"}
+            keys = {"id", "name", "source", "status", "tools", "hooks", "commands", "canvases", "error"}
+            assert set(listed["tools"]) == keys and listed["tools"]["canvases"] == []
 
             (folder / "extension.py").write_text(textwrap.dedent(TOOLS).replace("count", "tally"), encoding="utf-8")
             answer = await client.request("reloadExtensions", {"session": "copilot:/x", "extension": "tools"})

@@ -1,13 +1,18 @@
 """The web page in a real browser: headless Chromium from the system's packages, driven by
 Playwright (with that browser: nothing is downloaded). Each test serves a scripted agent and
 test extensions on a loopback port in this process, opens the page with the token, and acts as
-a person would; a screenshot of each state is saved under the test's ``tmp_path``
-(``web-*.png``). Without a ``chromium`` binary the tests are skipped, saying so in one line."""
+a person would: turns, hooks, approvals, cancel, completion, escaping, and a canvas of a Python
+extension (its own page in a sandboxed frame, an action pressed, closed from the page). A
+screenshot of each state is saved under the test's ``tmp_path`` (``web-*.png``; the README's
+``docs/images/web-page-canvas.png`` is the canvas test's ``web-canvas-action.png``). Without a
+``chromium`` binary the tests are skipped, saying so in one line."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -78,7 +83,9 @@ def step(text: str, *calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def served_page(project: Project, prompts: list[list[dict[str, Any]]]) -> AsyncIterator[tuple[Any, str]]:
+async def served_page(
+    project: Project, prompts: list[list[dict[str, Any]]], viewport: tuple[int, int] = (1024, 720)
+) -> AsyncIterator[tuple[Any, str]]:
     """The page of a server with ``prompts`` scripted, open in a fresh headless Chromium (its
     page and URL); the server and the browser are closed after, whatever happened."""
     project.add_extension("tools", TOOLS)
@@ -95,7 +102,7 @@ async def served_page(project: Project, prompts: list[list[dict[str, Any]]]) -> 
         async with playwright.async_playwright() as driver:
             browser = await driver.chromium.launch(executable_path=CHROMIUM)
             try:
-                page = await browser.new_page(viewport={"width": 1024, "height": 720})
+                page = await browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
                 page.set_default_timeout(WAIT_MS)
                 await page.goto(url)
                 await page.locator("#connection.ok").wait_for()
@@ -239,3 +246,137 @@ def test_html_from_the_agent_and_a_tool_is_shown_as_text_and_never_run(project: 
             await shot(page, tmp_path, "escaped")
 
     run(scenario(), timeout=90)
+
+
+PAD = """
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from pathlib import Path
+    from sdk_extension import Canvas, CanvasAction, join_session
+
+    LOG = Path(__file__).parent.with_name("pad-calls.jsonl")  # outside its folder
+    PAGE = (
+        b"<!doctype html><title>Pad</title><body style='font-family:sans-serif'><h1 id=pad>Scratch pad</h1>"
+        b"<p>This page is the extension's own, served on 127.0.0.1 and shown in a sandboxed frame.</p>"
+    )
+    servers = {}
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(PAGE)))
+            self.end_headers()
+            self.wfile.write(PAGE)
+
+        def log_message(self, *args):
+            pass
+
+    def note(**record):
+        with LOG.open("a") as f:
+            f.write(json.dumps(record) + "\\n")
+
+    def opened(ctx):
+        server = servers.get(ctx.instance_id)
+        if server is None:
+            server = servers[ctx.instance_id] = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+        note(kind="open", instance=ctx.instance_id)
+        return {"title": "Scratch pad", "status": "ready", "url": f"http://127.0.0.1:{server.server_port}/pad"}
+
+    def closed(ctx):
+        server = servers.pop(ctx.instance_id, None)
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        note(kind="close", instance=ctx.instance_id)
+
+    def ping(ctx):
+        note(kind="ping", instance=ctx.instance_id, input=ctx.input)
+        return {"pong": ctx.input}
+
+    schema = {"type": "object", "properties": {"note": {"type": "string"}}}
+    pad = Canvas("pad", "Scratch pad", "A pad the agent writes on.", open=opened, close=closed, actions=[
+        CanvasAction("ping", ping, description="Ping the pad", input_schema=schema),
+    ])
+    join_session(canvases=[pad])
+"""
+
+JOINS = """
+    import json
+    from pathlib import Path
+    from sdk_extension import join_session
+
+    session = join_session()
+    with Path(__file__).parent.with_name("joins.jsonl").open("a") as f:
+        f.write(json.dumps(session.capabilities["ui"]["canvases"]) + "\\n")
+"""
+
+
+def records(path: Path) -> list[Any]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+async def recorded(path: Path, wanted: Callable[[list[Any]], bool]) -> list[Any]:
+    """What an extension wrote to ``path`` once ``wanted`` holds of it (bounded)."""
+    async with asyncio.timeout(WAIT_MS / 1000):
+        while not wanted(found := records(path)):
+            await asyncio.sleep(0.05)
+    return found
+
+
+def test_a_canvas_opens_in_a_sandboxed_pane_its_action_reaches_the_extension_and_the_page_closes_it(
+    project: Project, tmp_path: Path
+) -> None:
+    project.add_extension("pad", PAD)
+    project.add_extension("joins", JOINS)
+    folder = project.root / ".github" / "extensions"
+    prompts = [[step("Opening the pad.", ("open_canvas", {"canvasId": "pad", "instanceId": "p1"})), step("Open.")]]
+
+    async def scenario() -> None:
+        async with served_page(project, prompts, viewport=(1280, 760)) as (page, _url):
+            await new_session(page)
+            assert await recorded(folder / "joins.jsonl", bool) == [False]  # it joined before the page looked
+            pad = page.locator("#extension-list li[data-extension='pad']")
+            assert "canvases: pad" in await pad.locator(".detail").all_text_contents()
+            await prompt(page, "Open the scratch pad")
+            await page.locator("article.turn .foot .badge.complete").wait_for()
+            pane = page.locator("section.canvas[data-instance='p1']")
+            await pane.wait_for()
+            assert await pane.locator("h3").text_content() == "Scratch pad"
+            assert await pane.locator(".badge").text_content() == "ready"
+            frame = pane.locator("iframe")
+            assert await frame.get_attribute("sandbox") == "allow-scripts"  # no allow-same-origin
+            assert (await frame.get_attribute("src") or "").startswith("http://127.0.0.1:")
+            assert await page.frame_locator("section.canvas iframe").locator("#pad").text_content() == "Scratch pad"
+            await shot(page, tmp_path, "canvas-open")
+
+            action = pane.locator(".action[data-action='ping']")
+            await action.locator("input").fill('{"note": "from the page"}')
+            await action.locator("button").click()
+            await pane.locator(".outcome:not([hidden])").wait_for()
+            assert await pane.locator(".outcome").text_content() == 'ping → {"pong":{"note":"from the page"}}'
+            calls = records(folder / "pad-calls.jsonl")
+            assert {"kind": "ping", "instance": "p1", "input": {"note": "from the page"}} in calls
+            await shot(page, tmp_path, "canvas-action")
+
+            # An extension that joins while the page shows the session is told canvases can be shown.
+            await page.locator("#extension-list li[data-extension='joins'] button").click()
+            await page.locator("#notice", has_text="reloaded 1").wait_for()
+            assert records(folder / "joins.jsonl") == [False, True]
+
+            # A page opened later sees the open canvas in the session's snapshot.
+            await page.reload()
+            await page.locator("#connection.ok").wait_for()
+            await page.locator("#session-list li button.open").click()
+            await pane.locator("iframe").wait_for()
+            assert await page.frame_locator("section.canvas iframe").locator("#pad").text_content() == "Scratch pad"
+
+            await pane.locator(".heading button").click()
+            await pane.wait_for(state="detached")
+            assert await page.locator("#canvases > .muted").is_visible()
+            await recorded(folder / "pad-calls.jsonl", lambda calls: calls[-1] == {"kind": "close", "instance": "p1"})
+            await shot(page, tmp_path, "canvas-closed")
+
+    run(scenario(), timeout=120)
