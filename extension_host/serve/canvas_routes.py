@@ -43,7 +43,6 @@ from .errors import NOT_FOUND, ServeError
 
 if TYPE_CHECKING:
     from .clients import Client, CommandHandler
-    from .served_session import ServedSession
 
 __all__ = [
     "CANVAS_EVENTS",
@@ -113,10 +112,11 @@ def _fits(value: Any) -> bool:
 
 
 class CanvasCommands:
-    """``invokeCanvasAction`` and ``closeCanvas`` for the sessions ``session(uri)`` finds."""
+    """``invokeCanvasAction`` and ``closeCanvas`` on the canvases ``canvases_of(uri)`` finds for
+    a session (it raises ``SessionNotFound`` for one that is not there)."""
 
-    def __init__(self, session: Callable[[str], ServedSession]) -> None:
-        self._session = session
+    def __init__(self, canvases_of: Callable[[str], Canvases]) -> None:
+        self._canvases_of = canvases_of
 
     def commands(self) -> dict[str, CommandHandler]:
         """The handlers to add to the server's table."""
@@ -157,7 +157,7 @@ class CanvasCommands:
             ServeError: no such session (``SessionNotFound``), or the instance is not open
                 (``NotFound``).
         """
-        canvases = self._session(uri).host.canvases
+        canvases = self._canvases_of(uri)
         open_now = [instance.instance_id for instance in canvases.open_instances]
         if instance_id not in open_now:
             listed = ", ".join(repr(name) for name in open_now[:10]) or "none"

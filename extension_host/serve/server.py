@@ -52,6 +52,7 @@ from extension_protocol.nesting import MAX_DEPTH, nests_deeper
 from extension_protocol.protocol import INVALID_PARAMS, INVALID_REQUEST
 from extension_protocol.tasks import BackgroundTasks
 
+from ..calls.canvases import Canvases
 from ..errors import ExtensionHostError
 from ..events import cut_strings
 from ..launch.forkserver import ForkServer, fork_server_wanted
@@ -163,7 +164,7 @@ class ProtocolServer:
         """``completions`` and the ``resource*`` commands, and the content kept by reference."""
         self.commands.update(self.content.commands())
         self.commands.update(ExtensionCommands(self.session).commands())  # listExtensions, reloadExtensions
-        self.commands.update(CanvasCommands(self.session).commands())  # invokeCanvasAction, closeCanvas
+        self.commands.update(CanvasCommands(self._canvases_of).commands())  # invokeCanvasAction, closeCanvas
 
     # -- connections ---------------------------------------------------------------------
 
@@ -415,6 +416,9 @@ class ProtocolServer:
         if not path.is_dir():
             raise ServeError(INVALID_PARAMS, f"createSession: working directory {path} is not a folder")
         return path
+
+    def _canvases_of(self, uri: str) -> Canvases:
+        return self.session(uri).host.canvases
 
     def _capabilities(self, client: Client, capabilities: Mapping[str, Any] | None) -> None:
         """``client`` (its id known) shows canvases as ``capabilities`` say, or, when it says
