@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -86,78 +87,83 @@ async def canvas_client(server: ProtocolServer, client_id: str, shows: bool = Tr
     return client
 
 
-def test_an_opened_canvas_is_an_action_and_in_snapshots_and_a_client_invokes_and_closes_it(project: Project) -> None:
+@asynccontextmanager
+async def opening_the_board(project: Project, shows: bool = True) -> AsyncIterator[tuple[ProtocolServer, ServeClient]]:
+    """A server with session :data:`URI` of a project with the board extension, and a client
+    (showing canvases, or not) subscribed to it that has just started the turn opening board
+    ``b1``; both closed after."""
     project.add_extension("board", BOARD)
-    script = write_script(project.home / "script.json", OPEN_SCRIPT)
+    server = in_process_server(write_script(project.home / "script.json", OPEN_SCRIPT), project.home)
+    client = await canvas_client(server, "page" if shows else "script", shows=shows)
+    try:
+        await client.create_session(URI, project.root)
+        await client.request("subscribe", {"resource": URI})
+        client.start_turn(URI, "t1", "open the board")
+        yield server, client
+    finally:
+        await client.close()
+        await server.close()
 
+
+def test_an_opened_canvas_is_an_action_and_in_snapshots_and_a_client_invokes_and_closes_it(project: Project) -> None:
     async def scenario() -> None:
-        server = in_process_server(script, project.home)
-        shows = await canvas_client(server, "page")
-        other = await canvas_client(server, "script", shows=False)
-        try:
-            await shows.create_session(URI, project.root)
-            await shows.request("subscribe", {"resource": URI})
-            shows.start_turn(URI, "t1", "open the board")
-            opened = await shows.wait_for_action("session/canvasOpened")
-            await shows.wait_for_action("session/turnComplete", turnId="t1")
-            canvas = opened["canvas"]
-            assert opened["session"] == URI and "turnId" not in opened
-            assert canvas == {
-                "instanceId": "b1",
-                "extensionId": "project:board",
-                "canvasId": "board",
-                "title": "Board b1",
-                "status": "empty",
-                "url": "http://127.0.0.1:9/board",
-                "input": {"lane": "todo"},
-                "displayName": "Task board",
-                "actions": [
-                    {
-                        "name": "add_card",
-                        "description": "Add a card",
-                        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
-                    }
-                ],
-            }
-
-            snapshot = (await other.request("subscribe", {"resource": URI}))["snapshot"]
-            assert snapshot["state"]["openCanvases"] == [canvas]
-
-            answer = await other.request(
-                "invokeCanvasAction",
-                {"session": URI, "instanceId": "b1", "actionName": "add_card", "input": {"text": "write docs"}},
-            )
-            assert answer == {"result": {"cards": ["write docs"]}}
-            assert {"kind": "action", "instance": "b1", "input": {"text": "write docs"}} in calls(project)
-
-            assert await other.request("closeCanvas", {"session": URI, "instanceId": "b1"}) == {}
-            for client in (shows, other):
-                closed = await client.wait_for_action("session/canvasClosed")
-                assert closed == {"type": "session/canvasClosed", "session": URI, "instanceId": "b1"}
-            assert calls(project)[-1] == {"kind": "close", "instance": "b1"}
-            again = (await other.request("subscribe", {"resource": URI}))["snapshot"]
-            assert "openCanvases" not in again["state"]
-            gone = await refused(other, "closeCanvas", {"session": URI, "instanceId": "b1"})
-            assert gone.code == NOT_FOUND and "'b1'" in gone.message and "(open: none)" in gone.message
-        finally:
-            await shows.close()
-            await other.close()
-            await server.close()
+        async with opening_the_board(project) as (server, shows):
+            other = await canvas_client(server, "script", shows=False)
+            try:
+                await seen_opened_and_acted_on(project, shows, other)
+            finally:
+                await other.close()
 
     run(scenario(), timeout=90)
 
 
-def test_bad_canvas_requests_are_refused_in_one_line_naming_what_is_wrong(project: Project) -> None:
-    project.add_extension("board", BOARD)
-    script = write_script(project.home / "script.json", OPEN_SCRIPT)
+async def seen_opened_and_acted_on(project: Project, shows: ServeClient, other: ServeClient) -> None:
+    opened = await shows.wait_for_action("session/canvasOpened")
+    await shows.wait_for_action("session/turnComplete", turnId="t1")
+    canvas = opened["canvas"]
+    assert opened["session"] == URI and "turnId" not in opened
+    assert canvas == {
+        "instanceId": "b1",
+        "extensionId": "project:board",
+        "canvasId": "board",
+        "title": "Board b1",
+        "status": "empty",
+        "url": "http://127.0.0.1:9/board",
+        "input": {"lane": "todo"},
+        "displayName": "Task board",
+        "actions": [
+            {
+                "name": "add_card",
+                "description": "Add a card",
+                "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+            }
+        ],
+    }
 
+    snapshot = (await other.request("subscribe", {"resource": URI}))["snapshot"]
+    assert snapshot["state"]["openCanvases"] == [canvas]
+
+    answer = await other.request(
+        "invokeCanvasAction",
+        {"session": URI, "instanceId": "b1", "actionName": "add_card", "input": {"text": "write docs"}},
+    )
+    assert answer == {"result": {"cards": ["write docs"]}}
+    assert {"kind": "action", "instance": "b1", "input": {"text": "write docs"}} in calls(project)
+
+    assert await other.request("closeCanvas", {"session": URI, "instanceId": "b1"}) == {}
+    for client in (shows, other):
+        closed = await client.wait_for_action("session/canvasClosed")
+        assert closed == {"type": "session/canvasClosed", "session": URI, "instanceId": "b1"}
+    assert calls(project)[-1] == {"kind": "close", "instance": "b1"}
+    again = (await other.request("subscribe", {"resource": URI}))["snapshot"]
+    assert "openCanvases" not in again["state"]
+    gone = await refused(other, "closeCanvas", {"session": URI, "instanceId": "b1"})
+    assert gone.code == NOT_FOUND and "'b1'" in gone.message and "(open: none)" in gone.message
+
+
+def test_bad_canvas_requests_are_refused_in_one_line_naming_what_is_wrong(project: Project) -> None:
     async def scenario() -> None:
-        server = in_process_server(script, project.home)
-        client = await canvas_client(server, "page")
-        try:
-            await client.create_session(URI, project.root)
-            await client.request("subscribe", {"resource": URI})
-            client.start_turn(URI, "t1", "open the board")
+        async with opening_the_board(project) as (server, client):
             await client.wait_for_action("session/turnComplete", turnId="t1")
             invoke = {"session": URI, "instanceId": "b1", "actionName": "add_card"}
 
@@ -179,9 +185,6 @@ def test_bad_canvas_requests_are_refused_in_one_line_naming_what_is_wrong(projec
             assert session.code == SESSION_NOT_FOUND
             assert [call["kind"] for call in calls(project)] == ["open"]  # nothing bad reached the extension
             assert server.sessions[URI].host.canvases.open_instances[0].instance_id == "b1"
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario(), timeout=90)
 
@@ -243,24 +246,13 @@ def test_a_client_shows_canvases_while_subscribed_and_keeps_its_capability_when_
 
 
 def test_without_a_client_that_shows_canvases_open_canvas_answers_in_one_line(project: Project) -> None:
-    project.add_extension("board", BOARD)
-    script = write_script(project.home / "script.json", OPEN_SCRIPT)
-
     async def scenario() -> None:
-        server = in_process_server(script, project.home)
-        client = await canvas_client(server, "script", shows=False)
-        try:
-            await client.create_session(URI, project.root)
-            await client.request("subscribe", {"resource": URI})
-            client.start_turn(URI, "t1", "open the board")
+        async with opening_the_board(project, shows=False) as (_server, client):
             complete = await client.wait_for_action("session/toolCallComplete", turnId="t1")
             text = complete["result"]["content"][0]["text"]
             assert not complete["result"]["success"]
             assert text.startswith("No canvas can be shown here") and "\n" not in text
             await client.wait_for_action("session/turnComplete", turnId="t1")
             assert not client.actions("session/canvasOpened") and calls(project) == []
-        finally:
-            await client.close()
-            await server.close()
 
     run(scenario(), timeout=60)
