@@ -33,6 +33,8 @@ EVENT_TYPES: Final[dict[str, bool]] = {
     "session.tools_updated": True,
     "session.extensions_loaded": True,
     "capabilities.changed": True,
+    "session.canvas.opened": True,
+    "session.canvas.closed": True,
     "user.message": False,
     "pending_messages.modified": True,
     "system.message": False,

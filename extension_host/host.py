@@ -25,6 +25,7 @@ from extension_protocol.protocol import Event
 from extension_protocol.results import ToolResult
 from extension_protocol.tools import Tool
 
+from .calls.canvases import Canvases
 from .calls.command_registry import CommandEntry, CommandInfo, CommandRegistry, CommandResult
 from .calls.dispatch import AskHandler, ToolOrigin
 from .calls.permissions import PermissionBroker, PermissionOutcome
@@ -57,7 +58,8 @@ from .runtime.extension_runtime import ExtensionRuntime
 from .runtime.options import DeprecatedOptions, Limits, Timeouts, options_from
 from .runtime.session_rpc import SessionRpcSources
 from .session.agent_files import load_agent_files
-from .session.agents import Agent, OfferedTool, agent_model, agent_models, agent_usage
+from .session.agents import Agent, OfferedTool, agent_model, agent_models, agent_usage, ask_once
+from .session.canvas_tools import CANVAS_TOOLS, OPEN_TOOL, canvas_tools, catalog_description
 from .session.custom_agents import CustomAgent, agent_from_config, merge_agents
 from .session.lifecycle import SessionLifecycle
 from .session.manage_tools import ManageSources, extension_tools
@@ -192,6 +194,7 @@ class ExtensionHost:
         )
         self._event_reader = SessionEventReader(self._session, self.events)
         self._registry = ToolRegistry()
+        self._canvases = Canvases(self.events, lambda: self.session_id, str(self.project_root))
         self._commands = CommandRegistry(self._commands_changed)
         self._hooks = HookRunner(
             self.events,
@@ -248,6 +251,8 @@ class ExtensionHost:
                 lambda: list(self.tools.values()),
                 self.run_command,
                 self._event_reader,
+                self._canvases,
+                self._ask_once,
             ),
             builtin_tools=[*builtin_tools, *(self._agent_tools(extension_tools) if agent is not None else ())],
             timeouts=timeouts,
@@ -269,6 +274,7 @@ class ExtensionHost:
             ),
             model_id=lambda: agent_model(self.agent),
             sdk_path=_sdk_path(extension_sdk_path),
+            canvases=self._canvases,
         )
         # The runtime's parts, by the names the tests and benches reach for.
         self._supervisor = self._runtime.supervisor
@@ -400,9 +406,13 @@ class ExtensionHost:
             self.events.emit("session.warning", {"warningType": "agents", "message": problem})
 
     def _agent_tools(self, extension_tools: bool) -> list[Tool]:
-        """The agent's own built-in tools: ``task``, and ``extensions_manage`` and
-        ``extensions_reload`` unless turned off."""
-        return [self._subagents.tool(), *(self._extension_tools() if extension_tools else ())]
+        """The agent's own built-in tools: ``task``, the canvas tools, and ``extensions_manage``
+        and ``extensions_reload`` unless turned off."""
+        return [
+            self._subagents.tool(),
+            *canvas_tools(self._canvases),
+            *(self._extension_tools() if extension_tools else ()),
+        ]
 
     def _extension_tools(self) -> list[Tool]:
         """``extensions_manage`` and ``extensions_reload`` over this host."""
@@ -464,13 +474,39 @@ class ExtensionHost:
     @property
     def tools(self) -> dict[str, ToolInfo]:
         """Every tool offered right now, by name (the ``task`` tool only while there are custom
-        agents to start)."""
-        idle_task = self._registry.builtin(TASK_TOOL) is not None and not self.custom_agents
-        return {
+        agents to start, the canvas tools only while a canvas is declared)."""
+        hidden: tuple[str, ...] = ()
+        if self._registry.builtin(TASK_TOOL) is not None and not self.custom_agents:
+            hidden = (TASK_TOOL,)
+        declared = self._canvases.declared
+        if not declared:
+            hidden = (*hidden, *CANVAS_TOOLS)
+        tools = {
             entry.name: ToolInfo(entry.name, entry.description, entry.parameters, entry.owner)
             for entry in self._registry.entries()
-            if not (idle_task and entry.name == TASK_TOOL and entry.owner == BUILTIN_OWNER)
+            if not (entry.owner == BUILTIN_OWNER and entry.name in hidden)
         }
+        opener = tools.get(OPEN_TOOL)
+        if declared and opener is not None and opener.owner == BUILTIN_OWNER:
+            tools[OPEN_TOOL] = ToolInfo(OPEN_TOOL, catalog_description(declared), opener.parameters, opener.owner)
+        return tools
+
+    @property
+    def canvases(self) -> Canvases:
+        """The canvases extensions declare, the instances open, and the clients that show them:
+        open, close and act on one (:class:`~extension_host.calls.canvases.Canvases`)."""
+        return self._canvases
+
+    async def _ask_once(self, question: str) -> str:
+        """The agent's answer to ``question`` outside the conversation (``session.ui.ephemeralQuery``).
+
+        Raises:
+            LookupError: no agent answers in this session.
+        """
+        agent = self.agent
+        if agent is None:
+            raise LookupError("no agent answers in this session; attach one (agent=) to ask it")
+        return await ask_once(agent, self.model_context.messages, question)
 
     @property
     def commands(self) -> dict[str, CommandInfo]:

@@ -13,7 +13,16 @@ from typing import Any, Final, Literal, cast
 
 from .version import __version__
 
-__all__ = ["NOT_RUNNING", "SDK_STATUS", "ExtensionInfo", "ExtensionStatus", "ToolInfo", "host_version", "sdk_entry"]
+__all__ = [
+    "NOT_RUNNING",
+    "SDK_STATUS",
+    "CanvasInfo",
+    "ExtensionInfo",
+    "ExtensionStatus",
+    "ToolInfo",
+    "host_version",
+    "sdk_entry",
+]
 
 ExtensionStatus = Literal[
     "starting", "running", "failed", "quarantined", "disabled", "shadowed", "untrusted", "detached"
@@ -47,6 +56,26 @@ def host_version() -> str:
     """This package's version: the one its distribution is built with (:mod:`.version`), without
     reading the installed metadata."""
     return __version__
+
+
+@dataclass(frozen=True, slots=True)
+class CanvasInfo:
+    """One canvas an extension declared: its id, display name, description and actions
+    (name, description)."""
+
+    id: str
+    display_name: str
+    description: str
+    actions: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` form."""
+        return {
+            "id": self.id,
+            "display_name": self.display_name,
+            "description": self.description,
+            "actions": [{"name": name, "description": description} for name, description in self.actions],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +118,8 @@ class ExtensionInfo:
     ``installing npm dependencies…``)."""
     note: str | None = None
     """A remark on how it was started (its npm dependencies' scripts were not run)."""
+    canvases: tuple[CanvasInfo, ...] = ()
+    """The canvases it provides."""
 
     def to_sdk(self) -> dict[str, Any]:
         """As Copilot CLI lists an extension to extensions (:func:`sdk_entry`)."""
@@ -123,6 +154,7 @@ class ExtensionInfo:
             "settings": {"declared": list(self.settings), "unset": list(self.settings_unset)},
             "activity": self.activity,
             "note": self.note,
+            "canvases": [canvas.to_json() for canvas in self.canvases],
         }
 
     @classmethod

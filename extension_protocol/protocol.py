@@ -71,8 +71,14 @@ __all__ = [
     "REQUEST_CANCELLED",
     "RESULT_TYPES",
     "RPC_AUTH_STATUS",
+    "RPC_CANVAS_ACTION",
+    "RPC_CANVAS_CLOSE",
+    "RPC_CANVAS_LIST",
+    "RPC_CANVAS_LIST_OPEN",
+    "RPC_CANVAS_OPEN",
     "RPC_COMMANDS_EXECUTE",
     "RPC_COMMANDS_LIST",
+    "RPC_EPHEMERAL_QUERY",
     "RPC_EVENT_LOG_READ",
     "RPC_EVENT_LOG_TAIL",
     "RPC_EXTENSIONS_LIST",
@@ -169,6 +175,12 @@ RPC_EVENT_LOG_TAIL: Final = "session.eventLog.tail"
 RPC_GET_MESSAGES: Final = "session.getMessages"
 RPC_GITHUB_AUTH_STATUS: Final = "session.gitHubAuth.getStatus"
 RPC_AUTH_STATUS: Final = "auth.getStatus"
+RPC_CANVAS_LIST: Final = "session.canvas.list"
+RPC_CANVAS_LIST_OPEN: Final = "session.canvas.listOpen"
+RPC_CANVAS_OPEN: Final = "session.canvas.open"
+RPC_CANVAS_CLOSE: Final = "session.canvas.close"
+RPC_CANVAS_ACTION: Final = "session.canvas.action.invoke"
+RPC_EPHEMERAL_QUERY: Final = "session.ui.ephemeralQuery"
 
 
 ResultType = Literal["success", "failure", "rejected", "denied", "timeout"]
@@ -274,6 +286,9 @@ class ResumeParams(TypedDict):
     """Custom agents the session's agent may start as subagents (the SDK's ``CustomAgentConfig``:
     ``name``, ``prompt``, ``displayName``, ``description``, ``tools``, ``model``,
     ``toolDefinitions``)."""
+    canvases: NotRequired[list[dict[str, Any]]]
+    """Canvases it provides (the SDK's ``CanvasDeclaration``; see :mod:`extension_protocol.canvases`),
+    checked by the host."""
 
 
 class UiCapabilities(TypedDict):
@@ -314,6 +329,8 @@ class ResumeResult(TypedDict):
     modelState: NotRequired[ModelState]
     grantedEnvironmentVariables: NotRequired[dict[str, str]]
     """The values of the requested variables the extension may have (only when it asked)."""
+    openCanvases: NotRequired[list[dict[str, Any]]]
+    """The canvas instances open in the session (the SDK's ``OpenCanvasInstance``), when any are."""
 
 
 class LifecycleMetadata(TypedDict):

@@ -54,6 +54,10 @@ if TYPE_CHECKING:
     from extension_protocol.tools import ToolInvocation as ToolInvocation
     from extension_protocol.tools import tool as tool
 
+    from .canvases import Canvas as Canvas
+    from .canvases import CanvasAction as CanvasAction
+    from .canvases import CanvasContext as CanvasContext
+    from .canvases import CanvasError as CanvasError
     from .hooks import Hook as Hook
     from .hooks import hook as hook
     from .join import join_session as join_session
@@ -65,6 +69,10 @@ if TYPE_CHECKING:
 # process that needs one module of the package (a hook command reading the wire's limits from
 # extension_protocol) pays for that module alone.
 _EXPORTS = {
+    "Canvas": ".canvases",
+    "CanvasAction": ".canvases",
+    "CanvasContext": ".canvases",
+    "CanvasError": ".canvases",
     "Command": "extension_protocol.commands",
     "CommandContext": "extension_protocol.commands",
     "ErrorOccurredInput": "extension_protocol.hook_models",

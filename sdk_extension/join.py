@@ -36,6 +36,7 @@ from extension_protocol.tools import Tool
 
 from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
+from .canvases import Canvas, check_canvases
 from .hooks import Hook, hook_registration
 from .permissions import PermissionHandler
 from .session import Session, _Client
@@ -78,6 +79,7 @@ class _Joining:
     write_fd: int
     commands: tuple[Command, ...] = ()
     custom_agents: tuple[CustomAgent, ...] = ()
+    canvases: tuple[Canvas, ...] = ()
 
     async def client(self) -> _Client:
         """The client over the protocol streams (on the running loop), not yet joined."""
@@ -94,6 +96,7 @@ class _Joining:
             self.matchers,
             self.commands,
             self.custom_agents,
+            self.canvases,
         )
 
 
@@ -108,6 +111,7 @@ def _begin(
     requested_environment_variables: Iterable[str],
     commands: Iterable[Command] = (),
     custom_agents: Iterable[CustomAgent] = (),
+    canvases: Iterable[Canvas] = (),
 ) -> _Joining:
     """Check what the author gave, then claim the protocol's descriptors (once per process)."""
     use_orjson()  # loaded already under the fork server
@@ -115,11 +119,14 @@ def _begin(
     hook_map, matchers = registered_hooks(hooks, hook_matchers)
     command_list = _commands(commands)
     agents = _custom_agents(custom_agents)
+    canvas_list = check_canvases(canvases)
     requested = _requested(requested_environment_variables)
     session_id = _session_id()
     _claim_join()
     read_fd, write_fd = claim_protocol_stdio()
-    return _Joining(session_id, tool_list, hook_map, requested, matchers, read_fd, write_fd, command_list, agents)
+    return _Joining(
+        session_id, tool_list, hook_map, requested, matchers, read_fd, write_fd, command_list, agents, canvas_list
+    )
 
 
 async def join_session_async(
@@ -132,13 +139,14 @@ async def join_session_async(
     commands: Iterable[Command] = (),
     on_permission_request: PermissionHandler | None = None,
     custom_agents: Iterable[CustomAgent] = (),
+    canvases: Iterable[Canvas] = (),
 ) -> Session:
     """Join the host's session on the running event loop and return the :class:`Session`.
 
     Keep the loop running afterwards (``await session.wait_closed()``); the host ends the
     extension by closing the connection. ``requested_environment_variables``,
-    ``hook_matchers``, ``on_permission_request``, ``commands`` and ``custom_agents`` work as in
-    :func:`join_session`.
+    ``hook_matchers``, ``on_permission_request``, ``commands``, ``custom_agents`` and ``canvases``
+    work as in :func:`join_session`.
 
     Raises:
         NotUnderHostError: not started by an extension host.
@@ -146,7 +154,7 @@ async def join_session_async(
         JoinError: the host refused the join (e.g. a tool name is taken, or a requested
             variable is not granted) or did not answer.
     """
-    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables, commands, custom_agents)
+    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables, commands, custom_agents, canvases)
     client = await joining.client()
     client.permission_handler = on_permission_request
     session = await client.join(join_timeout)
@@ -164,6 +172,7 @@ def join_session(
     commands: Iterable[Command] = (),
     on_permission_request: PermissionHandler | None = None,
     custom_agents: Iterable[CustomAgent] = (),
+    canvases: Iterable[Canvas] = (),
 ) -> Session:
     """Join the host's session and return the :class:`Session` once joined.
 
@@ -194,15 +203,20 @@ def join_session(
     its child sessions may call (``None`` all, ``[]`` none). Requests from a child reach the
     handlers with the child's id as ``invocation.session_id``.
 
+    ``canvases`` are panels (:class:`~sdk_extension.canvases.Canvas`) the agent or a client may
+    open; the host routes ``canvas.open``, ``canvas.close`` and ``canvas.action.invoke`` to their
+    handlers. Their ids are unique within the extension.
+
     Raises:
         NotUnderHostError: not started by an extension host.
         InvalidToolError, InvalidHookError: a tool or hook definition (or a matcher) is unusable.
         InvalidCommandError: a command is given twice, or is not a ``Command``.
-        ExtensionError: a custom agent is given twice (``TypeError``: one is not a ``CustomAgent``).
+        ExtensionError: a custom agent is given twice (``TypeError``: one is not a ``CustomAgent``),
+            or a canvas is unusable (an id given twice, a reserved action name).
         JoinError: the host refused the join (e.g. a tool name is taken, or a requested
             variable is not granted) or did not answer.
     """
-    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables, commands, custom_agents)
+    joining = _begin(tools, hooks, hook_matchers, requested_environment_variables, commands, custom_agents, canvases)
     joined = threading.Event()
     outcome: list[Session | BaseException] = []
 

@@ -31,6 +31,7 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
+from extension_protocol import canvases as wire_canvases
 from extension_protocol import protocol as p
 from extension_protocol.commands import Command, CommandContext, run_command
 from extension_protocol.connection import Connection, ConnectionClosed, RpcError
@@ -41,6 +42,7 @@ from extension_protocol.tasks import BackgroundTasks
 from extension_protocol.tools import Tool, ToolInvocation, run_tool
 from extension_protocol.workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 
+from .canvases import Canvas, run_canvas_request
 from .event_log import EventLogReader
 from .permissions import PermissionHandler, decide_permission
 from .subagents import SUBAGENT_EVENTS, ChildSessions, CustomAgent, not_supported
@@ -247,6 +249,7 @@ class _Client:
         hook_matchers: dict[str, list[str]] | None = None,
         commands: Iterable[Command] = (),
         custom_agents: Iterable[CustomAgent] = (),
+        canvases: Iterable[Canvas] = (),
     ) -> None:
         self.session_id = session_id
         self.children: ChildSessions[_Client] = ChildSessions(custom_agents)
@@ -279,6 +282,14 @@ class _Client:
         # Several per tool call: unread until someone subscribes (session.deleted still is).
         connection.skip_unread((p.SESSION_UPDATED_START,))
         connection.on_request(p.METHOD_HOOKS_INVOKE, self.on_hooks_invoke)
+        self.canvases = {canvas.id: canvas for canvas in canvases}
+        if self.canvases:
+            for method in (
+                wire_canvases.METHOD_CANVAS_OPEN,
+                wire_canvases.METHOD_CANVAS_CLOSE,
+                wire_canvases.METHOD_CANVAS_ACTION,
+            ):
+                connection.on_request(method, functools.partial(self.on_canvas_request, method))
 
     async def join(self, timeout: float) -> Session:
         self.background.spawn(self._serve())
@@ -312,6 +323,8 @@ class _Client:
                     resume["commands"] = [c.to_wire() for c in self.commands.values()]
                 if self.permission_handler is not None:
                     resume["requestPermission"] = True
+                if self.canvases:
+                    resume["canvases"] = [dict(canvas.to_wire()) for canvas in self.canvases.values()]
                 if self.children.agents:
                     resume["customAgents"] = [agent.to_wire(self.tools) for agent in self.children.agents.values()]
                 result = await self.connection.request(p.METHOD_SESSION_RESUME, resume)
@@ -548,6 +561,11 @@ class _Client:
         self.request_in_background(p.METHOD_HANDLE_PENDING_TOOL_CALL, params)
 
     # -- hooks -------------------------------------------------------------------------
+
+    async def on_canvas_request(self, method: str, params: Any) -> Any:
+        """``canvas.open``, ``canvas.close`` or ``canvas.action.invoke``: to the canvas it names."""
+        await self.released.wait()
+        return await run_canvas_request(self.canvases, method, params)
 
     async def on_hooks_invoke(self, params: Any) -> dict[str, Any]:
         hook_type = params.get("hookType") if isinstance(params, dict) else None

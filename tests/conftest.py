@@ -64,7 +64,7 @@ _bench_importable()
 
 FAST: Final = "fast"
 """The fast lane's marker: given to every test that has none of :data:`SLOW_MARKERS`."""
-SLOW_MARKERS: Final = ("subprocess", "slow", "real_agent")
+SLOW_MARKERS: Final = ("subprocess", "slow", "real_agent", "browser")
 """The markers that keep a test out of the fast lane: it starts real processes, or takes a second."""
 SHARED_SCOPES: Final = frozenset({"module", "class", "package"})
 """Fixture scopes whose value several tests share: those tests must run on one worker."""

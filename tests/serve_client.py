@@ -200,3 +200,25 @@ async def stdio_server(
                 os.killpg(process.pid, signal.SIGKILL)
                 await process.wait()
             await client.close()
+
+
+@contextlib.asynccontextmanager
+async def on_websocket(server: ProtocolServer, token: str) -> AsyncIterator[str]:
+    """``server`` on a WebSocket of 127.0.0.1 (a free port) wanting ``token``, for the block;
+    its URL (``ws://127.0.0.1:PORT/?token=...``). The listener and the server are closed after."""
+    from extension_host.serve.transports import serve_websocket
+
+    stop = asyncio.Event()
+    where: list[str] = []
+    serving = asyncio.ensure_future(serve_websocket(server, "127.0.0.1", 0, token, where.append, stop))
+    try:
+        async with asyncio.timeout(30):
+            while not where:
+                if serving.done():
+                    serving.result()  # it failed to listen: say why
+                await asyncio.sleep(0.01)
+        yield where[0]
+    finally:
+        stop.set()
+        await asyncio.gather(serving, return_exceptions=True)
+        await server.close()

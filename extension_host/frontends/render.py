@@ -256,6 +256,8 @@ def _note(info: ExtensionInfo) -> str:
     extras = [first] if first else []
     if info.overrides_builtin:
         extras.append(f"overrides built-in {', '.join(info.overrides_builtin)}")
+    if info.canvases:
+        extras.append(f"canvases: {', '.join(canvas.id for canvas in info.canvases)}")
     if info.link_target:
         extras.append(f"links to {info.link_target}")
     if info.settings_unset:
@@ -327,6 +329,14 @@ def extension_detail(
     if commands:
         lines.append("  commands:")
         lines.extend(f"    /{cell(command.name)}: {cell(command.description)}" for command in commands)
+    if info.canvases:
+        lines.append("  canvases:")
+        for canvas in info.canvases:
+            lines.append(f"    {cell(canvas.id)} ({cell(canvas.display_name)}): {cell(canvas.description)}")
+            lines.extend(
+                f"      action {cell(name)}" + (f": {cell(description)}" if description else "")
+                for name, description in canvas.actions
+            )
     if hook_calls:
         lines.append("  recent hook calls:")
         lines.extend(

@@ -3,8 +3,10 @@
 ``--stdio`` (the default) serves one client on stdin/stdout and ends with it; ``--socket``
 serves the project's Unix socket and ``--listen HOST:PORT`` a WebSocket, both until SIGINT or
 SIGTERM. Where it listens (and the WebSocket's token: from ``--token-file``, ``--token`` or
-``$EXTENSION_HOST_TOKEN``, else made for this start) is printed once, on stdout, as the only line
-there; ``--token`` costs a warning, as other users can read it with ``ps``. At a terminal,
+``$EXTENSION_HOST_TOKEN``, else made for this start) is printed once, on stdout, as its first
+line; with ``--listen`` a second line is the web page's URL (the same token:
+:mod:`extension_host.serve.web_page`); ``--token`` costs a warning, as other users can read it
+with ``ps``. At a terminal,
 stderr also says it for a person: the address and where clients find the token, the socket
 path, or that stdin/stdout carry the protocol (only when stdin is a terminal too: a client
 that started it hears nothing), and which agent answers prompts. ``--agent
@@ -34,6 +36,7 @@ from ..serve.providers import PROVIDERS, default_provider
 from ..serve.served_session import HostOptions
 from ..serve.server import ProtocolServer, ServerOptions
 from ..serve.transports import check_bind, serve_socket, serve_socket_path, serve_stdio, serve_websocket
+from ..serve.web_page import page_url
 from .output import EXIT_FAILED, EXIT_OK, EXIT_USAGE, is_terminal, say
 from .token_options import add_token_options, token_from, token_given
 
@@ -112,7 +115,11 @@ def _serve(args: argparse.Namespace) -> int:
                 _listening(
                     options,
                     lambda server, ready, stop: serve_websocket(server, host, int(port_text), token.value, ready, stop),
-                    lambda where: f"{where.partition('?')[0]} (clients give {token.where})",
+                    lambda where: (
+                        f"{where.partition('?')[0]} (clients give {token.where}; a browser opens the page "
+                        f"{page_url(where).partition('?')[0]} with it)"
+                    ),
+                    lambda where: [where, page_url(where)],
                 )
             )
         if args.socket:
@@ -164,7 +171,12 @@ def _agent_note(options: ServerOptions) -> str:
     return f"agent: {options.provider}" + (f" ({options.provider_argument})" if options.provider_argument else "")
 
 
-async def _listening(options: ServerOptions, listen: Any, shown: Callable[[str], str]) -> int:
+async def _listening(
+    options: ServerOptions,
+    listen: Any,
+    shown: Callable[[str], str],
+    lines: Callable[[str], list[str]] = lambda where: [where],
+) -> int:
     server = ProtocolServer(options)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -172,7 +184,7 @@ async def _listening(options: ServerOptions, listen: Any, shown: Callable[[str],
         loop.add_signal_handler(signum, stop.set)
 
     def ready(where: str) -> None:
-        print(where, flush=True)
+        print("\n".join(lines(where)), flush=True)
         _tell(f"serving the client protocol on {shown(where)}; {_agent_note(options)}; Ctrl-C stops")
 
     try:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ..calls.canvases import Canvases
 from ..calls.command_registry import CommandRegistry
 from ..calls.permissions import PermissionBroker
 from ..calls.tool_registry import ToolRegistry
@@ -108,6 +109,8 @@ class SessionContext:
     """The settings each extension starts with (``None``: none, as for an embedding without a home)."""
     install_timeout: float = DEFAULT_INSTALL_TIMEOUT
     """How long installing an extension's dependencies (npm) may take before it fails."""
+    canvases: Canvases | None = None
+    """The canvases extensions declare and the instances open (``None``: canvases are refused)."""
 
 
 def announce_tools(context: SessionContext, **data: Any) -> None:

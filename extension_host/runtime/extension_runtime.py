@@ -26,6 +26,7 @@ from extension_protocol.protocol import Event
 from extension_protocol.tools import Tool
 
 from ..calls.activity import ActivityTracker
+from ..calls.canvases import Canvases
 from ..calls.command_registry import CommandRegistry
 from ..calls.dispatch import AskHandler, Dispatcher, builtin_entry
 from ..calls.permissions import PermissionBroker
@@ -94,6 +95,7 @@ class ExtensionRuntime:
         on_crash: Callable[[str, str], None] | None = None,
         model_id: Callable[[], str | None] | None = None,
         sdk_path: Path | None = None,
+        canvases: Canvases | None = None,
     ) -> None:
         self._registry = registry
         self._hooks = hooks
@@ -138,6 +140,7 @@ class ExtensionRuntime:
             session_rpc=session_rpc_handlers(session_rpc),
             model_id=model_id,
             sdk_path=sdk_path,
+            canvases=canvases,
         )
         self.activity = ActivityTracker()
         self._updated = SessionUpdated()

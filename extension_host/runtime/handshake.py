@@ -19,6 +19,8 @@ from extension_protocol.hook_points import HOOK_NAMES, hook_point
 from extension_protocol.matchers import Matcher, compile_matchers
 from extension_protocol.results import ToolResult
 
+from ..calls.canvas_declarations import declared_canvases
+from ..calls.canvases import CanvasEntry, CanvasRequester
 from ..calls.command_registry import declared_commands as check_commands
 from ..calls.tool_registry import ToolEntry, ToolRegistry
 from ..errors import ExtensionHostError
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "JoinRefused",
     "builtin_overrides",
+    "canvases_of",
     "declared_agents",
     "declared_commands",
     "declared_hooks",
@@ -97,6 +100,15 @@ def declared_commands(resume: p.ResumeParams) -> list[tuple[str, str]]:
         return check_commands(resume.get("commands", []))
     except ValueError as exc:
         raise JoinRefused(f"session.resume: commands: {exc}") from None
+
+
+def canvases_of(resume: p.ResumeParams, owner: str, request: CanvasRequester, holder: object) -> list[CanvasEntry]:
+    """Its ``canvases`` as entries of ``owner``, reached through ``request``, checked (see
+    :mod:`~extension_host.calls.canvas_declarations`)."""
+    try:
+        return declared_canvases(resume.get("canvases"), owner, request, holder)
+    except ValueError as exc:
+        raise JoinRefused(f"session.resume: canvases: {exc}") from None
 
 
 def declared_tools(
@@ -184,9 +196,10 @@ def grant_command(spec: ExtensionSpec, names: Iterable[str]) -> str:
 
 def join_answer(context: SessionContext, resume: p.ResumeParams, granted: Mapping[str, str]) -> p.ResumeResult:
     """The answer to an accepted ``session.resume``, with Copilot CLI's fields: a local session
-    in ``interactive`` mode; no elicitation, MCP apps or canvases (this host routes none), and
-    ``extensions`` false as in Copilot CLI's own sessions; ``granted``: the values of the
-    variables it asked for (sent only when it asked)."""
+    in ``interactive`` mode; no elicitation or MCP apps (this host routes none), canvases only
+    while a client that shows them is attached, and ``extensions`` false as in Copilot CLI's own
+    sessions; the canvas instances open (``openCanvases``, when any are); ``granted``: the values
+    of the variables it asked for (sent only when it asked)."""
     session_id = context.session_id
     result: p.ResumeResult = {"sessionId": session_id, "nativeSessionId": session_id}
     if context.start_time:
@@ -195,7 +208,11 @@ def join_answer(context: SessionContext, resume: p.ResumeParams, granted: Mappin
     result["mode"] = SESSION_MODE
     if context.workspace_path is not None:
         result["workspacePath"] = str(context.workspace_path)
-    result["capabilities"] = {"ui": {"elicitation": False, "mcpApps": False, "canvases": False}, "extensions": False}
+    canvases = context.canvases
+    can_show = canvases is not None and canvases.can_show
+    result["capabilities"] = {"ui": {"elicitation": False, "mcpApps": False, "canvases": can_show}, "extensions": False}
+    if canvases is not None and canvases.open_instances:
+        result["openCanvases"] = [instance.to_wire() for instance in canvases.open_instances]
     model_id = context.model_id() if context.model_id is not None else None
     result["modelState"] = {"modelId": model_id} if model_id else {}
     if "requestedEnvironmentVariables" in resume:

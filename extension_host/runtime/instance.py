@@ -39,7 +39,7 @@ from extension_protocol.tasks import BackgroundTasks
 from ..calls.command_registry import CommandCollisionError, CommandEntry, CommandResult
 from ..calls.tool_registry import ToolEntry
 from ..errors import ExtensionHostError, ExtensionLoadError, ToolCollisionError
-from ..info import ExtensionInfo, ExtensionStatus
+from ..info import CanvasInfo, ExtensionInfo, ExtensionStatus
 from ..launch.node_sdk import ensure_sdk, find_node, node_argv, sdk_build
 from ..launch.npm_deps import (
     SCRIPTS_SKIPPED,
@@ -57,6 +57,7 @@ from .defaults import STOP_QUIET
 from .handshake import (
     JoinRefused,
     builtin_overrides,
+    canvases_of,
     declared_agents,
     declared_commands,
     declared_hooks,
@@ -219,6 +220,21 @@ class ExtensionInstance:
             settings_unset=self.settings.unset if self.settings else (),
             activity=self.activity,
             note=self.note,
+            canvases=self._canvas_infos(),
+        )
+
+    def _canvas_infos(self) -> tuple[CanvasInfo, ...]:
+        canvases = self._context.canvases
+        if canvases is None or not canvases.declared:
+            return ()
+        return tuple(
+            CanvasInfo(
+                entry.canvas_id,
+                entry.display_name,
+                entry.description,
+                tuple((action.name, action.description) for action in entry.actions),
+            )
+            for entry in canvases.held_by(self)
         )
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -498,6 +514,7 @@ class ExtensionInstance:
             matchers = declared_matchers(resume, hooks)
             agents = declared_agents(resume)
             commands = declared_commands(resume)
+            canvases = canvases_of(resume, self.id, self.request_canvas, self) if "canvases" in resume else []
             secrets = self.settings.secret_values if self.settings else None
             self.environment = granted_environment(self.spec, resume, context.host_environment, context.grants, secrets)
         except JoinRefused as refused:
@@ -536,6 +553,8 @@ class ExtensionInstance:
         # Its commands are checked in _claim; registered once it runs, so the commands.changed
         # this causes reaches it too, as in Copilot CLI.
         self._context.commands.replace(self.id, self._declared_commands)
+        if context.canvases is not None and (canvases or context.canvases.declared):
+            context.canvases.replace(self.id, canvases, self)
         # As Copilot CLI does, every join says the tools on offer changed (to the joiner too).
         announce_tools(self._context, added=[entry.name for entry in entries], extensionId=self.id)
         if rejoining:
@@ -646,6 +665,19 @@ class ExtensionInstance:
             return CommandResult(name, "unavailable", text, self.id)
         limit = self._context.tool_timeout if timeout is None else timeout
         return await self._command_runs.run(connection, name, args, limit)
+
+    async def request_canvas(self, method: str, params: dict[str, Any]) -> Any:
+        """Send a canvas request (``canvas.open``, ``canvas.close``, ``canvas.action.invoke``)
+        and return the answer, bounded by the tool timeout.
+
+        Raises:
+            RpcError: the extension's handler failed. ConnectionClosed: it is not running, or
+                ends meanwhile. TimeoutError: no answer in time (it is told to cancel).
+        """
+        connection = self._connection
+        if self.status != "running" or connection is None or connection.closed:
+            raise ConnectionClosed(f"extension {self.id} is {self.status}")
+        return await connection.request(method, params, timeout=self._context.tool_timeout)
 
     def _command_completed(self, request_id: str) -> None:
         self._context.events.emit("command.completed", {"requestId": request_id}, ephemeral=True)

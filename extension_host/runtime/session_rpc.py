@@ -28,6 +28,7 @@ from typing import Any, Final, Protocol
 from extension_protocol import protocol as p
 from extension_protocol.connection import RpcError
 
+from ..calls.canvases import Canvases, CanvasFailure
 from ..calls.command_registry import CommandRegistry, CommandResult
 from ..info import SDK_STATUS, ExtensionInfo, ToolInfo
 from ..validation import validate
@@ -84,6 +85,11 @@ class SessionRpcSources:
     """Runs a slash command, ``(name, args)`` (``None``: ``session.commands.execute`` is refused)."""
     event_log: EventLogSource | None = None
     """Reads the session's events (``None``: ``session.eventLog.read`` and ``tail`` are refused)."""
+    canvases: Canvases | None = None
+    """The session's canvases (``None``: the ``session.canvas.*`` methods are refused)."""
+    ask: Callable[[str], Awaitable[str]] | None = None
+    """Asks the session's agent a question outside the conversation and returns its answer;
+    raises :class:`LookupError` saying why when there is no agent (``None``: refused)."""
 
 
 def _extensions_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
@@ -190,7 +196,66 @@ def _event_log_tail(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
     return {"cursor": sources.event_log.tail()}
 
 
-Handler = Callable[[SessionRpcSources, Any], dict[str, Any] | Awaitable[dict[str, Any]]]
+def _canvases(sources: SessionRpcSources, method: str) -> Canvases:
+    if sources.canvases is None:
+        raise _unsupported(method, "this host has no canvases")
+    return sources.canvases
+
+
+def _canvas_list(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    return {"canvases": [entry.to_wire() for entry in _canvases(sources, p.RPC_CANVAS_LIST).declared]}
+
+
+def _canvas_list_open(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    canvases = _canvases(sources, p.RPC_CANVAS_LIST_OPEN)
+    return {"openCanvases": [instance.to_wire() for instance in canvases.open_instances]}
+
+
+async def _canvas_open(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    method = p.RPC_CANVAS_OPEN
+    request = validate(method, shapes.CanvasOpenRequest, params)
+    canvases = _canvases(sources, method)
+    try:
+        opened = await canvases.open(
+            request["canvasId"], request["instanceId"], request.get("input"), request.get("extensionId")
+        )
+    except CanvasFailure as exc:
+        raise RpcError(p.INVALID_REQUEST, f"{method}: {exc}") from None
+    return opened.to_wire()
+
+
+async def _canvas_close(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    method = p.RPC_CANVAS_CLOSE
+    request = validate(method, shapes.CanvasCloseRequest, params)
+    try:
+        await _canvases(sources, method).close(request["instanceId"])
+    except CanvasFailure as exc:
+        raise RpcError(p.INVALID_REQUEST, f"{method}: {exc}") from None
+    return {}
+
+
+async def _canvas_action(sources: SessionRpcSources, params: Any) -> Any:
+    method = p.RPC_CANVAS_ACTION
+    request = validate(method, shapes.CanvasActionInvokeRequest, params)
+    canvases = _canvases(sources, method)
+    try:
+        return await canvases.invoke(request["instanceId"], request["actionName"], request.get("input"))
+    except CanvasFailure as exc:
+        raise RpcError(p.INVALID_REQUEST, f"{method}: {exc}") from None
+
+
+async def _ephemeral_query(sources: SessionRpcSources, params: Any) -> dict[str, Any]:
+    method = p.RPC_EPHEMERAL_QUERY
+    request = validate(method, shapes.EphemeralQueryRequest, params)
+    if sources.ask is None:
+        raise _unsupported(method, "this host has no agent to ask")
+    try:
+        return {"answer": await sources.ask(request["question"])}
+    except LookupError as exc:
+        raise _unsupported(method, str(exc).strip("'\"")) from None
+
+
+Handler = Callable[[SessionRpcSources, Any], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +362,48 @@ _TABLE: Final = (
         aliases=("session.auth.getStatus",),  # the name SDKs sent before gitHubAuth
     ),
     SessionMethod(
+        p.RPC_CANVAS_LIST,
+        shapes.SessionRpcParams,
+        shapes.CanvasList,
+        _canvas_list,
+        "The canvases extensions declared.",
+    ),
+    SessionMethod(
+        p.RPC_CANVAS_LIST_OPEN,
+        shapes.SessionRpcParams,
+        shapes.CanvasListOpenResult,
+        _canvas_list_open,
+        "The canvas instances open now.",
+    ),
+    SessionMethod(
+        p.RPC_CANVAS_OPEN,
+        shapes.CanvasOpenRequest,
+        dict[str, Any],
+        _canvas_open,
+        "Open a canvas as an instance (or focus it); refused while no client that shows canvases is attached.",
+    ),
+    SessionMethod(
+        p.RPC_CANVAS_CLOSE,
+        shapes.CanvasCloseRequest,
+        dict[str, Any],
+        _canvas_close,
+        "Close an open canvas instance.",
+    ),
+    SessionMethod(
+        p.RPC_CANVAS_ACTION,
+        shapes.CanvasActionInvokeRequest,
+        Any,
+        _canvas_action,
+        "Run an action of an open canvas instance; answered with the action's result.",
+    ),
+    SessionMethod(
+        p.RPC_EPHEMERAL_QUERY,
+        shapes.EphemeralQueryRequest,
+        shapes.EphemeralQueryResult,
+        _ephemeral_query,
+        "Ask the session's agent a question outside the conversation (refused when there is no agent).",
+    ),
+    SessionMethod(
         p.RPC_AUTH_STATUS,
         dict[str, Any],
         shapes.AuthStatus,
@@ -313,7 +420,6 @@ METHOD_ALIASES: Final[dict[str, str]] = {alias: method.name for method in _TABLE
 as the method."""
 
 UNSUPPORTED_SESSION_METHODS: Final[dict[str, str]] = {
-    "session.ui.ephemeralQuery": "this host has no model of its own to ask; send a prompt with session.send",
     "session.extensions.enable": "extensions are enabled by their folders; run 'extensions reload NAME'",
     "session.extensions.disable": "remove or rename the extension's folder, or revoke the project's trust",
     "session.extensions.reload": "run 'extensions reload' (or save the extension under 'extensions dev')",

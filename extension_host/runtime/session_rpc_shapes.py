@@ -16,15 +16,24 @@ from typing import Annotated, Any, Final, Literal, NotRequired, TypedDict
 
 from pydantic import Field
 
+from extension_protocol import canvases as wire
 from extension_protocol import protocol as p
 
 __all__ = [
     "MAX_AGENT_IDS",
     "MAX_CURSOR_CHARS",
+    "MAX_QUESTION_CHARS",
     "MAX_TYPES",
     "AuthStatus",
+    "CanvasActionInvokeRequest",
+    "CanvasCloseRequest",
+    "CanvasList",
+    "CanvasListOpenResult",
+    "CanvasOpenRequest",
     "CommandList",
     "CommandsListParams",
+    "EphemeralQueryRequest",
+    "EphemeralQueryResult",
     "EventLogReadRequest",
     "EventLogTailResult",
     "EventsReadResult",
@@ -45,7 +54,12 @@ MAX_TYPES: Final = 256
 MAX_AGENT_IDS: Final = 256
 """Agent ids one ``session.eventLog.read`` may filter on."""
 
+MAX_QUESTION_CHARS: Final = 32 * 1024
+"""The longest question ``session.ui.ephemeralQuery`` accepts."""
+
 _Name = Annotated[str, Field(min_length=1, max_length=200)]
+_InstanceId = Annotated[str, Field(min_length=1, max_length=wire.MAX_INSTANCE_ID_CHARS)]
+_CanvasName = Annotated[str, Field(min_length=1, max_length=wire.MAX_CANVAS_ID_CHARS)]
 
 
 class SessionRpcParams(TypedDict):
@@ -174,3 +188,55 @@ class EventLogTailResult(TypedDict):
     """Answer to ``session.eventLog.tail``: a cursor at the current end of the session's events."""
 
     cursor: str
+
+
+class CanvasList(TypedDict):
+    """Answer to ``session.canvas.list``: every declared canvas (the SDK's ``DiscoveredCanvas``)."""
+
+    canvases: list[dict[str, Any]]
+
+
+class CanvasListOpenResult(TypedDict):
+    """Answer to ``session.canvas.listOpen``: the open instances (the SDK's ``OpenCanvasInstance``)."""
+
+    openCanvases: list[dict[str, Any]]
+
+
+class CanvasOpenRequest(TypedDict):
+    """``session.canvas.open``: open (or focus) ``instanceId`` of ``canvasId``; ``extensionId``
+    when several extensions declare that id. Answered with the ``OpenCanvasInstance``."""
+
+    sessionId: str
+    canvasId: _CanvasName
+    instanceId: _InstanceId
+    extensionId: NotRequired[_Name]
+    input: NotRequired[Any]
+
+
+class CanvasCloseRequest(TypedDict):
+    """``session.canvas.close``: close an open instance."""
+
+    sessionId: str
+    instanceId: _InstanceId
+
+
+class CanvasActionInvokeRequest(TypedDict):
+    """``session.canvas.action.invoke``: run an action on an open instance; answered with its result."""
+
+    sessionId: str
+    instanceId: _InstanceId
+    actionName: _CanvasName
+    input: NotRequired[Any]
+
+
+class EphemeralQueryRequest(TypedDict):
+    """``session.ui.ephemeralQuery``: a question for the session's agent, outside the conversation."""
+
+    sessionId: str
+    question: Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
+
+
+class EphemeralQueryResult(TypedDict):
+    """Answer to ``session.ui.ephemeralQuery``: the agent's answer."""
+
+    answer: str

@@ -1,7 +1,8 @@
 """What the session takes back from an extension that leaves it, and how the leaving is told.
 
 An extension leaves when it fails, detaches (``session.detach``) or is stopped. :func:`withdraw`
-takes back everything it offered the session (its tools, hooks and slash commands) and ends
+takes back everything it offered the session (its tools, hooks, slash commands and canvases,
+whose open instances close) and ends
 what is in flight to it (tool calls, command runs) with the reason; :func:`announce_departure`
 puts the timeline message on the session and, when tools went, ``session.tools_updated``.
 Which of these a departure gets (a stop is silent, a retired version's failure is no news) is
@@ -32,6 +33,8 @@ def withdraw(
     removed = context.registry.unregister(extension_id, holder=holder)
     context.hooks.unregister(extension_id, holder=holder)
     context.commands.unregister(extension_id, holder=holder)
+    if context.canvases is not None:
+        context.canvases.unregister(extension_id, holder)
     for pending in in_flight:
         pending.end_all(why)
     return removed

@@ -48,6 +48,8 @@ EVENT_DATA: Final[dict[str, Any]] = {
     "session.tools_updated": c.ToolsUpdatedData,
     "session.extensions_loaded": c.ExtensionsLoadedData,
     "capabilities.changed": d.CapabilitiesChangedData,
+    "session.canvas.opened": d.CanvasOpenedData,
+    "session.canvas.closed": d.CanvasClosedData,
     "user.message": t.UserMessageData,
     "pending_messages.modified": d.EmptyData,
     "system.message": d.SystemMessageData,

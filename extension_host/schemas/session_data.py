@@ -272,6 +272,32 @@ class CapabilitiesChangedData(TypedDict):
 
 
 @with_config(CLOSED)
+class CanvasOpenedData(TypedDict):
+    """A canvas instance was opened or focused (``session.canvas.opened``): what its owner answered."""
+
+    instanceId: str
+    """The opener's handle for the instance."""
+    canvasId: str
+    extensionId: str
+    """The extension that provides the canvas."""
+    title: NotRequired[str]
+    status: NotRequired[str]
+    url: NotRequired[str]
+    """Where the canvas is rendered (http or https)."""
+    input: NotRequired[Any]
+    """What it was opened with."""
+
+
+@with_config(CLOSED)
+class CanvasClosedData(TypedDict):
+    """A canvas instance was closed, or its extension left (``session.canvas.closed``)."""
+
+    instanceId: str
+    canvasId: str
+    extensionId: str
+
+
+@with_config(CLOSED)
 class EmptyData(TypedDict):
     """No data: the event itself is the news (``pending_messages.modified``)."""
 

@@ -22,10 +22,17 @@ host event                      actions
 ``permission.completed``        ``session/permissionResolved`` (unless a client
                                 resolved it: its action is the envelope)
 ``tool.execution_start``        ``session/toolCallReady`` (running)
-``tool.execution_complete``     ``session/toolCallComplete``
+``tool.execution_complete``     ``session/toolCallComplete``; the decisions of the
+                                call's pre-tool hooks (``hook.start``/``hook.end``
+                                of ``on_pre_tool_use``) ride in its result's
+                                ``_meta.hookDecisions``: ``[{extension, hook,
+                                decision, outcome, error?}]``, one per hook that
+                                decided, failed or timed out
 ``session.error``               ``session/error`` (ends the turn)
 ``abort``                       ``session/turnCancelled`` (a cancelled run)
 ``session.idle``                ``session/turnComplete``
+``session.canvas.opened``       ``session/canvasOpened``, in a turn or not (see
+/ ``closed``                    :mod:`~extension_host.serve.canvas_routes`)
 ==============================  ==================================================
 
 A subagent's events (``agentId``) belong to the turn whose ``task`` call runs it: its tool
@@ -46,6 +53,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .canvas_routes import CANVAS_EVENTS, CanvasDescriber, canvas_action
 from .contents import ContentStore
 
 __all__ = [
@@ -81,6 +89,8 @@ calls and what a client may have to answer. Its text ends in the ``task`` call's
 _MAX_REMEMBERED: Final = 1024
 """Client turn ids and streamed parts remembered per session (older ones fall back to ids
 from the events)."""
+_PRE_TOOL_HOOK: Final = "on_pre_tool_use"
+"""The hook point whose decisions a tool call's result carries (allow, deny, ask, modify)."""
 _MAX_INPUT_CHARS: Final = 4096
 """Tool input shown in a tool call's ``toolInput``; the full arguments stay in the session log."""
 
@@ -135,6 +145,8 @@ class EventMapper:
     """The session's URI, put in every action."""
     contents: ContentStore | None = None
     """Where a tool result longer than :data:`MAX_RESULT_CHARS` is kept whole (none: only cut)."""
+    describe_canvas: CanvasDescriber | None = None
+    """What an opened canvas's declaration adds to its ``session/canvasOpened``."""
     turn_id: str | None = None
     """The protocol turn open now, if any."""
     _client_turns: OrderedDict[str, tuple[str, Action | None, Origin | None]] = field(default_factory=OrderedDict)
@@ -144,6 +156,8 @@ class EventMapper:
     _agents: OrderedDict[str, str] = field(default_factory=OrderedDict)
     """Subagents' names by their ``agentId``, for their tool calls' display names."""
     _permissions: set[str] = field(default_factory=set)
+    _hook_runs: OrderedDict[Any, str] = field(default_factory=OrderedDict)
+    """The tool call each running pre-tool hook invocation is about, by ``hookInvocationId``."""
 
     def claim_turn(
         self, message_id: str, turn_id: str, action: Action | None = None, origin: Origin | None = None
@@ -179,7 +193,8 @@ class EventMapper:
                 while len(self._agents) > _MAX_REMEMBERED:
                     self._agents.popitem(last=False)
             if kind not in _FROM_SUBAGENTS:
-                return []  # its prompt and text are the task tool's business; its answer is the call's
+                # its prompt and text are the task tool's business; its answer is the call's
+                return [(action, None) for action in self._outside_turns(kind, data)]
             if kind == "assistant.message":
                 data = {"toolRequests": data.get("toolRequests"), "agent": self._agents.get(str(agent_id))}
         if event.get("type") == "user.message":
@@ -189,7 +204,7 @@ class EventMapper:
     def _map(self, kind: Any, data: dict[str, Any]) -> list[Action]:
         turn_id = self.turn_id
         if turn_id is None:
-            return []  # nothing a client's state holds outside a turn
+            return self._outside_turns(kind, data)  # of a turn's actions, none
         base = {"session": self.session, "turnId": turn_id}
         if kind == "assistant.message_delta":
             part_id = str(data.get("messageId", ""))
@@ -226,6 +241,9 @@ class EventMapper:
             return [self._ready(base, call, data.get("arguments"))]
         if kind == "tool.execution_complete":
             return self._tool_complete(base, data)
+        if kind == "hook.start" or kind == "hook.end":
+            self._hook(kind, data)
+            return []
         if kind == "session.error":
             self.end_turn()
             error = {"errorType": str(data.get("errorType", "error")), "message": str(data.get("message", ""))}
@@ -236,7 +254,15 @@ class EventMapper:
         if kind == "session.idle":
             self.end_turn()
             return [{"type": "session/turnComplete", **base}]
-        return []
+        return self._outside_turns(kind, data)
+
+    def _outside_turns(self, kind: Any, data: dict[str, Any]) -> list[Action]:
+        """The actions of an event that belongs to no turn: a canvas's (only events that make
+        no turn's action reach here, so the common ones never pay for this)."""
+        if kind not in CANVAS_EVENTS:
+            return []
+        action = canvas_action(self.session, kind, data, self.describe_canvas)
+        return [action] if action is not None else []
 
     def _user_message(self, data: dict[str, Any]) -> list[tuple[Action, Origin | None]]:
         actions: list[tuple[Action, Origin | None]] = []
@@ -322,10 +348,45 @@ class EventMapper:
         error = data.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             outcome["error"] = {"message": error["message"]}
+        if call.get("hooks"):
+            outcome["_meta"] = {"hookDecisions": call["hooks"]}
         actions.append(
             {"type": "session/toolCallComplete", **base, "toolCallId": call["toolCallId"], "result": outcome}
         )
         return actions
+
+    def _hook(self, kind: str, data: dict[str, Any]) -> None:
+        """Remember which call a pre-tool hook run is about (``hook.start``); at its
+        ``hook.end``, note on that call who decided what (or failed)."""
+        if data.get("hook") != _PRE_TOOL_HOOK:
+            return
+        invocation = data.get("hookInvocationId")
+        if kind == "hook.start":
+            given = data.get("input")
+            calls = given.get("toolCalls") if isinstance(given, dict) else None
+            first = calls[0] if isinstance(calls, list) and calls and isinstance(calls[0], dict) else {}
+            if isinstance(first.get("id"), str) and first["id"] in self._calls:
+                self._hook_runs[invocation] = first["id"]
+                while len(self._hook_runs) > _MAX_REMEMBERED:
+                    self._hook_runs.popitem(last=False)
+            return
+        call = self._calls.get(self._hook_runs.pop(invocation, ""))
+        ran = data.get("calls")
+        if call is None or not isinstance(ran, list):
+            return
+        for one in ran:
+            if not isinstance(one, dict) or (one.get("decision") is None and one.get("outcome") == "ok"):
+                continue  # it ran and had no say
+            decided: dict[str, Any] = {
+                "extension": str(one.get("extensionId", "")),
+                "hook": _PRE_TOOL_HOOK,
+                "decision": one.get("decision"),
+                "outcome": str(one.get("outcome", "")),
+            }
+            error = one.get("error")
+            if isinstance(error, dict) and isinstance(error.get("message"), str):
+                decided["error"] = error["message"]
+            call.setdefault("hooks", []).append(decided)
 
     def _result_content(self, call_id: str, text: str) -> list[dict[str, Any]]:
         content: list[dict[str, Any]] = [{"type": "text", "text": _cut(text, MAX_RESULT_CHARS)}]

@@ -28,6 +28,22 @@ class Client:
     subscriptions: set[str] = field(default_factory=set)
     held: list[tuple[str, Any, bool]] | None = None
     """Notifications waiting for an answer to be written first (see :meth:`hold`)."""
+    shows_canvases: bool = False
+    """It said in ``initialize`` that it shows canvases (``capabilities.canvases``)."""
+    canvas_views: dict[str, Callable[[], None]] = field(default_factory=dict)
+    """The sessions it shows canvases of now, each with how to stop counting it there."""
+
+    def sync_canvases(self, attach: Callable[[str], Callable[[], None] | None]) -> None:
+        """Count it as a client that shows canvases in each session it is subscribed to now
+        (``attach(uri)`` returns the detach, or ``None`` for a session gone), and no longer in
+        the others."""
+        wanted = self.subscriptions if self.shows_canvases else set()
+        for uri in [uri for uri in self.canvas_views if uri not in wanted]:
+            self.canvas_views.pop(uri)()
+        for uri in wanted - self.canvas_views.keys():
+            detach = attach(uri)
+            if detach is not None:
+                self.canvas_views[uri] = detach
 
     def send(self, method: str, params: Any, *, urgent: bool = True) -> None:
         """Send a notification now, or after the answer being written (see :meth:`hold`);

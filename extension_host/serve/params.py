@@ -13,18 +13,23 @@ from typing import Annotated, Any, Final, Literal, NotRequired, TypedDict
 
 from pydantic import Field
 
+from extension_protocol.canvases import MAX_CANVAS_ID_CHARS, MAX_INSTANCE_ID_CHARS
+
 __all__ = [
     "MAX_CLIENT_ID_CHARS",
     "MAX_SUBSCRIPTIONS",
     "MAX_TEXT_CHARS",
     "MAX_URI_CHARS",
+    "CanvasInstanceParams",
     "CreateSessionParams",
     "DispatchActionParams",
     "FetchTurnsParams",
     "InitializeParams",
+    "InvokeCanvasActionParams",
     "ModelChangedAction",
     "PermissionResolvedAction",
     "ReconnectParams",
+    "ReloadExtensionsParams",
     "SessionForkSource",
     "SessionParams",
     "SubscribeParams",
@@ -46,17 +51,25 @@ ClientId = Annotated[str, Field(min_length=1, max_length=MAX_CLIENT_ID_CHARS)]
 Id = Annotated[str, Field(min_length=1, max_length=256)]
 
 
+class ClientCapabilities(TypedDict):
+    canvases: NotRequired[bool]
+    """It shows canvases: while it is subscribed to a session, that session's canvases can open."""
+
+
 class InitializeParams(TypedDict):
     protocolVersions: Annotated[list[Version], Field(min_length=1, max_length=32)]
     clientId: ClientId
     initialSubscriptions: NotRequired[Annotated[list[Uri], Field(max_length=MAX_SUBSCRIPTIONS)]]
     locale: NotRequired[str]
+    capabilities: NotRequired[ClientCapabilities]
 
 
 class ReconnectParams(TypedDict):
     clientId: ClientId
     lastSeenServerSeq: Annotated[int, Field(ge=0)]
     subscriptions: Annotated[list[Uri], Field(max_length=MAX_SUBSCRIPTIONS)]
+    capabilities: NotRequired[ClientCapabilities]
+    """What it shows now; without it, what it said when it last connected to this server."""
 
 
 class SubscribeParams(TypedDict):
@@ -84,6 +97,12 @@ class CreateSessionParams(TypedDict):
 
 class SessionParams(TypedDict):
     session: Uri
+
+
+class ReloadExtensionsParams(TypedDict):
+    session: Uri
+    extension: NotRequired[Annotated[str, Field(min_length=1, max_length=256)]]
+    """One extension by name or id; all of them without it."""
 
 
 class FetchTurnsParams(TypedDict):
@@ -127,3 +146,19 @@ class ModelChangedAction(TypedDict):
 class DispatchActionParams(TypedDict):
     clientSeq: Annotated[int, Field(ge=0)]
     action: dict[str, Any]
+
+
+InstanceId = Annotated[str, Field(min_length=1, max_length=MAX_INSTANCE_ID_CHARS)]
+
+
+class CanvasInstanceParams(TypedDict):
+    session: Uri
+    instanceId: InstanceId
+
+
+class InvokeCanvasActionParams(TypedDict):
+    session: Uri
+    instanceId: InstanceId
+    actionName: Annotated[str, Field(min_length=1, max_length=MAX_CANVAS_ID_CHARS)]
+    input: NotRequired[dict[str, Any] | None]
+    """A JSON object (or ``null``), sent to the action as it is; its size is checked as JSON."""

@@ -31,6 +31,7 @@ from ..session.agents import Agent
 from ..session.custom_agents import CustomAgent
 from ..session.store import SessionStore
 from .actions import EventMapper
+from .canvas_routes import describe_canvas
 from .contents import ContentStore
 from .control_socket import claim_control_socket
 from .errors import ServeError
@@ -104,7 +105,7 @@ class ServedSession:
         )
         self.state: dict[str, Any] = initial_state(uri, provider, model=model, now=now_ms())
         self.state["summary"]["workingDirectory"] = working_directory.as_uri()
-        self.mapper: Final = EventMapper(uri, contents)
+        self.mapper: Final = EventMapper(uri, contents, describe_canvas(self.host.canvases))
         self.turn_ids: OrderedDict[str, str] = OrderedDict()
         """Message id → the turn id a client gave it (for :func:`fetch_turns`)."""
         self._publish = publish

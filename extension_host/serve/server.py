@@ -17,6 +17,12 @@ command a client may send is in one table, :attr:`ProtocolServer.commands` (meth
 - A client whose queue grows past the transport's bound, or that cannot be sent a notification
   (larger or deeper than its connection carries), is dropped; the others go on, and get it.
   An action is never too deep for a client: what lies deeper is marked before it is numbered.
+- A client that says in ``initialize`` that it shows canvases (``capabilities: {canvases: true}``)
+  is, while subscribed to a session, one of that session's canvas clients
+  (:meth:`~extension_host.calls.canvases.Canvases.attach_client`): its extensions' canvases can open.
+  A ``reconnect`` may say it again; without ``capabilities`` it keeps what that ``clientId`` said
+  last on this server (the last :data:`MAX_REMEMBERED_CLIENTS` ids are remembered).
+  ``invokeCanvasAction`` and ``closeCanvas`` are :mod:`extension_host.serve.canvas_routes`'.
 - ``dispatchAction`` (a notification; as a request it is answered ``null`` or an error) runs
   a client's action (:mod:`extension_host.serve.client_actions`).
 - ``createSession`` past :attr:`ProtocolServer.max_sessions` (given, or derived from memory and
@@ -33,7 +39,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -45,6 +52,7 @@ from extension_protocol.nesting import MAX_DEPTH, nests_deeper
 from extension_protocol.protocol import INVALID_PARAMS, INVALID_REQUEST
 from extension_protocol.tasks import BackgroundTasks
 
+from ..calls.canvases import Canvases
 from ..errors import ExtensionHostError
 from ..events import cut_strings
 from ..launch.forkserver import ForkServer, fork_server_wanted
@@ -56,6 +64,7 @@ from ..session.custom_agents import agents_from_wire
 from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
+from .canvas_routes import CanvasCommands
 from .capacity import Collector, checked_max_sessions, derived_max_sessions
 from .client_actions import dispatch
 from .clients import Client, CommandHandler
@@ -66,6 +75,7 @@ from .errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ServeError,
 )
+from .extension_routes import ExtensionCommands
 from .providers import ProviderOptions, make_agent
 from .served_session import MAX_FETCH_TURNS, HostOptions, ServedSession, fetch_turns, fork_session
 from .state import PROGRESS_ACTIONS
@@ -73,6 +83,7 @@ from .state import PROGRESS_ACTIONS
 __all__ = [
     "DEFAULT_FETCH_TURNS",
     "MAX_ACTION_DEPTH",
+    "MAX_REMEMBERED_CLIENTS",
     "PROTOCOL_VERSIONS",
     "ProtocolServer",
     "ServerOptions",
@@ -82,6 +93,8 @@ PROTOCOL_VERSIONS: Final = ("0.1.0",)
 """The protocol versions this server speaks, most preferred first."""
 DEFAULT_FETCH_TURNS: Final = 50
 """Turns a ``fetchTurns`` without ``limit`` returns."""
+MAX_REMEMBERED_CLIENTS: Final = 4096
+"""Client ids whose capabilities the server remembers for their ``reconnect``."""
 MAX_ACTION_DEPTH: Final = MAX_DEPTH - 4
 """How deeply an action may nest: it travels inside an envelope inside a message (and, in a
 ``reconnect`` replay, inside a list inside a result), and a client reads
@@ -123,6 +136,8 @@ class ProtocolServer:
         self.sessions: dict[str, ServedSession] = {}
         self.clients: set[Client] = set()
         self._creating: set[str] = set()
+        self._shows_canvases: OrderedDict[str, bool] = OrderedDict()
+        """What each client id said last of canvases (``capabilities.canvases``), newest last."""
         self._collector = Collector(options.freeze_sessions)
         self._work = BackgroundTasks("the protocol server", on_error=self._report)
         fork_server = options.hosts.fork_server
@@ -148,6 +163,8 @@ class ProtocolServer:
         self.content: Final = ContentCommands(self.session, options.default_directory)
         """``completions`` and the ``resource*`` commands, and the content kept by reference."""
         self.commands.update(self.content.commands())
+        self.commands.update(ExtensionCommands(self.session).commands())  # listExtensions, reloadExtensions
+        self.commands.update(CanvasCommands(self._canvases_of).commands())  # invokeCanvasAction, closeCanvas
 
     # -- connections ---------------------------------------------------------------------
 
@@ -165,6 +182,8 @@ class ProtocolServer:
             pass  # answered with PARSE_ERROR, or it stopped reading: it loses its own connection only
         finally:
             self.clients.discard(client)
+            client.subscriptions = set()
+            self._sync_canvases(client)
             connection.close()
 
     def _bind(self, client: Client, method: str, handler: CommandHandler) -> Callable[[Any], Awaitable[Any]]:
@@ -225,6 +244,7 @@ class ProtocolServer:
         client.client_id = checked["clientId"]
         wanted = checked.get("initialSubscriptions", [])
         client.subscriptions = {uri for uri in wanted if uri in self.sessions}
+        self._capabilities(client, checked.get("capabilities", {}))
         client.hold()
         result: dict[str, Any] = {
             "protocolVersion": version,
@@ -242,6 +262,7 @@ class ProtocolServer:
         live = {uri for uri in wanted if uri in self.sessions}
         missing = [uri for uri in wanted if uri not in live]
         client.subscriptions = live
+        self._capabilities(client, checked.get("capabilities"))
         client.hold()
         missed = self.log.since(checked["lastSeenServerSeq"])
         if missed is None:
@@ -259,6 +280,7 @@ class ProtocolServer:
         if len(client.subscriptions) >= shapes.MAX_SUBSCRIPTIONS:
             raise ServeError(INVALID_PARAMS, f"subscribe: at most {shapes.MAX_SUBSCRIPTIONS} subscriptions per client")
         client.subscriptions.add(uri)
+        self._sync_canvases(client)
         client.hold()
         return {"snapshot": session.snapshot(self.log.server_seq)}
 
@@ -266,6 +288,7 @@ class ProtocolServer:
         resource = params.get("resource", params.get("channel")) if isinstance(params, dict) else None
         if isinstance(resource, str):
             client.subscriptions.discard(resource)
+            self._sync_canvases(client)
 
     async def _create_session(self, client: Client, params: Any) -> None:
         checked = validate("createSession", shapes.CreateSessionParams, params)
@@ -334,6 +357,7 @@ class ProtocolServer:
         self.content.session_removed(uri)
         for other in self.clients:
             other.subscriptions.discard(uri)
+            self._sync_canvases(other)
         await session.stop()
         del session  # nothing holds it now: its cycles are garbage
         self._collector.stopped()
@@ -392,6 +416,32 @@ class ProtocolServer:
         if not path.is_dir():
             raise ServeError(INVALID_PARAMS, f"createSession: working directory {path} is not a folder")
         return path
+
+    def _canvases_of(self, uri: str) -> Canvases:
+        return self.session(uri).host.canvases
+
+    def _capabilities(self, client: Client, capabilities: Mapping[str, Any] | None) -> None:
+        """``client`` (its id known) shows canvases as ``capabilities`` say, or, when it says
+        nothing (a ``reconnect`` without them), as its id said last; counted where it is
+        subscribed."""
+        assert client.client_id is not None
+        remembered = self._shows_canvases
+        if capabilities is None:
+            client.shows_canvases = remembered.get(client.client_id, False)
+        else:
+            client.shows_canvases = bool(capabilities.get("canvases"))
+        remembered[client.client_id] = client.shows_canvases
+        remembered.move_to_end(client.client_id)
+        while len(remembered) > MAX_REMEMBERED_CLIENTS:
+            remembered.popitem(last=False)
+        self._sync_canvases(client)
+
+    def _sync_canvases(self, client: Client) -> None:
+        """Count ``client`` as showing canvases in the sessions it is subscribed to, if it shows them."""
+        if client.shows_canvases or client.canvas_views:
+            client.sync_canvases(
+                lambda uri: self.sessions[uri].host.canvases.attach_client() if uri in self.sessions else None
+            )
 
     def _report(self, _task: Any, error: BaseException) -> None:
         print(f"extensions serve: {type(error).__name__}: {error}", file=sys.stderr)

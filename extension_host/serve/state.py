@@ -8,6 +8,11 @@ toolName, ...}}``. :func:`reduce` applies one action and returns the new state w
 the old one, as the protocol's own reducer does, for the subset of session actions this server
 sends or accepts (:data:`SESSION_ACTIONS`); any other action leaves the state as it was.
 
+The canvases open in the session are its ``openCanvases`` (oldest first; absent when none is
+open): ``session/canvasOpened`` adds its ``canvas`` or replaces the one of the same
+``instanceId`` in place, ``session/canvasClosed`` removes it. They belong to the session, not to
+a turn.
+
 Pending permissions live on the active turn (``pendingPermissions``, by request id) as in the
 protocol's ``session/permissionRequest`` / ``session/permissionResolved``; a request for a tool
 call puts that call in ``pending-confirmation`` until it is resolved.
@@ -49,6 +54,8 @@ SESSION_ACTIONS: Final = frozenset(
         "session/titleChanged",
         "session/usage",
         "session/modelChanged",
+        "session/canvasOpened",
+        "session/canvasClosed",
     }
 )
 """The session actions this reducer knows."""
@@ -265,7 +272,27 @@ def reduce(state: State, action: Action, *, now: Callable[[], int] = now_ms) -> 
         return _with_active(state, turn_id, lambda active: {**active, "usage": action.get("usage")})
     if kind == "session/modelChanged":
         return {**state, "summary": {**state["summary"], "model": action.get("model"), "modifiedAt": now()}}
+    if kind == "session/canvasOpened" or kind == "session/canvasClosed":
+        return _canvases(state, action)
     return state
+
+
+def _canvases(state: State, action: Action) -> State:
+    opened = action.get("canvas") if action.get("type") == "session/canvasOpened" else None
+    if opened is not None and not isinstance(opened, dict):
+        return state
+    instance_id = opened.get("instanceId") if opened is not None else action.get("instanceId")
+    before: list[dict[str, Any]] = state.get("openCanvases", [])
+    kept = [canvas for canvas in before if canvas.get("instanceId") != instance_id]
+    if opened is not None:
+        index = next((number for number, canvas in enumerate(before) if canvas.get("instanceId") == instance_id), None)
+        kept.insert(len(kept) if index is None else index, opened)
+    elif len(kept) == len(before):
+        return state
+    after = {key: value for key, value in state.items() if key != "openCanvases"}
+    if kept:
+        after["openCanvases"] = kept
+    return after
 
 
 def _ready(call: dict[str, Any], action: Action) -> dict[str, Any]:

@@ -16,6 +16,8 @@ socket and the WebSocket, the number of clients (:data:`MAX_CLIENTS`: one more i
 - **WebSocket** (:func:`serve_websocket`): one JSON-RPC message per text message. Loopback
   only unless ``allow_remote`` (with a token of the user's choosing); the token
   (:mod:`extension_host.control.tokens`) is required as ``?token=`` or ``Authorization: Bearer``.
+  A browser's WebSocket from a page of another origin is refused (403); a plain ``GET`` with
+  the token gets the web page (:mod:`extension_host.serve.web_page`).
   Needs the ``websockets`` package (``pip install 'extension-host[serve]'``), imported only
   here and only then.
 
@@ -44,6 +46,7 @@ from ..control.tokens import TOKEN_ENV, ServerToken, bearer_token, token_matches
 from ..errors import ExtensionHostError
 from ..project.paths import control_socket_path
 from .server import ProtocolServer
+from .web_page import origin_allowed, refused, web_reply
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -218,15 +221,26 @@ async def serve_websocket(
             "the WebSocket transport needs the websockets package: pip install 'extension-host[serve]'"
         ) from None
     clients: set[Any] = set()
+    bound_port = port
+
+    def answer(status: int, reason: str, text: str) -> Any:
+        reply = refused(status, reason, text)
+        return Response(reply.status, reply.reason, Headers(reply.headers), reply.body)
 
     def authenticate(connection: Any, request: Any) -> Any:
         offered = bearer_token(request.headers.get("Authorization"))
         if offered is None:
             offered = next(iter(parse_qs(urlparse(request.path).query).get("token", ())), None)
         if not token_matches(offered, token):
-            return Response(401, "Unauthorized", Headers(), b"a valid token is required (?token=...)\n")
+            return answer(401, "Unauthorized", "a valid token is required (?token=...)")
+        host_header = request.headers.get("Host")
+        if request.headers.get("Upgrade", "").lower() != "websocket":
+            reply = web_reply(request.path, host_header, token)  # the page, for a browser
+            return Response(reply.status, reply.reason, Headers(reply.headers), reply.body)
+        if not origin_allowed(request.headers.get("Origin"), bound_port, host, host_header):
+            return answer(403, "Forbidden", "a page of another origin may not connect here")
         if len(clients) >= MAX_CLIENTS:
-            return Response(503, "Service Unavailable", Headers(), b"too many clients\n")
+            return answer(503, "Service Unavailable", "too many clients")
         return None
 
     async def client(websocket: Any) -> None:
@@ -250,6 +264,7 @@ async def serve_websocket(
         raise ExtensionHostError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     try:
         bound = next(iter(listener.sockets)).getsockname()
+        bound_port = bound[1]
         shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
         ready(f"ws://{shown}:{bound[1]}/?token={quote(token, safe='')}")
         await stop.wait()

@@ -17,6 +17,7 @@ the demo use it. This module knows no events, hooks or processes.
 from __future__ import annotations
 
 import inspect
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
@@ -35,6 +36,7 @@ __all__ = [
     "agent_select_model",
     "agent_usage",
     "agent_with_model",
+    "ask_once",
 ]
 
 
@@ -111,6 +113,17 @@ async def ask_agent(agent: Agent, request: AgentRequest) -> AgentReply:
     if not isinstance(reply, AgentReply):
         raise TypeError(f"the agent answered {type(reply).__name__}, not an AgentReply")
     return reply
+
+
+async def ask_once(agent: Agent, messages: Sequence[ContextMessage], question: str) -> str:
+    """``agent``'s answer to ``question`` after ``messages``, offered no tool: a model call that
+    enters no transcript (its own ``turn_id``, nobody listening to its text).
+
+    Raises:
+        TypeError: the agent answered something else than an :class:`AgentReply`.
+    """
+    request = AgentRequest([*messages, ContextMessage("user", question)], (), f"ephemeral-{uuid.uuid4()}", 0)
+    return (await ask_agent(agent, request)).text
 
 
 def agent_model(agent: Agent | None) -> str | None:

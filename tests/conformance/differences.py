@@ -258,8 +258,9 @@ INTENDED: Final = (
         "model: tool extensions_manage",
         "parameters.properties.kind.enum[]|parameters.properties.location.enum[]|parameters.properties.language",
         reason=(
-            "this host has no canvases and no session-scoped extensions (`canvas`, `session`), offers its "
-            "own `tool-only` template, and adds `language` to scaffold `extension.mjs` on request"
+            "this host scaffolds no canvas extensions and has no session-scoped extensions (`canvas`, "
+            "`session`), offers its own `tool-only` template, and adds `language` to scaffold `extension.mjs` "
+            "on request"
         ),
     ),
     Entry(

@@ -249,7 +249,8 @@ def test_serve_says_at_a_terminal_where_it_listens_and_which_agent_answers(proje
         project, "--listen", "127.0.0.1:0", "--token-file", str(token_file), stdin_terminal=False
     )
     assert said.startswith("serving the client protocol on ws://127.0.0.1:"), said
-    assert f"(clients give the token in {token_file})" in said and TOKEN not in said
+    assert f"(clients give the token in {token_file}; a browser opens the page http://127.0.0.1:" in said
+    assert TOKEN not in said
     assert "no agent configured" in said
     said = _serve_at_a_terminal(project, "--socket", stdin_terminal=False)
     assert said.startswith("serving the client protocol on the Unix socket /") and "(this user only)" in said

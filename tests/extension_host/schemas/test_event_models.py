@@ -268,6 +268,16 @@ def test_every_modelled_event_type_has_an_example_that_passes() -> None:
             ephemeral=True,
         ),
         make_event("capabilities.changed", {"ui": {"elicitation": True}}, ephemeral=True),
+        make_event(
+            "session.canvas.opened",
+            {"instanceId": "b1", "canvasId": "board", "extensionId": "project:board", "url": "http://127.0.0.1:9/"},
+            ephemeral=True,
+        ),
+        make_event(
+            "session.canvas.closed",
+            {"instanceId": "b1", "canvasId": "board", "extensionId": "project:board"},
+            ephemeral=True,
+        ),
         make_event("assistant.streaming_delta", {"totalResponseSizeBytes": 512}, ephemeral=True),
         make_event(
             "assistant.tool_call_delta",

@@ -168,3 +168,100 @@ def test_an_aborted_run_ends_its_turn_as_cancelled_and_its_idle_adds_nothing() -
     mapper.map(event("user.message", content="hi", messageId="m1"))
     assert kinds(mapper.map(event("abort", reason="user_initiated"))) == ["session/turnCancelled"]
     assert mapper.map(event("session.idle", aborted=True)) == []
+
+
+def pre_tool_hook(mapper: EventMapper, invocation: int, call_id: str, calls: list[dict[str, Any]]) -> list[Any]:
+    tool_calls = [{"id": call_id, "name": "count", "args": {}}]
+    mapped = mapper.map(
+        event(
+            "hook.start",
+            hookInvocationId=invocation,
+            hookType="preToolUse",
+            hook="on_pre_tool_use",
+            input={"sessionId": "s", "cwd": "/", "toolCalls": tool_calls},
+        )
+    )
+    mapped += mapper.map(
+        event(
+            "hook.end",
+            hookInvocationId=invocation,
+            hookType="preToolUse",
+            hook="on_pre_tool_use",
+            success=True,
+            calls=calls,
+        )
+    )
+    return mapped
+
+
+def test_a_calls_result_names_each_pre_tool_hook_that_decided_or_failed_and_what_it_decided() -> None:
+    mapper = EventMapper(S)
+    mapper.map(event("user.message", content="hi", messageId="m1"))
+    mapper.map(
+        event(
+            "assistant.message",
+            messageId="a1",
+            content="",
+            toolRequests=[
+                {"toolCallId": "c1", "name": "count", "arguments": {}},
+                {"toolCallId": "c2", "name": "count", "arguments": {}},
+            ],
+        )
+    )
+    calls: list[dict[str, Any]] = [
+        {"extensionId": "project:quiet", "outcome": "ok", "decision": None, "durationMs": 1.0},
+        {"extensionId": "project:guard", "outcome": "ok", "decision": "deny", "durationMs": 1.0},
+        {
+            "extensionId": "user:broken",
+            "outcome": "error",
+            "decision": "deny",
+            "durationMs": 1.0,
+            "error": {"message": "boom"},
+        },
+    ]
+    # Two calls' hooks at once: each decision lands on its own call, and making it adds no action.
+    assert pre_tool_hook(mapper, 1, "c1", calls) == []
+    assert pre_tool_hook(mapper, 2, "c2", [calls[0]]) == []
+    first = mapper.map(
+        event(
+            "tool.execution_complete",
+            toolCallId="c1",
+            success=False,
+            result={"content": "Denied by preToolUse hook: no"},
+        )
+    )
+    second = mapper.map(event("tool.execution_complete", toolCallId="c2", success=True, result={"content": "1"}))
+    assert first[-1][0]["result"]["_meta"] == {
+        "hookDecisions": [
+            {"extension": "project:guard", "hook": "on_pre_tool_use", "decision": "deny", "outcome": "ok"},
+            {
+                "extension": "user:broken",
+                "hook": "on_pre_tool_use",
+                "decision": "deny",
+                "outcome": "error",
+                "error": "boom",
+            },
+        ]
+    }
+    assert "_meta" not in second[-1][0]["result"]  # its only hook had no say
+
+
+def test_canvas_events_are_the_sessions_actions_in_a_turn_or_not_with_what_their_declaration_says() -> None:
+    described: list[tuple[str, str]] = []
+
+    def describe(owner: str, canvas_id: str) -> dict[str, Any]:
+        described.append((owner, canvas_id))
+        return {"displayName": "Board", "actions": [{"name": "add"}]}
+
+    mapper = EventMapper(S, describe_canvas=describe)
+    instance = {"instanceId": "b1", "extensionId": "project:x", "canvasId": "board", "url": "http://127.0.0.1:9/"}
+    outside = mapper.map(event("session.canvas.opened", **instance, input={"big": "x" * 5000}))
+    canvas = {**instance, "displayName": "Board", "actions": [{"name": "add"}]}  # an input this long is left out
+    assert outside == [({"type": "session/canvasOpened", "session": S, "canvas": canvas}, None)]
+    assert described == [("project:x", "board")]
+    mapper.map(event("user.message", content="hi", messageId="m1"))
+    inside = mapper.map(event("session.canvas.closed", instanceId="b1", canvasId="board", extensionId="project:x"))
+    assert inside == [({"type": "session/canvasClosed", "session": S, "instanceId": "b1"}, None)]
+    by_subagent = {**event("session.canvas.opened", **instance, input={"n": 1}), "agentId": "a1"}
+    assert mapper.map(by_subagent)[0][0]["canvas"]["input"] == {"n": 1}
+    assert mapper.map(event("capabilities.changed", ui={"canvases": True})) == []

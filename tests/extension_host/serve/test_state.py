@@ -342,3 +342,20 @@ def test_a_new_session_is_ready_and_idle_with_no_turns() -> None:
         "turns": [],
     }
     assert reduce(state, {"type": "session/unknownThing"}) is state
+
+
+def test_open_canvases_are_the_sessions_kept_in_order_a_reopen_replaces_in_place_and_a_close_removes() -> None:
+    def opened(instance: str, title: str) -> dict[str, Any]:
+        return {"type": "session/canvasOpened", "session": S, "canvas": {"instanceId": instance, "title": title}}
+
+    state = reduce(idle(), opened("a", "A"))
+    state = reduce(active(), opened("a", "A"))  # in a turn or not, the session's
+    state = reduce(state, opened("b", "B"))
+    state = reduce(state, opened("a", "A again"))
+    assert state["openCanvases"] == [{"instanceId": "a", "title": "A again"}, {"instanceId": "b", "title": "B"}]
+    assert state["activeTurn"]["responseParts"] == []
+    closed = {"type": "session/canvasClosed", "session": S}
+    assert reduce(state, {**closed, "instanceId": "nope"}) is state
+    state = reduce(state, {**closed, "instanceId": "a"})
+    assert state["openCanvases"] == [{"instanceId": "b", "title": "B"}]
+    assert "openCanvases" not in reduce(state, {**closed, "instanceId": "b"})

@@ -200,7 +200,9 @@ def test_over_a_websocket_a_client_with_the_token_is_served_and_one_without_is_r
         try:
             async with asyncio.timeout(30):
                 url = (await process.stdout.readline()).decode().strip()
+                page = (await process.stdout.readline()).decode().strip()
             assert url.startswith("ws://127.0.0.1:") and "?token=" in url
+            assert page == "http://" + url.removeprefix("ws://")  # the web page, with the same token
             bare = url.split("?")[0]
             with pytest.raises(Exception, match="401"):
                 await websockets.connect(bare)
