@@ -11,7 +11,7 @@ from pathlib import Path
 from conformance.compare import Difference, compare
 from conformance.differences import INTENDED, PAGE, classify, page_rows, page_table
 from conformance.scenarios import LANGUAGES, SCENARIOS, SURFACES
-from conformance.transcript import build
+from conformance.transcript import build, read_tap
 from helpers import DOCS
 
 
@@ -83,3 +83,12 @@ def test_a_difference_no_table_allows_is_left_for_the_test_to_report() -> None:
     link = Difference("event assistant.turn_start data.turnId", "event tool.execution_start data.turnId", "link")
     assert classify(link, "py", "deny") is not None and classify(link, "mjs", "deny") is None
     assert classify(Difference("hook sessionStart", "", "cli only"), "mjs", "join") is None
+
+
+def test_a_tap_record_cut_short_by_its_process_exiting_is_left_out(tmp_path: Path) -> None:
+    message = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    frame = b"Content-Length: %d\r\n\r\n" % len(message) + message
+    whole = json.dumps({"d": "in", "pid": 7, "b": base64.b64encode(frame).decode()})
+    tap = tmp_path / "x.jsonl"
+    tap.write_text(whole + "\n" + whole[: len(whole) // 2] + "\n")
+    assert read_tap(tap) == [(0, 7, "to extension", json.loads(message))]

@@ -105,13 +105,18 @@ def _frames(data: bytes) -> Iterator[tuple[int, Any]]:
 
 def read_tap(path: Path) -> list[tuple[int, int, str, Any]]:
     """The messages in a tap file: (record number, pid, direction, message), in the order they
-    passed (a message counts as passed when the record holding its last byte was written)."""
+    passed (a message counts as passed when the record holding its last byte was written). A
+    record cut short is left out: a tapped process that exits while its tap thread is writing
+    (a daemon thread) ends that write where it is."""
     streams: dict[tuple[int, str], bytearray] = {}
     boundaries: dict[tuple[int, str], list[tuple[int, int]]] = {}
     for number, line in enumerate(path.read_text().splitlines()):
         if not line.strip():
             continue
-        record = json.loads(line)
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
         if record.get("d") not in ("in", "out"):
             continue
         key = (int(record["pid"]), str(record["d"]))
