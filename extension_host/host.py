@@ -71,6 +71,7 @@ from .session.subagents import TASK_TOOL, ParentPipeline, Subagents
 from .session.turns import DEFAULT_SEND_TIMEOUT, TurnRunner
 
 if TYPE_CHECKING:
+    from .project.manifest import Manifest
     from .project.settings import Delivery
 
 __all__ = ["ExtensionHost"]
@@ -435,11 +436,11 @@ class ExtensionHost:
     def _granted(self, spec: ExtensionSpec) -> frozenset[str]:
         return self.trust_store.granted(self.project_root, spec.source, spec.name)
 
-    def _settings(self, spec: ExtensionSpec) -> Delivery:
+    def _settings(self, spec: ExtensionSpec, manifest: Manifest) -> Delivery:
         from .project.settings import deliver  # read when an extension starts, not at import
         from .project.settings_store import SettingsStore
 
-        return deliver(SettingsStore(self.user_home), self.project_root, spec)
+        return deliver(SettingsStore(self.user_home), self.project_root, spec, manifest)
 
     # -- what is loaded -----------------------------------------------------------------
 

@@ -120,21 +120,25 @@ def settings_of(store: SettingsStore, root: Path, spec: ExtensionSpec) -> tuple[
         SettingsError: a settings file is damaged or not the user's alone.
     """
     manifest = read_manifest(spec.folder)
+    return manifest, _resolved(store, root, spec.name, manifest)
+
+
+def _resolved(store: SettingsStore, root: Path, name: str, manifest: Manifest) -> tuple[Resolved, ...]:
     if not manifest.settings:
-        return manifest, ()
-    plain = store.stored(root, spec.name, secret=False)
-    secret = store.stored(root, spec.name, secret=True) if any(s.secret for s in manifest.settings) else {}
-    return manifest, resolve(manifest, plain, secret)
+        return ()
+    plain = store.stored(root, name, secret=False)
+    secret = store.stored(root, name, secret=True) if any(s.secret for s in manifest.settings) else {}
+    return resolve(manifest, plain, secret)
 
 
-def deliver(store: SettingsStore, root: Path, spec: ExtensionSpec) -> Delivery:
-    """What the extension of ``spec`` gets of its settings when it starts in the project at ``root``.
+def deliver(store: SettingsStore, root: Path, spec: ExtensionSpec, manifest: Manifest) -> Delivery:
+    """What the extension of ``spec``, whose manifest is ``manifest``, gets of its settings when
+    it starts in the project at ``root``.
 
     Raises:
-        ManifestError: the manifest cannot be used.
         SettingsError: a settings file is damaged or not the user's alone.
     """
-    _manifest, resolved = settings_of(store, root, spec)
+    resolved = _resolved(store, root, spec.name, manifest)
     if not resolved:
         return NO_SETTINGS
     environment: dict[str, str] = {}

@@ -23,6 +23,7 @@ from ..project.discovery import ExtensionSpec
 from .defaults import STOP_QUIET
 
 if TYPE_CHECKING:  # the settings are read when an extension starts, not when the host is imported
+    from ..project.manifest import Manifest
     from ..project.settings import Delivery
 
 __all__ = [
@@ -46,10 +47,10 @@ GrantLookup = Callable[[ExtensionSpec], frozenset[str]]
 """The sensitive variables the user granted to an extension (may raise
 :class:`~extension_host.errors.ExtensionHostError` when the record cannot be read)."""
 
-SettingsLookup = Callable[[ExtensionSpec], "Delivery"]
-"""What an extension gets of its settings when it starts (may raise
-:class:`~extension_host.errors.ExtensionHostError`: its manifest or a settings file cannot be
-read); asked again to learn whether a secret it holds is still set."""
+SettingsLookup = Callable[[ExtensionSpec, "Manifest"], "Delivery"]
+"""What an extension, with the manifest it starts with, gets of its settings (may raise
+:class:`~extension_host.errors.ExtensionHostError`: a settings file cannot be read); asked again
+to learn whether a secret it holds is still set."""
 
 MAX_QUEUED_BYTES: Final = 64 * 1024 * 1024
 """Bytes the host keeps queued towards an extension that does not read its input; past that

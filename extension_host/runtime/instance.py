@@ -248,14 +248,18 @@ class ExtensionInstance:
             extension_id=self.id,
             parent_pid=os.getpid(),
         )
-        if context.settings is not None:
-            try:
-                self.settings = context.settings(self.spec)
-            except ExtensionHostError as exc:
-                self._fail(str(exc))
-                return
+        from ..project.manifest import read_manifest  # pydantic: when an extension starts, not at import
+
+        try:  # read once: its settings and its requirements both come from it
+            manifest = read_manifest(self.spec.folder)
+            if context.settings is not None:
+                self.settings = context.settings(self.spec, manifest)
+        except ExtensionHostError as exc:  # a wrong manifest, a damaged settings file
+            self._fail(str(exc))
+            return
+        if self.settings is not None:
             env.update(self.settings.environment)
-        preparing = self._preparing = asyncio.ensure_future(self._command_line(env))
+        preparing = self._preparing = asyncio.ensure_future(self._command_line(env, manifest.requires))
         try:
             await asyncio.wait([preparing])  # a stop cancels it: that is no error of the start
         finally:
@@ -310,10 +314,11 @@ class ExtensionInstance:
                     "(join_session() was not called or did not finish)"
                 )
 
-    async def _command_line(self, env: dict[str, str]) -> tuple[tuple[str, ...], bool]:
-        """Its command line, and whether a fork server may start it instead."""
+    async def _command_line(self, env: dict[str, str], requires: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+        """Its command line (a Python one's on its own environment when it ``requires`` packages),
+        and whether a fork server may start it instead."""
         if self.spec.runtime == "python":
-            python = await own_interpreter(self.spec, self._context, env, self.log_path, self._doing)
+            python = await own_interpreter(self.spec, requires, self._context, env, self.log_path, self._doing)
             return python_argv(self.spec.entry, python), python is None
         node = find_node(env)
         await self._npm_dependencies()
@@ -410,8 +415,10 @@ class ExtensionInstance:
         be read: nothing vouches for them then); what it may go on holding of them."""
         if not (self.settings and self.settings.secrets) or self._context.settings is None:
             return frozenset()
-        try:
-            return frozenset(self._context.settings(self.spec).secrets)
+        from ..project.manifest import read_manifest
+
+        try:  # read again: the manifest may have changed since it started
+            return frozenset(self._context.settings(self.spec, read_manifest(self.spec.folder)).secrets)
         except ExtensionHostError:
             return frozenset()
 

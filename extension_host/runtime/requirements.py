@@ -1,8 +1,8 @@
 """A Python extension's requirements, before it starts: which interpreter runs it.
 
 An extension without a manifest, or whose manifest lists no ``requires``, runs on the host's
-interpreter (forked by the fork server, the fast start): finding that out costs two ``stat``
-calls; the manifest module is imported only when a manifest file is there, the builder only
+interpreter (forked by the fork server, the fast start); the manifest is read once when it
+starts (:class:`~extension_host.runtime.instance.ExtensionInstance`), the builder imported only
 when there are requirements. One with
 requirements runs its own environment's interpreter (:mod:`extension_host.launch.python_env`),
 built on its first start, with the extension's status still ``starting``: meanwhile its
@@ -28,23 +28,7 @@ from .context import SessionContext
 if TYPE_CHECKING:
     from ..launch.python_installer import Installer
 
-__all__ = ["declared_requirements", "installing", "own_interpreter"]
-
-_MANIFEST_FILES = ("extension.toml", "pyproject.toml")
-"""Where a manifest can be (:mod:`extension_host.project.manifest`)."""
-
-
-def declared_requirements(folder: Path) -> tuple[str, ...]:
-    """The requirements the manifest in ``folder`` lists (none without a manifest).
-
-    Raises:
-        ManifestError: the manifest is wrong (the message names the file and the field).
-    """
-    if not any(os.path.exists(folder / name) for name in _MANIFEST_FILES):
-        return ()
-    from ..project.manifest import read_manifest  # only where there is a manifest to read
-
-    return read_manifest(folder).requires
+__all__ = ["installing", "own_interpreter"]
 
 
 def installing(requires: tuple[str, ...]) -> str:
@@ -54,21 +38,20 @@ def installing(requires: tuple[str, ...]) -> str:
 
 async def own_interpreter(
     spec: ExtensionSpec,
+    requires: tuple[str, ...],
     context: SessionContext,
     env: dict[str, str],
     log: Path,
     on_activity: Callable[[str | None], None],
 ) -> Path | None:
-    """The interpreter of the extension's own environment (``None``: it has no requirements, and
-    runs on the host's), built first if need be; ``env``, its process's environment, is made
-    that environment's. ``on_activity`` is told what it is doing while the build runs, and
-    ``None`` when that is over.
+    """The interpreter of the extension's own environment, holding ``requires`` (its manifest's;
+    ``None`` when there are none: it runs on the host's), built first if need be; ``env``, its
+    process's environment, is made that environment's. ``on_activity`` is told what it is doing
+    while the build runs, and ``None`` when that is over.
 
     Raises:
-        ManifestError: its manifest is wrong.
         RequirementsFailed: the environment could not be built (the installer's reason).
     """
-    requires = declared_requirements(spec.folder)
     if not requires:
         return None
     from ..launch.python_env import ensure_environment  # only for an extension with requirements

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from extension_host.project.discovery import ExtensionSpec
+from extension_host.project.manifest import read_manifest
 from extension_host.project.settings import NO_SETTINGS, deliver
 from extension_host.project.settings_store import SettingsStore
 
@@ -36,7 +37,7 @@ def test_the_project_s_value_outranks_the_user_s_which_outranks_the_default(tmp_
     store.set(root, "deploy", "limit", 7, scope="project", secret=False)
     store.set(root, "deploy", "api_url", "https://user.example.com", scope="user", secret=False)
     store.set(root, "deploy", "token", "s3cr3t", scope="user", secret=True)
-    delivery = deliver(store, root, spec)
+    delivery = deliver(store, root, spec, read_manifest(spec.folder))
     assert delivery.environment == {  # what its process starts with: never a secret
         "EXTENSION_SETTING_API_URL": "https://user.example.com",
         "EXTENSION_SETTING_LIMIT": "7",
@@ -53,14 +54,14 @@ def test_a_kept_value_the_manifest_no_longer_types_so_falls_back(tmp_path: Path)
     store, root = SettingsStore(tmp_path / "home"), tmp_path / "project"
     store.set(root, "deploy", "limit", "ten", scope="project", secret=False)
     store.set(root, "deploy", "limit", 10, scope="user", secret=False)
-    assert deliver(store, root, spec).environment["EXTENSION_SETTING_LIMIT"] == "10"
+    assert deliver(store, root, spec, read_manifest(spec.folder)).environment["EXTENSION_SETTING_LIMIT"] == "10"
 
 
 def test_a_secret_taken_back_leaves_the_delivery_and_counts_as_unset(tmp_path: Path) -> None:
     spec = _extension(tmp_path)
     store, root = SettingsStore(tmp_path / "home"), tmp_path / "project"
     store.set(root, "deploy", "token", "s3cr3t", scope="project", secret=True)
-    after = deliver(store, root, spec).without(("DEPLOY_TOKEN",))
+    after = deliver(store, root, spec, read_manifest(spec.folder)).without(("DEPLOY_TOKEN",))
     assert after.secret_values == {} and after.secrets == {}
     assert "token" in after.unset
 
@@ -69,4 +70,6 @@ def test_an_extension_without_settings_reads_no_settings_file(tmp_path: Path) ->
     spec = _extension(tmp_path, 'description = "none"\n')
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / "settings.json").write_text("damaged")
-    assert deliver(SettingsStore(tmp_path / "home"), tmp_path / "project", spec) is NO_SETTINGS
+    assert (
+        deliver(SettingsStore(tmp_path / "home"), tmp_path / "project", spec, read_manifest(spec.folder)) is NO_SETTINGS
+    )

@@ -16,8 +16,9 @@ import pytest
 
 from extension_host.launch.python_env import ENVIRONMENTS_FOLDER
 from extension_host.launch.python_installer import INSTALLER_ENV
+from extension_host.project.manifest import read_manifest
 from extension_host.project.paths import CACHE_ENV
-from extension_host.runtime.requirements import declared_requirements, installing
+from extension_host.runtime.requirements import installing
 from helpers import CALC, Project, recording_program, run, wait_for_exit, write_wheel
 
 GREETER = """
@@ -170,11 +171,11 @@ def test_a_wrong_manifest_fails_the_extension_naming_the_file_and_field(project:
 
 
 def test_a_folder_without_a_manifest_has_no_requirements(tmp_path: Path) -> None:
-    assert declared_requirements(tmp_path) == ()
+    assert read_manifest(tmp_path).requires == ()
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
-    assert declared_requirements(tmp_path) == ()
+    assert read_manifest(tmp_path).requires == ()
     (tmp_path / "pyproject.toml").write_text('[tool.extension]\nrequires = ["tinygreet"]\n')
-    assert declared_requirements(tmp_path) == ("tinygreet",)
+    assert read_manifest(tmp_path).requires == ("tinygreet",)
 
 
 @pytest.mark.subprocess
