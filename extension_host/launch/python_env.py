@@ -50,6 +50,7 @@ from typing import BinaryIO, Final
 
 from ..info import host_version
 from ..project.environment import sdk_folder
+from ..project.packages import normalise_distribution
 from ..project.private_files import private_folder
 from .logs import open_log, rotate_log
 from .process import tail_lines
@@ -108,7 +109,7 @@ def normalise(requires: Iterable[str]) -> tuple[str, ...]:
         text = _SPACES.sub(" ", requirement.strip())
         name = _NAME.match(text)
         if name is not None:
-            text = re.sub(r"[-_.]+", "-", name[0]).lower() + text[name.end() :]
+            text = normalise_distribution(name[0]) + text[name.end() :]
         spelled.add(text)
     return tuple(sorted(spelled))
 
