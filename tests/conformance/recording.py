@@ -37,7 +37,7 @@ from conformance.scenarios import Scenario
 from conformance.transcript import Transcript, build, read_tap, sdks
 from extension_host.launch.node_sdk import SDK_PACKAGE, SDK_VERSION, ensure_sdk
 from extension_host.project.paths import CACHE_ENV
-from real_agents.agents import Agent
+from real_agents.agents import CopilotCli
 from real_agents.programs import cache_root
 from real_agents.runner import EXTENSIONS_BIN, AgentRun, Workspace
 
@@ -146,7 +146,7 @@ def _logged(tap: Path, message: str | None) -> bool:
     )
 
 
-def record(scenario: Scenario, language: str, side: str, copilot_cli: Agent, base: Path, cache: Path) -> Recording:
+def record(scenario: Scenario, language: str, side: str, copilot_cli: CopilotCli, base: Path, cache: Path) -> Recording:
     """Run ``scenario`` with its extension in ``language`` on ``side`` (see the module's doc)."""
     workspace = Workspace.create(base / side)
     try:
@@ -179,7 +179,7 @@ def record(scenario: Scenario, language: str, side: str, copilot_cli: Agent, bas
     finally:
         workspace.remove()
     tap = taps / f"{EXTENSION}.jsonl"
-    replacements = _replacements(workspace, tap, cache)
+    replacements = _replacements(workspace, tap, cache, copilot_cli)
     sdk = "; ".join(sdks(tap)) or "(the extension never started)"
     for original, placeholder in replacements.items():
         sdk = sdk.replace(original, placeholder)
@@ -190,9 +190,10 @@ def record(scenario: Scenario, language: str, side: str, copilot_cli: Agent, bas
     return Recording(side, transcript, view, run)
 
 
-def _replacements(workspace: Workspace, tap: Path, cache: Path) -> dict[str, str]:
+def _replacements(workspace: Workspace, tap: Path, cache: Path, copilot_cli: CopilotCli) -> dict[str, str]:
     """This run's varying strings and their placeholders, longest first."""
     found = {
+        str(copilot_cli.unpacked_files()): "<home>/.cache/copilot/pkg",
         str(workspace.project): "<project>",
         str(workspace.home): "<home>",
         str(cache): "<host-cache>",

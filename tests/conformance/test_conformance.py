@@ -17,7 +17,7 @@ from conformance.compare import Difference, compare, compare_models
 from conformance.differences import classify
 from conformance.recording import SIDES, Recording, record
 from conformance.scenarios import LANGUAGES, SCENARIOS, Scenario
-from real_agents.agents import Agent
+from real_agents.agents import CopilotCli
 from real_agents.programs import skip_without_node
 
 pytestmark = pytest.mark.real_agent
@@ -51,7 +51,7 @@ CASES = [
 
 @pytest.fixture(scope="module", params=CASES)
 def pair(
-    request: pytest.FixtureRequest, copilot_cli: Agent, sdk_cache: Path, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, copilot_cli: CopilotCli, sdk_cache: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Pair:
     scenario, language = request.param
     folder = tmp_path_factory.mktemp(f"{scenario.name}-{language}")

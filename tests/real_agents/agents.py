@@ -9,6 +9,9 @@ gives an MCP server's tool, and the file ``extensions mcp --print-config`` regis
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -285,6 +288,7 @@ class CopilotCli(Agent):
         return Call("task", {"description": f"delegate to {name}", "prompt": prompt, "agent_type": name, "name": name})
 
     def env(self, workspace: Workspace, model: ScriptedModel) -> dict[str, str]:
+        self.share_unpacked_files(workspace)
         return workspace.env(
             COPILOT_OFFLINE="true",
             COPILOT_PROVIDER_BASE_URL=f"{model.origin}/v1",
@@ -293,6 +297,36 @@ class CopilotCli(Agent):
             COPILOT_CLI_ENABLED_FEATURE_FLAGS="EXTENSIONS",
             GITHUB_COPILOT_PROMPT_MODE_EXTENSIONS="true",
         )
+
+    def share_unpacked_files(self, workspace: Workspace) -> None:
+        """Link the workspace's ``~/.cache/copilot/pkg`` to the files this install unpacked once.
+
+        On its first run in a home, Copilot CLI unpacks its bundled files there: 235 MB and about
+        a second per test otherwise. It uses a complete unpacked copy it finds as it is."""
+        link = workspace.home / ".cache" / "copilot" / "pkg"
+        if not link.exists():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(self.unpacked_files())
+
+    def unpacked_files(self) -> Path:
+        """The folder of files this install's Copilot CLI unpacks, unpacked on the first call
+        (into a folder of its own, renamed into place, so a concurrent caller never sees half)."""
+        unpacked = self.prefix / "unpacked"
+        if not unpacked.exists():
+            staging = self.prefix / f".unpacking-{os.getpid()}"
+            shutil.rmtree(staging, ignore_errors=True)
+            argv = [*self.program.command(self.prefix), "--version"]
+            env = {"PATH": os.environ.get("PATH", ""), "HOME": str(staging), "XDG_CACHE_HOME": str(staging)}
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+            if done.returncode != 0 or not any((staging / "copilot" / "pkg").glob("*/*/.extraction-complete")):
+                shutil.rmtree(staging, ignore_errors=True)
+                raise AssertionError(f"Copilot CLI did not unpack its files (exit {done.returncode}):\n{done.stderr}")
+            try:
+                os.replace(staging / "copilot" / "pkg", unpacked)
+            except OSError:  # another process put its copy in place first
+                pass
+            shutil.rmtree(staging, ignore_errors=True)
+        return unpacked
 
     def argv(self, prompt: str, options: Sequence[str]) -> list[str]:
         command = self.program.command(self.prefix)
