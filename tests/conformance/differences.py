@@ -191,6 +191,7 @@ INTENDED: Final = (
     ),
     Entry("event session.extensions_loaded", "data.changes", reason=_HOST_EXTRA, kind="host only"),
     Entry("event tool.execution_complete", "data.toolName", reason=_HOST_EXTRA, kind="host only"),
+    Entry("event session.info", "data.extensionId", reason=_HOST_EXTRA, kind="host only"),
     Entry(
         "event session.tools_updated", "data.added|data.removed|data.extensionId", reason=_HOST_EXTRA, kind="host only"
     ),

@@ -49,7 +49,8 @@ TAP_ENV: Final = "CONFORMANCE_TAP_DIR"
 RUN_TIMEOUT: Final = 60.0
 """Seconds one run may take (a scenario takes a few)."""
 PROMPT_WAIT: Final = 30.0
-"""Seconds the host's prompt waits for what its scenario waits for (``Scenario.prompt_after``)."""
+"""Seconds the model's answers (and the host's prompt) wait for what the scenario waits for
+(``Scenario.prompt_after``)."""
 _TAPS: Final = Path(__file__).parent
 
 
@@ -154,6 +155,9 @@ def record(scenario: Scenario, language: str, side: str, copilot_cli: CopilotCli
         taps = workspace.root / "tap"
         taps.mkdir()
         with copilot_cli.model(scenario.script, scenario.agents) as model:
+            if scenario.prompt_after is not None:
+                marker, tapped = scenario.prompt_after, taps / f"{EXTENSION}.jsonl"
+                model.hold_answers_until(lambda: _logged(tapped, marker), PROMPT_WAIT)
             if side == "cli":
                 run = copilot_cli.run(
                     workspace,

@@ -101,13 +101,13 @@ class Scenario:
     (a custom agent's prompt, from :attr:`files`); what reached each child's model is compared
     like the parent's."""
     prompt_after: str | None = None
-    """On the host, the prompt is typed once the extension has logged this (``session.log``),
-    as a person types after the start; ``None``: it is there from the start. Copilot CLI's
-    ``-p`` prompt runs some tens of milliseconds after its extensions join (it loads skills and
-    MCP servers meanwhile), this host's at once, and neither waits for an extension that left
-    to join again: a scenario whose extension does something right after joining that the
-    prompt's turn must come after says so here, so that the turn is compared, not the start's
-    speed."""
+    """What the extension logs (``session.log``) once it has done what the prompt's turn must
+    come after; ``None``: nothing. On both sides the model answers nothing before that log (at
+    most :data:`~conformance.recording.PROMPT_WAIT`), and on the host the prompt is typed only
+    then, as a person types after the start. Copilot CLI's ``-p`` prompt runs some tens of
+    milliseconds after its extensions join (it loads skills and MCP servers meanwhile), this
+    host's at once, and a turn that ends before the extension's last request ends the session
+    under it: so the turn is compared, not the start's speed."""
 
     def code(self, language: str) -> str:
         return self.mjs if language == "mjs" else self.py
@@ -280,6 +280,7 @@ SCENARIOS: Final = (
             after="""
             await session.getEvents().catch(() => {});
             await session.rpc.gitHubAuth.getStatus().catch(() => {});
+            await session.log("asked");
             """,
         ),
         _py(
@@ -290,8 +291,10 @@ SCENARIOS: Final = (
                     session.rpc(method)
                 except Exception:
                     pass
+            session.log("asked")
             """,
         ),
+        prompt_after="asked",
     ),
     Scenario(
         "rejoin",

@@ -33,6 +33,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -110,6 +111,8 @@ class ScriptedModel:
         self.requests: list[ModelRequest] = []
         self._lock = threading.Lock()
         self._done_before: set[tuple[str | None, int]] = set()
+        self._ready: Callable[[], bool] | None = None
+        self._ready_timeout = 0.0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name=self.name, daemon=True)
@@ -128,6 +131,19 @@ class ScriptedModel:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=10)
+
+    def hold_answers_until(self, ready: Callable[[], bool], timeout: float) -> None:
+        """Answer no conversation request before ``ready()`` holds: checked every 50 ms, for at
+        most ``timeout`` seconds per request (then it is answered anyway)."""
+        self._ready, self._ready_timeout = ready, timeout
+
+    def _wait_until_ready(self) -> None:
+        ready = self._ready
+        if ready is None:
+            return
+        deadline = time.monotonic() + self._ready_timeout
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     # What reached the model.
 
@@ -259,6 +275,7 @@ class ScriptedModel:
                     body = {}
                 if model.route(self, body):
                     return
+                model._wait_until_ready()
                 try:
                     model.respond(self, body, model.turn_for(body))
                 except (BrokenPipeError, ConnectionResetError):
