@@ -81,12 +81,12 @@ class _Params(BaseModel):
 
 
 class FileSystemCapabilities(_Params):
-    read_text_file: bool = Field(False, alias="readTextFile")
-    write_text_file: bool = Field(False, alias="writeTextFile")
+    readTextFile: bool = False
+    writeTextFile: bool = False
 
 
 class ClientCapabilities(_Params):
-    fs: FileSystemCapabilities = FileSystemCapabilities()
+    fs: FileSystemCapabilities = Field(default_factory=FileSystemCapabilities)
     terminal: bool = False
 
 

@@ -18,7 +18,6 @@ says so. This module knows the protocol's methods and sessions; not events or li
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -54,7 +53,15 @@ from .protocol import (
 from .session import AcpSession
 from .wire import MAX_LINE_BYTES, LineReader, LineWriter, claimed_stdio
 
-__all__ = ["MAX_IN_FLIGHT", "MAX_QUEUED_BYTES", "AcpOptions", "AcpServer", "AgentFactory", "serve_stdio"]
+__all__ = [
+    "MAX_IN_FLIGHT",
+    "MAX_QUEUED_BYTES",
+    "AcpOptions",
+    "AcpServer",
+    "AgentFactory",
+    "pipe_connection",
+    "serve_stdio",
+]
 
 MAX_IN_FLIGHT: Final = 64
 """Requests of the client handled at once; one more is refused until one ends."""
@@ -176,7 +183,10 @@ class AcpServer:
         if not cwd.is_dir():
             raise RpcError(INVALID_PARAMS, f"{method}: cwd {cwd} is not a folder")
         if mcp_servers:
-            print(f"extensions acp: {mcp_servers} MCP server(s) of the client not connected (not supported)", file=sys.stderr)
+            print(
+                f"extensions acp: {mcp_servers} MCP server(s) of the client not connected (not supported)",
+                file=sys.stderr,
+            )
         connection = self._connection
         assert connection is not None
         self._opening += 1
@@ -225,7 +235,8 @@ class AcpServer:
         session = self.sessions.get(session_id)
         if session is None:
             raise RpcError(
-                INVALID_PARAMS, f"{method}: no session {session_id} on this connection; open it with session/new or load"
+                INVALID_PARAMS,
+                f"{method}: no session {session_id} here; open it with session/new or session/load",
             )
         return session
 
@@ -250,24 +261,27 @@ async def _close(agent: Agent) -> None:
         await close()
 
 
+async def pipe_connection(read_fd: int, write_fd: int) -> Connection:
+    """A client's connection on the pipes ``read_fd`` and ``write_fd`` (it owns them), with the
+    bounds of :mod:`extension_host.acp.wire` and of this module."""
+    writer = LineWriter(await open_pipe_writer(write_fd))
+    return Connection(
+        LineReader(PipeReader(read_fd), writer.write_line),
+        writer,
+        max_message_bytes=MAX_LINE_BYTES,
+        max_depth=MAX_DEPTH,
+        max_outbound_bytes=MAX_OUTBOUND_BYTES,
+        max_outbound_depth=MAX_DEPTH,
+        max_queued_bytes=MAX_QUEUED_BYTES,
+    )
+
+
 async def serve_stdio(server: AcpServer) -> None:
     """Serve the client on this process's stdin and stdout (claimed: see
     :func:`~extension_host.acp.wire.claimed_stdio`) until it closes stdin."""
     with claimed_stdio() as (read_fd, write_fd):
-        writer = LineWriter(await open_pipe_writer(write_fd))
-        reader = LineReader(PipeReader(read_fd), writer.write_line)
-        connection = Connection(
-            reader,
-            writer,
-            max_message_bytes=MAX_LINE_BYTES,
-            max_depth=MAX_DEPTH,
-            max_outbound_bytes=MAX_OUTBOUND_BYTES,
-            max_outbound_depth=MAX_DEPTH,
-            max_queued_bytes=MAX_QUEUED_BYTES,
-        )
+        connection = await pipe_connection(read_fd, write_fd)
         try:
             await server.serve(connection)
         finally:
             connection.close()
-            with contextlib.suppress(Exception):
-                await writer.drain()

@@ -152,7 +152,9 @@ class AcpSession:
                 raise RpcError(INVALID_PARAMS, f"session/prompt: {exc}") from None
             except TimeoutError:
                 self.host.cancel_turn()
-                raise RpcError(INTERNAL_ERROR, f"the turn took more than {TURN_TIMEOUT:g} s and was cancelled") from None
+                raise RpcError(
+                    INTERNAL_ERROR, f"the turn took more than {TURN_TIMEOUT:g} s and was cancelled"
+                ) from None
         return {"stopReason": "end_turn"}
 
     async def _command(self, name: str, args: str) -> dict[str, Any]:
@@ -189,7 +191,7 @@ class AcpSession:
         request_id = str(data.get("requestId"))
         asked = data.get("permissionRequest")
         asked = asked if isinstance(asked, dict) else {}
-        call_id = asked.get("toolCallId") if isinstance(asked.get("toolCallId"), str) else request_id
+        call_id = str(asked.get("toolCallId") or request_id)
         title = self._mapper.tool_title(call_id) or str(asked.get("toolName") or asked.get("kind") or "permission")
         tool_call: dict[str, Any] = {"toolCallId": call_id, "title": title, "kind": "other", "status": "pending"}
         if "toolArgs" in asked:

@@ -149,7 +149,9 @@ class UpdateMapper:
     def _thought(self, data: dict[str, Any], _agent: str | None) -> list[Update]:
         streamed = self._streamed.pop("reasoning:" + str(data.get("reasoningId", "")), None) is not None
         content = data.get("content")
-        return [] if streamed or not isinstance(content, str) or not content else [_chunk("agent_thought_chunk", content)]
+        return (
+            [] if streamed or not isinstance(content, str) or not content else [_chunk("agent_thought_chunk", content)]
+        )
 
     # -- tool calls -------------------------------------------------------------------
 
