@@ -18,9 +18,9 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from acp import connect_to_agent, spawn_agent_process
+from acp import Client, connect_to_agent, spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
@@ -31,14 +31,17 @@ from acp.schema import (
     RequestPermissionResponse,
     SessionNotification,
 )
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from extension_host.acp.server import AcpServer, pipe_connection
 from extension_protocol.pipes import open_pipe_writer
 
 __all__ = ["RecordingClient", "in_process", "spawned", "updates_of"]
 
-_CHECKED = {"session/update": SessionNotification, "session/request_permission": RequestPermissionRequest}
+_CHECKED: dict[str, type[BaseModel]] = {
+    "session/update": SessionNotification,
+    "session/request_permission": RequestPermissionRequest,
+}
 
 
 @dataclass
@@ -55,7 +58,10 @@ class RecordingClient:
         self, options: list[PermissionOption], session_id: str, tool_call: Any, **_: Any
     ) -> RequestPermissionResponse:
         self.permissions.append(
-            {"toolCall": tool_call.model_dump(by_alias=True, exclude_none=True), "options": [o.option_id for o in options]}
+            {
+                "toolCall": tool_call.model_dump(by_alias=True, exclude_none=True),
+                "options": [o.option_id for o in options],
+            }
         )
         self.asked.set()
         if self.answer is None:
@@ -81,6 +87,11 @@ class RecordingClient:
             self.schema_errors.append(f"{event.message}: {exc}")
 
 
+def _as_client(client: RecordingClient) -> Client:
+    """The SDK's router calls only the methods a client has; its protocol class lists them all."""
+    return cast(Client, client)
+
+
 def updates_of(client: RecordingClient, kind: str) -> list[dict[str, Any]]:
     """The updates of one ``sessionUpdate`` kind, in order."""
     return [update for update in client.updates if update["sessionUpdate"] == kind]
@@ -99,7 +110,7 @@ async def in_process(server: AcpServer, client: RecordingClient) -> AsyncIterato
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(to_client, "rb", buffering=0)
     )
     writer = await open_pipe_writer(from_client)
-    sdk = connect_to_agent(client, writer, reader, observers=[client.schema_checker])
+    sdk = connect_to_agent(_as_client(client), writer, reader, observers=[client.schema_checker])
     try:
         yield sdk
     finally:
@@ -117,6 +128,9 @@ async def spawned(
     """``extensions --home HOME acp ARGS`` in a process of its own, driven by the SDK's client."""
     command = ("-m", "extension_host", "--home", str(home), "acp", *args)
     async with spawn_agent_process(
-        client, sys.executable, *command, env=env, observers=[client.schema_checker]
-    ) as (sdk, process):
+        _as_client(client), sys.executable, *command, env=env, observers=[client.schema_checker]
+    ) as (
+        sdk,
+        process,
+    ):
         yield sdk, process

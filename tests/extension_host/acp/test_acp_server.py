@@ -114,7 +114,9 @@ def test_a_hooks_deny_fails_the_tool_call_with_the_hooks_reason(words: Project) 
     assert client.schema_errors == []
 
 
-@pytest.mark.parametrize(("answer", "status", "text"), [("allow_once", "completed", "2 words"), ("reject_once", "failed", None)])
+@pytest.mark.parametrize(
+    ("answer", "status", "text"), [("allow_once", "completed", "2 words"), ("reject_once", "failed", None)]
+)
 def test_a_hooks_ask_is_a_permission_request_the_clients_answer_decides(
     words: Project, answer: str, status: str, text: str | None
 ) -> None:
@@ -172,7 +174,13 @@ def test_loading_a_persisted_session_replays_its_history_as_updates(words: Proje
 
     run(scenario())
     kinds = [update["sessionUpdate"] for update in second.updates]
-    assert kinds[:5] == ["user_message_chunk", "tool_call", "tool_call_update", "tool_call_update", "agent_message_chunk"]
+    assert kinds[:5] == [
+        "user_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "tool_call_update",
+        "agent_message_chunk",
+    ]
     assert second.updates[0]["content"]["text"] == "count a b c"
     assert second.updates[3]["content"][0]["content"]["text"] == "3 words"
     assert second.updates[4]["content"]["text"] == "Three."
