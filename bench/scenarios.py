@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from . import cli, floor, host, mcp_bridge, mcp_sdk, serve_scale, session_log, subagent
+from . import acp, cli, floor, host, mcp_bridge, mcp_sdk, serve_scale, session_log, subagent
 from . import serve as served
 from .stats import Figure, Target, figure, interleaved, ratios, run_medians, run_p99s
 
@@ -517,6 +517,26 @@ async def serve_turn(ctx: Context) -> Outcome:
     )
 
 
+async def acp_turn(ctx: Context) -> Outcome:
+    """A turn with one tool call through ``extensions acp`` (an ACP client on stdio) against
+    ``host.send_and_wait``."""
+    s = ctx.settings
+    one = ctx.project("acp_turn", 1)
+    turns = max(3, s.calls // 30)
+    apis, acps = await interleaved(
+        s.runs, lambda: served.api_turns(one, ctx.home, turns), lambda: acp.acp_turns(one, ctx.home, turns)
+    )
+    warmup = 1
+    a, v = run_medians(apis, warmup, 1e3), run_medians(acps, warmup, 1e3)
+    return Outcome(
+        [
+            figure("acp_turn.api_ms", "turn with one tool call, host.send_and_wait", MS, a),
+            figure("acp_turn.acp_ms", "  the same turn through extensions acp", MS, v),
+            figure("acp_turn.ratio", "  acp / Python API", X, ratios(v, a), Target("<=", 1.3)),
+        ]
+    )
+
+
 async def serve_fanout(ctx: Context) -> Outcome:
     """Events of one session delivered to 10 subscribed clients on the server's socket."""
     s = ctx.settings
@@ -658,6 +678,7 @@ SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "persistence": persistence,
     "append": append,
     "serve_turn": serve_turn,
+    "acp_turn": acp_turn,
     "serve_fanout": serve_fanout,
     "serve_replay": serve_replay,
     "serve_sessions": serve_sessions,

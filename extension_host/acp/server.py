@@ -196,7 +196,7 @@ class AcpServer:
                 session = AcpSession(
                     cwd,
                     agent,
-                    connection.notify,
+                    connection.notify_later,  # updates go with the next answer, or within 1 ms
                     connection.send_request,
                     user_home=self.options.user_home,
                     readiness_timeout=self.options.readiness_timeout,

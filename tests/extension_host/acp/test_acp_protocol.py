@@ -19,8 +19,10 @@ from extension_host.acp.protocol import (
     parse,
 )
 from extension_host.acp.server import AcpOptions, AcpServer
+from extension_host.acp.updates import UPDATES
 from extension_protocol.connection import RpcError
 from extension_protocol.protocol import INVALID_PARAMS
+from helpers import doc_section
 
 MODELS = (InitializeParams, NewSessionParams, LoadSessionParams, PromptParams, CancelParams)
 json_values = st.recursive(
@@ -69,3 +71,14 @@ def test_the_server_binds_every_method_of_the_table_and_no_other() -> None:
     server = AcpServer(AcpOptions(no_agent))
     assert {*server.handlers, "session/cancel"} == set(AGENT_METHODS)
     assert [name for name, method in AGENT_METHODS.items() if method.notification] == ["session/cancel"]
+
+
+def test_the_acp_page_lists_the_methods_and_updates_of_the_tables_and_no_other() -> None:
+    methods = doc_section("acp.md", "## What it answers", "### What it sends")
+    rows = [line.split("|")[1:3] for line in methods.splitlines() if line.startswith("| `")]
+    assert {name.strip(" `"): does.strip() for name, does in rows} == {
+        name: method.does for name, method in AGENT_METHODS.items()
+    }
+    sent = doc_section("acp.md", "### What it sends", "### What it does not do")
+    events = [line.split("|")[1].strip(" `") for line in sent.splitlines() if line.startswith("| `")]
+    assert events == list(UPDATES)
