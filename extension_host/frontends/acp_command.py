@@ -18,6 +18,8 @@ import asyncio
 import signal
 from typing import Any
 
+from .command_options import add_agent_endpoint
+
 __all__ = ["add_acp_command"]
 
 _EDITORS = ("zed", "jetbrains")
@@ -29,10 +31,7 @@ def add_acp_command(commands: Any) -> None:
     """Add ``acp`` to the ``extensions`` command's subcommands."""
     help_text = "be an Agent Client Protocol agent on stdio, for Zed, JetBrains IDEs and other ACP editors"
     sub = commands.add_parser("acp", help=help_text, description=help_text)
-    sub.add_argument("--model", help="the model to use (default: $OPENAI_MODEL, or the endpoint's only model)")
-    sub.add_argument(
-        "--base-url", help="the endpoint, e.g. http://localhost:11434/v1 (default: $OPENAI_BASE_URL, else OpenAI's)"
-    )
+    add_agent_endpoint(sub)
     sub.add_argument(
         "--agent",
         metavar="NAME[:ARG]",

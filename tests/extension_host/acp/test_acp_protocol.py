@@ -9,22 +9,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extension_host.acp.protocol import (
-    AGENT_METHODS,
-    CancelParams,
-    InitializeParams,
-    LoadSessionParams,
-    NewSessionParams,
-    PromptParams,
-    parse,
-)
+from extension_host.acp import protocol
+from extension_host.acp.protocol import AGENT_METHODS, parse
 from extension_host.acp.server import AcpOptions, AcpServer
 from extension_host.acp.updates import UPDATES
 from extension_protocol.connection import RpcError
 from extension_protocol.protocol import INVALID_PARAMS
 from helpers import doc_section
 
-MODELS = (InitializeParams, NewSessionParams, LoadSessionParams, PromptParams, CancelParams)
+MODELS = (
+    protocol.InitializeParams,
+    protocol.NewSessionParams,
+    protocol.LoadSessionParams,
+    protocol.PromptParams,
+    protocol.CancelParams,
+)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
@@ -59,9 +58,9 @@ def test_any_params_are_the_shape_or_one_invalid_params_error(model: Any, params
 
 def test_the_cwd_must_be_absolute_and_a_prompt_holds_at_least_one_block() -> None:
     with pytest.raises(RpcError, match="cwd: Value error, must be an absolute path"):
-        parse(NewSessionParams, {"cwd": "src"}, "session/new")
+        parse(protocol.NewSessionParams, {"cwd": "src"}, "session/new")
     with pytest.raises(RpcError, match="prompt: List should have at least 1 item"):
-        parse(PromptParams, {"sessionId": "s", "prompt": []}, "session/prompt")
+        parse(protocol.PromptParams, {"sessionId": "s", "prompt": []}, "session/prompt")
 
 
 def test_the_server_binds_every_method_of_the_table_and_no_other() -> None:
