@@ -13,7 +13,7 @@ host event                     ``sessionUpdate``
 ``tool.execution_start``       ``tool_call_update`` (``in_progress``)
 ``tool.execution_complete``    ``tool_call_update`` (``completed``, or ``failed`` for a
                                failure, a timeout or a hook's deny), its result as text
-                               ``content`` and ``rawOutput``
+                               ``content`` and ``rawOutput`` (``{message, code}`` if failed)
 ``session.title_changed``      ``session_info_update`` (``title``)
 ``commands.changed``           ``available_commands_update``
 =============================  ==========================================================
@@ -166,20 +166,25 @@ class UpdateMapper:
         if self._calls.pop(str(call_id), None) is None:
             return []
         result = data.get("result")
-        text = result.get("content") if isinstance(result, dict) else None
+        result = result if isinstance(result, dict) else {}
+        error = data.get("error")
+        error = error if isinstance(error, dict) else {}
+        text = result.get("content")
         if not isinstance(text, str):
-            error = data.get("error")
-            text = error.get("message") if isinstance(error, dict) else None
-        text = text if isinstance(text, str) else ""
-        return [
-            {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": call_id,
-                "status": "completed" if data.get("success") else "failed",
-                "content": [{"type": "content", "content": {"type": "text", "text": _cut(text)}}],
-                "rawOutput": {"content": _cut(text)},
-            }
-        ]
+            text = error.get("message")
+        text = _cut(text) if isinstance(text, str) else ""
+        update: Update = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call_id,
+            "status": "completed" if data.get("success") else "failed",
+            "content": [{"type": "content", "content": {"type": "text", "text": text}}],
+            "rawOutput": {"content": text},
+        }
+        if not data.get("success"):
+            # as Copilot CLI says why a call failed: its message and a code (denied, rejected, ...)
+            code = error.get("code") or result.get("resultType") or "failure"
+            update["rawOutput"] = {"message": text, "code": str(code)}
+        return [update]
 
     def tool_title(self, call_id: str) -> str | None:
         """The title of the tool call ``call_id``, while it has not completed."""
