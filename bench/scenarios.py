@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from . import cli, floor, host, mcp_bridge, mcp_sdk, serve_scale, session_log, subagent
+from . import acp, cli, floor, host, mcp_bridge, mcp_sdk, serve_scale, session_log, subagent
 from . import serve as served
 from .stats import Figure, Target, figure, interleaved, ratios, run_medians, run_p99s
 
@@ -498,23 +498,38 @@ async def append(ctx: Context) -> Outcome:
     )
 
 
-async def serve_turn(ctx: Context) -> Outcome:
-    """A turn with one tool call through ``extensions serve --stdio`` against ``host.send_and_wait``."""
+async def _turns_against_api(
+    ctx: Context, name: str, through: Callable[[Path, Path, int], Awaitable[list[float]]], label: str, target: float
+) -> Outcome:
+    """The same one-tool-call turn through ``through`` (a child process and a client) and through
+    ``host.send_and_wait``, interleaved; figures named ``NAME.*``."""
     s = ctx.settings
-    one = ctx.project("serve_turn", 1)
+    one = ctx.project(name, 1)
     turns = max(3, s.calls // 30)
-    apis, serves = await interleaved(
-        s.runs, lambda: served.api_turns(one, ctx.home, turns), lambda: served.served_turns(one, ctx.home, turns)
+    apis, others = await interleaved(
+        s.runs, lambda: served.api_turns(one, ctx.home, turns), lambda: through(one, ctx.home, turns)
     )
     warmup = 1
-    a, v = run_medians(apis, warmup, 1e3), run_medians(serves, warmup, 1e3)
+    a, v = run_medians(apis, warmup, 1e3), run_medians(others, warmup, 1e3)
+    short = label.split()[0]
     return Outcome(
         [
-            figure("serve_turn.api_ms", "turn with one tool call, host.send_and_wait", MS, a),
-            figure("serve_turn.serve_ms", "  the same turn through serve --stdio", MS, v),
-            figure("serve_turn.ratio", "  serve / Python API", X, ratios(v, a), Target("<=", 1.5)),
+            figure(f"{name}.api_ms", "turn with one tool call, host.send_and_wait", MS, a),
+            figure(f"{name}.{short}_ms", f"  the same turn through {label}", MS, v),
+            figure(f"{name}.ratio", f"  {short} / Python API", X, ratios(v, a), Target("<=", target)),
         ]
     )
+
+
+async def serve_turn(ctx: Context) -> Outcome:
+    """A turn with one tool call through ``extensions serve --stdio`` against ``host.send_and_wait``."""
+    return await _turns_against_api(ctx, "serve_turn", served.served_turns, "serve --stdio", 1.5)
+
+
+async def acp_turn(ctx: Context) -> Outcome:
+    """A turn with one tool call through ``extensions acp`` (an ACP client on stdio) against
+    ``host.send_and_wait``."""
+    return await _turns_against_api(ctx, "acp_turn", acp.acp_turns, "acp (a client on stdio)", 1.3)
 
 
 async def serve_fanout(ctx: Context) -> Outcome:
@@ -658,6 +673,7 @@ SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "persistence": persistence,
     "append": append,
     "serve_turn": serve_turn,
+    "acp_turn": acp_turn,
     "serve_fanout": serve_fanout,
     "serve_replay": serve_replay,
     "serve_sessions": serve_sessions,

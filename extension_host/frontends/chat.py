@@ -37,6 +37,7 @@ from ..host import ExtensionHost
 from ..project.paths import history_path
 from ..runtime.options import Timeouts
 from . import chat_view, render
+from .command_options import add_agent_endpoint
 from .dev import EXIT_STDOUT_CLOSED, LineReader, silence_stdout, stdin_reader
 from .line_editor import PRESS_AGAIN_SECONDS, DoublePress, TerminalLines, editing
 from .output import EXIT_OK
@@ -51,10 +52,7 @@ def add_chat_command(commands: Any) -> None:
     """Add ``chat`` to the ``extensions`` command's subcommands."""
     help_text = "chat with a model (any OpenAI-compatible endpoint) in the project, with its extensions"
     sub = commands.add_parser("chat", help=help_text, description=help_text)
-    sub.add_argument("--model", help="the model to use (default: $OPENAI_MODEL, or the endpoint's only model)")
-    sub.add_argument(
-        "--base-url", help="the endpoint, e.g. http://localhost:11434/v1 (default: $OPENAI_BASE_URL, else OpenAI's)"
-    )
+    add_agent_endpoint(sub)
     sub.add_argument("--resume", metavar="ID", help="continue this persisted session (see 'extensions sessions list')")
     sub.set_defaults(run=_chat)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 __all__ = [
+    "add_agent_endpoint",
     "add_call",
     "add_command",
     "add_demo",
@@ -161,3 +162,11 @@ def add_schema(sub: argparse.ArgumentParser) -> None:
 
     add_schema_arguments(sub)
     sub.set_defaults(run="schema_command:schema")
+
+
+def add_agent_endpoint(parser: argparse.ArgumentParser) -> None:
+    """``--model`` and ``--base-url``: the OpenAI-compatible endpoint of ``chat``'s and ``acp``'s agent."""
+    parser.add_argument("--model", help="the model to use (default: $OPENAI_MODEL, or the endpoint's only model)")
+    parser.add_argument(
+        "--base-url", help="the endpoint, e.g. http://localhost:11434/v1 (default: $OPENAI_BASE_URL, else OpenAI's)"
+    )
