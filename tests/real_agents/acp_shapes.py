@@ -169,7 +169,9 @@ def shapes(transcript: Transcript, prompts: Sequence[int], load: int, initialize
                 _merge(fields, f"update.{kind}.fields", update)
                 content = update.get("content")
                 if isinstance(content, dict):
-                    _merge(fields, f"update.{kind}.content.type", [content.get("type", "?")])
+                    _merge(fields, f"update.{kind}.content.type", [str(content.get("type"))])
+                elif isinstance(content, list):
+                    _merge(fields, f"update.{kind}.content[].type", [str(item.get("type")) for item in content])
                 if kind in ("tool_call", "tool_call_update") and "status" in update:
                     _merge(fields, f"update.{kind}.status", [update["status"]])
     found.update({key: sorted(values) for key, values in fields.items()})
