@@ -12,7 +12,7 @@ asking the client); ``extensions acp`` runs the project extension's tools and ho
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,9 +50,11 @@ PROMPTS: Final = (TOOL, DENY, ASK, CANCEL)
 COPILOT_GUARD: Final = f"""input=$(cat)
 case "$input" in
   *forbidden*) echo '{{"permissionDecision":"deny","permissionDecisionReason":"{DENY_REASON}"}}' ;;
+  *ask-me*) echo '{{"permissionDecision":"ask","permissionDecisionReason":"{ASK_REASON}"}}' ;;
 esac
 """
-"""Copilot CLI's command hook (``preToolUse``): denies a call whose input names ``forbidden``."""
+"""Copilot CLI's command hook (``preToolUse``): denies a call whose input names ``forbidden``, asks
+about one that names ``ask-me``."""
 
 PROBE: Final = f"""
 import time
@@ -136,11 +138,13 @@ def extensions_script(workspace: Workspace) -> list[Turn]:
 
 
 @contextmanager
-def copilot_agent(copilot: Agent, base: Path) -> Iterator[AcpAgent]:
-    """``copilot --acp`` in a workspace of its own under ``base``."""
+def copilot_agent(
+    copilot: Agent, base: Path, script: Callable[[Workspace], list[Turn]] = copilot_script
+) -> Iterator[AcpAgent]:
+    """``copilot --acp`` in a workspace of its own under ``base``, its model answering ``script``."""
     workspace = Workspace.create(base / "copilot")
     try:
-        with copilot.model(copilot_script(workspace)) as model:
+        with copilot.model(script(workspace)) as model:
             command = [*copilot.program.command(copilot.prefix), "--acp"]
             yield AcpAgent("copilot", workspace, command, copilot.env(workspace, model), model)
     finally:
@@ -219,3 +223,24 @@ def test_both_agents_show_the_same_shapes_outside_the_reviewed_differences(
         theirs = shapes(copilot.drive(acp_sdk), PROMPTS, LOAD)
     problems = unexplained(theirs, ours, INTENDED)
     assert not problems, "\n".join(problems)
+
+
+def test_copilot_refuses_a_hooks_ask_without_asking_the_acp_client(
+    copilot_cli: Agent, acp_sdk: Path, tmp_path: Path
+) -> None:
+    """Why the script's permission step uses Copilot's own ``bash`` prompt on its side."""
+
+    def asking(workspace: Workspace) -> list[Turn]:
+        copilot_script(workspace)  # the project, with its hook
+        return [Call("view", {"path": str(workspace.project / "ask-me.txt")}), Say("refused")]
+
+    with copilot_agent(copilot_cli, tmp_path, asking) as agent:
+        steps = [*STEPS[:2], {"do": "prompt", "text": "read it", "permissions": ["allow_once"]}]
+        transcript = agent.drive(acp_sdk, steps)
+    assert transcript.permission_requests() == []
+    (refused,) = [u for u in transcript.updates(2) if u["sessionUpdate"] == "tool_call_update"]
+    assert refused["status"] == "failed", refused
+    assert refused["rawOutput"] == {
+        "message": f"Denied by user via preToolUse hook prompt: {ASK_REASON}",
+        "code": "denied",
+    }
