@@ -145,6 +145,10 @@ COMMANDS: Final[dict[str, CommandSpec]] = {
         "serve the project's extensions to an MCP client over stdio (Claude Code, Gemini CLI, VS Code, ...)",
         "mcp_command:add_mcp_command",
     ),
+    "acp": CommandSpec(
+        "be an Agent Client Protocol agent on stdio, for Zed, JetBrains IDEs and other ACP editors",
+        "acp_command:add_acp_command",
+    ),
     "export": CommandSpec(
         "write what another agent needs to run an extension (copilot: GitHub Copilot CLI)",
         "export:add_export_command",
@@ -194,6 +198,8 @@ EXAMPLES: Final[dict[str, str]] = {
     "extensions serve --listen 127.0.0.1:8765 --agent scripted:turns.json",
     "chat": "OPENAI_BASE_URL=http://localhost:11434/v1 extensions chat --model llama3.2\nextensions chat --resume ID",
     "mcp": "extensions mcp\nextensions mcp --print-config claude\nextensions mcp --http 127.0.0.1:0",
+    "acp": "extensions acp --print-config zed\nextensions acp --print-config jetbrains --base-url http://localhost:11434/v1\n"
+    "OPENAI_BASE_URL=http://localhost:11434/v1 extensions acp --model llama3.2",
     "export": "extensions export copilot greet",
     "export copilot": "extensions export copilot greet\nextensions export copilot greet --force --json",
     "hook": "extensions hook install claude\nextensions hook check gemini\nextensions hook stop",
