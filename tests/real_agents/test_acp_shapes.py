@@ -69,18 +69,18 @@ def test_the_updates_of_a_step_after_a_restart_are_found_though_request_ids_star
 
 def test_a_difference_outside_the_table_is_reported_with_both_values() -> None:
     copilot = shapes(transcript("s-1", "a"), prompts=[2], load=5)
-    ours = shapes(transcript("s-1", "a", stop="cancelled"), prompts=[2], load=5)
-    assert unexplained(copilot, ours, ()) == ["prompt2.stopReason: copilot 'end_turn', extensions 'cancelled'"]
+    ours = shapes(transcript("s-1", "a", stop="refusal"), prompts=[2], load=5)
+    assert unexplained(copilot, ours, ()) == ["prompt2.stopReason: copilot 'end_turn', extensions 'refusal'"]
 
 
 def test_a_difference_the_table_names_with_its_values_is_accepted_and_any_other_value_is_not() -> None:
     copilot = shapes(transcript("s-1", "a"), prompts=[2], load=5)
-    ours = shapes(transcript("s-1", "a", stop="cancelled"), prompts=[2], load=5)
-    named = Difference("prompt2.stopReason", "end_turn", "cancelled", "a reason")
+    ours = shapes(transcript("s-1", "a", stop="refusal"), prompts=[2], load=5)
+    named = Difference("prompt2.stopReason", "end_turn", "refusal", "a reason")
     assert unexplained(copilot, ours, (named,)) == []
-    stale = Difference("prompt2.stopReason", "end_turn", "refusal", "a reason")
+    stale = Difference("prompt2.stopReason", "end_turn", "max_tokens", "a reason")
     (problem,) = unexplained(copilot, ours, (stale,))
-    assert "the table says 'end_turn', 'refusal'" in problem
+    assert "the table says 'end_turn', 'max_tokens'" in problem
 
 
 def test_a_table_entry_that_no_longer_differs_is_reported() -> None:
@@ -92,3 +92,8 @@ def test_a_table_entry_that_no_longer_differs_is_reported() -> None:
 def test_every_intended_difference_gives_its_reason() -> None:
     assert all(difference.reason.strip() for difference in INTENDED)
     assert len({difference.path for difference in INTENDED}) == len(INTENDED)
+
+
+def test_what_a_cancelled_prompt_sent_before_the_cancel_landed_is_not_compared() -> None:
+    cancelled = shapes(transcript("s-1", "a", stop="cancelled"), prompts=[2], load=5)
+    assert cancelled["prompt2.stopReason"] == "cancelled" and "prompt2.kinds" not in cancelled
