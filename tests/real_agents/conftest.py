@@ -10,6 +10,7 @@ import pytest
 
 from real_agents.agents import AGENTS, Agent
 from real_agents.programs import (
+    ACP_SDK,
     CLAUDE_CODE,
     COPILOT_CLI,
     GEMINI_CLI,
@@ -47,6 +48,12 @@ def copilot_cli() -> Agent:
 def mcp_inspector() -> list[str]:
     """The MCP Inspector's command line (``--cli`` mode is the test's to add)."""
     return MCP_INSPECTOR.command(installed(MCP_INSPECTOR))
+
+
+@pytest.fixture(scope="session")
+def acp_sdk() -> Path:
+    """Where the official TypeScript ACP SDK is installed."""
+    return installed(ACP_SDK)
 
 
 _FIXTURES = {"claude": "claude_code", "gemini": "gemini_cli", "copilot": "copilot_cli"}

@@ -31,6 +31,7 @@ import platformdirs
 import pytest
 
 __all__ = [
+    "ACP_SDK",
     "CACHE_ENV",
     "CLAUDE_CODE",
     "COPILOT_CLI",
@@ -127,6 +128,12 @@ COPILOT_CLI: Final = Program(
 MCP_INSPECTOR: Final = Program(
     "@modelcontextprotocol/inspector", "0.15.0", entry="@modelcontextprotocol/inspector/cli/build/cli.js", node=True
 )
+
+ACP_SDK: Final = Program(
+    "@agentclientprotocol/sdk", "2.4.0", entry="@agentclientprotocol/sdk/dist/v1/stable/acp.js", extra=("zod@4.6.7",)
+)
+"""The official TypeScript SDK of the Agent Client Protocol (a library: its client drives ACP
+agents), with its one required peer pinned."""
 
 
 def _which(name: str) -> str:
