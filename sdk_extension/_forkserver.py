@@ -1,7 +1,10 @@
 """The fork server: a warm interpreter that forks Python extensions on request.
 
 The host starts one per session as ``python -P -m sdk_extension._forkserver REQUESTS REPLIES``
-(two inherited file descriptors). Every request names an extension's entry file, working
+(two inherited file descriptors), with ``--one-shot`` after them for a host that starts its
+extensions once and stops soon after (a one-shot command): that server skips the idle preload
+(:data:`_LATER`), which no later start would use and which would hold up the reports of its
+children's exits. Every request names an extension's entry file, working
 directory and environment, and carries its stdin, stdout and stderr as file descriptors; the
 server forks, and the child becomes the extension just as ``python -P -m sdk_extension PATH``
 would make it: a new session, those three streams, that directory and environment, the file
@@ -191,8 +194,9 @@ def _become(request: dict[str, Any], fds: list[int], keep_closed: list[int]) -> 
     os.environ.update(request["env"])
 
 
-def serve(requests: socket.socket, replies: int) -> dict[str, Any] | None:
-    """Fork a child per request until the host goes; in a child, return its request."""
+def serve(requests: socket.socket, replies: int, later: tuple[str, ...] = _LATER) -> dict[str, Any] | None:
+    """Fork a child per request until the host goes; in a child, return its request. ``later``:
+    the modules preloaded once the server is idle after its first fork (:data:`_LATER`)."""
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
     os.set_blocking(wake_write, False)
@@ -203,7 +207,6 @@ def serve(requests: socket.socket, replies: int) -> dict[str, Any] | None:
     _become_subreaper()
     _reply(replies, {"ready": os.getpid()})
     request_fd = requests.fileno()
-    later: tuple[str, ...] = _LATER
     forked = False
     while True:
         idle = _IDLE_SECONDS if forked and later else None
@@ -258,7 +261,7 @@ def main() -> None:
 
     use_orjson()  # a few milliseconds here, with asyncio loaded, instead of in every extension
     try:
-        request = serve(requests, replies)
+        request = serve(requests, replies, () if "--one-shot" in sys.argv[3:] else _LATER)
     except BrokenPipeError:
         request = None  # the host is gone: nobody reads the replies any more
     except _Terminated:
@@ -269,7 +272,10 @@ def main() -> None:
         # The host has stopped its extensions first, or it is gone; either way nothing the
         # server started or adopted may outlive it.
         _end_children()
-        return
+        # Nothing is left to do: no interpreter teardown (the server's whole heap, not frozen
+        # when it never went idle), which its host would wait for.
+        sys.stderr.flush()
+        os._exit(0)
     from sdk_extension.__main__ import run_extension
 
     # The server's pid: a fallback lifeline for a child that was given no lifeline descriptor.

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, Literal, NotRequired, TypedDict, cast
 
-from pydantic import StrictBool, TypeAdapter, ValidationError
+from pydantic import ConfigDict, StrictBool, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict as PydanticTypedDict
 
 from extension_protocol.connection import RpcError
@@ -80,6 +80,7 @@ class _ToolResultShape(PydanticTypedDict):
     resultType: NotRequired[ResultType]
 
 
+@with_config(ConfigDict(defer_build=True))  # built at the first call: a command that makes none never builds it
 class _HookCallShape(PydanticTypedDict):
     hook: HookWireName
     toolName: NotRequired[str]

@@ -112,7 +112,7 @@ def _early_fork_server(args: argparse.Namespace) -> ForkServer | None:
         found.startable and found.spec.runtime == "python" for found in discover(root, home, untrusted=untrusted)
     ):
         return None
-    return host_fork_server(project_logs_dir(home, root), scrub(os.environ))
+    return host_fork_server(project_logs_dir(home, root), scrub(os.environ), one_shot=True)
 
 
 async def running_host(args: argparse.Namespace) -> ControlClient | None:

@@ -82,13 +82,14 @@ def fork_server_wanted(environ: Mapping[str, str] = os.environ) -> bool:
     return fork_server_supported() and environ.get(FORK_SERVER_ENV) != "0"
 
 
-def host_fork_server(logs_dir: Path, base_environment: Mapping[str, str]) -> ForkServer:
+def host_fork_server(logs_dir: Path, base_environment: Mapping[str, str], *, one_shot: bool = False) -> ForkServer:
     """The fork server of a host whose extensions log into ``logs_dir`` and start from
     ``base_environment`` (already stripped of what extensions may not see): the SDK importable,
-    its log ``fork-server.log`` there, rotated now (it appends to it for its whole life)."""
+    its log ``fork-server.log`` there, rotated now (it appends to it for its whole life).
+    ``one_shot``: see :class:`ForkServer`."""
     log_path = logs_dir / "fork-server.log"
     rotate_log(log_path)
-    return ForkServer(sdk_environment(base_environment), log_path)
+    return ForkServer(sdk_environment(base_environment), log_path, one_shot=one_shot)
 
 
 class ForkServerUnavailable(Exception):
@@ -169,11 +170,16 @@ class ForkedChild:
 
 
 class ForkServer:
-    """One warm interpreter that forks this host's Python extensions."""
+    """One warm interpreter that forks this host's Python extensions.
 
-    def __init__(self, environment: Mapping[str, str], log_path: Path) -> None:
+    ``one_shot``: the host starts its extensions once and stops soon after (a one-shot
+    command), so the server does not preload, once idle, what only later starts would use: that
+    work would only hold up the reports of its children's exits, and so the host's stop."""
+
+    def __init__(self, environment: Mapping[str, str], log_path: Path, *, one_shot: bool = False) -> None:
         self._environment = dict(environment)
         self._log_path = log_path
+        self._arguments: Final = ("--one-shot",) if one_shot else ()
         self._lock = asyncio.Lock()
         self._sending = asyncio.Lock()
         self._process: asyncio.subprocess.Process | None = None
@@ -279,7 +285,9 @@ class ForkServer:
         try:
             with open_log(self._log_path) as log:
                 self._process = await asyncio.create_subprocess_exec(
-                    *python_command("-m", "sdk_extension._forkserver", str(server_end.fileno()), str(write_fd)),
+                    *python_command(
+                        "-m", "sdk_extension._forkserver", str(server_end.fileno()), str(write_fd), *self._arguments
+                    ),
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=asyncio.subprocess.DEVNULL,
                     stderr=log,

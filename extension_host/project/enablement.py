@@ -55,7 +55,7 @@ Scope = Literal["user", "project"]
 
 
 class _Document(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     version: int = _VERSION
     copilot_folder: bool = False

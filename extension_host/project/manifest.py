@@ -131,7 +131,7 @@ EMPTY_MANIFEST: Final = Manifest()
 
 
 class _Setting(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     type: SettingType = "string"
     default: SettingValue | None = None
@@ -157,7 +157,7 @@ class _Setting(BaseModel):
 
 
 class _Manifest(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     description: Annotated[str, Field(max_length=1000)] = ""
     version: Annotated[str, Field(min_length=1, max_length=64)] | None = None

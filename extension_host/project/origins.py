@@ -75,7 +75,7 @@ class Origin:
 
 
 class _Origin(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)
 
     kind: OriginKind
     source: Annotated[str, Field(max_length=4096)]

@@ -9,6 +9,9 @@ A record of secrets (``secret=True``) is also refused if others could read it, a
 one is reported without pydantic's words, which would quote its contents. What a record means,
 and what to do when one cannot be read, is its owner's business; this module knows files,
 owners and the lock.
+
+The records' models are declared with ``defer_build``: their validators are built when a
+file is first read, so a command that finds none (or is told by the environment) builds none.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ class PrivateRecord(Generic[Document]):
                 self._check_owner(info)
                 raw = handle.read()
         except FileNotFoundError:
-            return self._model()
+            return self._model.model_construct()  # the defaults, as validated: nothing to build
         except NotRegularFile:
             raise self._error(path, f"{path} is not a regular file; {self._redo}") from None
         except OSError as exc:

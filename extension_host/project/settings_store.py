@@ -58,7 +58,7 @@ _Table = dict[str, dict[str, _Value]]
 
 
 class _Document(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)
 
     version: int = _VERSION
     user: _Table = Field(default_factory=dict)

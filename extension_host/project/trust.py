@@ -56,7 +56,7 @@ _GrantChange = Callable[[set[str]], set[str]]
 
 
 class _Project(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     trusted: bool = False
     decided_at: str | None = None
@@ -68,7 +68,7 @@ class _Project(BaseModel):
 
 
 class _Document(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     version: int = _VERSION
     projects: dict[str, _Project] = Field(default_factory=dict)

@@ -297,3 +297,46 @@ def test_a_fork_server_is_wanted_where_the_platform_can_fork_unless_the_switch_i
     assert fork_server_wanted({}) is fork_server_supported()
     assert fork_server_wanted({FORK_SERVER_ENV: "1"}) is fork_server_supported()
     assert fork_server_wanted({FORK_SERVER_ENV: "0"}) is False
+
+
+PRELOAD_PROBE = """
+import os, sys
+with open(os.environ["PROBE_OUT"], "w") as out:
+    out.write("loaded" if "extension_protocol.hook_points" in sys.modules else "not loaded")
+"""
+
+
+def test_a_one_shot_fork_server_skips_the_idle_preload_that_a_long_running_one_does(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(PRELOAD_PROBE, encoding="utf-8")
+
+    async def fork_probe(server: ForkServer, out: Path) -> str:
+        with open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as stdout, open(os.devnull, "wb") as stderr:
+            child = await server.spawn(
+                probe,
+                tmp_path,
+                {**os.environ, "PROBE_OUT": str(out)},
+                (stdin.fileno(), stdout.fileno(), stderr.fileno()),
+            )
+        assert await child.wait() == 0
+        return out.read_text(encoding="utf-8")
+
+    async def scenario() -> tuple[list[str], str]:
+        lasting = ForkServer(os.environ, tmp_path / "lasting.log")
+        one_shot = ForkServer(os.environ, tmp_path / "one-shot.log", one_shot=True)
+        try:
+            # Each has forked once, so each would preload once idle; the long-running one's
+            # children show when it has.
+            seen = [await fork_probe(lasting, tmp_path / "lasting-0"), await fork_probe(one_shot, tmp_path / "once-0")]
+            async with asyncio.timeout(15):
+                while seen[-1] != "loaded":
+                    await asyncio.sleep(0.05)
+                    seen.append(await fork_probe(lasting, tmp_path / f"lasting-{len(seen)}"))
+            return seen, await fork_probe(one_shot, tmp_path / "once-1")
+        finally:
+            await lasting.stop(1)
+            await one_shot.stop(1)
+
+    seen, one_shot_later = run(scenario())
+    assert seen[0] == "not loaded" and seen[1] == "not loaded"  # nothing preloaded before the first fork
+    assert one_shot_later == "not loaded"

@@ -6,6 +6,8 @@ import asyncio
 import json
 import os
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -436,3 +438,33 @@ def test_trust_and_revoke_take_effect_in_the_running_host_and_its_watching(
             assert "runs" not in host.tools
 
     run(scenario())
+
+
+@pytest.mark.subprocess
+def test_a_home_without_records_is_decided_without_building_a_record_validator(tmp_path: Path) -> None:
+    # What a one-shot command in a fresh home does first; the validators are built once a file is read.
+    probe = """
+import sys
+from pathlib import Path
+from extension_host.project import enablement, trust
+home, root = Path(sys.argv[1]), Path(sys.argv[2])
+decision = trust.decide_project_trust(root, trust.TrustStore(home))
+choices = enablement.EnablementStore(home).choices(root)
+assert not decision.trusted and not choices.disabled and choices.problem is None
+print(trust._Document.__pydantic_complete__, enablement._Document.__pydantic_complete__)
+(home / "trust.json").write_text('{"projects": {}}')
+(home / "trust.json").chmod(0o600)
+trust.TrustStore(home).project_trusted(root)
+print(trust._Document.__pydantic_complete__)
+"""
+    environment = {name: value for name, value in os.environ.items() if name != TRUST_ENV}
+    result = subprocess.run(
+        [sys.executable, "-P", "-c", probe, str(tmp_path), str(tmp_path / "project")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "False", "True"]
