@@ -42,7 +42,7 @@ from collections.abc import Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from extension_protocol.connection import ConnectionClosed
-from extension_protocol.protocol import INVALID_PARAMS, METHOD_NOT_FOUND
+from extension_protocol.protocol import INVALID_PARAMS, METHOD_NOT_FOUND, METHOD_PING
 
 from ..validation import validate
 from ..version import __version__
@@ -106,7 +106,7 @@ class Ahp1:
         self.commands: Final[dict[str, CommandHandler]] = {
             "initialize": self._initialize,
             "reconnect": self._reconnect,
-            "ping": self._ping,
+            METHOD_PING: self._ping,
             "subscribe": self._subscribe,
             "dispatchAction": self._dispatch_request,
             "listSessions": self._list_sessions,

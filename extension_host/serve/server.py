@@ -52,7 +52,7 @@ from urllib.parse import unquote, urlparse
 from extension_protocol.connection import Connection, ConnectionClosed, QueueOverflow
 from extension_protocol.framing import FramingError
 from extension_protocol.nesting import MAX_DEPTH, nests_deeper
-from extension_protocol.protocol import INVALID_PARAMS, INVALID_REQUEST
+from extension_protocol.protocol import INVALID_PARAMS, INVALID_REQUEST, METHOD_PING
 from extension_protocol.tasks import BackgroundTasks
 
 from ..calls.canvases import Canvases
@@ -201,7 +201,7 @@ class ProtocolServer:
                 table = self.ahp1.commands if client.ahp1 else self.commands
             elif method in ("initialize", "reconnect"):
                 table = self.ahp1.commands if speaks_ahp1(params) else self.commands
-            elif method == "ping":
+            elif method == METHOD_PING:
                 table = self.ahp1.commands  # answered before initialize, as AHP 1.0 asks
             else:
                 raise ServeError(INVALID_REQUEST, f"{method}: send initialize first")
