@@ -9,8 +9,9 @@ What the client sent is kept in the dump, not compared: both sides get the same 
 
 :func:`normalise` rewrites what legitimately varies between runs and servers into placeholders:
 the run's folders, the model's and the fake GitHub's addresses (given as replacements); session
-and chat URIs, UUIDs, 32-digit hex ids, tool call ids, ISO times; sequence numbers, durations and
-token counts; and free text (anything with a space or longer than :data:`_WORD` characters), so
+and chat URIs, UUIDs, 32-digit hex ids, tool call and part ids, ISO times; sequence numbers,
+durations and token counts; JSON held in a string (a tool's input) to one spacing; and free
+text (anything with a space or longer than :data:`_WORD` characters), so
 what is compared is the shape and the vocabulary (types, kinds, states), not prose.
 
 :func:`compare` groups by subject and compares key paths and values as the extension conformance
@@ -23,15 +24,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from conformance.compare import Difference, compare_shapes, paths
+from conformance.compare import Difference, compare_shapes, shapes
+from conformance.transcript import Message
 
 from ahp_conformance.ahp_client import STEPS, Record
 
-__all__ = ["Message", "compare", "dump", "normalise", "transcript"]
+__all__ = ["compare", "dump", "lines", "normalise", "transcript"]
 
 _PATTERNS: Final = (
     (re.compile(r"ahp-session:/[\w.-]+"), "ahp-session:/<id>"),
@@ -56,19 +57,10 @@ _COUNTS: Final = frozenset(
 )
 """Keys whose numbers differ from run to run."""
 _WORD: Final = 64
-
-
-@dataclass(frozen=True)
-class Message:
-    """One message the server sent (or a note of the client), with its subject."""
-
-    index: int
-    step: str
-    subject: str
-    body: Any
-    """What is compared: the params of a notification, the result or error of an answer; normalised."""
-    message: Any
-    """The whole message, normalised (for the dump)."""
+_IDS: Final = frozenset({"toolCallId", "partId", "id", "eventId", "messageId"})
+"""Keys whose strings are ids each server makes its own way (a model's ``call_0``, a UUID)."""
+_JSON_TEXT: Final = frozenset({"toolInput"})
+"""Keys whose strings are JSON: compared as JSON, not as their spacing."""
 
 
 def normalise(value: Any, replacements: Mapping[str, str], key: str = "") -> Any:
@@ -81,7 +73,16 @@ def normalise(value: Any, replacements: Mapping[str, str], key: str = "") -> Any
         return value
     if isinstance(value, int | float):
         return "<n>" if key in _COUNTS else value
+    if key in _IDS:
+        return "<id>"
     text = str(value)
+    if key in _JSON_TEXT:
+        try:
+            text = json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
+        except ValueError:
+            pass
+        else:
+            return text if len(text) <= _WORD else "<text>"
     for raw in sorted(replacements, key=len, reverse=True):
         if raw:
             text = text.replace(raw, replacements[raw])
@@ -122,7 +123,8 @@ def transcript(records: Iterable[Record], replacements: Mapping[str, str]) -> li
         found.append(
             Message(
                 index,
-                record.step,
+                record.connection,
+                record.direction,
                 f"{record.step}: {name}",
                 normalise(body, replacements),
                 normalise(record.message, replacements),
@@ -131,20 +133,9 @@ def transcript(records: Iterable[Record], replacements: Mapping[str, str]) -> li
     return found
 
 
-def _shapes(messages: Iterable[Message]) -> dict[str, dict[str, set[str]]]:
-    shapes: dict[str, dict[str, set[str]]] = {}
-    for message in messages:
-        shape = shapes.setdefault(message.subject, {})
-        for path, leaf in paths(message.body):
-            values = shape.setdefault(path, set())
-            if leaf is not None:
-                values.add(leaf)
-    return shapes
-
-
 def compare(cli: Iterable[Message], host: Iterable[Message]) -> list[Difference]:
     """Every difference between the CLI's and the host's transcript, subject by subject."""
-    return compare_shapes(_shapes(cli), _shapes(host))
+    return compare_shapes(shapes(cli), shapes(host))
 
 
 def dump(records: Iterable[Record], replacements: Mapping[str, str], folder: Path, prefix: str) -> list[Path]:
