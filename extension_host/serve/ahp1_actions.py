@@ -39,11 +39,12 @@ from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from extension_protocol.protocol import INVALID_PARAMS
 
+from ..info import ToolInfo
 from ..validation import validate
 from . import ahp1_params as shapes
 from .ahp1_state import IDLE, iso, now_ms, reduce_chat, reduce_session
@@ -54,10 +55,15 @@ __all__ = [
     "PROGRESS_ACTIONS",
     "TO_SEED",
     "ChatView",
+    "Shown",
+    "default_title",
+    "tool_definitions",
 ]
 
 Action = dict[str, Any]
 Translated = list[tuple[str, Action]]
+Shown = list[tuple[str, Action, bool]]
+"""1.0 actions to send: ``(channel, action, own)``; only an ``own`` one carries the seed action's origin."""
 
 PROGRESS_ACTIONS: Final = frozenset(
     {
@@ -72,11 +78,25 @@ PROGRESS_ACTIONS: Final = frozenset(
 )
 """1.0's progress actions: written with the next action that is not one, as the seed's are."""
 _MAX_REQUESTS: Final = 1024
-"""Permission requests remembered per session (by the tool call they are about)."""
+"""Permission requests (and turn starts, cancels) remembered per session."""
+_ENDS: Final = frozenset({"chat/turnComplete", "chat/turnCancelled", "chat/error"})
+_ACTIVITY_ENDED: Final[Action] = {"type": "session/activityChanged"}
+"""The session's activity after a turn: none (the key left out), as ``copilot --ahp-host`` says it."""
+_USAGE_KEYS: Final = ("inputTokens", "outputTokens", "model", "cacheReadTokens")
+"""What ``chat/usage`` takes of ``assistant.usage`` (``UsageInfo``'s keys)."""
+_TITLE_CHARS: Final = 200
 
 
 class ChatView:
-    """One served session (``uri``) as 1.0 clients see it: its session state and its one chat."""
+    """One served session (``uri``) as 1.0 clients see it: its session state and its one chat.
+
+    Its title, until the session has one of its own, is the last segment of its URI (the UUID
+    of an ``ahp-session:/<uuid>``), as ``copilot --ahp-host`` names a new session; the first
+    prompt then titles the session (``session/titleChanged``) while the chat keeps the first
+    title. :meth:`translate`, :meth:`usage` and :meth:`server_tools` give the 1.0 actions to
+    send, each as ``(channel, action, own)``: ``own`` when the action is the one that carries
+    the origin of the seed action (a client's, echoed), not one derived from it.
+    """
 
     def __init__(self, uri: str, summary: dict[str, Any], *, now: Callable[[], int] = now_ms) -> None:
         self.uri: Final = uri
@@ -84,22 +104,30 @@ class ChatView:
         self._now = now
         self.requests: OrderedDict[str, str] = OrderedDict()
         """Tool call id → the permission request about it, pending."""
-        created = iso(int(summary.get("createdAt", now())))
-        modified = iso(int(summary.get("modifiedAt", now())))
+        self.created: Final = iso(int(summary.get("createdAt", now())))
+        self.modified = iso(int(summary.get("modifiedAt", now())))
+        self._titled = bool(summary.get("title"))
+        """Whether the session has a title of its own (else the first prompt gives it one)."""
+        title = summary.get("title") or default_title(uri)
+        self._started: dict[str, int] = {}
+        """When each running turn started (epoch ms), by turn id, for its ``duration``."""
+        self._given: dict[str, float] = {}
+        """The ``duration`` a client gave when it cancelled a turn, by turn id."""
+        self._tools: list[dict[str, Any]] | None = None
+        self._changes: dict[str, Any] = {}
         chat_summary = {
             "resource": self.chat,
-            "title": summary.get("title", ""),
+            "title": title,
             "status": IDLE,
-            "modifiedAt": modified,
+            "modifiedAt": self.modified,
+            "origin": {"kind": "user"},
+            "movable": False,
         }
         self.chat_state: dict[str, Any] = {**chat_summary, "turns": []}
         session: dict[str, Any] = {
-            "resource": uri,
             "provider": summary.get("provider"),
-            "title": summary.get("title", ""),
+            "title": title,
             "status": IDLE,
-            "createdAt": created,
-            "modifiedAt": modified,
             "lifecycle": "ready",
             "activeClients": [],
             "chats": [chat_summary],
@@ -112,8 +140,17 @@ class ChatView:
     def summary(self) -> dict[str, Any]:
         """The session's ``SessionSummary`` (for ``listSessions`` and ``root/sessionAdded``)."""
         state = self.session_state
-        keys = ("resource", "provider", "title", "status", "createdAt", "modifiedAt", "workingDirectories")
-        return {key: state[key] for key in keys if key in state}
+        found: dict[str, Any] = {"resource": self.uri}
+        found |= {key: state[key] for key in ("provider", "title", "status") if key in state}
+        found |= {"createdAt": self.created, "modifiedAt": self.modified}
+        if "workingDirectories" in state:
+            found["workingDirectories"] = state["workingDirectories"]
+        return found | {"chats": self.catalog(), "defaultChat": self.chat}
+
+    def catalog(self) -> list[dict[str, Any]]:
+        """The session's chats as a session list shows them (``SessionSummary.chats``)."""
+        keys = ("resource", "title", "origin", "status")
+        return [{key: chat[key] for key in keys if key in chat} for chat in self.session_state["chats"]]
 
     def state_of(self, channel: str) -> dict[str, Any] | None:
         """The state of ``channel`` (this session's or its chat's), or ``None``."""
@@ -123,29 +160,107 @@ class ChatView:
             return self.chat_state
         return None
 
-    def translate(self, action: Action) -> Translated:
-        """The 1.0 actions of one seed action, each with its channel, folded into the states
-        here (in order), with ``session/chatUpdated`` after one that changed the chat's status."""
+    def translate(self, action: Action) -> Shown:
+        """The 1.0 actions of one seed action (see :meth:`_apply`)."""
         make = FROM_SEED.get(action["type"])
-        if make is None:
+        return [] if make is None else self._apply(make(self, action))
+
+    def usage(self, data: Any) -> Shown:
+        """``chat/usage`` for one model call's ``assistant.usage`` data, in the running turn
+        (none outside a turn, or without token counts)."""
+        active = self.chat_state.get("activeTurn")
+        if active is None or not isinstance(data, dict):
             return []
-        out: Translated = []
-        for channel, translated in make(self, action):
-            if channel == self.chat:
-                before = self.chat_state.get("status")
-                self.chat_state = reduce_chat(self.chat_state, translated, now=self._now)
-                out.append((channel, translated))
-                status = self.chat_state.get("status")
-                if status != before:
-                    changes = {"status": status, "modifiedAt": self.chat_state.get("modifiedAt")}
-                    updated = {"type": "session/chatUpdated", "chat": self.chat, "changes": changes}
-                    self.session_state = reduce_session(self.session_state, updated, now=self._now)
-                    self.session_state = {**self.session_state, "status": status}
-                    out.append((self.uri, updated))
-            else:
-                self.session_state = reduce_session(self.session_state, translated, now=self._now)
-                out.append((channel, translated))
+        usage = {key: data[key] for key in _USAGE_KEYS if isinstance(data.get(key), int | str)}
+        if "inputTokens" not in usage or "outputTokens" not in usage:
+            return []
+        return self._apply([(self.chat, {"type": "chat/usage", "turnId": active["id"], "usage": usage})], own=False)
+
+    def server_tools(self, tools: list[dict[str, Any]]) -> Shown:
+        """``session/serverToolsChanged`` when ``tools`` (``ToolDefinition``s) differ from the
+        ones last announced (the first time, always)."""
+        if tools == self._tools:
+            return []
+        self._tools = tools
+        return self._apply([(self.uri, {"type": "session/serverToolsChanged", "tools": tools})], own=False)
+
+    def take_changes(self) -> dict[str, Any]:
+        """What changed in the session's summary since the last call (``root/sessionSummaryChanged``'s
+        ``changes``; empty when nothing did)."""
+        changes, self._changes = self._changes, {}
+        return changes
+
+    def _apply(self, made: Translated, *, own: bool = True) -> Shown:
+        """Fold ``made`` (in order) into the states, each followed by what it implies: after a
+        change of the chat's status, ``session/chatUpdated``; after a turn's end,
+        ``session/activityChanged`` (no activity); after the first prompt of an untitled
+        session, ``session/titleChanged``; those never carry an origin, ``made`` does when ``own``.
+        The summary's changes are kept for :meth:`take_changes`."""
+        out: Shown = []
+        for channel, translated in made:
+            out.append((channel, translated, own))
+            if channel != self.chat:
+                self._reduce_session(translated)
+                if translated["type"] == "session/titleChanged":
+                    self._titled = True
+                    self._changes |= {"title": self.session_state.get("title"), "chats": self.catalog()}
+                continue
+            before = self.chat_state.get("status")
+            self.chat_state = reduce_chat(self.chat_state, translated, now=self._now)
+            status = self.chat_state.get("status")
+            if status != before:
+                self.modified = str(self.chat_state.get("modifiedAt", self.modified))
+                changes = {"status": status, "modifiedAt": self.modified}
+                updated = {"type": "session/chatUpdated", "chat": self.chat, "changes": changes}
+                self._reduce_session(updated)
+                self.session_state = {**self.session_state, "status": status}
+                self._changes |= {**changes, "chats": self.catalog()}
+                out.append((self.uri, updated, False))
+            kind = translated["type"]
+            if kind in _ENDS:
+                self._reduce_session(_ACTIVITY_ENDED)
+                out.append((self.uri, dict(_ACTIVITY_ENDED), False))
+            elif kind == "chat/turnStarted" and not self._titled:
+                title = _title_of(translated.get("message"))
+                if title:
+                    out += self._apply([(self.uri, {"type": "session/titleChanged", "title": title})], own=False)
         return out
+
+    def _reduce_session(self, action: Action) -> None:
+        state = reduce_session(self.session_state, action, now=self._now)
+        if state.get("activity", "") is None:
+            # The specification's reducer assigns ``undefined``, which JSON leaves out.
+            state = {key: value for key, value in state.items() if key != "activity"}
+        self.session_state = state
+
+    def ended(self, kind: str, action: Action) -> Translated:
+        """A turn's end (``chat/turnComplete``, ``turnCancelled``, ``error``) with its
+        ``duration``: the one a client gave when it cancelled, else the milliseconds since it
+        started here."""
+        turn_id = action.get("turnId")
+        translated: Action = {"type": kind, "turnId": turn_id}
+        if action.get("error") is not None:
+            translated["error"] = action["error"]
+        started = self._started.pop(str(turn_id), None)
+        given = self._given.pop(str(turn_id), None)
+        if given is not None:
+            translated["duration"] = given
+        elif started is not None:
+            translated["duration"] = max(0, self._now() - started)
+        return [(self.chat, translated)]
+
+    def started(self, turn_id: str) -> None:
+        """The turn ``turn_id`` starts now (for its ``duration``)."""
+        self._started[turn_id] = self._now()
+        while len(self._started) > _MAX_REQUESTS:
+            self._started.pop(next(iter(self._started)))
+
+    def cancelling(self, turn_id: str, duration: float | None) -> None:
+        """A client cancels ``turn_id``, counting ``duration`` (echoed in its ``chat/turnCancelled``)."""
+        if duration is not None:
+            self._given[turn_id] = duration
+            while len(self._given) > _MAX_REQUESTS:
+                self._given.pop(next(iter(self._given)))
 
     def remember_request(self, call_id: str, request_id: str) -> None:
         self.requests[call_id] = request_id
@@ -171,6 +286,31 @@ class ChatView:
         return convert(self, action)
 
 
+def default_title(uri: str) -> str:
+    """A session's title until it has one: its URI's last segment (``ahp-session:/<uuid>`` → the UUID)."""
+    tail = uri.rstrip("/").rsplit("/", 1)[-1]
+    return tail.rsplit(":", 1)[-1] or uri
+
+
+def _title_of(message: Any) -> str:
+    """A session's title from its first prompt: the first line, at most :data:`_TITLE_CHARS`."""
+    text = message.get("text") if isinstance(message, dict) else None
+    line = next((line.strip() for line in str(text or "").splitlines() if line.strip()), "")
+    return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
+
+
+def tool_definitions(tools: Iterable[ToolInfo]) -> list[dict[str, Any]]:
+    """The offered tools as AHP's ``ToolDefinition``s (name, description, input schema), by name."""
+    found = []
+    for tool in sorted(tools, key=lambda tool: tool.name):
+        definition: dict[str, Any] = {"name": tool.name, "description": tool.description}
+        schema = tool.parameters
+        if isinstance(schema, dict) and schema.get("type") == "object":
+            definition["inputSchema"] = schema
+        found.append(definition)
+    return found
+
+
 def _chat(kind: str, *keys: str) -> Callable[[ChatView, Action], Translated]:
     def make(view: ChatView, action: Action) -> Translated:
         translated: Action = {"type": kind, "turnId": action.get("turnId")}
@@ -185,6 +325,7 @@ def _chat(kind: str, *keys: str) -> Callable[[ChatView, Action], Translated]:
 def _turn_started(view: ChatView, action: Action) -> Translated:
     message = action.get("userMessage")
     text = message.get("text", "") if isinstance(message, dict) else ""
+    view.started(str(action.get("turnId")))
     started = {
         "type": "chat/turnStarted",
         "turnId": action.get("turnId"),
@@ -233,6 +374,18 @@ def _ready(view: ChatView, action: Action) -> Translated:
     return ready
 
 
+def _ended(kind: str) -> Callable[[ChatView, Action], Translated]:
+    return lambda view, action: view.ended(kind, action)
+
+
+def _tool_call_start(view: ChatView, action: Action) -> Translated:
+    made = _chat("chat/toolCallStart", "toolCallId", "toolName", "displayName", "_meta")(view, action)
+    shown = made[0][1].get("displayName")
+    if isinstance(shown, str):
+        made[0][1]["displayName"] = shown.replace("_", " ")  # as copilot --ahp-host shows a tool's name
+    return made
+
+
 def _session(kind: str, *keys: str) -> Callable[[ChatView, Action], Translated]:
     def make(view: ChatView, action: Action) -> Translated:
         return [(view.uri, {"type": kind, **{key: action.get(key) for key in keys}})]
@@ -244,7 +397,7 @@ FROM_SEED: Final[dict[str, Callable[[ChatView, Action], Translated]]] = {
     "session/turnStarted": _turn_started,
     "session/delta": _chat("chat/delta", "partId", "content"),
     "session/responsePart": _chat("chat/responsePart", "part"),
-    "session/toolCallStart": _chat("chat/toolCallStart", "toolCallId", "toolName", "displayName", "_meta"),
+    "session/toolCallStart": _tool_call_start,
     "session/permissionRequest": _permission_request,
     "session/permissionResolved": _permission_resolved,
     "session/toolCallReady": _ready,
@@ -252,9 +405,9 @@ FROM_SEED: Final[dict[str, Callable[[ChatView, Action], Translated]]] = {
         "chat/toolCallConfirmed", "toolCallId", "approved", "confirmed", "reason", "reasonMessage"
     ),
     "session/toolCallComplete": _chat("chat/toolCallComplete", "toolCallId", "result"),
-    "session/turnComplete": _chat("chat/turnComplete"),
-    "session/turnCancelled": _chat("chat/turnCancelled"),
-    "session/error": _chat("chat/error", "error"),
+    "session/turnComplete": _ended("chat/turnComplete"),
+    "session/turnCancelled": _ended("chat/turnCancelled"),
+    "session/error": _ended("chat/error"),
     "session/usage": _chat("chat/usage", "usage"),
     "session/titleChanged": _session("session/titleChanged", "title"),
     "session/ready": _session("session/ready"),
@@ -275,6 +428,7 @@ def _start(view: ChatView, action: Action) -> Action:
 
 def _cancel(view: ChatView, action: Action) -> Action:
     cancelled = validate("dispatchAction", shapes.ChatTurnCancelled, action)
+    view.cancelling(cancelled["turnId"], cancelled.get("duration"))
     return {"type": "session/turnCancelled", "session": view.uri, "turnId": cancelled["turnId"]}
 
 

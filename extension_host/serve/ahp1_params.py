@@ -18,6 +18,7 @@ from pydantic import Field
 from .params import MAX_CLIENT_ID_CHARS, MAX_SUBSCRIPTIONS, MAX_TEXT_CHARS, MAX_URI_CHARS
 
 __all__ = [
+    "MAX_DURATION_MS",
     "MAX_WORKING_DIRECTORIES",
     "ROOT",
     "AuthenticateParams",
@@ -34,6 +35,8 @@ __all__ = [
 ROOT: Final = "ahp-root://"
 """The root channel: the connection-level commands name it."""
 MAX_WORKING_DIRECTORIES: Final = 64
+MAX_DURATION_MS: Final = 10 * 365 * 24 * 3600 * 1000
+"""The longest ``duration`` a client may give (ten years, in milliseconds)."""
 
 Uri = Annotated[str, Field(min_length=1, max_length=MAX_URI_CHARS)]
 Root = Literal["ahp-root://"]
@@ -111,6 +114,8 @@ class ChatTurnStarted(TypedDict):
 class ChatTurnCancelled(TypedDict):
     type: Literal["chat/turnCancelled"]
     turnId: Id
+    duration: NotRequired[Annotated[float, Field(ge=0, le=MAX_DURATION_MS)]]
+    """Milliseconds the turn ran, as the client counts them (echoed as given)."""
 
 
 class ToolCallConfirmed(TypedDict):

@@ -38,7 +38,7 @@ checks and effects do the work (:mod:`extension_host.serve.client_actions`).
 from __future__ import annotations
 
 import sys
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from extension_protocol.connection import ConnectionClosed
@@ -48,7 +48,7 @@ from ..validation import validate
 from ..version import __version__
 from . import ahp1_params as shapes
 from .actions import ActionLog
-from .ahp1_actions import PROGRESS_ACTIONS, ChatView
+from .ahp1_actions import PROGRESS_ACTIONS, ChatView, Shown, tool_definitions
 from .ahp1_params import ROOT
 from .client_actions import dispatch
 from .clients import Client, CommandHandler
@@ -103,6 +103,8 @@ class Ahp1:
         """Each served session's 1.0 view, by session URI."""
         self.chats: dict[str, ChatView] = {}
         """The same views, by chat URI."""
+        self._unlisten: dict[str, Callable[[], Any]] = {}
+        """Each served session's event subscription (for its usage), by session URI."""
         self.commands: Final[dict[str, CommandHandler]] = {
             "initialize": self._initialize,
             "reconnect": self._reconnect,
@@ -122,15 +124,22 @@ class Ahp1:
     # -- the server's hooks ----------------------------------------------------------------
 
     def session_added(self, session: ServedSession) -> None:
-        """Show a new served session to 1.0 clients."""
+        """Show a new served session to 1.0 clients (``root/sessionAdded``, then its chat
+        catalogue in ``root/sessionSummaryChanged``, as ``copilot --ahp-host`` announces one),
+        and follow its model calls' usage."""
         view = ChatView(session.uri, session.summary())
         self.views[session.uri] = view
         self.chats[view.chat] = view
+        self._unlisten[session.uri] = session.host.on_event(lambda event: self._on_event(view, event))
         self._broadcast("root/sessionAdded", {"channel": ROOT, "summary": view.summary()})
+        self._summary_changed(view, {"chats": view.catalog()})
 
     def session_removed(self, uri: str) -> None:
         """A served session is gone: its channels end for every 1.0 client."""
         view = self.views.pop(uri, None)
+        unlisten = self._unlisten.pop(uri, None)
+        if unlisten is not None:
+            unlisten()
         if view is None:
             return
         self.chats.pop(view.chat, None)
@@ -139,20 +148,15 @@ class Ahp1:
         self._broadcast("root/sessionRemoved", {"channel": ROOT, "session": uri})
 
     def publish(self, session: ServedSession, action: dict[str, Any], origin: dict[str, Any] | None) -> None:
-        """Send the 1.0 actions of a seed action of ``session`` to the subscribers of their channels."""
+        """Send the 1.0 actions of a seed action of ``session`` to the subscribers of their
+        channels; a turn's start announces the session's tools when they changed."""
         view = self.views.get(session.uri)
         if view is None:
             return
-        for channel, translated in view.translate(action):
-            envelope = self.log.append(translated, origin)
-            envelope["channel"] = channel
-            urgent = translated["type"] not in PROGRESS_ACTIONS
-            for client in [client for client in self.server.clients if client.ahp1 and channel in client.subscriptions]:
-                self._send(client, "action", envelope, urgent=urgent)
-            if translated["type"] == "session/chatUpdated":
-                changes = {"status": translated["changes"]["status"], "modifiedAt": translated["changes"]["modifiedAt"]}
-                params = {"channel": ROOT, "session": view.uri, "changes": changes}
-                self._broadcast("root/sessionSummaryChanged", params)
+        shown = view.translate(action)
+        if action["type"] == "session/turnStarted":
+            shown += view.server_tools(tool_definitions(session.host.tools.values()))
+        self._show(view, shown, origin)
 
     def dispatch_notification(self, client: Client, params: Any) -> None:
         """A 1.0 client's ``dispatchAction`` notification; what is refused is said on stderr."""
@@ -271,6 +275,29 @@ class Ahp1:
         seed = view.to_seed(channel, checked["action"])
         dispatch(self.server, client, {"clientSeq": checked["clientSeq"], "action": seed})
 
+    def _on_event(self, view: ChatView, event: Any) -> None:
+        """A host event of ``view``'s session: a model call's usage (not a subagent's) becomes ``chat/usage``."""
+        if event.get("type") == "assistant.usage" and not event.get("agentId"):
+            self._show(view, view.usage(event.get("data")), None)
+
+    def _show(self, view: ChatView, shown: Shown, origin: dict[str, Any] | None) -> None:
+        """Number each action, keep it for replay, send it to its channel's subscribers (the
+        origin only on the client's own), then announce what changed in the session's summary."""
+        for channel, translated, own in shown:
+            envelope = self.log.append(translated, origin if own else None)
+            if envelope["origin"] is None:
+                del envelope["origin"]  # a server's own action carries none
+            envelope["channel"] = channel
+            urgent = translated["type"] not in PROGRESS_ACTIONS
+            for client in [client for client in self.server.clients if client.ahp1 and channel in client.subscriptions]:
+                self._send(client, "action", envelope, urgent=urgent)
+        changes = view.take_changes()
+        if changes:
+            self._summary_changed(view, changes)
+
+    def _summary_changed(self, view: ChatView, changes: dict[str, Any]) -> None:
+        self._broadcast("root/sessionSummaryChanged", {"channel": ROOT, "session": view.uri, "changes": changes})
+
     def _known(self, channel: str) -> bool:
         return channel == ROOT or channel in self.views or channel in self.chats
 
@@ -288,7 +315,7 @@ class Ahp1:
             "models": [],
             "capabilities": {},
         }
-        return {"agents": [agent], "activeSessions": len(self.views)}
+        return {"agents": [agent]}
 
     def _broadcast(self, method: str, params: Any) -> None:
         for client in [client for client in self.server.clients if client.ahp1]:

@@ -526,6 +526,7 @@ _SESSION: Final[dict[str, Callable[[State, Action, Clock], State]]] = {
     "session/chatUpdated": _chat_updated,
     "session/defaultChatChanged": lambda state, action, now: {**state, "defaultChat": action.get("chat")},
     "session/metaChanged": lambda state, action, now: {**state, "_meta": action.get("_meta")},
+    "session/serverToolsChanged": lambda state, action, now: {**state, "serverTools": action.get("tools")},
 }
 
 SESSION_ACTIONS: Final = frozenset(_SESSION)

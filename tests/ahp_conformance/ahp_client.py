@@ -11,10 +11,16 @@ model calls ``probe_echo`` and then answers; a tool call waiting for confirmatio
 ``reconnect`` (a new connection asking, with the client's id and the last sequence number it saw
 before ``cancel``, for what it missed on its three channels).
 
-Every message is a :class:`Record` of the step it happened in; what the server sends after a
-step's last wait, until it has been quiet for :data:`QUIET` seconds, still belongs to that step.
-Every wait is bounded; a wait that runs out is recorded (``timeout``), not raised, so a server
-that never answers shows as a difference, with everything before it.
+Every message is a :class:`Record` of the step it belongs to, decided by what it is, not by
+when it came: an action about a turn belongs to the step that started the turn (``turn-1`` to
+``turn``, ``turn-2`` to ``cancel``), whenever it arrives; anything else to the step running
+when it arrives. Each step waits for the messages that end it (an answer; for a turn, its end
+and then the session list's news that the session is idle again; for ``sessions``, the new
+session's summary change), then drains only what is already in flight (quiet for
+:data:`QUIET` seconds, at most :data:`DRAIN` seconds), so a loaded machine delays a step but
+does not move a message into the next one. Every wait is bounded; a wait that runs out is
+recorded (``timeout``), not raised, so a server that never answers shows as a difference,
+with everything before it.
 """
 
 from __future__ import annotations
@@ -33,15 +39,21 @@ from websockets.asyncio.client import ClientConnection
 
 from ahp_conformance.ahp_fakes import seal
 
-__all__ = ["CLIENT_ID", "PROMPTS", "QUIET", "STEPS", "Gate", "Record", "run_script"]
+__all__ = ["CLIENT_ID", "PROMPTS", "QUIET", "STEPS", "TURN_STEPS", "Gate", "Record", "Script", "run_script"]
 
 ROOT: Final = "ahp-root://"
 VERSION: Final = "1.0.0"
 CLIENT_ID: Final = "ahp-differential-client"
 PROMPTS: Final = ("please echo hi", "say something slowly")
 STEPS: Final = ("initialize", "authenticate", "sessions", "subscribe", "turn", "cancel", "reconnect")
-QUIET: Final = 1.5
-"""Seconds without a message that end a step."""
+QUIET: Final = 0.3
+"""Seconds without a message that end a step's drain (after the messages that end it came)."""
+DRAIN: Final = 3.0
+"""Seconds a step's drain lasts at most."""
+TURN_STEPS: Final = {"turn-1": "turn", "turn-2": "cancel"}
+"""The step each of the script's turns belongs to: an action about it is recorded there."""
+ENDING_TIMEOUT: Final = 10.0
+"""Seconds a step waits for a message that follows its end (a summary change, news of agents)."""
 STEP_TIMEOUT: Final = 90.0
 REQUEST_TIMEOUT: Final = 30.0
 _FINISHED: Final = frozenset({"chat/turnComplete", "chat/turnCancelled", "chat/error"})
@@ -118,11 +130,19 @@ class Script:
     # -- recording
 
     def received(self, number: int, message: dict[str, Any], label: str | None) -> None:
-        self.records.append(Record(self.step, "received", number, message, label))
+        self.records.append(Record(self.step_of(message), "received", number, message, label))
         params = message.get("params")
         if isinstance(params, dict) and isinstance(params.get("serverSeq"), int):
             self.last_seq = max(self.last_seq, params["serverSeq"])
         self._changed.set()
+
+    def step_of(self, message: dict[str, Any]) -> str:
+        """The step ``message`` belongs to: its turn's for an action about one of the script's
+        turns, else the step running now."""
+        params = message.get("params")
+        action = params.get("action") if isinstance(params, dict) else None
+        turn = action.get("turnId") if isinstance(action, dict) else None
+        return TURN_STEPS.get(turn, self.step) if isinstance(turn, str) else self.step
 
     def note(self, said: str, **detail: Any) -> None:
         """A client-side happening worth comparing (a wait that ran out)."""
@@ -188,16 +208,32 @@ class Script:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), left)
 
-    async def settle(self) -> None:
-        """Wait until the server has been quiet for :data:`QUIET` seconds (at most a minute)."""
+    async def drain(self) -> None:
+        """Take what is already in flight: wait until the server has been quiet for
+        :data:`QUIET` seconds, at most :data:`DRAIN` seconds."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + 60
+        deadline = loop.time() + DRAIN
         while loop.time() < deadline:
             self._changed.clear()
             try:
-                await asyncio.wait_for(self._changed.wait(), QUIET)
+                await asyncio.wait_for(self._changed.wait(), min(QUIET, max(0.0, deadline - loop.time())))
             except TimeoutError:
                 return
+
+    async def idle_after(self, ended: Record, what: str) -> None:
+        """Wait (bounded, not noted) for the session list's news, after ``ended``, that the
+        session is idle again: a ``root/sessionSummaryChanged`` with status 1."""
+        after = self.records.index(ended)
+
+        def idle(record: Record) -> bool:
+            changes = (record.message.get("params") or {}).get("changes") or {}
+            return (
+                record.message.get("method") == "root/sessionSummaryChanged"
+                and changes.get("status") == 1
+                and self.records.index(record) > after
+            )
+
+        await self.until(idle, what, ENDING_TIMEOUT, noted=False)
 
     # -- the steps
 
@@ -210,7 +246,7 @@ class Script:
                 if not await body(state):
                     self.note("script stopped", step=step)
                     break
-                await self.settle()
+                await self.drain()
         finally:
             self.gate.release()
             await self.close()
@@ -245,6 +281,8 @@ class Script:
                     token = seal(initialized, root, resource, FAKE_GITHUB_TOKEN)
                     params = {"channel": ROOT, "resource": resource, "token": token}
                     await self.request("authenticate", "authenticate", params)
+                    agents = "root/agentsChanged after authenticate"
+                    await self.until(self._action("root/agentsChanged"), agents, ENDING_TIMEOUT, noted=False)
         return True
 
     async def _sessions(self, state: dict[str, Any]) -> bool:
@@ -252,7 +290,11 @@ class Script:
         session = f"ahp-session:/{uuid.uuid4()}"
         params = {"channel": session, "workingDirectories": [self.project_uri]}
         created = await self.request("createSession", "createSession", params)
-        await self.until(lambda r: r.message.get("method") == "root/sessionAdded", "root/sessionAdded", 10)
+        await self.until(lambda r: r.message.get("method") == "root/sessionAdded", "root/sessionAdded", ENDING_TIMEOUT)
+        summary = "root/sessionSummaryChanged of the new session"
+        await self.until(
+            lambda r: r.message.get("method") == "root/sessionSummaryChanged", summary, ENDING_TIMEOUT, noted=False
+        )
         await self.request("listSessions (one)", "listSessions", {"channel": ROOT})
         state["session"] = session
         return created is not None and "result" in created
@@ -270,6 +312,14 @@ class Script:
     def _started(self, turn: str, text: str) -> dict[str, Any]:
         message = {"text": text, "origin": {"kind": "user"}}
         return {"type": "chat/turnStarted", "turnId": turn, "startedAt": "2026-01-01T00:00:00.000Z", "message": message}
+
+    @staticmethod
+    def _action(kind: str) -> Callable[[Record], bool]:
+        def found(record: Record) -> bool:
+            action = (record.message.get("params") or {}).get("action") or {}
+            return bool(record.message.get("method") == "action" and action.get("type") == kind)
+
+        return found
 
     def _finished(self, turn: str) -> Callable[[Record], bool]:
         def found(record: Record) -> bool:
@@ -292,7 +342,9 @@ class Script:
                     confirmed.add(call)
                     approve = {"type": "chat/toolCallConfirmed", "turnId": "turn-1", "toolCallId": call}
                     await self.dispatch(chat, {**approve, "approved": True, "confirmed": "user-action"})
-            if await self.until(self._finished("turn-1"), "the end of turn-1", 1.0, noted=False) is not None:
+            ended = await self.until(self._finished("turn-1"), "the end of turn-1", 1.0, noted=False)
+            if ended is not None:
+                await self.idle_after(ended, "the session idle after turn-1")
                 state["last_seq"] = self.last_seq
                 return True
         self.note("waited in vain", what="the end of turn-1")
@@ -308,7 +360,10 @@ class Script:
         await self.dispatch(chat, {"type": "chat/turnCancelled", "turnId": "turn-2", "duration": 0})
         ended = await self.until(self._finished("turn-2"), "the end of turn-2")
         self.gate.release()
-        return ended is not None
+        if ended is None:
+            return False
+        await self.idle_after(ended, "the session idle after turn-2")
+        return True
 
     async def _reconnect(self, state: dict[str, Any]) -> bool:
         await self.close()

@@ -30,6 +30,17 @@ _COPILOT_META = (
     "messages, usage, tool telemetry, encryption keys); AHP leaves `_meta` to each implementation"
 )
 
+_CUSTOMIZATIONS = (
+    "AHP's customizations are plugins, directories (agents, skills, prompts, rules, hooks) and MCP servers; "
+    "this host's are extensions, which none of those types describes, so it reports none rather than an empty "
+    "list that would say none is active"
+)
+_EDITS = (
+    "Copilot CLI tracks the agent's file edits (changesets per session, chat and turn, and counts of added and "
+    "deleted lines); this host does not track file edits, so it has no changesets, and it leaves the optional "
+    "counts out rather than report zeros it cannot vouch for"
+)
+
 INTENDED: Final[tuple[Entry, ...]] = (
     Entry("authenticate: result of authenticate|authenticate: action root/agentsChanged", reason=_AUTH),
     Entry(
@@ -48,11 +59,40 @@ INTENDED: Final[tuple[Entry, ...]] = (
     Entry("subscribe: result of subscribe (session)", "snapshot.state._meta", _COPILOT_META),
     Entry("*: action session/metaChanged", reason=_COPILOT_META),
     Entry("turn: action chat/toolCallComplete", "action._meta", _COPILOT_META),
+    Entry("turn: action chat/usage", "action.usage._meta", _COPILOT_META),
     Entry(
         "*",
         "*provider|snapshots[].state.agents[].displayName",
         "the agent provider is what each server runs: `copilot` there, the configured one here (`openai`)",
         kind="values",
+    ),
+    Entry(
+        "initialize: result of initialize",
+        "snapshots[].state.agents[].capabilities.*",
+        "Copilot CLI's agent runs several chats in a session and several working directories; this host's session "
+        "has one chat and one working directory, and in AHP a capability left out is one the agent lacks (even an "
+        "empty object would claim it)",
+        kind="cli only",
+    ),
+    Entry(
+        "initialize: result of initialize",
+        "completionTriggerCharacters",
+        "this host does not answer `completions` over AHP 1.0 (its 0.1.0 protocol does), so it names no characters "
+        "that would make a client ask",
+        kind="cli only",
+    ),
+    Entry(
+        "initialize: result of initialize",
+        "terminalCommandPrefix",
+        "Copilot CLI runs a prompt that starts with `!` as a terminal command; this host gives every prompt to the "
+        "agent, and in AHP a prefix left out means the host has no such shorthand",
+        kind="cli only",
+    ),
+    Entry(
+        "initialize: result of initialize",
+        "serverInfo",
+        "`serverInfo` is optional in AHP 1.0; this host names itself (`extension-host`), Copilot CLI does not",
+        kind="host only",
     ),
     Entry(
         "turn: action chat/toolCallComplete",
@@ -61,21 +101,40 @@ INTENDED: Final[tuple[Entry, ...]] = (
         "`probe_echo` call ends in `Tool 'probe_echo' does not exist.`); this host runs the extension's tool",
     ),
     Entry(
+        "turn: action session/serverToolsChanged",
+        "action.tools[].*",
+        "each server lists the tools its own agent is offered: Copilot CLI its built-in tools (with its own "
+        "`_meta`), this host the extensions' tools and its own (`extensions_manage`, `extensions_reload`)",
+    ),
+    Entry(
+        "turn: action chat/usage",
+        "action.usage.cacheReadTokens",
+        "this host reports the token counts the model endpoint gives, and the scripted endpoint gives no cached "
+        "tokens; Copilot CLI reports 0 for them",
+        kind="cli only",
+    ),
+    Entry(
         "subscribe: result of subscribe (session)|initialize: result of initialize",
         "snapshot.state.config|snapshots[].state.config",
         "the session configuration schema is Copilot's runtime's (approval modes, session store, Mission Control "
         "publishing); this host's agent has no such options",
     ),
+    Entry("subscribe: result of subscribe (session)", "snapshot.state.customizations", _CUSTOMIZATIONS),
+    Entry("*: action session/customizationsChanged", reason=_CUSTOMIZATIONS),
+    Entry("*", "*changes|snapshot.state.changesets", _EDITS, kind="cli only"),
     Entry(
-        "subscribe: result of subscribe (*)",
-        "snapshot.state.changesets",
-        "Copilot CLI tracks the agent's file edits per turn and session (changeset channels); this host does not",
+        "sessions: root/sessionSummaryChanged",
+        "changes.annotations",
+        "Copilot CLI gives each session an annotations channel (`ahp-session:/<id>/annotations`) and announces it "
+        "in the session list; this host has no annotations",
+        kind="cli only",
     ),
     Entry(
-        "initialize: result of initialize",
-        "serverInfo",
-        "`serverInfo` is optional in AHP 1.0; this host names itself (`extension-host`), Copilot CLI does not",
-        kind="host only",
+        "cancel: root/sessionSummaryChanged",
+        "changes.status|changes.chats[].status|changes.modifiedAt",
+        "Copilot CLI 1.0.102 tells the session list of a turn's start only with the first prompt's title, and of "
+        "a turn's end without the time; this host tells the list each change of the session's status with the "
+        "time it changed (the cancelled turn's start, 8, too)",
     ),
 )
 """Differences by design (each with its reason)."""
