@@ -12,7 +12,8 @@ seed action                         AHP 1.0 action (channel)
 ``session/turnStarted``             ``chat/turnStarted`` (chat), ``message.origin``
                                     ``{kind: "user"}``, ``startedAt``
 ``session/delta``, ``responsePart``  ``chat/delta``, ``chat/responsePart`` (chat)
-``session/toolCallStart``           ``chat/toolCallStart`` (chat)
+``session/toolCallStart``           ``chat/toolCallStart`` (chat), ``displayName`` the
+                                    tool's name in words (``probe_echo``: ``probe echo``)
 ``session/permissionRequest``       ``chat/toolCallReady`` without ``confirmed``: the
                                     call waits in ``pending-confirmation`` (a request
                                     about no tool call is not shown)
@@ -22,14 +23,21 @@ seed action                         AHP 1.0 action (channel)
 ``toolCallConfirmed``,              ``chat/toolCallComplete`` (chat)
 ``toolCallComplete``
 ``session/turnComplete``,           ``chat/turnComplete``, ``chat/turnCancelled``,
-``turnCancelled``, ``error``        ``chat/error`` (chat)
+``turnCancelled``, ``error``        ``chat/error`` (chat), with the turn's ``duration``
+                                    (ms; a client's cancel: the one it gave)
 ``session/usage``                   ``chat/usage`` (chat)
 ``session/titleChanged``,           the same (session)
 ``session/ready``
 ==================================  ==================================================
 
-Others (canvases, model changes) have no 1.0 action here and are not shown. When a chat
-action changes the chat's status, ``session/chatUpdated`` follows on the session channel.
+Others (canvases, model changes) have no 1.0 action here and are not shown. What follows from
+an action, as ``copilot --ahp-host`` sends it, carries no origin (only the echo of a client's
+own action does): after a change of the chat's status, ``session/chatUpdated``; after a
+turn's end, ``session/activityChanged`` (no activity); after the first prompt of a session
+with no title of its own (it shows its URI's last segment until then), ``session/titleChanged``;
+and the summary's changes, for ``root/sessionSummaryChanged``. Beside the seed's actions,
+:meth:`ChatView.usage` makes ``chat/usage`` of a model call's ``assistant.usage`` and
+:meth:`ChatView.server_tools` ``session/serverToolsChanged`` of the offered tools.
 :data:`TO_SEED` maps what a 1.0 client dispatches to the seed action that does it, so the
 seed protocol's checks and effects (:mod:`extension_host.serve.client_actions`) are the only
 ones. This module knows actions and states, not clients or transports.

@@ -22,7 +22,9 @@ command                  what it does
                          ``chat/toolCallConfirmed`` on a chat's channel
 ``listSessions``         ``{items: [SessionSummary]}``
 ``createSession``        a session on ``channel`` (its first ``workingDirectories`` entry,
-                         else the server's folder), announced by ``root/sessionAdded``
+                         else the server's folder), announced by ``root/sessionAdded`` and
+                         ``root/sessionSummaryChanged`` (its chats), as each later change
+                         of its summary is
 ``disposeSession``       stops it, announced by ``root/sessionRemoved``
 ``createChat``,          refused: a session has one chat here (its agent advertises no
 ``disposeChat``          ``multipleChats``)
@@ -31,14 +33,16 @@ command                  what it does
                          of ``serve --listen`` is the only credential)
 =======================  ==============================================================
 
-This module knows 1.0's commands and who is subscribed to what channel; the seed protocol's
+Of a session's host events it reads only a model call's usage (``assistant.usage``, for
+``chat/usage``); a turn's start announces the session's offered tools when they changed. This
+module knows 1.0's commands and who is subscribed to what channel; the seed protocol's
 checks and effects do the work (:mod:`extension_host.serve.client_actions`).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from extension_protocol.connection import ConnectionClosed
@@ -103,8 +107,6 @@ class Ahp1:
         """Each served session's 1.0 view, by session URI."""
         self.chats: dict[str, ChatView] = {}
         """The same views, by chat URI."""
-        self._unlisten: dict[str, Callable[[], Any]] = {}
-        """Each served session's event subscription (for its usage), by session URI."""
         self.commands: Final[dict[str, CommandHandler]] = {
             "initialize": self._initialize,
             "reconnect": self._reconnect,
@@ -130,16 +132,14 @@ class Ahp1:
         view = ChatView(session.uri, session.summary())
         self.views[session.uri] = view
         self.chats[view.chat] = view
-        self._unlisten[session.uri] = session.host.on_event(lambda event: self._on_event(view, event))
+        # Held by the host's event bus only (never here), so a disposed session's host is freed at once.
+        session.host.on_event(lambda event: self._on_event(view, event))
         self._broadcast("root/sessionAdded", {"channel": ROOT, "summary": view.summary()})
         self._summary_changed(view, {"chats": view.catalog()})
 
     def session_removed(self, uri: str) -> None:
         """A served session is gone: its channels end for every 1.0 client."""
         view = self.views.pop(uri, None)
-        unlisten = self._unlisten.pop(uri, None)
-        if unlisten is not None:
-            unlisten()
         if view is None:
             return
         self.chats.pop(view.chat, None)
@@ -277,7 +277,7 @@ class Ahp1:
 
     def _on_event(self, view: ChatView, event: Any) -> None:
         """A host event of ``view``'s session: a model call's usage (not a subagent's) becomes ``chat/usage``."""
-        if event.get("type") == "assistant.usage" and not event.get("agentId"):
+        if event.get("type") == "assistant.usage" and not event.get("agentId") and self.views.get(view.uri) is view:
             self._show(view, view.usage(event.get("data")), None)
 
     def _show(self, view: ChatView, shown: Shown, origin: dict[str, Any] | None) -> None:

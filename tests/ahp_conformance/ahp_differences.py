@@ -7,6 +7,8 @@ extension conformance suite's :class:`~conformance.differences.Entry` (subject a
 glob; ``path=""`` is the subject as a whole, ``kind`` narrows it); the subject starts with the
 step (``turn: action chat/toolCallStart``), so ``*: ...`` matches it in any step. An entry that
 matches nothing in a run is stale and fails the test too, so the table says only what is true.
+The documentation shows the same table (:data:`PAGE`, section "Differences from Copilot CLI"),
+row for row (``tests/ahp_conformance/test_ahp_tables.py`` checks it).
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from typing import Final
 from conformance.compare import Difference
 from conformance.differences import Entry
 
-__all__ = ["INTENDED", "classify", "stale"]
+__all__ = ["INTENDED", "PAGE", "classify", "stale"]
+
+PAGE: Final = "serving-ahp.md"
+"""The page of the documentation (under ``docs/``) that shows the table."""
 
 _AUTH = (
     "Copilot CLI serves GitHub Copilot, which needs the user's GitHub credential: it advertises the GitHub "
