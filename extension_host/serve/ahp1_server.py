@@ -149,12 +149,13 @@ class Ahp1:
 
     def publish(self, session: ServedSession, action: dict[str, Any], origin: dict[str, Any] | None) -> None:
         """Send the 1.0 actions of a seed action of ``session`` to the subscribers of their
-        channels; a turn's start announces the session's tools when they changed."""
+        channels; a turn's start announces the session's tools when they changed (while any 1.0
+        client is connected: none, none is told, and the next turn's start after one connects tells)."""
         view = self.views.get(session.uri)
         if view is None:
             return
         shown = view.translate(action)
-        if action["type"] == "session/turnStarted":
+        if action["type"] == "session/turnStarted" and any(client.ahp1 for client in self.server.clients):
             shown += view.server_tools(tool_definitions(session.host.tools.values()))
         self._show(view, shown, origin)
 
