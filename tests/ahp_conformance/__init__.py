@@ -13,7 +13,9 @@ reviewed table of :mod:`ahp_differences` (each entry with its reason). Marked ``
 - ``ahp_client``: the script and its records.
 - ``ahp_sides``: each server started, driven and stopped (every process reaped).
 - ``ahp_transcript``: subjects, normalisation, comparison, the per-step dump.
-- ``ahp_differences``: the table.
+- ``ahp_differences``: the table (shown in ``docs/serving-ahp.md``).
 - ``test_ahp_differential``: records each side once (a module-scoped fixture) and compares; on
   failure the message names the folder holding both sides' normalised transcripts.
+- ``test_ahp_tables``: the normalisation, subjects, comparison, step attribution and table,
+  without node (the fast lane), and the table in ``docs/serving-ahp.md`` equal to the code's.
 """
