@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -18,6 +19,8 @@ from extension_host.serve.server import ProtocolServer, ServerOptions
 from extension_protocol.connection import Connection
 
 VERSION = "0.1.0"
+AHP1 = "1.0.0"
+AHP1_ROOT = "ahp-root://"
 _SERVING: set[asyncio.Future[None]] = set()
 
 
@@ -38,6 +41,8 @@ class ServeClient:
         connection.on_notification(
             "notify/sessionRemoved", lambda params: self._on_notification("notify/sessionRemoved", params)
         )
+        for method in ("root/sessionAdded", "root/sessionRemoved", "root/sessionSummaryChanged"):
+            connection.on_notification(method, functools.partial(self._on_notification, method))
         self._serving = asyncio.ensure_future(self._serve())
 
     async def _serve(self) -> None:
@@ -67,6 +72,28 @@ class ServeClient:
             params["initialSubscriptions"] = subscriptions
         result: dict[str, Any] = await self.request("initialize", params)
         return result
+
+    async def initialize_ahp1(self, subscriptions: list[str] | None = None) -> dict[str, Any]:
+        """``initialize`` as an AHP 1.0 client (naming the root channel)."""
+        params: dict[str, Any] = {"channel": AHP1_ROOT, "protocolVersions": [AHP1], "clientId": self.client_id}
+        if subscriptions:
+            params["initialSubscriptions"] = subscriptions
+        result: dict[str, Any] = await self.request("initialize", params)
+        return result
+
+    def dispatch_ahp1(self, channel: str, action: dict[str, Any]) -> int:
+        """An AHP 1.0 ``dispatchAction`` of ``action`` on ``channel``; its ``clientSeq``."""
+        self._seq += 1
+        self.connection.notify("dispatchAction", {"channel": channel, "clientSeq": self._seq, "action": action})
+        return self._seq
+
+    def on_channel(self, channel: str, kind: str | None = None) -> list[dict[str, Any]]:
+        """The AHP 1.0 actions received on ``channel`` (of type ``kind``), in order."""
+        return [
+            e["action"]
+            for e in self.envelopes
+            if e.get("channel") == channel and (kind is None or e["action"]["type"] == kind)
+        ]
 
     async def create_session(self, uri: str, directory: Path, **extra: Any) -> None:
         await self.request("createSession", {"session": uri, "workingDirectory": directory.as_uri(), **extra})
@@ -222,3 +249,37 @@ async def on_websocket(server: ProtocolServer, token: str) -> AsyncIterator[str]
         stop.set()
         await asyncio.gather(serving, return_exceptions=True)
         await server.close()
+
+
+COUNTER = """
+    from sdk_extension import join_session, tool
+
+    @tool(description="Count the words of a text")
+    def count(text: str) -> str:
+        return str(len(text.split()))
+
+    join_session(tools=[count])
+"""
+
+ASKING_GUARD = """
+    from sdk_extension import join_session
+
+    def guard(input, invocation):
+        if input.tool_name == "count":
+            return {"permission_decision": "ask", "permission_decision_reason": "it counts"}
+
+    join_session(hooks={"on_pre_tool_use": guard})
+"""
+
+COUNT_THEN_ANSWER: list[list[dict[str, Any]]] = [
+    [
+        {"text": "Let me count.", "toolCalls": [{"name": "count", "arguments": {"text": "one two three"}}]},
+        {"text": "Three words."},
+    ]
+]
+
+
+def served(project: Any, prompts: list[list[dict[str, Any]]]) -> ProtocolServer:
+    """A server of scripted sessions for ``project`` (a ``helpers.Project``), answering ``prompts``."""
+    script = write_script(project.home / "script.json", prompts)
+    return in_process_server(script, project.home)

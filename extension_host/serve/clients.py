@@ -25,6 +25,8 @@ class Client:
 
     connection: Connection
     client_id: str | None = None
+    ahp1: bool = False
+    """It speaks AHP 1.0 (its subscriptions are channels), not the seed protocol."""
     subscriptions: set[str] = field(default_factory=set)
     held: list[tuple[str, Any, bool]] | None = None
     """Notifications waiting for an answer to be written first (see :meth:`hold`)."""

@@ -6,9 +6,12 @@ and serves any number of client connections (:meth:`ProtocolServer.serve_client`
 command a client may send is in one table, :attr:`ProtocolServer.commands` (method name →
 ``async (client, params) -> result``): wiring another command is one entry there.
 
-- ``initialize`` must come first (anything else before it is ``INVALID_REQUEST``); it picks the
-  first of the client's ``protocolVersions`` the server speaks (:data:`PROTOCOL_VERSIONS`) or
-  fails with ``UNSUPPORTED_PROTOCOL_VERSION``.
+- ``initialize`` must come first (anything else before it is ``INVALID_REQUEST``). One whose
+  params name a ``channel`` is AHP 1.0's and makes the client a 1.0 client, served by the
+  command table of :mod:`extension_host.serve.ahp1_server` from then on; one without is the seed
+  protocol's: it picks the first of the client's ``protocolVersions`` the seed table speaks
+  (``0.1.0``) or fails with ``UNSUPPORTED_PROTOCOL_VERSION``. A method the client's version
+  lacks is ``METHOD_NOT_FOUND``. The sessions are the same for both.
 - Every state change is an action envelope (:mod:`extension_host.serve.actions`), folded into
   its session's state and sent as an ``action`` notification to the session's subscribers, in
   ``serverSeq`` order; ``notify/sessionAdded`` / ``notify/sessionRemoved`` go to every client.
@@ -49,7 +52,7 @@ from urllib.parse import unquote, urlparse
 from extension_protocol.connection import Connection, ConnectionClosed, QueueOverflow
 from extension_protocol.framing import FramingError
 from extension_protocol.nesting import MAX_DEPTH, nests_deeper
-from extension_protocol.protocol import INVALID_PARAMS, INVALID_REQUEST
+from extension_protocol.protocol import INVALID_PARAMS, INVALID_REQUEST, METHOD_PING
 from extension_protocol.tasks import BackgroundTasks
 
 from ..calls.canvases import Canvases
@@ -64,6 +67,7 @@ from ..session.custom_agents import agents_from_wire
 from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
+from .ahp1_server import AHP1_VERSION, Ahp1, method_not_found, speaks_ahp1
 from .canvas_routes import CanvasCommands
 from .capacity import Collector, checked_max_sessions, derived_max_sessions
 from .client_actions import dispatch
@@ -89,8 +93,10 @@ __all__ = [
     "ServerOptions",
 ]
 
-PROTOCOL_VERSIONS: Final = ("0.1.0",)
-"""The protocol versions this server speaks, most preferred first."""
+SEED_VERSION: Final = "0.1.0"
+PROTOCOL_VERSIONS: Final = (AHP1_VERSION, SEED_VERSION)
+"""The protocol versions this server speaks, most preferred first: AHP 1.0 (an ``initialize``
+naming its ``channel``) and the seed protocol's 0.1.0 (one naming none)."""
 DEFAULT_FETCH_TURNS: Final = 50
 """Turns a ``fetchTurns`` without ``limit`` returns."""
 MAX_REMEMBERED_CLIENTS: Final = 4096
@@ -165,14 +171,17 @@ class ProtocolServer:
         self.commands.update(self.content.commands())
         self.commands.update(ExtensionCommands(self.session).commands())  # listExtensions, reloadExtensions
         self.commands.update(CanvasCommands(self._canvases_of).commands())  # invokeCanvasAction, closeCanvas
+        self.ahp1: Final = Ahp1(self)
+        """AHP 1.0: its commands, channels and sequence, over the same sessions."""
+        self._methods: Final = frozenset(self.commands) | frozenset(self.ahp1.commands)
 
     # -- connections ---------------------------------------------------------------------
 
     async def serve_client(self, connection: Connection) -> None:
         """Serve one client until its connection ends; its failure is its own."""
         client = Client(connection)
-        for method, handler in self.commands.items():
-            connection.on_request(method, self._bind(client, method, handler))
+        for method in self._methods:
+            connection.on_request(method, self._bind(client, method))
         connection.on_notification("dispatchAction", lambda params: self._dispatch_notification(client, params))
         connection.on_notification("unsubscribe", lambda params: self._unsubscribe(client, params))
         self.clients.add(client)
@@ -186,10 +195,19 @@ class ProtocolServer:
             self._sync_canvases(client)
             connection.close()
 
-    def _bind(self, client: Client, method: str, handler: CommandHandler) -> Callable[[Any], Awaitable[Any]]:
+    def _bind(self, client: Client, method: str) -> Callable[[Any], Awaitable[Any]]:
         async def run(params: Any) -> Any:
-            if client.client_id is None and method not in ("initialize", "reconnect"):
+            if client.client_id is not None:
+                table = self.ahp1.commands if client.ahp1 else self.commands
+            elif method in ("initialize", "reconnect"):
+                table = self.ahp1.commands if speaks_ahp1(params) else self.commands
+            elif method == METHOD_PING:
+                table = self.ahp1.commands  # answered before initialize, as AHP 1.0 asks
+            else:
                 raise ServeError(INVALID_REQUEST, f"{method}: send initialize first")
+            handler = table.get(method)
+            if handler is None:
+                raise method_not_found(method)
             return await handler(client, params)
 
         return run
@@ -215,11 +233,12 @@ class ProtocolServer:
         envelope = self.log.append(action, origin)
         session.apply(action)
         urgent = action["type"] not in PROGRESS_ACTIONS
-        for client in [client for client in self.clients if session.uri in client.subscriptions]:
+        for client in [client for client in self.clients if session.uri in client.subscriptions and not client.ahp1]:
             self._send(client, "action", envelope, urgent=urgent)
+        self.ahp1.publish(session, action, origin)
 
     def _broadcast(self, method: str, params: Any) -> None:
-        for client in [client for client in self.clients if client.client_id is not None]:
+        for client in [client for client in self.clients if client.client_id is not None and not client.ahp1]:
             self._send(client, method, params)
 
     def _send(self, client: Client, method: str, params: Any, *, urgent: bool = True) -> None:
@@ -233,7 +252,9 @@ class ProtocolServer:
 
     async def _initialize(self, client: Client, params: Any) -> dict[str, Any]:
         checked = validate("initialize", shapes.InitializeParams, params)
-        version = next((v for v in checked["protocolVersions"] if v in PROTOCOL_VERSIONS), None)
+        version = next((v for v in checked["protocolVersions"] if v == SEED_VERSION), None)
+        if version is None and AHP1_VERSION in checked["protocolVersions"]:
+            raise ServeError(INVALID_PARAMS, "invalid params: missing field `channel` (AHP 1.0 names ahp-root://)")
         if version is None:
             offered = ", ".join(checked["protocolVersions"])
             raise ServeError(
@@ -349,6 +370,7 @@ class ProtocolServer:
         finally:
             self._creating.discard(uri)
         self._broadcast("notify/sessionAdded", {"summary": session.summary()})
+        self.ahp1.session_added(session)
 
     async def _dispose_session(self, client: Client, params: Any) -> None:
         uri = validate("disposeSession", shapes.SessionParams, params)["session"]
@@ -362,6 +384,7 @@ class ProtocolServer:
         del session  # nothing holds it now: its cycles are garbage
         self._collector.stopped()
         self._broadcast("notify/sessionRemoved", {"session": uri})
+        self.ahp1.session_removed(uri)
 
     async def _list_sessions(self, client: Client, params: Any) -> dict[str, Any]:
         return {"items": [session.summary() for session in self.sessions.values()]}
@@ -380,6 +403,9 @@ class ProtocolServer:
     def _dispatch_notification(self, client: Client, params: Any) -> None:
         if client.client_id is None:
             return  # before initialize: nobody to tell, nothing to do
+        if client.ahp1:
+            self.ahp1.dispatch_notification(client, params)
+            return
         try:
             dispatch(self, client, params)
         except ServeError as exc:
@@ -403,6 +429,15 @@ class ProtocolServer:
         if session is None:
             raise ServeError(SESSION_NOT_FOUND, f"no session {uri} on this server; create it with createSession")
         return session
+
+    def provider_name(self) -> str:
+        """The provider of a session created without naming one."""
+        return self.options.provider
+
+    def default_directory_uri(self) -> str | None:
+        """The working directory of a session created without one, as a ``file:`` URI."""
+        directory = self.options.default_directory
+        return directory.as_uri() if directory is not None else None
 
     def _working_directory(self, uri: str | None) -> Path:
         if uri is None:

@@ -15,7 +15,8 @@ socket and the WebSocket, the number of clients (:data:`MAX_CLIENTS`: one more i
   socket, clients of other users dropped at once. Same framing.
 - **WebSocket** (:func:`serve_websocket`): one JSON-RPC message per text message. Loopback
   only unless ``allow_remote`` (with a token of the user's choosing); the token
-  (:mod:`extension_host.control.tokens`) is required as ``?token=`` or ``Authorization: Bearer``.
+  (:mod:`extension_host.control.tokens`) is required as ``?token=``, AHP 1.0's ``?tkn=`` or
+  ``Authorization: Bearer``.
   A browser's WebSocket from a page of another origin is refused (403); a plain ``GET`` with
   the token gets the web page (:mod:`extension_host.serve.web_page`).
   Needs the ``websockets`` package (``pip install 'extension-host[serve]'``), imported only
@@ -230,7 +231,8 @@ async def serve_websocket(
     def authenticate(connection: Any, request: Any) -> Any:
         offered = bearer_token(request.headers.get("Authorization"))
         if offered is None:
-            offered = next(iter(parse_qs(urlparse(request.path).query).get("token", ())), None)
+            query = parse_qs(urlparse(request.path).query)
+            offered = next(iter(query.get("token", query.get("tkn", ()))), None)  # tkn: AHP 1.0's name
         if not token_matches(offered, token):
             return answer(401, "Unauthorized", "a valid token is required (?token=...)")
         host_header = request.headers.get("Host")

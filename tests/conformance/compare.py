@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from conformance.transcript import Message, Transcript, normalise
 
-__all__ = ["ORDER_RULES", "Difference", "compare", "compare_models", "paths"]
+__all__ = ["ORDER_RULES", "Difference", "compare", "compare_models", "paths", "shapes"]
 
 ORDER_RULES: Final = (
     ("event tool.execution_start", "hook preToolUse"),
@@ -83,7 +83,8 @@ def paths(value: Any, prefix: str = "") -> Iterator[tuple[str, str | None]]:
         yield prefix, json.dumps(value, sort_keys=True)
 
 
-def _shapes(messages: Iterable[Message]) -> dict[str, dict[str, set[str]]]:
+def shapes(messages: Iterable[Message]) -> dict[str, dict[str, set[str]]]:
+    """Per subject, every key path its messages have, with the values each path held."""
     shapes: dict[str, dict[str, set[str]]] = {}
     for message in messages:
         shape = shapes.setdefault(message.subject, {})
@@ -157,7 +158,7 @@ def _raw_ids(value: Any, prefix: str = "", key: str = "") -> Iterator[tuple[str,
 
 def compare(cli: Transcript, host: Transcript) -> list[Difference]:
     """Every difference between the CLI's and the host's transcript of one extension."""
-    cli_shapes, host_shapes = _shapes(cli.messages), _shapes(host.messages)
+    cli_shapes, host_shapes = shapes(cli.messages), shapes(host.messages)
     found = compare_shapes(cli_shapes, host_shapes)
     common = {
         f"{subject} {path}"

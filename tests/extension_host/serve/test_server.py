@@ -12,7 +12,17 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from serve_client import FakeSession, ServeClient, connect_in_process, in_process_server, write_script
+from serve_client import (
+    ASKING_GUARD,
+    COUNT_THEN_ANSWER,
+    COUNTER,
+    FakeSession,
+    ServeClient,
+    connect_in_process,
+    in_process_server,
+    served,
+    write_script,
+)
 
 from extension_host.project.trust import TRUST_ENV
 from extension_host.serve import capacity
@@ -33,38 +43,6 @@ from extension_protocol.protocol import INVALID_PARAMS, INVALID_REQUEST, METHOD_
 from helpers import Project, recording_program, run
 
 pytestmark = pytest.mark.subprocess
-
-COUNTER = """
-    from sdk_extension import join_session, tool
-
-    @tool(description="Count the words of a text")
-    def count(text: str) -> str:
-        return str(len(text.split()))
-
-    join_session(tools=[count])
-"""
-
-ASKING_GUARD = """
-    from sdk_extension import join_session
-
-    def guard(input, invocation):
-        if input.tool_name == "count":
-            return {"permission_decision": "ask", "permission_decision_reason": "it counts"}
-
-    join_session(hooks={"on_pre_tool_use": guard})
-"""
-
-COUNT_THEN_ANSWER: list[list[dict[str, Any]]] = [
-    [
-        {"text": "Let me count.", "toolCalls": [{"name": "count", "arguments": {"text": "one two three"}}]},
-        {"text": "Three words."},
-    ]
-]
-
-
-def served(project: Project, prompts: list[list[dict[str, Any]]]) -> ProtocolServer:
-    script = write_script(project.home / "script.json", prompts)
-    return in_process_server(script, project.home)
 
 
 @asynccontextmanager
