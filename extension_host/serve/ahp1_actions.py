@@ -47,6 +47,7 @@ from extension_protocol.protocol import INVALID_PARAMS
 from ..validation import validate
 from . import ahp1_params as shapes
 from .ahp1_state import IDLE, iso, now_ms, reduce_chat, reduce_session
+from .delta_runs import DeltaFold
 from .errors import ServeError
 
 __all__ = [
@@ -92,7 +93,9 @@ class ChatView:
             "status": IDLE,
             "modifiedAt": modified,
         }
-        self.chat_state: dict[str, Any] = {**chat_summary, "turns": []}
+        self._chat_fold: Final = DeltaFold(
+            {**chat_summary, "turns": []}, lambda state, action: reduce_chat(state, action, now=self._now), "chat/delta"
+        )
         session: dict[str, Any] = {
             "resource": uri,
             "provider": summary.get("provider"),
@@ -108,6 +111,15 @@ class ChatView:
         if summary.get("workingDirectory"):
             session["workingDirectories"] = [summary["workingDirectory"]]
         self.session_state: dict[str, Any] = session
+
+    @property
+    def chat_state(self) -> dict[str, Any]:
+        """The chat's state (a run of deltas is folded into it at once, when it is read)."""
+        return self._chat_fold.state
+
+    @chat_state.setter
+    def chat_state(self, state: dict[str, Any]) -> None:
+        self._chat_fold.state = state
 
     def summary(self) -> dict[str, Any]:
         """The session's ``SessionSummary`` (for ``listSessions`` and ``root/sessionAdded``)."""
@@ -131,7 +143,10 @@ class ChatView:
             return []
         out: Translated = []
         for channel, translated in make(self, action):
-            if channel == self.chat:
+            if channel == self.chat and translated["type"] == "chat/delta":
+                self._chat_fold.apply(translated)  # it changes no status
+                out.append((channel, translated))
+            elif channel == self.chat:
                 before = self.chat_state.get("status")
                 self.chat_state = reduce_chat(self.chat_state, translated, now=self._now)
                 out.append((channel, translated))
