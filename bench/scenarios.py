@@ -532,6 +532,27 @@ async def acp_turn(ctx: Context) -> Outcome:
     return await _turns_against_api(ctx, "acp_turn", acp.acp_turns, "acp (a client on stdio)", 1.3)
 
 
+async def serve_ahp1(ctx: Context) -> Outcome:
+    """The same turn through ``extensions serve --stdio`` by an AHP 1.0 client and a 0.1.0 one."""
+    s = ctx.settings
+    one = ctx.project("serve_ahp1", 1)
+    turns = max(3, s.calls // 30)
+    seeds, ahp1s = await interleaved(
+        s.runs,
+        lambda: served.served_turns(one, ctx.home, turns, served.SEED),
+        lambda: served.served_turns(one, ctx.home, turns, served.AHP1),
+    )
+    warmup = 1
+    a, v = run_medians(seeds, warmup, 1e3), run_medians(ahp1s, warmup, 1e3)
+    return Outcome(
+        [
+            figure("serve_ahp1.seed_ms", "turn with one tool call through serve, a 0.1.0 client", MS, a),
+            figure("serve_ahp1.ahp1_ms", "  the same turn, an AHP 1.0 client", MS, v),
+            figure("serve_ahp1.ratio", "  AHP 1.0 / 0.1.0", X, ratios(v, a), Target("<=", 1.1)),
+        ]
+    )
+
+
 async def serve_fanout(ctx: Context) -> Outcome:
     """Events of one session delivered to 10 subscribed clients on the server's socket."""
     s = ctx.settings
@@ -674,6 +695,7 @@ SCENARIOS: dict[str, Callable[[Context], Awaitable[Outcome]]] = {
     "append": append,
     "serve_turn": serve_turn,
     "acp_turn": acp_turn,
+    "serve_ahp1": serve_ahp1,
     "serve_fanout": serve_fanout,
     "serve_replay": serve_replay,
     "serve_sessions": serve_sessions,

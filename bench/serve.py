@@ -4,7 +4,8 @@ clients, and a long ``reconnect``.
 - :func:`api_turns` / :func:`served_turns`: the same turn (one ``echo0`` tool call, then a
   reply) with a scripted agent, through ``host.send_and_wait`` in this process, and through
   ``extensions serve --stdio`` in a child, from dispatching ``session/turnStarted`` to receiving
-  ``session/turnComplete``.
+  ``session/turnComplete``; or, by an AHP 1.0 client, from ``chat/turnStarted`` on the session's
+  chat channel to ``chat/turnComplete``.
 - :func:`fan_out`: a server in this process, 10 clients in a child process on its Unix socket,
   subscribed to one session; events are emitted one per millisecond, each carrying the monotonic
   time it was emitted (the clock is the machine's, shared by both processes), and each client
@@ -21,8 +22,10 @@ import os
 import socket
 import tempfile
 import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from extension_host import AgentReply, ExtensionHost, ScriptedAgent, ToolCall
 from extension_host.launch.interpreter import python_command
@@ -39,6 +42,10 @@ TURN = [
     {"text": "Done."},
 ]
 """One prompt's script: a tool call, then the answer."""
+SEED: Final = "0.1.0"
+AHP1: Final = "1.0.0"
+_COMPLETE: Final = frozenset({"session/turnComplete", "chat/turnComplete"})
+_ENDS: Final = _COMPLETE | {"session/error", "chat/error"}
 _TRUSTING_DEPTH = 10**9
 """A nesting bound no body reaches: the bench's clients skip the depth walk a server must do."""
 
@@ -61,8 +68,9 @@ async def api_turns(project: Path, home: Path, turns: int) -> list[float]:
         return times
 
 
-async def served_turns(project: Path, home: Path, turns: int) -> list[float]:
-    """Seconds of each turn through ``extensions serve --stdio``: dispatch to ``turnComplete``."""
+async def served_turns(project: Path, home: Path, turns: int, version: str = SEED) -> list[float]:
+    """Seconds of each turn through ``extensions serve --stdio``, from dispatching its start to
+    receiving its end, by a client of ``version`` (:data:`SEED` or :data:`AHP1`)."""
     home.mkdir(parents=True, exist_ok=True)
     script = home / "bench-serve-script.json"
     script.write_text(json.dumps([TURN] * turns), encoding="utf-8")
@@ -81,28 +89,20 @@ async def served_turns(project: Path, home: Path, turns: int) -> list[float]:
     done: asyncio.Queue[str] = asyncio.Queue()
 
     def on_action(envelope: Any) -> None:
-        action = envelope["action"]
-        if action["type"] in ("session/turnComplete", "session/error"):
-            done.put_nowait(action["type"])
+        kind = envelope["action"]["type"]
+        if kind in _ENDS:
+            done.put_nowait(kind)
 
     connection = Connection(process.stdout, process.stdin, notification_handlers={"action": on_action})
     serving = asyncio.ensure_future(connection.serve())
     try:
         async with asyncio.timeout(CALL_TIMEOUT * 4):
-            await connection.request("initialize", {"protocolVersions": ["0.1.0"], "clientId": "bench"})
-            await connection.request("createSession", {"session": URI, "workingDirectory": project.as_uri()})
-            await connection.request("subscribe", {"resource": URI})
+            start = await (_ahp1_client if version == AHP1 else _seed_client)(connection, project)
             times = []
             for number in range(turns):
                 started = time.perf_counter()
-                action = {
-                    "type": "session/turnStarted",
-                    "session": URI,
-                    "turnId": f"t{number}",
-                    "userMessage": {"text": "go"},
-                }
-                connection.notify("dispatchAction", {"clientSeq": number + 1, "action": action})
-                if await done.get() != "session/turnComplete":
+                start(number)
+                if await done.get() not in _COMPLETE:
                     raise RuntimeError("a served turn ended with an error")
                 times.append(time.perf_counter() - started)
             return times
@@ -111,6 +111,34 @@ async def served_turns(project: Path, home: Path, turns: int) -> list[float]:
         async with asyncio.timeout(30):
             await process.wait()
         serving.cancel()
+
+
+async def _seed_client(connection: Connection, project: Path) -> Callable[[int], None]:
+    """A 0.1.0 client with one session it subscribed to: what starts its turn ``number``."""
+    await connection.request("initialize", {"protocolVersions": [SEED], "clientId": "bench"})
+    await connection.request("createSession", {"session": URI, "workingDirectory": project.as_uri()})
+    await connection.request("subscribe", {"resource": URI})
+
+    def start(number: int) -> None:
+        action = {"type": "session/turnStarted", "session": URI, "turnId": f"t{number}", "userMessage": {"text": "go"}}
+        connection.notify("dispatchAction", {"clientSeq": number + 1, "action": action})
+
+    return start
+
+
+async def _ahp1_client(connection: Connection, project: Path) -> Callable[[int], None]:
+    """An AHP 1.0 client with one session, subscribed to its session and its chat channels."""
+    await connection.request("initialize", {"channel": "ahp-root://", "protocolVersions": [AHP1], "clientId": "bench"})
+    session = f"ahp-session:/{uuid.uuid4()}"
+    await connection.request("createSession", {"channel": session, "workingDirectories": [project.as_uri()]})
+    chat = (await connection.request("subscribe", {"channel": session}))["snapshot"]["state"]["defaultChat"]
+    await connection.request("subscribe", {"channel": chat})
+
+    def start(number: int) -> None:
+        action = {"type": "chat/turnStarted", "turnId": f"t{number}", "message": {"text": "go"}}
+        connection.notify("dispatchAction", {"channel": chat, "clientSeq": number + 1, "action": action})
+
+    return start
 
 
 _FAN_OUT_CLIENT = r"""

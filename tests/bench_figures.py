@@ -36,6 +36,8 @@ FIGURES: dict[str, tuple[list[str], list[str]]] = {
     "persistence": (["bare_us", "kept_us", "ratio"], []),
     "append": (["bare_rate", "kept_rate", "ratio"], []),
     "serve_turn": (["api_ms", "serve_ms", "ratio"], []),
+    "acp_turn": (["api_ms", "acp_ms", "ratio"], []),
+    "serve_ahp1": (["seed_ms", "ahp1_ms", "ratio"], []),
     "serve_fanout": (["median_ms", "p99_ms"], []),
     "serve_replay": (["ms"], []),
     "serve_sessions": (["create3_ms", "burst3_ms", "delivery3_ms", "delivery3_p99_ms", "pss3_mib"], []),

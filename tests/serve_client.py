@@ -279,6 +279,26 @@ COUNT_THEN_ANSWER: list[list[dict[str, Any]]] = [
 ]
 
 
+_TIMESTAMPS = frozenset({"createdAt", "modifiedAt", "startedAt", "duration"})
+
+
+def ahp1_plain(value: Any, chat: str, calls: dict[str, str] | None = None) -> Any:
+    """An AHP 1.0 state as two servers' can be compared: no timestamps or durations, the chat URI ``chat``
+    as ``CHAT``, tool call and response part ids numbered in the order met (``calls``: the
+    numbering so far)."""
+    calls = {} if calls is None else calls
+    if isinstance(value, dict):
+        plain = {}
+        for key, item in value.items():
+            if (key == "toolCallId" or (key == "id" and "kind" in value)) and isinstance(item, str):
+                item = calls.setdefault(item, f"id-{len(calls) + 1}")
+            plain[key] = None if key in _TIMESTAMPS else ahp1_plain(item, chat, calls)
+        return plain
+    if isinstance(value, list):
+        return [ahp1_plain(item, chat, calls) for item in value]
+    return "CHAT" if value == chat else value
+
+
 def served(project: Any, prompts: list[list[dict[str, Any]]]) -> ProtocolServer:
     """A server of scripted sessions for ``project`` (a ``helpers.Project``), answering ``prompts``."""
     script = write_script(project.home / "script.json", prompts)

@@ -125,6 +125,10 @@ class ActionLog:
             self._bytes -= self._sizes.popleft()
         return envelope
 
+    def kept(self) -> Iterator[Envelope]:
+        """The envelopes kept, oldest first."""
+        return iter(self._buffer)
+
     def since(self, last_seen: int) -> Iterator[Envelope] | None:
         """The envelopes after ``last_seen``, oldest first; ``None`` when some of them are no
         longer kept (or ``last_seen`` is from the future: another server's)."""

@@ -56,6 +56,7 @@ from ..info import ToolInfo
 from ..validation import validate
 from . import ahp1_params as shapes
 from .ahp1_state import IDLE, iso, now_ms, reduce_chat, reduce_session
+from .delta_runs import DeltaFold
 from .errors import ServeError
 
 __all__ = [
@@ -131,7 +132,9 @@ class ChatView:
             "origin": {"kind": "user"},
             "movable": False,
         }
-        self.chat_state: dict[str, Any] = {**chat_summary, "turns": []}
+        self._chat_fold: Final = DeltaFold(
+            {**chat_summary, "turns": []}, lambda state, action: reduce_chat(state, action, now=self._now), "chat/delta"
+        )
         session: dict[str, Any] = {
             "provider": summary.get("provider"),
             "title": title,
@@ -144,6 +147,15 @@ class ChatView:
         if summary.get("workingDirectory"):
             session["workingDirectories"] = [summary["workingDirectory"]]
         self.session_state: dict[str, Any] = session
+
+    @property
+    def chat_state(self) -> dict[str, Any]:
+        """The chat's state (a run of deltas is folded into it at once, when it is read)."""
+        return self._chat_fold.state
+
+    @chat_state.setter
+    def chat_state(self, state: dict[str, Any]) -> None:
+        self._chat_fold.state = state
 
     def summary(self) -> dict[str, Any]:
         """The session's ``SessionSummary`` (for ``listSessions`` and ``root/sessionAdded``)."""
@@ -207,6 +219,9 @@ class ChatView:
         out: Shown = []
         for channel, translated in made:
             out.append((channel, translated, own))
+            if channel == self.chat and translated["type"] == "chat/delta":
+                self._chat_fold.apply(translated)  # a delta changes no status and ends nothing
+                continue
             if channel != self.chat:
                 self._reduce_session(translated)
                 if translated["type"] == "session/titleChanged":

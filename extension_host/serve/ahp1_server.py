@@ -7,6 +7,12 @@ a :class:`~extension_host.serve.ahp1_actions.ChatView` per served session, and i
 sequence and replay buffer (1.0's ``serverSeq`` counts 1.0 envelopes ``{channel, serverSeq,
 action, origin}``). The sessions underneath are the server's, shared with seed clients.
 
+1.0 starts with the server's first 1.0 client (:attr:`Ahp1.active`): until one initializes (or
+reconnects), the server keeps no 1.0 state and its actions cost 1.0 nothing but that flag's
+check. Then each session's view is made from its seed state
+(:mod:`extension_host.serve.ahp1_rebuild`), and 1.0 stays on for the server's life, so a 1.0
+client coming back still gets its replay.
+
 =======================  ==============================================================
 command                  what it does
 =======================  ==============================================================
@@ -54,6 +60,7 @@ from . import ahp1_params as shapes
 from .actions import ActionLog
 from .ahp1_actions import PROGRESS_ACTIONS, ChatView, Shown, tool_definitions
 from .ahp1_params import ROOT
+from .ahp1_rebuild import Requests, requests_in, view_of
 from .client_actions import dispatch
 from .clients import Client, CommandHandler
 from .errors import SESSION_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION, ServeError
@@ -80,6 +87,9 @@ class Ahp1Server(Protocol):
     def sessions(self) -> Mapping[str, ServedSession]: ...
 
     @property
+    def log(self) -> ActionLog: ...
+
+    @property
     def clients(self) -> set[Client]: ...
 
     @property
@@ -101,6 +111,8 @@ class Ahp1:
 
     def __init__(self, server: Ahp1Server) -> None:
         self.server: Final = server
+        self.active = False
+        """A 1.0 client has initialized on this server: 1.0 keeps views of its sessions from then on."""
         self.log: Final = ActionLog()
         """1.0's sequence and replay buffer."""
         self.views: dict[str, ChatView] = {}
@@ -125,17 +137,36 @@ class Ahp1:
 
     # -- the server's hooks ----------------------------------------------------------------
 
+    def start(self) -> None:
+        """Begin 1.0 (once): a view of each session, made from its seed state."""
+        if self.active:
+            return
+        self.active = True
+        requests = requests_in(self.server.log.kept())
+        for session in self.server.sessions.values():
+            self._add(session, requests)
+
     def session_added(self, session: ServedSession) -> None:
-        """Show a new served session to 1.0 clients (``root/sessionAdded``, then its chat
-        catalogue in ``root/sessionSummaryChanged``, as ``copilot --ahp-host`` announces one),
-        and follow its model calls' usage."""
-        view = ChatView(session.uri, session.summary())
+        """Show a new served session to 1.0 clients, once 1.0 has started (``root/sessionAdded``,
+        then its chat catalogue in ``root/sessionSummaryChanged``, as ``copilot --ahp-host``
+        announces one)."""
+        if self.active:
+            view = self._add(session, {})
+            self._broadcast("root/sessionAdded", {"channel": ROOT, "summary": view.summary()})
+            self._summary_changed(view, {"chats": view.catalog()})
+
+    def _add(self, session: ServedSession, requests: Requests) -> ChatView:
+        """A view of ``session`` made from its seed state, following its model calls' usage."""
+        view = view_of(session.summary(), session.state, requests)
+        state = session.state
+        if state["turns"] or state.get("activeTurn") is not None:  # a turn's start would have told its tools
+            view.server_tools(tool_definitions(session.host.tools.values()))
+            view.take_changes()
         self.views[session.uri] = view
         self.chats[view.chat] = view
         # Held by the host's event bus only (never here), so a disposed session's host is freed at once.
         session.host.on_event(lambda event: self._on_event(view, event))
-        self._broadcast("root/sessionAdded", {"channel": ROOT, "summary": view.summary()})
-        self._summary_changed(view, {"chats": view.catalog()})
+        return view
 
     def session_removed(self, uri: str) -> None:
         """A served session is gone: its channels end for every 1.0 client."""
@@ -149,8 +180,9 @@ class Ahp1:
 
     def publish(self, session: ServedSession, action: dict[str, Any], origin: dict[str, Any] | None) -> None:
         """Send the 1.0 actions of a seed action of ``session`` to the subscribers of their
-        channels; a turn's start announces the session's tools when they changed (while any 1.0
-        client is connected: none, none is told, and the next turn's start after one connects tells)."""
+        channels (the server calls it once 1.0 has started); a turn's start announces the
+        session's tools when they changed (while any 1.0 client is connected: none, none is
+        told, and the next turn's start after one connects tells)."""
         view = self.views.get(session.uri)
         if view is None:
             return
@@ -180,6 +212,7 @@ class Ahp1:
             )
         client.client_id = checked["clientId"]
         client.ahp1 = True
+        self.start()
         client.subscriptions = {channel for channel in checked.get("initialSubscriptions", []) if self._known(channel)}
         client.hold()
         result: dict[str, Any] = {
@@ -197,6 +230,7 @@ class Ahp1:
         checked = validate("reconnect", shapes.ReconnectParams, params)
         client.client_id = checked["clientId"]
         client.ahp1 = True
+        self.start()
         wanted = list(dict.fromkeys(checked["subscriptions"]))
         live = {channel for channel in wanted if self._known(channel)}
         missing = [channel for channel in wanted if channel not in live]

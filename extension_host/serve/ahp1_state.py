@@ -52,6 +52,15 @@ _ACTIVITY: Final = (1 << 5) - 1
 """The bits of a status that say what it is doing (the others are flags kept as they are)."""
 _BLOCKING: Final = frozenset({"pending-confirmation", "pending-result-confirmation", "auth-required"})
 _TERMINAL: Final = frozenset({"completed", "cancelled"})
+_CONFIRMATION_KEYS: Final = (
+    "invocationMessage",
+    "toolInput",
+    "confirmationTitle",
+    "riskAssessment",
+    "edits",
+    "editable",
+)
+"""What ``chat/toolCallReady`` gives a call that waits for confirmation."""
 
 State = dict[str, Any]
 Action = dict[str, Any]
@@ -209,8 +218,7 @@ def _turn_started(state: State, action: Action, now: Clock) -> State:
 
 
 def _ready(call: dict[str, Any], action: Action) -> dict[str, Any]:
-    status = call.get("status")
-    if status not in ("streaming", "running", "pending-confirmation"):
+    if call.get("status") not in ("streaming", "running"):
         return call
     base = _base(call, action.get("_meta"))
     if action.get("confirmed"):
@@ -221,26 +229,14 @@ def _ready(call: dict[str, Any], action: Action) -> dict[str, Any]:
             "toolInput": action.get("toolInput"),
             "confirmed": action["confirmed"],
         }
-    pending = call if status == "pending-confirmation" else {}
     ready = {
         "status": "pending-confirmation",
         **base,
-        "invocationMessage": action.get("invocationMessage"),
-        "toolInput": _given(action, pending, "toolInput"),
-        "confirmationTitle": _given(action, pending, "confirmationTitle"),
-        "riskAssessment": _given(action, pending, "riskAssessment"),
-        "edits": _given(action, pending, "edits"),
-        "editable": _given(action, pending, "editable"),
+        **{key: action.get(key) for key in _CONFIRMATION_KEYS},
     }
-    options = _given(action, pending, "options")
-    if options:
-        ready["options"] = options
+    if action.get("options"):
+        ready["options"] = action["options"]
     return ready
-
-
-def _given(action: Action, before: dict[str, Any], key: str) -> Any:
-    value = action.get(key)
-    return value if value is not None else before.get(key)
 
 
 def _selected(call: dict[str, Any], action: Action) -> dict[str, Any]:
@@ -479,17 +475,28 @@ def _flag(flag: int, key: str) -> Callable[[State, Action, Clock], State]:
     return change
 
 
+def _chat_index(state: State, uri: Any) -> int | None:
+    return next((index for index, chat in enumerate(state.get("chats", [])) if chat.get("resource") == uri), None)
+
+
 def _chat_added(state: State, action: Action, now: Clock) -> State:
-    chat = action.get("chat")
-    if not isinstance(chat, dict):
+    summary = action.get("summary")
+    if not isinstance(summary, dict):
         return state
-    kept = [summary for summary in state.get("chats", []) if summary.get("resource") != chat.get("resource")]
-    return {**state, "chats": [*kept, chat]}
+    chats = list(state.get("chats", []))
+    index = _chat_index(state, summary.get("resource"))
+    if index is None:
+        chats.append(summary)
+    else:
+        chats[index] = summary
+    return {**state, "chats": chats}
 
 
 def _chat_removed(state: State, action: Action, now: Clock) -> State:
-    kept = [summary for summary in state.get("chats", []) if summary.get("resource") != action.get("chat")]
-    after = {**state, "chats": kept}
+    index = _chat_index(state, action.get("chat"))
+    if index is None:
+        return state
+    after = {**state, "chats": [chat for number, chat in enumerate(state["chats"]) if number != index]}
     if state.get("defaultChat") == action.get("chat"):
         after.pop("defaultChat")
     return after
@@ -497,34 +504,35 @@ def _chat_removed(state: State, action: Action, now: Clock) -> State:
 
 def _chat_updated(state: State, action: Action, now: Clock) -> State:
     changes = action.get("changes")
-    if not isinstance(changes, dict):
+    index = _chat_index(state, action.get("chat"))
+    if not isinstance(changes, dict) or index is None:
         return state
-    chats = [
-        {**summary, **changes} if summary.get("resource") == action.get("chat") else summary
-        for summary in state.get("chats", [])
-    ]
+    chats = list(state["chats"])
+    chats[index] = {**chats[index], **{key: value for key, value in changes.items() if key != "resource"}}
     return {**state, "chats": chats}
+
+
+def _default_chat(state: State, action: Action, now: Clock) -> State:
+    if action.get("defaultChat") is None:
+        return {key: value for key, value in state.items() if key != "defaultChat"}
+    return {**state, "defaultChat": action["defaultChat"]}
 
 
 _SESSION: Final[dict[str, Callable[[State, Action, Clock], State]]] = {
     "session/ready": lambda state, action, now: {**state, "lifecycle": "ready"},
     "session/creationFailed": lambda state, action, now: {
         **state,
-        "lifecycle": "failed",
+        "lifecycle": "creationFailed",
         "creationError": action.get("error"),
     },
-    "session/titleChanged": lambda state, action, now: {
-        **state,
-        "title": action.get("title"),
-        "modifiedAt": iso(now()),
-    },
+    "session/titleChanged": lambda state, action, now: {**state, "title": action.get("title")},
     "session/activityChanged": lambda state, action, now: {**state, "activity": action.get("activity")},
     "session/isReadChanged": _flag(IS_READ, "isRead"),
     "session/isArchivedChanged": _flag(IS_ARCHIVED, "isArchived"),
     "session/chatAdded": _chat_added,
     "session/chatRemoved": _chat_removed,
     "session/chatUpdated": _chat_updated,
-    "session/defaultChatChanged": lambda state, action, now: {**state, "defaultChat": action.get("chat")},
+    "session/defaultChatChanged": _default_chat,
     "session/metaChanged": lambda state, action, now: {**state, "_meta": action.get("_meta")},
     "session/serverToolsChanged": lambda state, action, now: {**state, "serverTools": action.get("tools")},
 }

@@ -3,7 +3,8 @@
 A :class:`ServedSession` is one client-named session (its URI, e.g. ``copilot:/<uuid>``): a host
 in its working directory, with its own extension processes and persisted session, the agent its
 provider made, and the protocol state clients see (folded from its actions by
-:func:`~extension_host.serve.state.reduce`). Its host's events go through its
+:func:`~extension_host.serve.state.reduce`, a run of deltas at a time:
+:class:`~extension_host.serve.delta_runs.DeltaFold`). Its host's events go through its
 :class:`~extension_host.serve.actions.EventMapper` to ``publish``, the server's, which numbers
 them and sends them to the session's subscribers. All sessions share one fork server.
 
@@ -34,6 +35,7 @@ from .actions import EventMapper
 from .canvas_routes import describe_canvas
 from .contents import ContentStore
 from .control_socket import claim_control_socket
+from .delta_runs import DeltaFold
 from .errors import ServeError
 from .state import initial_state, now_ms, reduce
 
@@ -103,8 +105,9 @@ class ServedSession:
             session=resume,
             custom_agents=custom_agents,
         )
-        self.state: dict[str, Any] = initial_state(uri, provider, model=model, now=now_ms())
-        self.state["summary"]["workingDirectory"] = working_directory.as_uri()
+        state = initial_state(uri, provider, model=model, now=now_ms())
+        state["summary"]["workingDirectory"] = working_directory.as_uri()
+        self._fold: Final = DeltaFold(state, _reduce, "session/delta")
         self.mapper: Final = EventMapper(uri, contents, describe_canvas(self.host.canvases))
         self.turn_ids: OrderedDict[str, str] = OrderedDict()
         """Message id → the turn id a client gave it (for :func:`fetch_turns`)."""
@@ -113,6 +116,15 @@ class ServedSession:
         self._unsubscribe: Callable[[], Any] | None = None
         self._control: ControlServer | None = None
         self._peers = peers
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The session's protocol state (``SessionState``) after every action applied."""
+        return self._fold.state
+
+    @state.setter
+    def state(self, state: dict[str, Any]) -> None:
+        self._fold.state = state
 
     @property
     def session_id(self) -> str:
@@ -141,10 +153,7 @@ class ServedSession:
 
     def apply(self, action: dict[str, Any]) -> None:
         """Fold ``action`` into the state; finished turns beyond the snapshot's bound are dropped."""
-        state = reduce(self.state, action)
-        if len(state["turns"]) > MAX_SNAPSHOT_TURNS:
-            state = {**state, "turns": state["turns"][-MAX_SNAPSHOT_TURNS:]}
-        self.state = state
+        self._fold.apply(action)
 
     def claim_turn(self, message_id: str, turn_id: str, action: dict[str, Any], origin: dict[str, Any]) -> None:
         """The prompt ``message_id`` runs as the client's turn ``turn_id``, started by ``action``."""
@@ -164,6 +173,13 @@ class ServedSession:
     def _on_event(self, event: Event) -> None:
         for action, origin in self.mapper.map(event):
             self._publish(self, action, origin)
+
+
+def _reduce(state: dict[str, Any], action: dict[str, Any]) -> dict[str, Any]:
+    after = reduce(state, action)
+    if len(after["turns"]) > MAX_SNAPSHOT_TURNS:
+        after = {**after, "turns": after["turns"][-MAX_SNAPSHOT_TURNS:]}
+    return after
 
 
 async def fork_session(source: ServedSession, turn_id: str) -> str:

@@ -235,7 +235,8 @@ class ProtocolServer:
         urgent = action["type"] not in PROGRESS_ACTIONS
         for client in [client for client in self.clients if session.uri in client.subscriptions and not client.ahp1]:
             self._send(client, "action", envelope, urgent=urgent)
-        self.ahp1.publish(session, action, origin)
+        if self.ahp1.active:
+            self.ahp1.publish(session, action, origin)
 
     def _broadcast(self, method: str, params: Any) -> None:
         for client in [client for client in self.clients if client.client_id is not None and not client.ahp1]:

@@ -21,6 +21,7 @@ from serve_client import (
     COUNT_THEN_ANSWER,
     COUNTER,
     ServeClient,
+    ahp1_plain,
     connect_in_process,
     on_websocket,
     served,
@@ -260,6 +261,76 @@ def test_a_dropped_1_0_client_reconnects_and_gets_what_it_missed_on_its_channels
                     await back.close()
             finally:
                 await other.close()
+
+    run(scenario())
+
+
+async def _seed_turns_seen_by_1_0(project: Project, *, joins_late: bool) -> list[Any]:
+    """A 0.1.0 client runs two turns on a new server (a call approved, then one denied); a 1.0
+    client initialized before they start, or only once the second waits on its permission. What
+    the 1.0 client sees of the session and its chat there, and at the end."""
+    server = served(project, COUNT_THEN_ANSWER * 2)
+    seed = await connect_in_process(server, "seed")
+    one = await connect_in_process(server, "one")
+    seen: list[Any] = []
+
+    async def look() -> None:
+        session = (await one.request("subscribe", {"channel": S}))["snapshot"]["state"]
+        chat = (await one.request("subscribe", {"channel": session["defaultChat"]}))["snapshot"]["state"]
+        seen.append(ahp1_plain({"session": session, "chat": chat}, session["defaultChat"]))
+
+    async def answer(turn: str, approved: bool) -> None:
+        request = (await seed.wait_for_action("session/permissionRequest", turnId=turn))["request"]
+        if len(seen) == 0 and turn == "t2":
+            if joins_late:
+                await one.initialize_ahp1()
+                assert len(server.ahp1.views) == 1
+            await look()
+        resolution = {"session": S, "turnId": turn, "requestId": request["requestId"]}
+        seed.dispatch({"type": "session/permissionResolved", **resolution, "approved": approved})
+        await seed.wait_for_action("session/turnComplete", turnId=turn)
+
+    try:
+        await seed.initialize()
+        if not joins_late:
+            await one.initialize_ahp1()
+        await seed.create_session(S, project.root)
+        await seed.request("subscribe", {"resource": S})
+        assert server.ahp1.active is not joins_late and len(server.ahp1.views) == (0 if joins_late else 1)
+        seed.start_turn(S, "t1", "count")
+        await answer("t1", True)
+        await server.sessions[S].host.wait_idle(30)
+        seed.start_turn(S, "t2", "again")
+        await answer("t2", False)
+        await look()
+        return seen
+    finally:
+        await one.close()
+        await seed.close()
+        await server.close()
+
+
+def test_a_1_0_client_joining_after_seed_turns_and_mid_turn_sees_what_one_there_from_the_start_sees(
+    project: Project,
+) -> None:
+    project.add_extension("counter", COUNTER)
+    project.add_extension("guard", ASKING_GUARD)
+
+    async def scenario() -> None:
+        early = await _seed_turns_seen_by_1_0(project, joins_late=False)
+        late = await _seed_turns_seen_by_1_0(project, joins_late=True)
+        assert late == early
+        waiting, done = early
+        assert waiting["chat"]["status"] == INPUT_NEEDED and len(waiting["chat"]["turns"]) == 1
+        calls = [
+            next(part["toolCall"] for part in turn["responseParts"] if part["kind"] == "toolCall")
+            for turn in done["chat"]["turns"]
+        ]
+        assert [(call["status"], call.get("reason")) for call in calls] == [
+            ("completed", None),
+            ("cancelled", "denied"),
+        ]
+        assert calls[1]["toolInput"] and calls[1]["invocationMessage"] == "Run count"
 
     run(scenario())
 
