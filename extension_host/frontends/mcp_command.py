@@ -77,10 +77,7 @@ def _mcp(args: argparse.Namespace) -> int:
     if args.http is None:
         return asyncio.run(_serve(args, None))
     try:
-        sock = loopback_socket(args.http)
-    except ValueError as exc:
-        say(f"error: --http {args.http}: {exc}", err=True)
-        return EXIT_USAGE
+        sock = loopback_socket(args.http)  # its address was found good above
     except OSError as exc:
         say(f"error: cannot listen on {args.http}: {exc.strerror or exc}; pick another port", err=True)
         return EXIT_FAILED
