@@ -85,15 +85,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def _shared_fixture_group(item: pytest.Item) -> str | None:
-    """The file (or package) whose shared fixture ``item`` uses, or ``None`` if it uses none."""
+    """The file (or package) whose shared fixture ``item`` uses, or ``None`` if it uses none; for
+    a parametrized one, with the parameter: each parameter's value is made once, and the tests of
+    different values can run side by side on different workers."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
-    for definitions in info.name2fixturedefs.values():
+    for name, definitions in info.name2fixturedefs.items():
         scope = definitions[-1].scope
         if scope in SHARED_SCOPES:
             path = Path(str(item.path))
-            return str(path.parent if scope == "package" else path)
+            group = str(path.parent if scope == "package" else path)
+            callspec = getattr(item, "callspec", None)
+            if callspec is not None and name in callspec.indices:
+                group += f"::{name}={callspec.indices[name]}"  # no "]" at the end: xdist would not see a group
+            return group
     return None
 
 
