@@ -7,7 +7,8 @@ How the suite runs (``pyproject.toml``, ``[tool.pytest.ini_options]``):
   wait on processes they start, so more workers than the two cores of a small machine pay).
   ``pytest -n 0`` runs them in this process, one by one, for a debugger or ``-s``.
 - ``--dist loadgroup``: the tests that share a fixture of module scope run on one worker, so it
-  is made once (:func:`pytest_collection_modifyitems` groups them); fixtures of session scope
+  is made once (:func:`pytest_collection_modifyitems` groups them, by value for a parametrized
+  one; ``tests/test_worker_groups.py`` checks it); fixtures of session scope
   are made once per worker, except :func:`sdk_cache`, shared by all workers.
 - ``pytest -m fast`` is the fast lane (under a minute): every test not marked ``subprocess``,
   ``slow`` or ``real_agent``, i.e. the pure logic, framing, tables, rendering and properties of every
