@@ -5,8 +5,10 @@ The commit's tree is written to ``<cache>/bench-baselines/<commit>/src`` (``<cac
 host's cache folder, :func:`extension_host.project.paths.cache_dir`), and a venv beside it,
 ``venv``, gets the project installed as its README says (``pip install -e`` with those of the
 extras ``bench``, ``mcp`` and ``serve`` its ``pyproject.toml`` offers), with this interpreter's
-Python. The entry is complete once ``built.json`` is written, last, after its bench imported:
-later runs start at once. A build that fails or is interrupted removes its folder; one killed
+Python. The venv is made without a pip of its own when this interpreter has one: this pip
+installs into it (``pip --python``), which spares unpacking and compiling a pip per build. The
+entry is complete once ``built.json`` is written, last, after its bench imported: later runs
+start at once. A build that fails or is interrupted removes its folder; one killed
 outright is found without ``built.json`` and built anew. The entry is built in place rather
 than in a temporary folder renamed at the end, since a venv cannot be moved (an editable
 install and the scripts' ``#!`` lines name absolute paths); a lock file per commit keeps two
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import json
 import os
 import shutil
@@ -41,6 +44,7 @@ from extension_host.project.paths import cache_dir
 __all__ = [
     "BUILD_TIMEOUT",
     "EXTRAS",
+    "HOST_PIP",
     "LIST_SCENARIOS",
     "REPOSITORY",
     "BaselineError",
@@ -63,6 +67,9 @@ REPOSITORY: Final = Path(__file__).resolve().parent.parent
 
 LIST_SCENARIOS: Final = "import json, bench.scenarios as s; print(json.dumps(list(s.SCENARIOS)))"
 """``python -c`` code that prints the scenarios a checkout's bench knows, as a JSON list."""
+
+HOST_PIP: Final = importlib.util.find_spec("pip") is not None
+"""Whether this interpreter has a pip, to install into a venv made without one."""
 
 _MARKER: Final = "built.json"
 _ASIDES: Final = ("note:", "hint:")
@@ -203,6 +210,15 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _venv_and_pip(venv: Path) -> tuple[list[str], list[str]]:
+    """The command that creates ``venv``, and the pip command that installs into it: this
+    interpreter's pip aimed at the venv when it has one, else the venv's own."""
+    if HOST_PIP:
+        own = [sys.executable, "-I", "-m", "pip", "--python", str(venv / "bin" / "python")]
+        return [sys.executable, "-I", "-m", "venv", "--without-pip", str(venv)], own
+    return [sys.executable, "-I", "-m", "venv", str(venv)], [str(venv / "bin" / "python"), "-I", "-m", "pip"]
+
+
 def build(commit: str, *, rebuild: bool = False, repo: Path = REPOSITORY) -> Path:
     """The cache entry of ``commit`` (its ``src`` and ``venv``), built if it is not there."""
     root = cache_dir() / "bench-baselines"
@@ -221,12 +237,13 @@ def build(commit: str, *, rebuild: bool = False, repo: Path = REPOSITORY) -> Pat
             write_tree(commit, src, repo)
             extras = _extras(src)
             progress(f"baseline {commit[:12]}: creating its venv")
+            python = str(venv / "bin" / "python")
             # -I: run in the written-out files, ``-m`` would otherwise find a venv or pip of theirs first.
-            _run_step("creating the venv", [sys.executable, "-I", "-m", "venv", str(venv)], src, venv_environment(venv))
+            create, pip = _venv_and_pip(venv)
+            _run_step("creating the venv", create, src, venv_environment(venv))
             spec = f".[{','.join(extras)}]" if extras else "."
             progress(f"baseline {commit[:12]}: pip install -e '{spec}'")
-            python = str(venv / "bin" / "python")
-            install = [python, "-I", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", spec]
+            install = [*pip, "install", "--quiet", "--disable-pip-version-check", "-e", spec]
             _run_step("pip install", install, src, venv_environment(venv))
             _run_step("importing its bench", [python, "-c", LIST_SCENARIOS], src, venv_environment(venv))
             marker = _stamp() | {"commit": commit, "extras": ",".join(extras)}

@@ -7,7 +7,8 @@ How the suite runs (``pyproject.toml``, ``[tool.pytest.ini_options]``):
   wait on processes they start, so more workers than the two cores of a small machine pay).
   ``pytest -n 0`` runs them in this process, one by one, for a debugger or ``-s``.
 - ``--dist loadgroup``: the tests that share a fixture of module scope run on one worker, so it
-  is made once (:func:`pytest_collection_modifyitems` groups them); fixtures of session scope
+  is made once (:func:`pytest_collection_modifyitems` groups them, by value for a parametrized
+  one; ``tests/test_worker_groups.py`` checks it); fixtures of session scope
   are made once per worker, except :func:`sdk_cache`, shared by all workers.
 - ``pytest -m fast`` is the fast lane (under a minute): every test not marked ``subprocess``,
   ``slow`` or ``real_agent``, i.e. the pure logic, framing, tables, rendering and properties of every
@@ -85,15 +86,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def _shared_fixture_group(item: pytest.Item) -> str | None:
-    """The file (or package) whose shared fixture ``item`` uses, or ``None`` if it uses none."""
+    """The file (or package) whose shared fixture ``item`` uses, or ``None`` if it uses none; for
+    a parametrized one, with the parameter: each parameter's value is made once, and the tests of
+    different values can run side by side on different workers."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
-    for definitions in info.name2fixturedefs.values():
+    for name, definitions in info.name2fixturedefs.items():
         scope = definitions[-1].scope
         if scope in SHARED_SCOPES:
             path = Path(str(item.path))
-            return str(path.parent if scope == "package" else path)
+            group = str(path.parent if scope == "package" else path)
+            callspec = getattr(item, "callspec", None)
+            if callspec is not None and name in callspec.indices:
+                group += f"::{name}={callspec.indices[name]}"  # no "]" at the end: xdist would not see a group
+            return group
     return None
 
 

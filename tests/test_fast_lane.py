@@ -3,10 +3,10 @@ starts processes or runs real agents, and still takes tests from every folder of
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -22,17 +22,31 @@ MIN_SHARE = 0.6
 COLLECT_TIMEOUT = 120
 
 
-def collected(expression: str) -> list[str]:
-    """The node ids ``pytest --collect-only -m EXPRESSION`` selects from the whole suite."""
+MARKERS = """
+import json, sys, pytest
+
+class Markers:
+    def pytest_collection_finish(self, session):
+        print(json.dumps({item.nodeid: sorted({mark.name for mark in item.iter_markers()}) for item in session.items}))
+
+sys.exit(pytest.main(sys.argv[1:], plugins=[Markers()]))
+"""
+"""A pytest run that collects the whole suite and prints each test's markers, as JSON, once the
+collection hooks (tests/conftest.py's among them) have given them."""
+
+
+def collected_markers() -> dict[str, set[str]]:
+    """Each test of the whole suite, with the names of its markers (as ``-m`` reads them)."""
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider", "-m", expression],
+        [sys.executable, "-c", MARKERS, "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider"],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=COLLECT_TIMEOUT,
     )
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
-    return [line for line in completed.stdout.splitlines() if "::" in line]
+    [line] = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+    return {node_id: set(names) for node_id, names in json.loads(line).items()}
 
 
 def folder_of(node_id: str) -> str:
@@ -42,16 +56,15 @@ def folder_of(node_id: str) -> str:
 
 
 def test_the_fast_lane_takes_tests_from_every_folder_and_none_that_start_processes() -> None:
-    with ThreadPoolExecutor() as pool:  # three collections side by side
-        fast, without_agents, slow_ids = pool.map(
-            collected, ("fast", "not real_agent", "subprocess or slow or real_agent")
-        )
-    slow = set(slow_ids)
+    markers = collected_markers()
+    fast = {node_id for node_id, names in markers.items() if "fast" in names}
+    without_agents = {node_id for node_id, names in markers.items() if "real_agent" not in names}
+    slow = {node_id for node_id, names in markers.items() if names & {"subprocess", "slow", "real_agent"}}
     folders = {path.relative_to(REPO_ROOT / "tests").parts[0] for path in (REPO_ROOT / "tests").glob("*/**/test_*.py")}
 
     per_folder = Counter(folder_of(node_id) for node_id in fast)
-    assert not slow & set(fast), sorted(slow & set(fast))[:5]
-    assert set(fast) <= set(without_agents)
+    assert not slow & fast, sorted(slow & fast)[:5]
+    assert fast <= without_agents
     assert len(fast) >= MIN_SHARE * len(without_agents), (len(fast), len(without_agents))
     assert {folder for folder in folders | {"tests"} if not per_folder[folder]} == set(), per_folder
     assert all(per_folder[folder] >= MIN_PER_PACKAGE for folder in PACKAGE_FOLDERS), per_folder

@@ -60,6 +60,16 @@ def _mcp(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.print_config:
         return _print_config(args)
+    if args.http is not None:  # a wrong address or token is said before the MCP SDK is imported
+        try:
+            token = token_from(args, "mcp")
+            loopback_address(args.http)
+        except TokenError as exc:
+            say(f"error: {exc}", err=True)
+            return EXIT_USAGE
+        except ValueError as exc:
+            say(f"error: --http {args.http}: {exc}", err=True)
+            return EXIT_USAGE
     missing = mcp_missing()
     if missing is not None:
         say(f"error: {missing}", err=True)
@@ -67,15 +77,7 @@ def _mcp(args: argparse.Namespace) -> int:
     if args.http is None:
         return asyncio.run(_serve(args, None))
     try:
-        token = token_from(args, "mcp")
-    except TokenError as exc:
-        say(f"error: {exc}", err=True)
-        return EXIT_USAGE
-    try:
-        sock = loopback_socket(args.http)
-    except ValueError as exc:
-        say(f"error: --http {args.http}: {exc}", err=True)
-        return EXIT_USAGE
+        sock = loopback_socket(args.http)  # its address was found good above
     except OSError as exc:
         say(f"error: cannot listen on {args.http}: {exc.strerror or exc}; pick another port", err=True)
         return EXIT_FAILED

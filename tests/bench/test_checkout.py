@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import checkout
 from bench.checkout import BaselineError, build, resolve, write_tree
 from helpers import git, recording_program
 
@@ -46,9 +47,11 @@ def test_a_build_that_fails_says_which_step_in_one_line_and_leaves_no_entry(
     assert not (tmp_path / "cache" / "bench-baselines" / commit).exists()
 
 
+@pytest.mark.parametrize("host_pip", [True, False], ids=["this-pip", "the-venvs-own-pip"])
 def test_a_build_runs_the_interpreters_own_venv_and_pip_never_those_the_commit_holds(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host_pip: bool
 ) -> None:
+    monkeypatch.setattr(checkout, "HOST_PIP", host_pip)  # without a pip here, the venv gets its own
     marker = tmp_path / "imported"
     planted = f"import pathlib\npathlib.Path({str(marker)!r}).write_text(__name__)\nraise SystemExit(3)\n"
     pyproject = (

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -93,12 +92,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-
-@pytest.fixture(scope="module")
-def sdk_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One install of the Node SDK shared by this module's JavaScript extensions."""
-    yield tmp_path_factory.mktemp("sdk-cache")
 
 
 def _add(project: Project, name: str, entry: str, code: str) -> None:
