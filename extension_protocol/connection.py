@@ -118,6 +118,9 @@ _MIB: Final = 1024 * 1024
 
 NOTICE_DELAY: Final = 0.005
 """Seconds a notice (:meth:`Connection.send_later`) waits at most for a message to go with."""
+_LISTEN: Final = 0.001
+"""Seconds :meth:`Connection.wait_idle` waits at least, so that the loop reads what arrived
+while it was busy before the connection is called quiet."""
 PROGRESS_DELAY: Final = 0.001
 """Seconds a progress notification (:meth:`Connection.notify_later`) waits at most: someone may
 be watching it arrive (a streamed answer), so it waits far less than a notice."""
@@ -525,22 +528,30 @@ class Connection:
             self._shutdown("the connection was closed")
             raise
 
-    async def wait_idle(self, quiet: float, timeout: float) -> bool:
+    async def wait_idle(self, quiet: float, timeout: float, busy: Callable[[], bool] | None = None) -> bool:
         """Wait until no request of the peer is being handled and nothing was read or written
-        for ``quiet`` seconds, at most ``timeout`` seconds; True if it got quiet.
+        for ``quiet`` seconds, nor was ``busy()`` true (the peer is still working, as far as
+        its process shows), at most ``timeout`` seconds; True if it got quiet.
 
         For an orderly close: a request the peer sent in answer to our last message is read and
-        answered before the stream is closed under it.
+        answered before the stream is closed under it, even when a loaded machine runs the peer
+        late.
         """
         deadline = time.monotonic() + timeout
+        busy_at = 0.0
+        listened = False  # what the peer sent while this loop was busy elsewhere is read first
         while not self.closed:
             now = time.monotonic()
-            quiet_left = self._last_traffic + quiet - now
-            if quiet_left <= 0 and not self._running:
+            if busy is not None and busy():
+                busy_at = now
+            quiet_left = max(self._last_traffic, busy_at) + quiet - now
+            if quiet_left <= 0 and not self._running and listened:
                 return True
             if now >= deadline:
                 return False
-            await asyncio.sleep(min(max(quiet_left, quiet / 4), deadline - now))
+            pause = quiet_left if quiet_left > 0 else quiet / 4 if listened else _LISTEN
+            await asyncio.sleep(min(pause, deadline - now))
+            listened = True
         return True
 
     def _with_peer_error(self, reason: str) -> str:

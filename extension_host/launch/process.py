@@ -39,6 +39,7 @@ __all__ = [
     "LaunchSpec",
     "describe_exit",
     "failure_line",
+    "process_busy",
     "python_argv",
     "spawn",
     "tail_lines",
@@ -81,6 +82,25 @@ def python_argv(entry: Path, interpreter: Path | None = None) -> tuple[str, ...]
     return python_command("-m", "sdk_extension", str(entry))
 
 
+def process_busy(pid: int) -> bool:
+    """Whether a thread of process ``pid`` is running, waiting to run or in uninterruptible I/O
+    (Linux's task states ``R`` and ``D``); False where that cannot be read (another system, or
+    no such process)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as stat:
+                state = stat.read().rpartition(b")")[2][1:2]
+        except OSError:
+            continue
+        if state in (b"R", b"D"):
+            return True
+    return False
+
+
 class ExtensionProcess:
     """A started extension process: its pipes, its log, and how to stop it."""
 
@@ -101,6 +121,10 @@ class ExtensionProcess:
     def pid(self) -> int:
         """The process id (also its process group id)."""
         return self._process.pid
+
+    def busy(self) -> bool:
+        """Whether it may still be about to write (see :func:`process_busy`)."""
+        return self._process.returncode is None and process_busy(self._process.pid)
 
     @property
     def stopped(self) -> bool:

@@ -369,7 +369,7 @@ class ExtensionInstance:
         if self._connection is not None and self._process is not None and self._process.returncode is None:
             # Requests it already sent are answered before its stdin closes: it may be stopped
             # right after joining (a one-shot command), when its first requests are on the way.
-            await self._connection.wait_idle(self._context.stop_quiet, STOP_IDLE_LIMIT)
+            await self._connection.wait_idle(self._context.stop_quiet, STOP_IDLE_LIMIT, self._process.busy)
         if self._process is not None:
             await self._process.stop(self._context.stop_grace)
         if self._connection is not None:

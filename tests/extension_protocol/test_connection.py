@@ -1059,6 +1059,45 @@ def test_cancelling_serve_closes_the_connection() -> None:
     assert closed
 
 
+def test_waiting_for_quiet_counts_no_quiet_while_the_peer_is_busy() -> None:
+    """A peer that its machine runs late (busy, silent for many quiet windows) and then sends a
+    request has it answered before ``wait_idle`` says the connection is quiet."""
+
+    async def main() -> None:
+        r = raw(handlers={"ping": lambda params: "pong"})
+        sent = asyncio.Event()
+
+        async def late_request() -> None:
+            await asyncio.sleep(0.1)  # five quiet windows with nothing on the wire
+            r.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            sent.set()
+
+        async with serving(r):
+            late = asyncio.ensure_future(late_request())
+            assert await r.conn.wait_idle(0.02, 5, busy=lambda: not sent.is_set())
+            assert late.done()
+            r.conn.close("stopped")  # as a stop does next
+            assert await r.receive() == {"jsonrpc": "2.0", "id": 1, "result": "pong"}
+
+    asyncio.run(main())
+
+
+def test_waiting_for_quiet_first_reads_what_arrived_while_the_loop_was_busy() -> None:
+    """A request that came in while the loop did other work (longer than the quiet window) is
+    read and answered before ``wait_idle`` says the connection is quiet."""
+
+    async def main() -> None:
+        r = raw(handlers={"ping": lambda params: "pong"})
+        async with serving(r):
+            await asyncio.sleep(0.05)  # nothing on the wire for longer than the quiet window
+            r.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})  # and no turn of the loop since
+            assert await r.conn.wait_idle(0.02, 5)
+            r.conn.close("stopped")  # as a stop does next
+            assert await r.receive() == {"jsonrpc": "2.0", "id": 1, "result": "pong"}
+
+    asyncio.run(main())
+
+
 # -- send_request_nowait -------------------------------------------------------------------
 
 
