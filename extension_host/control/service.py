@@ -65,7 +65,6 @@ from .client import (
     connect_to_host,
     connect_to_socket,
 )
-from .hook_calls import parse_hook_call, run_hook_call
 from .methods import (
     METHOD_CALL,
     METHOD_HOOK,
@@ -172,13 +171,17 @@ class ControlServer:
         self._clients: dict[asyncio.Task[Any], Connection] = {}
         # A change's failure is its client's answer; a client that went away asked for no more.
         self._work = BackgroundTasks("the control server", on_error=lambda _task, _error: None)
+        # Imported by the server alone: a command that only describes extensions (a one-shot
+        # list) neither builds the host.hook validator nor reads the hook models.
+        from .hook_calls import parse_hook_call, run_hook_call
+
         self._handlers: dict[str, Handler] = {
             METHOD_STATUS: self._status,
             METHOD_LIST: lambda _params: describe_extensions(self.host),
             METHOD_INSPECT: self._inspect,
             METHOD_RELOAD: self._reload,
             METHOD_REFRESH: self._refresh,
-            METHOD_HOOK: self._hook,
+            METHOD_HOOK: lambda params: run_hook_call(self.host, parse_hook_call(params)),
             METHOD_CALL: self._call,
         }
 
@@ -314,9 +317,6 @@ class ControlServer:
                 if not (hook == "on_post_tool_use" and decided_before)  # denied first: no post hook was due
             ],
         }
-
-    async def _hook(self, params: Any) -> dict[str, Any]:
-        return await run_hook_call(self.host, parse_hook_call(params))
 
     async def _refresh(self, _params: Any) -> dict[str, Any]:
         return await self._outcomes_of(self._apply_everywhere())
