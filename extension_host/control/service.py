@@ -175,13 +175,14 @@ class ControlServer:
         # list) neither builds the host.hook validator nor reads the hook models.
         from .hook_calls import parse_hook_call, run_hook_call
 
+        self._hook_call: Final = (parse_hook_call, run_hook_call)
         self._handlers: dict[str, Handler] = {
             METHOD_STATUS: self._status,
             METHOD_LIST: lambda _params: describe_extensions(self.host),
             METHOD_INSPECT: self._inspect,
             METHOD_RELOAD: self._reload,
             METHOD_REFRESH: self._refresh,
-            METHOD_HOOK: lambda params: run_hook_call(self.host, parse_hook_call(params)),
+            METHOD_HOOK: self._hook,
             METHOD_CALL: self._call,
         }
 
@@ -317,6 +318,10 @@ class ControlServer:
                 if not (hook == "on_post_tool_use" and decided_before)  # denied first: no post hook was due
             ],
         }
+
+    async def _hook(self, params: Any) -> dict[str, Any]:
+        parse, run = self._hook_call
+        return await run(self.host, parse(params))
 
     async def _refresh(self, _params: Any) -> dict[str, Any]:
         return await self._outcomes_of(self._apply_everywhere())
