@@ -62,7 +62,6 @@ from .session.agents import Agent, OfferedTool, agent_model, agent_models, agent
 from .session.canvas_tools import CANVAS_TOOLS, OPEN_TOOL, canvas_tools, catalog_description
 from .session.custom_agents import CustomAgent, agent_from_config, merge_agents
 from .session.lifecycle import SessionLifecycle
-from .session.manage_tools import ManageSources, extension_tools
 from .session.model_context import ModelContext
 from .session.persisted import PersistedSession
 from .session.reader import SessionEventReader
@@ -417,6 +416,8 @@ class ExtensionHost:
 
     def _extension_tools(self) -> list[Tool]:
         """``extensions_manage`` and ``extensions_reload`` over this host."""
+        from .session.manage_tools import ManageSources, extension_tools  # a host with an agent's only
+
         return extension_tools(
             ManageSources(
                 self.project_root,

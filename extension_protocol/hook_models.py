@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from .hook_invocation import HookInvocation
 from .results import ToolResult
 
 __all__ = [
@@ -51,13 +52,6 @@ ErrorHandling = Literal["retry", "skip", "abort"]
 """Weakest first, like :data:`PermissionDecision`."""
 AgentStopDecision = Literal["block"]
 """The one decision an agent-stop hook can make: keep the agent going."""
-
-
-@dataclass(frozen=True, slots=True)
-class HookInvocation:
-    """Passed to every hook handler as its second argument."""
-
-    session_id: str
 
 
 # -- inputs --------------------------------------------------------------------------------

@@ -15,11 +15,14 @@ The host's runner and composition and the pluggy hookspecs are read from it; add
 point is its name in :data:`extension_protocol.hook_names.HOOK_NAMES` (the one place hook names
 are written, kept there so joining a session does not import these models; the wire's and the
 SDK's spellings are derived from it), its two models (``<Point>Input`` and ``<Point>Output``,
-which name the row), and one entry here; a row and the names that disagree are refused when
-this module loads.
+whose ``<Point>`` names the row), and one entry here. A row and the names that disagree are
+refused when this module loads; a row and its models that disagree, when the row's models are
+first read.
 
-The models themselves are :mod:`extension_protocol.hook_models`' (re-exported here); which tools a
-tool hook is for (matchers) is :mod:`extension_protocol.matchers`'.
+The models themselves are :mod:`extension_protocol.hook_models`'; the table names them by
+string and imports them when a row's models are first asked for (a hook run, checked or
+listed with its input type), so importing the table creates none of them. Which tools a tool
+hook is for (matchers) is :mod:`extension_protocol.matchers`'.
 
 This module is shared by both sides. It does not run hooks and does not know the connection.
 An extension imports it only when the host first invokes one of its hooks.
@@ -34,37 +37,14 @@ import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, Literal, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Final, Literal, Union, get_args, get_origin, get_type_hints
 
 from .errors import HookOutputError
-from .hook_models import (
-    AgentStopInput,
-    AgentStopOutput,
-    ErrorOccurredInput,
-    ErrorOccurredOutput,
-    HookInput,
-    PermissionDecision,
-    PostToolUseFailureInput,
-    PostToolUseFailureOutput,
-    PostToolUseInput,
-    PostToolUseOutput,
-    PreToolUseInput,
-    PreToolUseOutput,
-    SessionEndInput,
-    SessionEndOutput,
-    SessionStartInput,
-    SessionStartOutput,
-    SubagentStartInput,
-    SubagentStartOutput,
-    SubagentStopInput,
-    SubagentStopOutput,
-    UserPromptSubmittedInput,
-    UserPromptSubmittedOutput,
-    UserPromptTransformedInput,
-    UserPromptTransformedOutput,
-)
 from .hook_names import HOOK_NAMES, HOOK_WIRE_NAMES, camel_case, hook_name
 from .results import ToolResult, normalize_result, result_from_wire
+
+if TYPE_CHECKING:
+    from .hook_models import HookInput
 
 __all__ = [
     "HOOK_NAMES",
@@ -194,55 +174,88 @@ def _error_message(value: Any) -> Any:
     return value
 
 
+_DERIVED: Final = frozenset({"input_type", "output_type", "checks", "ranks", "decision_values", "for_tools"})
+"""The attributes of a :class:`HookPoint` read from its models, on first use."""
+
+
 @dataclass(frozen=True, slots=True)
 class HookPoint:
     """One hook point and everything every layer needs to carry, run and merge it.
 
-    ``merge`` names the strategy of every output field; ``rewrites`` is the input field a
-    ``rewrite`` output replaces; a ``guard`` fails closed (a failing implementation denies).
-    ``checks`` and the ranks are derived from ``output_type``'s annotations.
+    ``models`` names its two models in :mod:`extension_protocol.hook_models`
+    (``PreToolUse``: ``PreToolUseInput`` and ``PreToolUseOutput``); ``merge`` names the strategy
+    of every output field; ``rewrites`` is the input field a ``rewrite`` output replaces; a
+    ``guard`` fails closed (a failing implementation denies).
+
+    The models are imported when one of the attributes read from them (:data:`_DERIVED`) is
+    first asked for, so that a process that never runs or checks a hook does not create them;
+    each is then a plain attribute. ``checks`` and the ranks are derived from ``output_type``'s
+    annotations; a row whose merge strategies or rewrite do not fit its models is refused then.
     """
 
     name: str
-    input_type: type[HookInput]
-    output_type: type[Any]
+    models: str
     merge: Mapping[str, Merge]
     doc: str
     rewrites: str | None = None
     guard: bool = False
     error_object: bool = False
     """Its input's ``error`` travels as an object ``{message}``, as the Copilot CLI sends it."""
-    checks: Mapping[str, _Check] = dataclasses.field(init=False)
-    ranks: Mapping[str, Mapping[str, int]] = dataclasses.field(init=False)
+    input_type: type[HookInput] = dataclasses.field(init=False, repr=False, compare=False)
+    output_type: type[Any] = dataclasses.field(init=False, repr=False, compare=False)
+    checks: Mapping[str, _Check] = dataclasses.field(init=False, repr=False, compare=False)
+    ranks: Mapping[str, Mapping[str, int]] = dataclasses.field(init=False, repr=False, compare=False)
     """For ``strongest`` and ``decision`` fields: each allowed value's strength."""
-    decision_values: tuple[str, ...] = dataclasses.field(init=False)
+    decision_values: tuple[str, ...] = dataclasses.field(init=False, repr=False, compare=False)
     """The permission decisions, weakest first; the last one is what a failing guard answers."""
+    for_tools: bool = dataclasses.field(init=False, repr=False, compare=False)
+    """Whether its input names a tool, so it can take matchers."""
 
-    def __post_init__(self) -> None:
-        hints = get_type_hints(self.output_type)
-        fields = [item.name for item in dataclasses.fields(self.output_type)]
+    if not TYPE_CHECKING:  # mypy would read any attribute as valid
+
+        def __getattr__(self, attribute: str) -> Any:
+            """An attribute read from the models, set on first use (a slot not set yet)."""
+            if attribute not in _DERIVED:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {attribute!r}")
+            self._read_models()
+            return object.__getattribute__(self, attribute)
+
+    def _read_models(self) -> None:
+        from . import hook_models
+
+        input_type = getattr(hook_models, f"{self.models}Input", None)
+        output_type = getattr(hook_models, f"{self.models}Output", None)
+        if input_type is None or output_type is None:
+            raise TypeError(f"hook point {self.name}: {hook_models.__name__} has no {self.models}Input and Output")
+        hints = get_type_hints(output_type)
+        fields = [item.name for item in dataclasses.fields(output_type)]
         if set(fields) != set(self.merge) or not set(self.merge.values()) <= MERGES:
             raise TypeError(f"hook point {self.name}: give one known merge strategy per output field {fields}")
         if ("rewrite" in self.merge.values()) != (self.rewrites is not None):
             raise TypeError(f"hook point {self.name}: a rewrite output needs rewrites=<input field>, and only then")
+        inputs = {item.name for item in dataclasses.fields(input_type)}
+        if self.rewrites is not None and self.rewrites not in inputs:
+            raise TypeError(f"hook point {self.name}: rewrites={self.rewrites!r} is not a field of its input")
         decisions = [name for name, how in self.merge.items() if how == "decision"]
         if len(decisions) > 1:
             raise TypeError(f"hook point {self.name}: at most one decision field")
-        object.__setattr__(self, "checks", {name: _check_for(hints[name]) for name in fields})
         ranks = {
             name: {value: rank for rank, value in enumerate(_literal_values(hints[name]))}
             for name, how in self.merge.items()
             if how in ("strongest", "decision")
         }
-        object.__setattr__(self, "ranks", ranks)
         # A guard without a decision of its own can still deny (a failing implementation).
-        values = _literal_values(hints[decisions[0]]) if decisions else get_args(PermissionDecision)
-        object.__setattr__(self, "decision_values", tuple(values))
-
-    @property
-    def for_tools(self) -> bool:
-        """Whether its input names a tool, so it can take matchers."""
-        return "tool_name" in {item.name for item in dataclasses.fields(self.input_type)}
+        values = _literal_values(hints[decisions[0]]) if decisions else get_args(hook_models.PermissionDecision)
+        derived = {
+            "checks": {name: _check_for(hints[name]) for name in fields},
+            "ranks": ranks,
+            "decision_values": tuple(values),
+            "for_tools": "tool_name" in inputs,
+            "output_type": output_type,
+            "input_type": input_type,  # last: a row refused above stays unread
+        }
+        for attribute, value in derived.items():
+            object.__setattr__(self, attribute, value)
 
     @property
     def wire_name(self) -> str:
@@ -361,15 +374,14 @@ class HookPoint:
         return fields
 
 
-def _named_after(input_type: type[HookInput]) -> str:
-    """The hook point whose input ``input_type`` is: ``PreToolUseInput`` → ``on_pre_tool_use``."""
-    words = re.findall(r"[A-Z][a-z]*", input_type.__name__.removesuffix("Input"))
+def _named_after(models: str) -> str:
+    """The hook point whose models ``models`` names: ``PreToolUse`` → ``on_pre_tool_use``."""
+    words = re.findall(r"[A-Z][a-z]*", models)
     return "on_" + "_".join(word.lower() for word in words)
 
 
 def _entry(
-    input_type: type[HookInput],
-    output_type: type[Any],
+    models: str,
     merge: Mapping[str, Merge],
     doc: str,
     *,
@@ -377,9 +389,8 @@ def _entry(
     guard: bool = False,
     error_object: bool = False,
 ) -> HookPoint:
-    """A row of the table, named after its input model (the names are written in ``HOOK_NAMES`` only)."""
-    name = _named_after(input_type)
-    return HookPoint(name, input_type, output_type, merge, doc, rewrites, guard, error_object)
+    """A row of the table, named after its models (the names are written in ``HOOK_NAMES`` only)."""
+    return HookPoint(_named_after(models), models, merge, doc, rewrites, guard, error_object)
 
 
 def _in_order(points: tuple[HookPoint, ...]) -> dict[str, HookPoint]:
@@ -394,16 +405,14 @@ def _in_order(points: tuple[HookPoint, ...]) -> dict[str, HookPoint]:
 HOOK_POINTS: Final[dict[str, HookPoint]] = _in_order(
     (
         _entry(
-            UserPromptSubmittedInput,
-            UserPromptSubmittedOutput,
+            "UserPromptSubmitted",
             {"modified_prompt": "rewrite", "additional_context": "context"},
             "The user submitted a prompt; may rewrite it (``modified_prompt``) or add hidden context.",
             rewrites="prompt",
             guard=True,
         ),
         _entry(
-            PreToolUseInput,
-            PreToolUseOutput,
+            "PreToolUse",
             {
                 "permission_decision": "decision",
                 "permission_decision_reason": "reason",
@@ -416,62 +425,53 @@ HOOK_POINTS: Final[dict[str, HookPoint]] = _in_order(
             guard=True,
         ),
         _entry(
-            PostToolUseInput,
-            PostToolUseOutput,
+            "PostToolUse",
             {"modified_result": "rewrite", "additional_context": "context"},
             "A tool ran; may replace its result (``modified_result``) or add context.",
             rewrites="tool_result",
         ),
         _entry(
-            SessionStartInput,
-            SessionStartOutput,
+            "SessionStart",
             {"additional_context": "context"},
             "A session starts (``startup``, ``resume`` or ``new``); may add initial context.",
         ),
         _entry(
-            SessionEndInput,
-            SessionEndOutput,
+            "SessionEnd",
             {"session_summary": "paragraphs", "cleanup_actions": "concat"},
             "A session ends; may give a summary and describe cleanup actions.",
             error_object=True,
         ),
         _entry(
-            ErrorOccurredInput,
-            ErrorOccurredOutput,
+            "ErrorOccurred",
             {"error_handling": "strongest", "retry_count": "max", "user_notification": "lines"},
             "A model call failed; may say how to handle it (``retry``/``skip``/``abort``).",
             error_object=True,
         ),
         _entry(
-            UserPromptTransformedInput,
-            UserPromptTransformedOutput,
+            "UserPromptTransformed",
             {"modified_transformed_prompt": "rewrite"},
             "A prompt is about to go to the model as ``transformed_prompt``; may replace that text "
             "(``modified_transformed_prompt``).",
             rewrites="transformed_prompt",
         ),
         _entry(
-            PostToolUseFailureInput,
-            PostToolUseFailureOutput,
+            "PostToolUseFailure",
             {"additional_context": "context"},
             "A tool failed (result type ``failure``); may add guidance for the model.",
         ),
         _entry(
-            AgentStopInput,
-            AgentStopOutput,
+            "AgentStop",
             {"decision": "decision", "reason": "reason"},
             "The agent answered without calling a tool; ``block`` keeps it going with ``reason`` as "
             "the next user message.",
         ),
         _entry(
-            SubagentStartInput,
-            SubagentStartOutput,
+            "SubagentStart",
             {"additional_context": "context"},
             "A custom agent's child session is about to start; may add context before its prompt.",
         ),
         _entry(
-            SubagentStopInput,
-            SubagentStopOutput,
+            "SubagentStop",
             {"decision": "decision", "reason": "reason", "modified_response": "rewrite"},
             "A custom agent's child session answered; ``block`` keeps it going with ``reason`` as its "
             "next user message, ``modified_response`` replaces the answer its parent reads.",

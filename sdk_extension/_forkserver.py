@@ -46,7 +46,7 @@ _LENGTH: Final = struct.Struct("!I")
 _STREAMS: Final = 3
 """Descriptors per request: the child's stdin, stdout and stderr."""
 
-_LATER: Final[tuple[str, ...]] = ("extension_protocol.hook_points",)
+_LATER: Final[tuple[str, ...]] = ("extension_protocol.hook_points", "extension_protocol.hook_models")
 """Modules only some extensions need: imported once the first children are on their way (as is
 the collection and freeze of the server's objects), so the first start waits for none of it."""
 

@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from extension_protocol.hook_models import PostToolUseFailureInput, PostToolUseInput, PreToolUseInput
 from extension_protocol.results import ToolResult
 from extension_protocol.tools import Tool, ToolInvocation, run_tool
 
@@ -130,7 +129,7 @@ class Dispatcher:
         if pre_chain:
             pre = await hooks.run(
                 "on_pre_tool_use",
-                hooks.make_input(PreToolUseInput, tool_name=name, tool_args=arguments),
+                hooks.make_input("on_pre_tool_use", tool_name=name, tool_args=arguments),
                 pre_chain,
                 tool_call_id=call_id,
             )
@@ -210,7 +209,7 @@ class Dispatcher:
         if kind == "success":
             post = await hooks.run(
                 "on_post_tool_use",
-                hooks.make_input(PostToolUseInput, tool_name=name, tool_args=pre.value, tool_result=result),
+                hooks.make_input("on_post_tool_use", tool_name=name, tool_args=pre.value, tool_result=result),
                 chain,
                 tool_call_id=call_id,
             )
@@ -225,7 +224,7 @@ class Dispatcher:
             post = await hooks.run(
                 "on_post_tool_use_failure",
                 hooks.make_input(
-                    PostToolUseFailureInput,
+                    "on_post_tool_use_failure",
                     tool_name=name,
                     tool_args=pre.value,
                     error=result.error or result.text_result_for_llm,

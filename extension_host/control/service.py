@@ -65,7 +65,6 @@ from .client import (
     connect_to_host,
     connect_to_socket,
 )
-from .hook_calls import parse_hook_call, run_hook_call
 from .methods import (
     METHOD_CALL,
     METHOD_HOOK,
@@ -172,6 +171,11 @@ class ControlServer:
         self._clients: dict[asyncio.Task[Any], Connection] = {}
         # A change's failure is its client's answer; a client that went away asked for no more.
         self._work = BackgroundTasks("the control server", on_error=lambda _task, _error: None)
+        # Imported by the server alone: a command that only describes extensions (a one-shot
+        # list) neither builds the host.hook validator nor reads the hook models.
+        from .hook_calls import parse_hook_call, run_hook_call
+
+        self._hook_call: Final = (parse_hook_call, run_hook_call)
         self._handlers: dict[str, Handler] = {
             METHOD_STATUS: self._status,
             METHOD_LIST: lambda _params: describe_extensions(self.host),
@@ -316,7 +320,8 @@ class ControlServer:
         }
 
     async def _hook(self, params: Any) -> dict[str, Any]:
-        return await run_hook_call(self.host, parse_hook_call(params))
+        parse, run = self._hook_call
+        return await run(self.host, parse(params))
 
     async def _refresh(self, _params: Any) -> dict[str, Any]:
         return await self._outcomes_of(self._apply_everywhere())

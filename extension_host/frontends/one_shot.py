@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -56,41 +57,77 @@ async def with_host(args: argparse.Namespace, run: Callable[[ExtensionHost], Any
     ``options`` go to :class:`ExtensionHost` (the demo's agent).
 
     The fork server starts first, so that it boots on another core while the host is imported;
-    the host uses it and this stops it after the host (used or not)."""
-    fork_server = _early_fork_server(args)
-    starting = asyncio.ensure_future(fork_server.start()) if fork_server is not None else None
-    await asyncio.sleep(0)  # the start's first step spawns the server
-    try:
-        from ..host import ExtensionHost
-        from ..runtime.options import Timeouts
-
-        # A one-shot command is not a session: the session hooks are for the agents that embed the host.
-        host = ExtensionHost(
-            args.root,
-            args.home,
-            timeouts=Timeouts(
-                readiness=args.readiness_timeout, stop_grace=ONE_SHOT_STOP_GRACE, stop_quiet=ONE_SHOT_STOP_QUIET
-            ),
-            session_hooks=False,
-            watch=False,
-            persist=False,  # nor is it a conversation worth keeping
-            fork_server=fork_server if fork_server is not None else True,
-            **options,
-        )
-        async with host_starting(host):
-            await host.start()
+    the host uses it and this stops it after the host (used or not). The cyclic collector is off
+    until the host has started (:class:`_StartWithoutCollections`)."""
+    with _StartWithoutCollections() as start_over:
+        fork_server = _early_fork_server(args)
+        starting = asyncio.ensure_future(fork_server.start()) if fork_server is not None else None
+        await asyncio.sleep(0)  # the start's first step spawns the server
         try:
-            code: int = await run(host)
-            return code
-        except (UnknownToolError, UnknownExtensionError) as exc:
-            say(render.error_line(exc), err=True)
-            return EXIT_FAILED
+            from ..host import ExtensionHost
+            from ..runtime.options import Timeouts
+
+            # A one-shot command is not a session: the session hooks are for the agents that embed the host.
+            host = ExtensionHost(
+                args.root,
+                args.home,
+                timeouts=Timeouts(
+                    readiness=args.readiness_timeout, stop_grace=ONE_SHOT_STOP_GRACE, stop_quiet=ONE_SHOT_STOP_QUIET
+                ),
+                session_hooks=False,
+                watch=False,
+                persist=False,  # nor is it a conversation worth keeping
+                fork_server=fork_server if fork_server is not None else True,
+                **options,
+            )
+            async with host_starting(host):
+                await host.start()
+            start_over()
+            try:
+                code: int = await run(host)
+                return code
+            except (UnknownToolError, UnknownExtensionError) as exc:
+                say(render.error_line(exc), err=True)
+                return EXIT_FAILED
+            finally:
+                await host.stop()
         finally:
-            await host.stop()
-    finally:
-        if fork_server is not None and starting is not None:
-            await starting
-            await fork_server.stop(ONE_SHOT_STOP_GRACE)
+            if fork_server is not None and starting is not None:
+                await starting
+                await fork_server.stop(ONE_SHOT_STOP_GRACE)
+
+
+class _StartWithoutCollections:
+    """No cyclic collection while a one-shot host is imported and started; then what that made
+    is frozen until the command is done.
+
+    What the start makes (modules, classes, validators, the host) lives until the command ends,
+    so the collections its allocations would set off (about fifty, each walking more of it) free
+    nothing. Frozen (``gc.freeze``) once the start is over (calling the context's value), it is
+    not walked by the collections the command's own work sets off either; it is unfrozen when
+    the command is done, so a process that runs commands in turn (a test) still collects it
+    later. The collector is turned back on only if it was on: an embedding process's choice
+    stands."""
+
+    def __init__(self) -> None:
+        self._enabled = gc.isenabled()
+        self._frozen = False
+
+    def __enter__(self) -> Callable[[], None]:
+        gc.disable()
+        return self._start_over
+
+    def _start_over(self) -> None:
+        gc.freeze()
+        self._frozen = True
+        if self._enabled:
+            gc.enable()
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._frozen:
+            gc.unfreeze()
+        if self._enabled:
+            gc.enable()
 
 
 def _early_fork_server(args: argparse.Namespace) -> ForkServer | None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from extension_protocol.hook_models import PostToolUseFailureInput, PostToolUseInput, PreToolUseInput
 from extension_protocol.results import ToolResult
 
 from .runner import HookRunner
@@ -52,7 +51,7 @@ async def check_tool_call(hooks: HookRunner, name: str, arguments: Any) -> ToolC
     before = {} if arguments is None else arguments
     outcome = await hooks.run(
         "on_pre_tool_use",
-        hooks.make_input(PreToolUseInput, tool_name=name, tool_args=before),
+        hooks.make_input("on_pre_tool_use", tool_name=name, tool_args=before),
         chain,
     )
     return ToolCheck(
@@ -72,7 +71,7 @@ async def review_tool_result(hooks: HookRunner, name: str, arguments: Any, resul
     outcome = await hooks.run(
         "on_post_tool_use",
         hooks.make_input(
-            PostToolUseInput, tool_name=name, tool_args={} if arguments is None else arguments, tool_result=result
+            "on_post_tool_use", tool_name=name, tool_args={} if arguments is None else arguments, tool_result=result
         ),
         chain,
     )
@@ -89,7 +88,10 @@ async def review_tool_failure(hooks: HookRunner, name: str, arguments: Any, erro
     outcome = await hooks.run(
         "on_post_tool_use_failure",
         hooks.make_input(
-            PostToolUseFailureInput, tool_name=name, tool_args={} if arguments is None else arguments, error=error
+            "on_post_tool_use_failure",
+            tool_name=name,
+            tool_args={} if arguments is None else arguments,
+            error=error,
         ),
         chain,
     )

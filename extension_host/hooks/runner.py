@@ -45,19 +45,22 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import pluggy
 
 from extension_protocol.connection import ConnectionClosed, RpcError
 from extension_protocol.errors import HookOutputError
-from extension_protocol.hook_models import HookInput, HookInvocation
+from extension_protocol.hook_invocation import HookInvocation
 from extension_protocol.hook_points import HOOK_POINTS, HookPoint
 from extension_protocol.matchers import Matcher, compile_matchers
 
 from ..events import CURRENT_AGENT, EventLog, unique_ids
 from . import specs as hookspecs
 from .composition import Composition, denial_text
+
+if TYPE_CHECKING:
+    from extension_protocol.hook_models import HookInput
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -87,8 +90,6 @@ _TOOL_CHAINS_MAX: Final = 4096
 """How many (hook, tool) chains are cached before the cache starts over (tool names are few)."""
 _RECENT: Final = 20
 """How many recent outcomes are kept per implementation, for ``extensions inspect``."""
-
-_Input = TypeVar("_Input", bound=HookInput)
 
 ExtensionHookCall = Callable[[str, Mapping[str, Any], float], Awaitable[Any]]
 """Forwards one hook to an extension: ``(hook name, wire input, timeout) -> the result of its
@@ -174,9 +175,10 @@ class HookRunner:
         """The session every hook input and invocation carries."""
         return self._session_id
 
-    def make_input(self, input_type: type[_Input], **fields: Any) -> _Input:
-        """An input of ``input_type`` stamped now, with this runner's working folder and session
-        (in a sub-agent's child session: the child's, with the agent's fields)."""
+    def make_input(self, hook: str, **fields: Any) -> HookInput:
+        """An input of ``hook``'s input model stamped now, with this runner's working folder and
+        session (in a sub-agent's child session: the child's, with the agent's fields)."""
+        input_type = HOOK_POINTS[hook].input_type
         scope = CURRENT_AGENT.get()
         if scope is None and "session_id" not in fields:
             return input_type(timestamp=datetime.now(UTC), cwd=self._cwd, session_id=self._session_id, **fields)

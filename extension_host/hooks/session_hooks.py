@@ -13,26 +13,16 @@ model call) is its callers' call; tool hooks are the dispatcher's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
-
-from extension_protocol.hook_models import (
-    AgentStopInput,
-    ErrorOccurredInput,
-    SessionEndInput,
-    SessionStartInput,
-    SubagentStartInput,
-    SubagentStopInput,
-    UserPromptSubmittedInput,
-    UserPromptTransformedInput,
-)
+from typing import TYPE_CHECKING, Any
 
 from ..events import AgentScope
 from ..outcomes import ErrorDecision, PromptResult, SessionEndResult, SessionStartResult, StopDecision
 from .runner import HookRunner
 
-__all__ = ["SessionHooks"]
+if TYPE_CHECKING:
+    from extension_protocol.hook_models import HookInput
 
-_Subagent = TypeVar("_Subagent", SubagentStartInput, SubagentStopInput)
+__all__ = ["SessionHooks"]
 
 
 class SessionHooks:
@@ -49,7 +39,7 @@ class SessionHooks:
         """Run the prompt hooks on a user prompt; returns it rewritten, or rejected with a reason."""
         outcome = await self._runner.run(
             "on_user_prompt_submitted",
-            self._runner.make_input(UserPromptSubmittedInput, prompt=prompt),
+            self._runner.make_input("on_user_prompt_submitted", prompt=prompt),
         )
         rejected = outcome.decision == "deny"
         return PromptResult(
@@ -65,7 +55,7 @@ class SessionHooks:
         unless a hook replaced it)."""
         outcome = await self._runner.run(
             "on_user_prompt_transformed",
-            self._runner.make_input(UserPromptTransformedInput, prompt=prompt, transformed_prompt=transformed),
+            self._runner.make_input("on_user_prompt_transformed", prompt=prompt, transformed_prompt=transformed),
         )
         return outcome.value if isinstance(outcome.value, str) else transformed
 
@@ -73,7 +63,7 @@ class SessionHooks:
         """Run the session-start hooks (``source``: new, resume or startup)."""
         outcome = await self._runner.run(
             "on_session_start",
-            self._runner.make_input(SessionStartInput, source=source, initial_prompt=initial_prompt),
+            self._runner.make_input("on_session_start", source=source, initial_prompt=initial_prompt),
         )
         return SessionStartResult(outcome.additional_context)
 
@@ -82,7 +72,7 @@ class SessionHooks:
         self.ended = True
         outcome = await self._runner.run(
             "on_session_end",
-            self._runner.make_input(SessionEndInput, reason=reason, final_message=final_message, error=error),
+            self._runner.make_input("on_session_end", reason=reason, final_message=final_message, error=error),
         )
         return SessionEndResult(outcome.merged_value("session_summary"), tuple(outcome.merged_value("cleanup_actions")))
 
@@ -90,7 +80,7 @@ class SessionHooks:
         """Run the error hooks; returns the strongest handling asked for (abort > skip > retry)."""
         outcome = await self._runner.run(
             "on_error_occurred",
-            self._runner.make_input(ErrorOccurredInput, error=error, error_context=context, recoverable=recoverable),
+            self._runner.make_input("on_error_occurred", error=error, error_context=context, recoverable=recoverable),
         )
         return ErrorDecision(
             outcome.merged_value("error_handling"),
@@ -105,7 +95,7 @@ class SessionHooks:
         outcome = await self._runner.run(
             "on_agent_stop",
             self._runner.make_input(
-                AgentStopInput, stop_reason="end_turn", transcript_path=transcript_path, stop_hook_active=active
+                "on_agent_stop", stop_reason="end_turn", transcript_path=transcript_path, stop_hook_active=active
             ),
         )
         return StopDecision(outcome.decision == "block", outcome.reason)
@@ -116,7 +106,7 @@ class SessionHooks:
         """Run the subagent-start hooks before ``child``'s first turn (in the session that
         starts it); the context they put before its prompt."""
         given = self._subagent_input(
-            SubagentStartInput, child, name, display_name, description, transcript_path=transcript_path
+            "on_subagent_start", child, name, display_name, description, transcript_path=transcript_path
         )
         return (await self._runner.run("on_subagent_start", given)).additional_context
 
@@ -134,7 +124,7 @@ class SessionHooks:
         calling a tool (``active``: a follow-up such a hook asked for); a ``block`` keeps it
         going, a replaced response is what the parent reads."""
         given = self._subagent_input(
-            SubagentStopInput,
+            "on_subagent_stop",
             child,
             name,
             display_name,
@@ -150,18 +140,18 @@ class SessionHooks:
 
     def _subagent_input(
         self,
-        input_type: type[_Subagent],
+        hook: str,
         child: AgentScope,
         name: str,
         display: str,
         description: str,
         transcript_path: str | None,
         **fields: Any,
-    ) -> _Subagent:
+    ) -> HookInput:
         """A subagent hook point's input: the starting session's id, the child's as ``agent_id``
         (``transcript_path``: the session's log unless given)."""
         return self._runner.make_input(
-            input_type,
+            hook,
             session_id=child.parent_id,
             agent_id=child.agent_id,
             agent_type=child.agent_type,

@@ -26,12 +26,14 @@ In-process plugins use :data:`hookimpl`::
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pluggy
 
-from extension_protocol.hook_models import HookInvocation
 from extension_protocol.hook_points import HOOK_POINTS
+
+if TYPE_CHECKING:
+    from extension_protocol.hook_invocation import HookInvocation
 
 __all__ = ["PROJECT_NAME", "hookimpl", "hookspec", "refuse_unsupported", "specifications"]
 

@@ -27,12 +27,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..project.paths import PROJECT_AGENT_DIRS, agents_dir
 from ..project.private_files import NotRegularFile, open_regular
 from .custom_agents import CustomAgent
-from .front_matter import FrontMatterError, Value, parse_front_matter, split_front_matter
+
+if TYPE_CHECKING:
+    from .front_matter import Value
 
 __all__ = [
     "MAX_FILES",
@@ -126,6 +128,8 @@ def _read(path: Path, folder: Path, source: str, max_bytes: int) -> tuple[Custom
     Raises:
         _Unusable: it gives none.
     """
+    from .front_matter import FrontMatterError, parse_front_matter, split_front_matter  # a file found: rare
+
     text = _text(path, max_bytes)
     try:
         matter = split_front_matter(text)

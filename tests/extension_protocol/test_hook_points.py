@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 from datetime import UTC, datetime
 from typing import Any, get_args
 
 import pytest
 
+from extension_host.launch.interpreter import python_command
 from extension_protocol import hook_points
 from extension_protocol.errors import HookOutputError, InvalidHookError
 from extension_protocol.hook_models import (
@@ -466,17 +468,40 @@ def test_a_table_without_a_row_for_every_hook_name_is_refused_at_import() -> Non
     assert list(hook_points._in_order(tuple(reversed(rows)))) == list(HOOK_NAMES)
 
 
-def test_a_table_entry_missing_a_merge_strategy_or_its_rewrite_field_is_refused_at_import() -> None:
+def test_a_table_entry_whose_merge_strategies_or_rewrite_do_not_fit_its_models_is_refused_when_read() -> None:
+    no_merge = HookPoint("on_x", "PreToolUse", {}, "doc")
     with pytest.raises(TypeError, match="one known merge strategy per output field"):
-        HookPoint("on_x", PreToolUseInput, SessionStartOutput, {}, "doc")
+        _ = no_merge.checks
+    no_rewrite = HookPoint(
+        "on_x", "PostToolUse", {"modified_result": "rewrite", "additional_context": "context"}, "doc"
+    )
     with pytest.raises(TypeError, match="rewrites=<input field>"):
-        HookPoint(
-            "on_x",
-            PostToolUseInput,
-            PostToolUseOutput,
-            {"modified_result": "rewrite", "additional_context": "context"},
-            "doc",
-        )
+        _ = no_rewrite.input_type
+    wrong_rewrite = HookPoint(
+        "on_x", "PostToolUse", {"modified_result": "rewrite", "additional_context": "context"}, "doc", "tool"
+    )
+    with pytest.raises(TypeError, match="rewrites='tool' is not a field of its input"):
+        _ = wrong_rewrite.for_tools
+    with pytest.raises(TypeError, match="has no MadeUpInput and Output"):
+        _ = HookPoint("on_made_up", "MadeUp", {}, "doc").output_type
+    with pytest.raises(AttributeError, match="no attribute 'input_types'"):
+        _ = no_merge.input_types  # type: ignore[attr-defined]
+
+
+@pytest.mark.subprocess
+def test_importing_the_table_creates_no_hook_model_until_a_row_is_read() -> None:
+    """The rows name their models; a process that reads no row's models never creates them."""
+    script = (
+        "import sys\n"
+        "from extension_protocol.hook_points import HOOK_POINTS, hook_point\n"
+        "assert hook_point('preToolUse').guard and HOOK_POINTS['on_pre_tool_use'].rewrites == 'tool_args'\n"
+        "assert 'extension_protocol.hook_models' not in sys.modules, 'models imported with the table'\n"
+        "point = HOOK_POINTS['on_pre_tool_use']\n"
+        "assert point.for_tools and point.input_type.__name__ == 'PreToolUseInput'\n"
+        "assert 'extension_protocol.hook_models' in sys.modules\n"
+    )
+    completed = subprocess.run(python_command("-c", script), capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 0, completed.stderr
 
 
 def test_only_the_tool_hooks_take_matchers() -> None:

@@ -61,6 +61,17 @@ CALL_CLIENT = PARSER_ONLY | {
 """What a ``call`` answered by a running host may import: the blocking control client, the
 framing and the printing; no host, no event loop, not even the result's type."""
 
+ONE_SHOT_LIST_NEVER = {
+    "extension_protocol.hook_models",
+    "extension_host.control.hook_calls",
+    "extension_host.session.manage_tools",
+    "extension_host.project.scaffold",
+    "extension_host.session.front_matter",
+}
+"""What a one-shot ``list`` of extensions without hooks, commands or agent files has no use for:
+the hook points' models (the table names them), the ``host.hook`` request, the agent's built-in
+tools and the custom agent files' parser."""
+
 NEVER = {"extension_host.host", "pydantic", "asyncio", "extension_host.runtime.options", "dataclasses"}
 
 
@@ -108,3 +119,12 @@ def test_a_call_answered_by_the_running_host_imports_its_client_not_the_host(pro
     assert (code, out) == (0, "3\n")
     assert _ours(modules) <= CALL_CLIENT, _ours(modules) - CALL_CLIENT
     assert not modules & NEVER
+
+
+@pytest.mark.subprocess
+def test_a_one_shot_list_imports_no_hook_model_nor_what_only_a_session_with_an_agent_uses(project: Project) -> None:
+    project.add_extension("calc", CALC)
+    code, out, modules = run(_imports(project, "list"))
+    assert code == 0 and "project:calc" in out and "running" in out
+    assert "extension_host.host" in modules  # it started a host of its own
+    assert not modules & ONE_SHOT_LIST_NEVER, modules & ONE_SHOT_LIST_NEVER

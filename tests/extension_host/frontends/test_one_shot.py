@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from extension_host.host import ExtensionHost
@@ -50,3 +52,34 @@ def test_a_one_shot_command_with_nothing_to_fork_starts_no_fork_server(
         monkeypatch.setenv(FORK_SERVER_ENV, "0")
     assert project.cli("list") == 0
     assert len(reap_extension_processes) == (1 if setup == "fork server off" else 0)  # the extension alone
+
+
+def test_a_one_shot_host_starts_without_collections_and_its_command_leaves_the_collector_as_it_was(
+    project: Project,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    reap_extension_processes: list[int],
+) -> None:
+    """Off while the host starts; on again, with what the start made frozen, while the command
+    runs; afterwards on and nothing frozen, as before the command."""
+    project.add_extension("calc", CALC)
+    seen: dict[str, object] = {}
+    real_start, real_stop = ExtensionHost.start, ExtensionHost.stop
+
+    async def start(host: ExtensionHost) -> None:
+        seen["starting"] = gc.isenabled()
+        await real_start(host)
+
+    async def stop(host: ExtensionHost) -> None:
+        seen["running"] = (gc.isenabled(), gc.get_freeze_count() > 0)
+        await real_stop(host)
+
+    monkeypatch.setattr(ExtensionHost, "start", start)
+    monkeypatch.setattr(ExtensionHost, "stop", stop)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert project.cli("list") == 0
+    assert "project:calc  running" in capsys.readouterr().out
+    assert seen == {"starting": False, "running": (True, True)}
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    for pid in reap_extension_processes:
+        assert wait_for_exit(pid, 15)

@@ -144,11 +144,13 @@ class ToolFailedOutput:
 
 @pytest.fixture
 def tool_failed(monkeypatch: pytest.MonkeyPatch) -> HookPoint:
-    """Adds ``on_tool_failed`` as one table entry (plus its wire name in the protocol's list)."""
+    """Adds ``on_tool_failed`` as one table entry (plus its models among the hook models and its
+    wire name in the protocol's list)."""
+    monkeypatch.setattr(hook_models, "ToolFailedInput", ToolFailedInput, raising=False)
+    monkeypatch.setattr(hook_models, "ToolFailedOutput", ToolFailedOutput, raising=False)
     point = HookPoint(
         "on_tool_failed",
-        ToolFailedInput,
-        ToolFailedOutput,
+        "ToolFailed",
         {"retry": "strongest", "modified_error": "rewrite", "additional_context": "context", "attempts": "max"},
         "A tool failed; may ask for a retry.",
         rewrites="error",
