@@ -150,7 +150,8 @@ class Connection:
     :data:`~extension_protocol.framing.MAX_DEPTH` levels). ``max_queued_bytes``
     bounds the bytes written but not yet taken by the peer (as the writer's transport counts
     them); ``None`` leaves them unbounded. ``progress_delay`` is how long a progress
-    notification (:meth:`notify_later`) waits at most for a message to go with.
+    notification (:meth:`notify_later`) waits at most for a message to go with (``None``:
+    :data:`PROGRESS_DELAY`).
     """
 
     def __init__(
@@ -166,7 +167,7 @@ class Connection:
         max_outbound_bytes: int = MAX_MESSAGE_BYTES,
         max_outbound_depth: int | None = None,
         max_queued_bytes: int | None = None,
-        progress_delay: float = PROGRESS_DELAY,
+        progress_delay: float | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -415,7 +416,8 @@ class Connection:
         if later:
             self._later = []
         if deferred or (not batch and later):
-            self._hold([*(batch or ()), *later], self._progress_delay if deferred else NOTICE_DELAY)
+            progress = PROGRESS_DELAY if self._progress_delay is None else self._progress_delay
+            self._hold([*(batch or ()), *later], progress if deferred else NOTICE_DELAY)
         elif batch:
             held, self._held = self._held, []  # a turn that began with a notice did not take them
             self._write_out([*held, *batch, *later] if held or later else batch)
