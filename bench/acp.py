@@ -3,7 +3,9 @@
 :func:`acp_turns` times one-tool-call turns (the scripted agent of :data:`bench.serve.TURN`)
 through ``extensions acp --agent scripted:FILE`` in a child, from writing ``session/prompt`` to
 reading its answer, with every ``session/update`` before it read and decoded, as an editor
-would; :func:`bench.serve.api_turns` is the same turn through ``host.send_and_wait``.
+would: whatever arrived is read at once and split into lines, each decoded (a line at a time
+through the stream's ``readline`` cost the client more than the decoding). The same turn
+through ``host.send_and_wait`` is :func:`bench.serve.api_turns`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 import json
 import os
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,9 @@ from extension_host.launch.interpreter import python_command
 
 from .host import CALL_TIMEOUT
 from .serve import TURN
+
+_READ = 1024 * 1024
+"""Bytes asked of the pipe per read: whatever has arrived."""
 
 
 async def acp_turns(project: Path, home: Path, turns: int) -> list[float]:
@@ -38,12 +44,22 @@ async def acp_turns(project: Path, home: Path, turns: int) -> list[float]:
     )
     assert process.stdin is not None and process.stdout is not None
     reader, writer = process.stdout, process.stdin
+    lines: deque[bytes] = deque()
+    rest = b""
 
     async def call(request_id: int, method: str, params: dict[str, Any]) -> Any:
+        nonlocal rest
         writer.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode())
         writer.write(b"\n")
         while True:
-            message = json.loads(await reader.readline())
+            while not lines:
+                chunk = await reader.read(_READ)
+                if not chunk:
+                    raise RuntimeError(f"{method}: extensions acp closed its output")
+                parts = (rest + chunk).split(b"\n")
+                rest = parts.pop()  # the start of a line still to come
+                lines.extend(parts)
+            message = json.loads(lines.popleft())
             if message.get("id") == request_id and "method" not in message:
                 if "error" in message:
                     raise RuntimeError(f"{method} failed: {message['error']}")

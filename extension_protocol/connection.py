@@ -14,9 +14,9 @@ no more than ``max_queued_bytes`` wait for a peer that does not read: past that 
 ends with :class:`QueueOverflow`. And it decides when bytes go out: the first message of a turn
 of the event loop at once, the rest of the turn in one write at its end, and what nothing waits
 on (:meth:`Connection.notify_later`, :meth:`Connection.send_later`) with the next message that
-something does, :data:`PROGRESS_DELAY` or :data:`NOTICE_DELAY` at most. It treats methods as
-strings and params as plain JSON values: it knows nothing of sessions, tools or hooks, and
-nothing of processes (the caller hands it a reader and a writer).
+something does, :data:`PROGRESS_DELAY` (or the connection's own) or :data:`NOTICE_DELAY` at
+most. It treats methods as strings and params as plain JSON values: it knows nothing of
+sessions, tools or hooks, and nothing of processes (the caller hands it a reader and a writer).
 """
 
 from __future__ import annotations
@@ -152,7 +152,9 @@ class Connection:
     ``max_outbound_depth`` how deeply (``None``: not checked; a peer of this protocol accepts
     :data:`~extension_protocol.framing.MAX_DEPTH` levels). ``max_queued_bytes``
     bounds the bytes written but not yet taken by the peer (as the writer's transport counts
-    them); ``None`` leaves them unbounded.
+    them); ``None`` leaves them unbounded. ``progress_delay`` is how long a progress
+    notification (:meth:`notify_later`) waits at most for a message to go with (``None``:
+    :data:`PROGRESS_DELAY`).
     """
 
     def __init__(
@@ -168,6 +170,7 @@ class Connection:
         max_outbound_bytes: int = MAX_MESSAGE_BYTES,
         max_outbound_depth: int | None = None,
         max_queued_bytes: int | None = None,
+        progress_delay: float | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -183,6 +186,7 @@ class Connection:
         self._max_outbound = max_outbound_bytes
         self._max_outbound_depth = max_outbound_depth
         self._max_queued = max_queued_bytes
+        self._progress_delay = progress_delay
         transport = getattr(writer, "transport", None)
         self._queued: Callable[[], int] | None = getattr(transport, "get_write_buffer_size", None)
         self._ended: asyncio.Future[None] | None = None
@@ -325,8 +329,9 @@ class Connection:
     def notify_later(self, method: str, params: Any = None) -> None:
         """Send a notification nothing waits on, in order with every other message: as
         :meth:`notify`, except that it never makes a write of its own. It goes with the next
-        message something waits on, or with this turn's, or after :data:`PROGRESS_DELAY`
-        (see :meth:`send_later`): a run of progress updates wakes the peer once.
+        message something waits on, or with this turn's, or after the connection's progress
+        delay (:data:`PROGRESS_DELAY` unless it was given another; see :meth:`send_later`): a
+        run of progress updates wakes the peer once.
 
         Raises:
             As :meth:`notify`.
@@ -414,7 +419,8 @@ class Connection:
         if later:
             self._later = []
         if deferred or (not batch and later):
-            self._hold([*(batch or ()), *later], PROGRESS_DELAY if deferred else NOTICE_DELAY)
+            progress = PROGRESS_DELAY if self._progress_delay is None else self._progress_delay
+            self._hold([*(batch or ()), *later], progress if deferred else NOTICE_DELAY)
         elif batch:
             held, self._held = self._held, []  # a turn that began with a notice did not take them
             self._write_out([*held, *batch, *later] if held or later else batch)

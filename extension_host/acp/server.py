@@ -56,6 +56,7 @@ from .wire import MAX_LINE_BYTES, LineReader, LineWriter, claimed_stdio
 __all__ = [
     "MAX_IN_FLIGHT",
     "MAX_QUEUED_BYTES",
+    "UPDATE_DELAY",
     "AcpOptions",
     "AcpServer",
     "AgentFactory",
@@ -69,6 +70,11 @@ MAX_QUEUED_BYTES: Final = 128 * 1024 * 1024
 """Bytes waiting for a client that does not read before it is dropped."""
 MAX_OUTBOUND_BYTES: Final = 64 * 1024 * 1024
 """Largest message sent (an update carries at most a cut tool result; this is a backstop)."""
+UPDATE_DELAY: Final = 0.008
+"""Seconds a ``session/update`` waits at most for the next message to the client, to go out in
+the same write: half a frame of an editor drawing at 60 Hz, so a streamed answer looks no later,
+while the updates of a turn shorter than that go with the prompt's answer (the client is woken
+once per turn, not once per tool call)."""
 
 AgentFactory = Callable[[], Awaitable[Agent]]
 """Makes one session's agent; raises :class:`ExtensionHostError` with a one-line reason."""
@@ -196,7 +202,7 @@ class AcpServer:
                 session = AcpSession(
                     cwd,
                     agent,
-                    connection.notify_later,  # updates go with the next answer, or within 1 ms
+                    connection.notify_later,  # updates go with the next answer, or within UPDATE_DELAY
                     connection.send_request,
                     user_home=self.options.user_home,
                     readiness_timeout=self.options.readiness_timeout,
@@ -273,6 +279,7 @@ async def pipe_connection(read_fd: int, write_fd: int) -> Connection:
         max_outbound_bytes=MAX_OUTBOUND_BYTES,
         max_outbound_depth=MAX_DEPTH,
         max_queued_bytes=MAX_QUEUED_BYTES,
+        progress_delay=UPDATE_DELAY,
     )
 
 

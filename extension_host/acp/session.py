@@ -32,7 +32,7 @@ from ..runtime.options import Timeouts
 from ..session.agents import Agent
 from ..session.errors import PromptRejectedError, TurnAbortedError, TurnCancelledError, TurnError
 from .protocol import ContentBlock, PermissionAnswer, ResourceBlock, ResourceLinkBlock, TextBlock
-from .updates import UpdateMapper, available_commands
+from .updates import MAPPED_EVENTS, UpdateMapper, available_commands
 
 __all__ = ["PERMISSION_OPTIONS", "TURN_TIMEOUT", "AcpSession", "Notify", "Request", "prompt_input"]
 
@@ -178,9 +178,11 @@ class AcpSession:
             pass  # the client is gone: the connection's end stops the session
 
     def _on_event(self, event: Event) -> None:
-        for update in self._mapper.map(event):
-            self._send(update)
-        if event["type"] == "permission.requested" and not event["data"].get("resolvedByHook"):
+        kind = event["type"]
+        if kind in MAPPED_EVENTS:
+            for update in self._mapper.map(event):
+                self._send(update)
+        elif kind == "permission.requested" and not event["data"].get("resolvedByHook"):
             task = asyncio.ensure_future(self._ask(event["data"]))
             self._asking.add(task)
             task.add_done_callback(self._asking.discard)

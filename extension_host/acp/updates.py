@@ -32,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-__all__ = ["MAX_RESULT_CHARS", "UPDATES", "UpdateMapper", "available_commands"]
+__all__ = ["MAPPED_EVENTS", "MAX_RESULT_CHARS", "UPDATES", "UpdateMapper", "available_commands"]
 
 MAX_RESULT_CHARS: Final = 64 * 1024
 """Characters of a tool's result an update carries (cut beyond, saying how much): the agent got
@@ -52,6 +52,9 @@ UPDATES: Final[dict[str, tuple[str, ...]]] = {
     "commands.changed": ("available_commands_update",),
 }
 """Each host event that makes updates, and the kinds it makes (the module's table)."""
+MAPPED_EVENTS: Final = frozenset({*UPDATES, "subagent.started"})
+"""Every event :meth:`UpdateMapper.map` reads (a subagent's start names its later tool calls):
+the others (most of a turn's) need not be handed to it."""
 _FROM_SUBAGENTS: Final = frozenset({"assistant.message", "tool.execution_start", "tool.execution_complete"})
 
 Update = dict[str, Any]

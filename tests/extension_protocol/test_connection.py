@@ -1433,6 +1433,26 @@ def test_progress_held_behind_a_notice_brings_the_wait_down_to_the_progress_dela
     assert asyncio.run(main()) == ["notice", "progress"]
 
 
+def test_a_connections_own_progress_delay_holds_progress_until_a_message_goes_with_it_in_one_write() -> None:
+    """Given a longer progress delay, progress notifications outlast the default delay unwritten
+    and go, in order, ahead of the next message something waits on, in its write."""
+
+    async def main() -> tuple[list[bytes], int, list[str]]:
+        r = raw(progress_delay=3600.0)
+        r.conn.notify_later("p1")
+        await asyncio.sleep(0)
+        r.conn.notify_later("p2")
+        await asyncio.sleep(PROGRESS_DELAY * 4)
+        before = list(r.writer.chunks)
+        r.conn.notify("answer")
+        writes = len(r.writer.chunks)
+        methods = [m["method"] for m in frames_of(r.writer)]
+        r.conn.close()
+        return before, writes, methods
+
+    assert asyncio.run(main()) == ([], 1, ["p1", "p2", "answer"])
+
+
 def test_a_turn_that_begins_with_a_notice_still_sends_the_held_ones_first() -> None:
     """An event's notice is queued before the event itself is sent: the notices held from
     earlier turns go ahead of that turn's message, in the same write."""

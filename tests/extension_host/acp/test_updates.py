@@ -7,7 +7,8 @@ from typing import Any
 
 from acp.schema import SessionNotification
 
-from extension_host.acp.updates import UPDATES, UpdateMapper
+from extension_host.acp.updates import MAPPED_EVENTS, UPDATES, UpdateMapper
+from extension_host.event_types import EVENT_TYPES
 
 
 def _event(kind: str, agent: str | None = None, **data: Any) -> dict[str, Any]:
@@ -74,3 +75,24 @@ def test_the_table_names_every_kind_the_mapper_makes() -> None:
     for event in TURN:
         for update in mapper.map(event):
             assert update["sessionUpdate"] in UPDATES[event["type"]]
+
+
+def test_an_event_the_session_does_not_hand_to_the_mapper_would_make_no_update() -> None:
+    """The session skips every event type outside MAPPED_EVENTS: the mapper, given one with any
+    data a tool call's events carry, makes nothing of it and remembers nothing."""
+    data: dict[str, Any] = {
+        "content": "x",
+        "toolCallId": "c1",
+        "messageId": "m1",
+        "title": "t",
+        "commands": [{"name": "go"}],
+    }
+    mapper = UpdateMapper(replaying=True)
+    mapper.map(_event("assistant.message", messageId="m0", toolRequests=[{"toolCallId": "c1", "name": "t"}]))
+    skipped = sorted(set(EVENT_TYPES) - MAPPED_EVENTS)
+    assert "session.idle" in skipped
+    for kind in skipped:
+        assert mapper.map(_event(kind, **data)) == [], kind
+        assert mapper.map(_event(kind, "a1", **data)) == [], kind
+    assert mapper.tool_title("c1") == "t"
+    assert MAPPED_EVENTS.issubset(EVENT_TYPES)
