@@ -545,10 +545,13 @@ class Connection:
         """
         deadline = time.monotonic() + timeout
         busy_at = 0.0
-        listened = False  # what the peer sent while this loop was busy elsewhere is read first
+        # Whether the loop has had a turn to read what the peer sent since it was last seen busy
+        # (or since the wait began: this loop may have been busy elsewhere meanwhile).
+        listened = False
         while not self.closed:
             now = time.monotonic()
-            if busy is not None and busy():
+            peer_busy = busy is not None and busy()
+            if peer_busy:
                 busy_at = now
             quiet_left = max(self._last_traffic, busy_at) + quiet - now
             if quiet_left <= 0 and not self._running and listened:
@@ -557,7 +560,7 @@ class Connection:
                 return False
             pause = quiet_left if quiet_left > 0 else quiet / 4 if listened else _LISTEN
             await asyncio.sleep(min(pause, deadline - now))
-            listened = True
+            listened = not peer_busy
         return True
 
     def _with_peer_error(self, reason: str) -> str:

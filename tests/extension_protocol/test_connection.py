@@ -1060,22 +1060,26 @@ def test_cancelling_serve_closes_the_connection() -> None:
 
 
 def test_waiting_for_quiet_counts_no_quiet_while_the_peer_is_busy() -> None:
-    """A peer that its machine runs late (busy, silent for many quiet windows) and then sends a
-    request has it answered before ``wait_idle`` says the connection is quiet."""
+    """A peer its machine runs late (busy, silent for several quiet windows) that sends a request
+    and goes back to waiting just before the next look has it answered before ``wait_idle``
+    says the connection is quiet."""
 
     async def main() -> None:
         r = raw(handlers={"ping": lambda params: "pong"})
-        sent = asyncio.Event()
+        looks = 0
 
-        async def late_request() -> None:
-            await asyncio.sleep(0.1)  # five quiet windows with nothing on the wire
-            r.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
-            sent.set()
+        def busy() -> bool:
+            nonlocal looks
+            looks += 1
+            if looks < 5:
+                return True
+            if looks == 5:
+                r.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            return False
 
         async with serving(r):
-            late = asyncio.ensure_future(late_request())
-            assert await r.conn.wait_idle(0.02, 5, busy=lambda: not sent.is_set())
-            assert late.done()
+            assert await r.conn.wait_idle(0.02, 5, busy=busy)
+            assert looks > 5
             r.conn.close("stopped")  # as a stop does next
             assert await r.receive() == {"jsonrpc": "2.0", "id": 1, "result": "pong"}
 
