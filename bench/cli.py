@@ -1,9 +1,12 @@
 """What an ``extensions`` command costs from start to exit, as a ratio to ``python -c pass``.
 
-Five sides, each a whole process timed from spawn to exit, interleaved round by round (the
+Six sides, each a whole process timed from spawn to exit, interleaved round by round (the
 order rotates each round) so that drift of a shared machine hits all of them:
 
 - the floor: the same interpreter running ``-c pass``, which no command can beat;
+- the stack: the same interpreter importing asyncio and pydantic and validating one small
+  model (:data:`STACK`), which no command that starts an extension can beat: the host runs on
+  asyncio and validates what an extension sends with pydantic;
 - ``extensions --help`` and ``extensions --version``: the parser alone;
 - ``extensions list`` in a project with one extension and no host: it starts the extension once;
 - ``extensions call echo0 '{"text": "hi"}'`` with a host running for the project (an in-process
@@ -28,12 +31,20 @@ from extension_host.control.service import ControlServer
 
 from .host import CALL_TIMEOUT, make_project
 
-__all__ = ["SIDES", "TARGETS", "measure"]
+__all__ = ["SIDES", "STACK", "TARGETS", "measure"]
 
-SIDES = ("floor", "help", "version", "list", "call")
+SIDES = ("floor", "stack", "help", "version", "list", "call")
 """Every side, in the order of the first round."""
 TARGETS = {"help": 3.0, "version": 3.0, "list": 12.0, "call": 6.0}
 """The most each side may take, in floors (``python -c pass`` of the same round)."""
+STACK = (
+    "import asyncio, pydantic\n"
+    "class Joined(pydantic.BaseModel):\n"
+    "    name: str\n"
+    "    tools: list[str] = []\n"
+    "print(Joined.model_validate({'name': 'echo00', 'tools': ['echo0']}).name)\n"
+)
+"""What the stack side runs: the least a host's process does before it can take a join."""
 
 
 async def _timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, bytes]:
@@ -73,6 +84,7 @@ async def measure(base: Path, home: Path, rounds: int) -> dict[str, list[float]]
     sides: dict[str, tuple[list[str], Path, bytes]] = {
         # -P: the floor imports nothing from the folder it runs in, as the console script does not
         "floor": ([sys.executable, "-P", "-c", "pass"], cold, b""),
+        "stack": ([sys.executable, "-P", "-c", STACK], cold, b"echo00"),
         "help": ([command, "--help"], cold, b"usage: extensions"),
         "version": ([command, "--version"], cold, b"extensions "),
         "list": ([command, "list"], cold, b"echo00"),

@@ -45,6 +45,8 @@ FIGURES: dict[str, tuple[list[str], list[str]]] = {
     "cli": (
         [
             "floor_ms",
+            "stack_ms",
+            "stack_ratio",
             "help_ms",
             "help_ratio",
             "version_ms",
