@@ -46,9 +46,19 @@ _LENGTH: Final = struct.Struct("!I")
 _STREAMS: Final = 3
 """Descriptors per request: the child's stdin, stdout and stderr."""
 
-_LATER: Final[tuple[str, ...]] = ("extension_protocol.hook_points", "extension_protocol.hook_models")
-"""Modules only some extensions need: imported once the first children are on their way (as is
-the collection and freeze of the server's objects), so the first start waits for none of it."""
+_LATER: Final[tuple[str, ...]] = (
+    "extension_protocol.hook_points",
+    "extension_protocol.hook_models",
+    "extension_protocol.commands",
+    "sdk_extension.hooks",
+    "sdk_extension.canvases",
+    "sdk_extension.permissions",
+    "sdk_extension.event_log",
+)
+"""Modules only some extensions need (hooks, commands, canvases, permission answers, reading
+the event log; ``sdk_extension.join`` loads them when an extension uses them): imported once
+the first children are on their way (as is the collection and freeze of the server's objects),
+so the first start waits for none of it, and later forks find them loaded."""
 
 _IDLE_SECONDS: Final = 0.05
 """How long the server waits for more requests before it does the :data:`_LATER` work."""

@@ -17,10 +17,9 @@ import threading
 import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, TypeVar
 
 from extension_protocol import protocol as p
-from extension_protocol.commands import MAX_COMMANDS, Command
 from extension_protocol.connection import Connection
 from extension_protocol.errors import (
     ExtensionError,
@@ -36,11 +35,18 @@ from extension_protocol.tools import Tool
 
 from ._lifeline import end_if_host_gone
 from ._stdio import claim_protocol_stdio, flush_std_streams
-from .canvases import Canvas, check_canvases
-from .hooks import Hook, hook_registration
-from .permissions import PermissionHandler
 from .session import Session, _Client
 from .subagents import CustomAgent
+
+if TYPE_CHECKING:  # what only some extensions use loads when one gives it (see _begin)
+    from extension_protocol.commands import Command
+
+    from .canvases import Canvas
+    from .hooks import Hook
+    from .permissions import PermissionHandler
+
+    Hooks: TypeAlias = Mapping[str, Callable[..., Any]] | Iterable[Hook[Any, Any]]
+    """What ``join_session(hooks=...)`` takes: ``@hook`` functions, or a mapping of hook names to functions."""
 
 __all__ = [
     "DEFAULT_JOIN_TIMEOUT",
@@ -100,10 +106,6 @@ class _Joining:
         )
 
 
-Hooks = Mapping[str, Callable[..., Any]] | Iterable[Hook[Any, Any]]
-"""What ``join_session(hooks=...)`` takes: ``@hook`` functions, or a mapping of hook names to functions."""
-
-
 def _begin(
     tools: Iterable[Tool],
     hooks: Hooks | None,
@@ -119,7 +121,7 @@ def _begin(
     hook_map, matchers = registered_hooks(hooks, hook_matchers)
     command_list = _commands(commands)
     agents = _custom_agents(custom_agents)
-    canvas_list = check_canvases(canvases)
+    canvas_list = _canvases(canvases)
     requested = _requested(requested_environment_variables)
     session_id = _session_id()
     _claim_join()
@@ -342,14 +344,21 @@ def registered_hooks(
         InvalidHookError: a hook, or a matcher, is unusable.
     """
     if hooks is not None and not isinstance(hooks, Mapping):
+        from .hooks import hook_registration
+
         hooks, hook_matchers = hook_registration(hooks, hook_matchers)
     handlers = resolve_hooks(hooks)
     return handlers, wire_hook_matchers(hook_matchers, handlers)
 
 
 def _commands(commands: Iterable[Command]) -> tuple[Command, ...]:
+    given = tuple(commands)
+    if not given:
+        return ()
+    from extension_protocol.commands import MAX_COMMANDS, Command
+
     checked = _unique(
-        commands,
+        given,
         Command,
         "commands must be Command objects (use @command or Command(...))",
         lambda name: InvalidCommandError(name, "is given twice"),
@@ -357,6 +366,15 @@ def _commands(commands: Iterable[Command]) -> tuple[Command, ...]:
     if len(checked) > MAX_COMMANDS:
         raise InvalidCommandError(checked[-1].name, f"{len(checked)} commands given, over the limit of {MAX_COMMANDS}")
     return tuple(checked)
+
+
+def _canvases(canvases: Iterable[Canvas]) -> tuple[Canvas, ...]:
+    given = tuple(canvases)
+    if not given:
+        return ()
+    from .canvases import check_canvases
+
+    return check_canvases(given)
 
 
 def _custom_agents(agents: Iterable[CustomAgent]) -> tuple[CustomAgent, ...]:
@@ -408,7 +426,11 @@ def resolve_hooks(hooks: Mapping[str, Any] | None) -> dict[str, Callable[..., An
             or two spellings name the same hook.
     """
     resolved: dict[str, Callable[..., Any]] = {}
-    for alias, handler in (hooks or {}).items():
+    if not hooks:
+        return resolved
+    from .hooks import Hook
+
+    for alias, handler in hooks.items():
         name = p.hook_name(alias) if isinstance(alias, str) else None
         if name is None or alias == p.HOOK_WIRE_NAMES[name]:
             valid = ", ".join(p.HOOK_NAMES)

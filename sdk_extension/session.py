@@ -29,11 +29,9 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from extension_protocol import canvases as wire_canvases
 from extension_protocol import protocol as p
-from extension_protocol.commands import Command, CommandContext, run_command
 from extension_protocol.connection import Connection, ConnectionClosed, RpcError
 from extension_protocol.errors import ExtensionError, JoinError, SessionRpcError
 from extension_protocol.framing import MessageTooLarge, describe_size
@@ -42,10 +40,14 @@ from extension_protocol.tasks import BackgroundTasks
 from extension_protocol.tools import Tool, ToolInvocation, run_tool
 from extension_protocol.workers import STUCK_CALLS_PER_KEY, AbandonableRunner, StillRunning, hook_workers
 
-from .canvases import Canvas, run_canvas_request
-from .event_log import EventLogReader
-from .permissions import PermissionHandler, decide_permission
 from .subagents import SUBAGENT_EVENTS, ChildSessions, CustomAgent, not_supported
+
+if TYPE_CHECKING:  # what only some extensions use loads on first use
+    from extension_protocol.commands import Command
+
+    from .canvases import Canvas
+    from .event_log import EventLogReader
+    from .permissions import PermissionHandler
 
 __all__ = ["Session"]
 
@@ -198,6 +200,8 @@ class Session:
     @property
     def event_log(self) -> EventLogReader:
         """The session's events, read by cursor (:mod:`sdk_extension.event_log`)."""
+        from .event_log import EventLogReader
+
         return EventLogReader(self)
 
     async def detach_async(self) -> None:
@@ -284,6 +288,8 @@ class _Client:
         connection.on_request(p.METHOD_HOOKS_INVOKE, self.on_hooks_invoke)
         self.canvases = {canvas.id: canvas for canvas in canvases}
         if self.canvases:
+            from extension_protocol import canvases as wire_canvases
+
             for method in (
                 wire_canvases.METHOD_CANVAS_OPEN,
                 wire_canvases.METHOD_CANVAS_CLOSE,
@@ -500,6 +506,8 @@ class _Client:
         if selected is None:
             params["error"] = f"Unknown command: {name}"  # the JS SDK's words
         else:
+            from extension_protocol.commands import CommandContext, run_command
+
             context = CommandContext(
                 session_id=self.session_id,
                 command_name=name,
@@ -524,6 +532,8 @@ class _Client:
 
     async def _answer_permission(self, handler: PermissionHandler, data: dict[str, Any], session_id: str) -> None:
         await self.released.wait()
+        from .permissions import decide_permission
+
         # Plain handlers run on the hook threads: they may block (asking somebody).
         decision = await decide_permission(
             handler, data, session_id, functools.partial(self.sync_hooks.run, "on_permission_request")
@@ -564,6 +574,8 @@ class _Client:
 
     async def on_canvas_request(self, method: str, params: Any) -> Any:
         """``canvas.open``, ``canvas.close`` or ``canvas.action.invoke``: to the canvas it names."""
+        from .canvases import run_canvas_request
+
         await self.released.wait()
         return await run_canvas_request(self.canvases, method, params)
 
