@@ -19,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 from extension_protocol import protocol
 from extension_protocol.connection import RpcError
 
-__all__ = ["pydantic_shape", "validate"]
+__all__ = ["prepare", "pydantic_shape", "validate"]
 
 T = TypeVar("T")
 
@@ -61,6 +61,12 @@ def pydantic_shape(shape: Any) -> Any:
 @functools.cache
 def _adapter(shape: Any) -> TypeAdapter[Any]:
     return TypeAdapter(_convert(shape))
+
+
+def prepare(shape: Any) -> None:
+    """Build the validator of a protocol shape now rather than at its first :func:`validate`
+    (each is built once per process, on first use)."""
+    _adapter(shape)
 
 
 def validate(method: str, shape: type[T], params: Any) -> T:

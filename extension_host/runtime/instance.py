@@ -51,7 +51,7 @@ from ..launch.npm_deps import (
 from ..launch.process import ExtensionProcess, LaunchSpec, describe_exit, python_argv, spawn
 from ..project.discovery import ExtensionSpec
 from ..project.environment import EnvironmentGrant, extension_environment
-from ..validation import validate
+from ..validation import prepare, validate
 from .context import SessionContext, announce_tools
 from .defaults import STOP_QUIET
 from .handshake import (
@@ -284,6 +284,9 @@ class ExtensionInstance:
         if self._stopping:  # stopped while it was being launched
             await self._process.stop(context.stop_grace)
             return
+        # The join's validator, built once per process: now, while the extension boots on
+        # another core, rather than once its join has arrived.
+        prepare(p.ResumeParams)
         self._connection = Connection(
             self._process.stdout,
             self._process.stdin,
