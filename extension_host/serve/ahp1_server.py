@@ -320,10 +320,9 @@ class Ahp1:
         """Number each action, keep it for replay, send it to its channel's subscribers (the
         origin only on the client's own), then announce what changed in the session's summary.
 
-        What one seed action makes reaches a client in one write, as that seed action would
-        reach a seed client: at once when it is ``urgent`` (its last message is sent as urgent,
-        and those before it go with it), else with the next write, or within the progress delay
-        (:data:`extension_host.serve.state.PROGRESS_ACTIONS`)."""
+        What one seed action makes reaches a client in one write, when that seed action would
+        reach a seed client: at once when it is ``urgent``, else with the next write or within
+        the progress delay (:data:`extension_host.serve.state.PROGRESS_ACTIONS`)."""
         made: list[tuple[str | None, str, dict[str, Any]]] = []
         """``(channel, method, params)``; channel ``None``: to every 1.0 client."""
         for channel, translated, own in shown:
@@ -335,15 +334,28 @@ class Ahp1:
         changes = view.take_changes()
         if changes:
             made.append((None, *_summary_changed(view, changes)))
-        if not made:
-            return
+        if made:
+            self._send_all(made, urgent)
+
+    def _send_all(self, made: list[tuple[str | None, str, dict[str, Any]]], urgent: bool) -> None:
+        """Send each 1.0 client the messages of ``made`` on its channels, in one write: each
+        message is encoded once for every client whose connection takes the same."""
+        encoded: dict[tuple[int, int | None], list[bytes | None]] = {}
         for client in [client for client in self.server.clients if client.ahp1]:
             subscribed = client.subscriptions
-            mine = [(method, params) for channel, method, params in made if channel is None or channel in subscribed]
-            last = len(mine) - 1 if urgent else -1
-            for number, (method, params) in enumerate(mine):
-                if not self._send(client, method, params, urgent=number == last):
-                    break
+            frames = encoded.setdefault(client.connection.outbound_limits, [None] * len(made))
+            chunk = []
+            try:
+                for number, (channel, method, params) in enumerate(made):
+                    if channel is None or channel in subscribed:
+                        frame = frames[number]
+                        if frame is None:
+                            frame = frames[number] = client.encode(method, params)
+                        chunk.append(frame)
+                if chunk:
+                    client.send_encoded(b"".join(chunk), urgent=urgent)
+            except ConnectionClosed:
+                self.server.clients.discard(client)
 
     def _summary_changed(self, view: ChatView, changes: dict[str, Any]) -> None:
         self._broadcast(*_summary_changed(view, changes))
@@ -371,14 +383,11 @@ class Ahp1:
         for client in [client for client in self.server.clients if client.ahp1]:
             self._send(client, method, params)
 
-    def _send(self, client: Client, method: str, params: Any, *, urgent: bool = True) -> bool:
-        """Send to ``client``; ``False`` when it is gone (and dropped)."""
+    def _send(self, client: Client, method: str, params: Any) -> None:
         try:
-            client.send(method, params, urgent=urgent)
+            client.send(method, params)
         except ConnectionClosed:
             self.server.clients.discard(client)
-            return False
-        return True
 
 
 def _summary_changed(view: ChatView, changes: dict[str, Any]) -> tuple[str, dict[str, Any]]:
