@@ -376,12 +376,42 @@ class Connection:
             if queued > self._max_queued:
                 self._overflow(queued, self._max_queued)
 
-    def _write(self, message: dict[str, Any], urgent: bool = True) -> None:
+    @property
+    def outbound_limits(self) -> tuple[int, int | None]:
+        """How large and how deep (``None``: unchecked) an outbound message may be: connections
+        with the same limits can be sent the same frames (:meth:`encode_notification`)."""
+        return self._max_outbound, self._max_outbound_depth
+
+    def encode_notification(self, method: str, params: Any = None) -> bytes:
+        """A notification encoded for :meth:`notify_encoded` on this connection, or any with the
+        same :attr:`outbound_limits`: what several peers are sent alike is encoded once.
+
+        Raises:
+            MessageTooLarge, MessageTooDeep: as :meth:`notify`.
+        """
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        return encode_message(message, self._max_outbound, self._max_outbound_depth)
+
+    def notify_encoded(self, frames: bytes, *, urgent: bool = True) -> None:
+        """Send notifications made by :meth:`encode_notification` (one frame, or several
+        joined, which go in one write), as :meth:`notify` sends one, or as
+        :meth:`notify_later` does when not ``urgent``.
+
+        Raises:
+            ConnectionClosed: as :meth:`notify`.
+        """
+        self._write(None, urgent, frames)
+
+    def _write(self, message: dict[str, Any] | None, urgent: bool = True, frame: bytes = b"") -> None:
+        """Queue ``message``, or when it is ``None`` the ``frame`` already encoded."""
         if self._close_reason is not None:
             raise ConnectionClosed(self._close_reason, self._peer_error)
         if self._writer.is_closing():
             raise ConnectionClosed("the stream to the peer is closed")
-        frame = encode_message(message, self._max_outbound, self._max_outbound_depth)
+        if message is not None:
+            frame = encode_message(message, self._max_outbound, self._max_outbound_depth)
         self._check_queue()
         batch = self._batch
         if batch is None:

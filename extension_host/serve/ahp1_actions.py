@@ -61,7 +61,6 @@ from .errors import ServeError
 
 __all__ = [
     "FROM_SEED",
-    "PROGRESS_ACTIONS",
     "TO_SEED",
     "ChatView",
     "Shown",
@@ -74,18 +73,6 @@ Translated = list[tuple[str, Action]]
 Shown = list[tuple[str, Action, bool]]
 """1.0 actions to send: ``(channel, action, own)``; only an ``own`` one carries the seed action's origin."""
 
-PROGRESS_ACTIONS: Final = frozenset(
-    {
-        "chat/turnStarted",
-        "chat/delta",
-        "chat/responsePart",
-        "chat/toolCallStart",
-        "chat/toolCallReady",
-        "chat/toolCallComplete",
-        "chat/usage",
-    }
-)
-"""1.0's progress actions: written with the next action that is not one, as the seed's are."""
 _MAX_REQUESTS: Final = 1024
 """Permission requests (and turn starts, cancels) remembered per session."""
 _ENDS: Final = frozenset({"chat/turnComplete", "chat/turnCancelled", "chat/error"})
@@ -94,6 +81,8 @@ _ACTIVITY_ENDED: Final[Action] = {"type": "session/activityChanged"}
 _USAGE_KEYS: Final = ("inputTokens", "outputTokens", "model", "cacheReadTokens")
 """What ``chat/usage`` takes of ``assistant.usage`` (``UsageInfo``'s keys)."""
 _TITLE_CHARS: Final = 200
+_CATALOG_KEYS: Final = ("resource", "title", "origin", "status")
+"""What a session list shows of each chat (``SessionSummary.chats``)."""
 
 
 class ChatView:
@@ -169,8 +158,7 @@ class ChatView:
 
     def catalog(self) -> list[dict[str, Any]]:
         """The session's chats as a session list shows them (``SessionSummary.chats``)."""
-        keys = ("resource", "title", "origin", "status")
-        return [{key: chat[key] for key in keys if key in chat} for chat in self.session_state["chats"]]
+        return [{key: chat[key] for key in _CATALOG_KEYS if key in chat} for chat in self.session_state["chats"]]
 
     def state_of(self, channel: str) -> dict[str, Any] | None:
         """The state of ``channel`` (this session's or its chat's), or ``None``."""
@@ -217,37 +205,50 @@ class ChatView:
         session, ``session/titleChanged``; those never carry an origin, ``made`` does when ``own``.
         The summary's changes are kept for :meth:`take_changes`."""
         out: Shown = []
+        chat, fold = self.chat, self._chat_fold
         for channel, translated in made:
             out.append((channel, translated, own))
-            if channel == self.chat and translated["type"] == "chat/delta":
-                self._chat_fold.apply(translated)  # a delta changes no status and ends nothing
-                continue
-            if channel != self.chat:
+            kind = translated["type"]
+            if channel != chat:
                 self._reduce_session(translated)
-                if translated["type"] == "session/titleChanged":
+                if kind == "session/titleChanged":
                     self._titled = True
                     self._changes |= {"title": self.session_state.get("title"), "chats": self.catalog()}
                 continue
-            before = self.chat_state.get("status")
-            self.chat_state = reduce_chat(self.chat_state, translated, now=self._now)
-            status = self.chat_state.get("status")
+            if kind == "chat/delta":
+                fold.apply(translated)  # a delta changes no status and ends nothing
+                continue
+            state = fold.state
+            before = state.get("status")
+            fold.state = state = reduce_chat(state, translated, now=self._now)
+            status = state.get("status")
             if status != before:
-                self.modified = str(self.chat_state.get("modifiedAt", self.modified))
-                changes = {"status": status, "modifiedAt": self.modified}
-                updated = {"type": "session/chatUpdated", "chat": self.chat, "changes": changes}
-                self._reduce_session(updated)
-                self.session_state = {**self.session_state, "status": status}
-                self._changes |= {**changes, "chats": self.catalog()}
-                out.append((self.uri, updated, False))
-            kind = translated["type"]
+                out.append((self.uri, self._chat_status(status, state.get("modifiedAt")), False))
             if kind in _ENDS:
-                self._reduce_session(_ACTIVITY_ENDED)
+                if "activity" in self.session_state:
+                    self.session_state = {k: v for k, v in self.session_state.items() if k != "activity"}
                 out.append((self.uri, dict(_ACTIVITY_ENDED), False))
             elif kind == "chat/turnStarted" and not self._titled:
                 title = _title_of(translated.get("message"))
                 if title:
                     out += self._apply([(self.uri, {"type": "session/titleChanged", "title": title})], own=False)
         return out
+
+    def _chat_status(self, status: Any, modified: Any) -> Action:
+        """The chat's status changed to ``status`` (at ``modified``): the session's and its
+        chat summary's follow, as ``session/chatUpdated`` (returned) folds it."""
+        if modified is not None:
+            self.modified = str(modified)
+        changes = {"status": status, "modifiedAt": self.modified}
+        updated = {"type": "session/chatUpdated", "chat": self.chat, "changes": changes}
+        state = reduce_session(self.session_state, updated, now=self._now)
+        if state is self.session_state:
+            state = {**state, "status": status}
+        else:
+            state["status"] = status  # a state the reducer just made: nothing else holds it yet
+        self.session_state = state
+        self._changes |= {**changes, "chats": self.catalog()}
+        return updated
 
     def _reduce_session(self, action: Action) -> None:
         state = reduce_session(self.session_state, action, now=self._now)

@@ -58,13 +58,14 @@ from ..validation import validate
 from ..version import __version__
 from . import ahp1_params as shapes
 from .actions import ActionLog
-from .ahp1_actions import PROGRESS_ACTIONS, ChatView, Shown, tool_definitions
+from .ahp1_actions import ChatView, Shown, tool_definitions
 from .ahp1_params import ROOT
 from .ahp1_rebuild import Requests, requests_in, view_of
 from .client_actions import dispatch
 from .clients import Client, CommandHandler
 from .errors import SESSION_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION, ServeError
 from .params import MAX_SUBSCRIPTIONS
+from .state import PROGRESS_ACTIONS as SEED_PROGRESS
 
 if TYPE_CHECKING:
     from .served_session import ServedSession
@@ -189,7 +190,7 @@ class Ahp1:
         shown = view.translate(action)
         if action["type"] == "session/turnStarted" and any(client.ahp1 for client in self.server.clients):
             shown += view.server_tools(tool_definitions(session.host.tools.values()))
-        self._show(view, shown, origin)
+        self._show(view, shown, origin, urgent=action["type"] not in SEED_PROGRESS)
 
     def dispatch_notification(self, client: Client, params: Any) -> None:
         """A 1.0 client's ``dispatchAction`` notification; what is refused is said on stderr."""
@@ -313,25 +314,51 @@ class Ahp1:
     def _on_event(self, view: ChatView, event: Any) -> None:
         """A host event of ``view``'s session: a model call's usage (not a subagent's) becomes ``chat/usage``."""
         if event.get("type") == "assistant.usage" and not event.get("agentId") and self.views.get(view.uri) is view:
-            self._show(view, view.usage(event.get("data")), None)
+            self._show(view, view.usage(event.get("data")), None, urgent=False)  # chat/usage: progress
 
-    def _show(self, view: ChatView, shown: Shown, origin: dict[str, Any] | None) -> None:
+    def _show(self, view: ChatView, shown: Shown, origin: dict[str, Any] | None, *, urgent: bool) -> None:
         """Number each action, keep it for replay, send it to its channel's subscribers (the
-        origin only on the client's own), then announce what changed in the session's summary."""
+        origin only on the client's own), then announce what changed in the session's summary.
+
+        What one seed action makes reaches a client in one write, when that seed action would
+        reach a seed client: at once when it is ``urgent``, else with the next write or within
+        the progress delay (:data:`extension_host.serve.state.PROGRESS_ACTIONS`)."""
+        made: list[tuple[str | None, str, dict[str, Any]]] = []
+        """``(channel, method, params)``; channel ``None``: to every 1.0 client."""
         for channel, translated, own in shown:
             envelope = self.log.append(translated, origin if own else None)
             if envelope["origin"] is None:
                 del envelope["origin"]  # a server's own action carries none
             envelope["channel"] = channel
-            urgent = translated["type"] not in PROGRESS_ACTIONS
-            for client in [client for client in self.server.clients if client.ahp1 and channel in client.subscriptions]:
-                self._send(client, "action", envelope, urgent=urgent)
+            made.append((channel, "action", envelope))
         changes = view.take_changes()
         if changes:
-            self._summary_changed(view, changes)
+            made.append((None, *_summary_changed(view, changes)))
+        if made:
+            self._send_all(made, urgent)
+
+    def _send_all(self, made: list[tuple[str | None, str, dict[str, Any]]], urgent: bool) -> None:
+        """Send each 1.0 client the messages of ``made`` on its channels, in one write: each
+        message is encoded once for every client whose connection takes the same."""
+        encoded: dict[tuple[int, int | None], list[bytes | None]] = {}
+        for client in [client for client in self.server.clients if client.ahp1]:
+            subscribed = client.subscriptions
+            frames = encoded.setdefault(client.connection.outbound_limits, [None] * len(made))
+            chunk = []
+            try:
+                for number, (channel, method, params) in enumerate(made):
+                    if channel is None or channel in subscribed:
+                        frame = frames[number]
+                        if frame is None:
+                            frame = frames[number] = client.encode(method, params)
+                        chunk.append(frame)
+                if chunk:
+                    client.send_encoded(b"".join(chunk), urgent=urgent)
+            except ConnectionClosed:
+                self.server.clients.discard(client)
 
     def _summary_changed(self, view: ChatView, changes: dict[str, Any]) -> None:
-        self._broadcast("root/sessionSummaryChanged", {"channel": ROOT, "session": view.uri, "changes": changes})
+        self._broadcast(*_summary_changed(view, changes))
 
     def _known(self, channel: str) -> bool:
         return channel == ROOT or channel in self.views or channel in self.chats
@@ -356,11 +383,16 @@ class Ahp1:
         for client in [client for client in self.server.clients if client.ahp1]:
             self._send(client, method, params)
 
-    def _send(self, client: Client, method: str, params: Any, *, urgent: bool = True) -> None:
+    def _send(self, client: Client, method: str, params: Any) -> None:
         try:
-            client.send(method, params, urgent=urgent)
+            client.send(method, params)
         except ConnectionClosed:
             self.server.clients.discard(client)
+
+
+def _summary_changed(view: ChatView, changes: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``root/sessionSummaryChanged`` of ``view``'s session: its method and params."""
+    return "root/sessionSummaryChanged", {"channel": ROOT, "session": view.uri, "changes": changes}
 
 
 def negotiate(offered: Iterable[str]) -> str | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Final
 
 __all__ = [
@@ -74,8 +75,14 @@ def now_ms() -> int:
 
 def iso(ms: int) -> str:
     """Epoch milliseconds as the protocol's timestamp (``1970-01-01T00:00:09.999Z``)."""
-    moment = datetime.fromtimestamp(ms / 1000, UTC)
-    return f"{moment.strftime('%Y-%m-%dT%H:%M:%S')}.{ms % 1000:03d}Z"
+    second, milli = divmod(ms, 1000)
+    return f"{_second(second)}.{milli:03d}Z"
+
+
+@lru_cache(maxsize=4)
+def _second(second: int) -> str:
+    """Epoch seconds as a timestamp's date and time (a turn's times mostly share theirs)."""
+    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 # -- chats ------------------------------------------------------------------------------

@@ -28,8 +28,9 @@ class Client:
     ahp1: bool = False
     """It speaks AHP 1.0 (its subscriptions are channels), not the seed protocol."""
     subscriptions: set[str] = field(default_factory=set)
-    held: list[tuple[str, Any, bool]] | None = None
-    """Notifications waiting for an answer to be written first (see :meth:`hold`)."""
+    held: list[tuple[str | None, Any, bool]] | None = None
+    """Notifications waiting for an answer to be written first (see :meth:`hold`): method,
+    params and urgency, or ``None``, the frames already encoded (:meth:`send_encoded`) and theirs."""
     shows_canvases: bool = False
     """It said in ``initialize`` that it shows canvases (``capabilities.canvases``)."""
     canvas_views: dict[str, Callable[[], None]] = field(default_factory=dict)
@@ -62,17 +63,48 @@ class Client:
             return
         self._notify(method, params, urgent)
 
-    def _notify(self, method: str, params: Any, urgent: bool) -> None:
+    def encode(self, method: str, params: Any) -> bytes:
+        """A notification encoded for :meth:`send_encoded` to this client, or to any other whose
+        connection has the same ``outbound_limits``.
+
+        Raises:
+            ConnectionClosed: it is larger or deeper than the connection carries: the client is
+                dropped, as :meth:`send` drops it.
+        """
+        try:
+            return self.connection.encode_notification(method, params)
+        except ValueError as exc:  # MessageTooLarge, MessageTooDeep
+            raise self._drop(method, exc) from None
+
+    def send_encoded(self, frames: bytes, *, urgent: bool = True) -> None:
+        """Send notifications made by :meth:`encode` (joined: they go in one write), as
+        :meth:`send` sends one.
+
+        Raises:
+            ConnectionClosed: the connection has ended, or ends now (it stopped reading).
+        """
+        if self.held is not None:
+            self.held.append((None, frames, urgent))
+            return
+        self.connection.notify_encoded(frames, urgent=urgent)
+
+    def _notify(self, method: str | None, params: Any, urgent: bool) -> None:
+        if method is None:
+            self.connection.notify_encoded(params, urgent=urgent)
+            return
         try:
             if urgent:
                 self.connection.notify(method, params)
             else:
                 self.connection.notify_later(method, params)
         except ValueError as exc:  # MessageTooLarge, MessageTooDeep
-            reason = f"the {method} notification could not be sent: {exc}"
-            print(f"extensions serve: dropped client {self.client_id}: {reason}", file=sys.stderr, flush=True)
-            self.connection.close(reason)
-            raise ConnectionClosed(reason) from None
+            raise self._drop(method, exc) from None
+
+    def _drop(self, method: str, exc: ValueError) -> ConnectionClosed:
+        reason = f"the {method} notification could not be sent: {exc}"
+        print(f"extensions serve: dropped client {self.client_id}: {reason}", file=sys.stderr, flush=True)
+        self.connection.close(reason)
+        return ConnectionClosed(reason)
 
     def hold(self) -> None:
         """Keep notifications back until the answer the current command is about to send

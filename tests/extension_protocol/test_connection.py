@@ -1573,3 +1573,44 @@ def test_notices_sent_later_to_a_peer_that_stops_reading_end_the_connection_at_t
 
     turn, error = asyncio.run(main())
     assert error is QueueOverflow and turn <= 2
+
+
+def test_notifications_encoded_once_go_to_each_connection_as_one_write_urgent_or_with_the_next_message() -> None:
+    """What :meth:`Connection.encode_notification` made is sent by :meth:`notify_encoded` as
+    :meth:`notify` sends one message: urgent at once and in one write however many frames it
+    joins; not urgent, held until the next message something waits on, ahead of it."""
+
+    async def main() -> tuple[list[int], list[str], list[str]]:
+        a, b = raw(), raw()
+        frames = b"".join(a.conn.encode_notification(method, {"n": 1}) for method in ("one", "two", "three"))
+        a.conn.notify_encoded(frames)
+        b.conn.notify_encoded(frames, urgent=False)
+        writes = [len(a.writer.chunks), len(b.writer.chunks)]
+        b.conn.notify("answer")
+        writes.append(len(b.writer.chunks))
+        methods = [[m["method"] for m in frames_of(r.writer)] for r in (a, b)]
+        a.conn.close()
+        b.conn.close()
+        return writes, methods[0], methods[1]
+
+    writes, first, second = asyncio.run(main())
+    assert writes == [1, 0, 1]
+    assert first == ["one", "two", "three"]
+    assert second == ["one", "two", "three", "answer"]
+
+
+def test_a_notification_too_large_for_the_connection_is_refused_when_encoded_and_connections_say_their_limits() -> None:
+    async def main() -> tuple[tuple[int, int | None], type[BaseException] | None]:
+        r = raw(max_outbound_bytes=64)
+        error = None
+        try:
+            r.conn.encode_notification("big", {"text": "x" * 100})
+        except MessageTooLarge as exc:
+            error = type(exc)
+        limits = r.conn.outbound_limits
+        r.conn.close()
+        return limits, error
+
+    limits, error = asyncio.run(main())
+    assert limits == (64, None)
+    assert error is MessageTooLarge

@@ -30,7 +30,9 @@ from serve_client import (
 from extension_host.serve.ahp1_state import IDLE, INPUT_NEEDED, reduce_chat
 from extension_host.serve.errors import SESSION_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION
 from extension_host.serve.server import ProtocolServer
-from extension_protocol.connection import RpcError
+from extension_host.serve.transports import client_connection
+from extension_protocol.connection import Connection, RpcError
+from extension_protocol.framing import FrameDecoder
 from extension_protocol.protocol import INVALID_PARAMS, METHOD_NOT_FOUND
 from helpers import Project, run
 
@@ -173,6 +175,68 @@ def test_a_turn_with_a_tool_call_reaches_the_chat_as_1_0_actions_that_fold_into_
             assert sequence == sorted(sequence) and len(set(sequence)) == len(sequence)
 
     run(scenario())
+
+
+class RecordingWriter:
+    """A stream writer that keeps each write's bytes (the server's side of a client connection)."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+        self.writes: list[bytes] = []
+        self.transport = writer.transport
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+        self._writer.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._writer, name)
+
+
+def test_what_one_seed_action_makes_in_1_0_reaches_the_client_in_one_write(project: Project) -> None:
+    """A turn's end, the chat's status, the session's activity and the summary's change arrive
+    together, as do the turn's start and its status: one wake-up of the client each."""
+    project.add_extension("counter", COUNTER)
+    recorded: list[RecordingWriter] = []
+
+    def recording(reader: Any, writer: Any) -> Connection:
+        recorded.append(RecordingWriter(writer))
+        return client_connection(reader, recorded[-1])
+
+    async def scenario() -> list[list[str]]:
+        server = served(project, COUNT_THEN_ANSWER)
+        client = await connect_in_process(server, server_side=recording)
+        try:
+            await client.initialize_ahp1([AHP1_ROOT])
+            await client.request("createSession", {"channel": S, "workingDirectories": [project.root.as_uri()]})
+            chat = (await client.request("subscribe", {"channel": S}))["snapshot"]["state"]["defaultChat"]
+            await client.request("subscribe", {"channel": chat})
+            client.dispatch_ahp1(chat, {"type": "chat/turnStarted", "turnId": "t1", "message": {"text": "count"}})
+            await client.wait_for_action("chat/turnComplete", turnId="t1")
+            await client.wait_for(lambda: client.on_channel(S, "session/activityChanged"))
+        finally:
+            await client.close()
+            await server.close()
+        return [[_kind(m) for m in FrameDecoder().feed(write)] for write in recorded[0].writes]
+
+    writes = run(scenario())
+    ending = next(kinds for kinds in writes if "chat/turnComplete" in kinds)
+    at = ending.index("chat/turnComplete")
+    assert ending[at:] == [
+        "chat/turnComplete",
+        "session/chatUpdated",
+        "session/activityChanged",
+        "root/sessionSummaryChanged",
+    ]
+    starting = next(kinds for kinds in writes if "chat/turnStarted" in kinds)
+    at = starting.index("chat/turnStarted")
+    assert starting[at : at + 2] == ["chat/turnStarted", "session/chatUpdated"]
+    assert "root/sessionSummaryChanged" in starting[at:]
+
+
+def _kind(message: dict[str, Any]) -> str:
+    params = message.get("params") or {}
+    return str(params["action"]["type"]) if message.get("method") == "action" else str(message.get("method"))
 
 
 def test_a_tool_call_a_hook_asks_about_waits_for_the_clients_confirmation_and_a_denial_cancels_it(
