@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 from extension_host.launch.interpreter import python_command
@@ -23,11 +23,15 @@ STOP_WAIT = 5.0
 
 
 async def spawn_python(
-    *args: str, stdout: int = asyncio.subprocess.PIPE, stderr: int | None = asyncio.subprocess.DEVNULL
+    *args: str,
+    stdout: int = asyncio.subprocess.PIPE,
+    stderr: int | None = asyncio.subprocess.DEVNULL,
+    env: Mapping[str, str] | None = None,
 ) -> asyncio.subprocess.Process:
     """Start ``<this python> -P ARGS`` with piped stdin (and stdout, unless given), in a new process
-    group; like every Python process the project starts, it imports nothing from the working
-    folder (:mod:`extension_host.launch.interpreter`)."""
+    group, in ``env`` (this process's environment if ``None``); like every Python process the
+    project starts, it imports nothing from the working folder
+    (:mod:`extension_host.launch.interpreter`)."""
     # This interpreter (sys.executable), not "python3": the python3 a PATH finds may be a shell
     # shim (a version manager's) that alone costs ~50 ms per spawn.
     return await asyncio.create_subprocess_exec(
@@ -35,6 +39,7 @@ async def spawn_python(
         stdin=asyncio.subprocess.PIPE,
         stdout=stdout,
         stderr=stderr,
+        env=env,
         start_new_session=True,
     )
 
