@@ -33,7 +33,7 @@ from typing import Any, Final
 from extension_protocol.pipes import PipeReader
 
 from .host import CALL_TIMEOUT
-from .procs import spawn_python, stop_child
+from .procs import piped_child
 from .serve import TURN
 
 __all__ = ["ECHO_CHILD", "UPDATES_PER_TURN", "acp_turns", "echo_turns"]
@@ -128,16 +128,7 @@ async def _turns(
     args: tuple[str, ...], env: dict[str, str] | None, project: Path, turns: int
 ) -> tuple[list[float], bytes]:
     """Seconds of each prompt's turn through the child ``args``, and the update lines of its last."""
-    read_fd, write_fd = os.pipe()
-    try:
-        process = await spawn_python(*args, stdout=write_fd, env=env)
-    except BaseException:
-        os.close(read_fd)
-        raise
-    finally:
-        os.close(write_fd)
-    stdout = PipeReader(read_fd)
-    try:
+    async with piped_child(*args, env=env, wait=30) as (process, stdout):
         client = _Client(process, stdout)
         async with asyncio.timeout(CALL_TIMEOUT * 4):
             await client.call(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
@@ -153,9 +144,6 @@ async def _turns(
                 if len(client.updates) < UPDATES_PER_TURN:
                     raise RuntimeError(f"an ACP turn's answer came after {len(client.updates)} updates")
             return times, b"".join(line + b"\n" for line in client.updates)
-    finally:
-        await stop_child(process, 30)
-        stdout.close()
 
 
 async def acp_turns(project: Path, home: Path, turns: int, keep: list[bytes] | None = None) -> list[float]:

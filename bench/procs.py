@@ -72,9 +72,19 @@ async def child(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, a
     Its stdout is read the way the host reads an extension's (:class:`PipeReader`), so the
     floor and the host pay the same for each read.
     """
+    async with piped_child(*args) as (process, stdout):
+        yield process, stdout.stream
+
+
+@contextlib.asynccontextmanager
+async def piped_child(
+    *args: str, env: Mapping[str, str] | None = None, wait: float = STOP_WAIT
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, PipeReader]]:
+    """A python child (in ``env``) and the :class:`PipeReader` of its stdout for the length of a
+    ``with`` block; stopped even on error, given ``wait`` seconds to exit after its stdin closed."""
     read_fd, write_fd = os.pipe()
     try:
-        process = await spawn_python(*args, stdout=write_fd)
+        process = await spawn_python(*args, stdout=write_fd, env=env)
     except BaseException:
         os.close(read_fd)
         raise
@@ -82,9 +92,9 @@ async def child(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, a
         os.close(write_fd)
     stdout = PipeReader(read_fd)
     try:
-        yield process, stdout.stream
+        yield process, stdout
     finally:
-        await stop_child(process)
+        await stop_child(process, wait)
         stdout.close()
 
 
