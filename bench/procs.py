@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 from extension_host.launch.interpreter import python_command
@@ -23,11 +23,15 @@ STOP_WAIT = 5.0
 
 
 async def spawn_python(
-    *args: str, stdout: int = asyncio.subprocess.PIPE, stderr: int | None = asyncio.subprocess.DEVNULL
+    *args: str,
+    stdout: int = asyncio.subprocess.PIPE,
+    stderr: int | None = asyncio.subprocess.DEVNULL,
+    env: Mapping[str, str] | None = None,
 ) -> asyncio.subprocess.Process:
     """Start ``<this python> -P ARGS`` with piped stdin (and stdout, unless given), in a new process
-    group; like every Python process the project starts, it imports nothing from the working
-    folder (:mod:`extension_host.launch.interpreter`)."""
+    group, in ``env`` (this process's environment if ``None``); like every Python process the
+    project starts, it imports nothing from the working folder
+    (:mod:`extension_host.launch.interpreter`)."""
     # This interpreter (sys.executable), not "python3": the python3 a PATH finds may be a shell
     # shim (a version manager's) that alone costs ~50 ms per spawn.
     return await asyncio.create_subprocess_exec(
@@ -35,6 +39,7 @@ async def spawn_python(
         stdin=asyncio.subprocess.PIPE,
         stdout=stdout,
         stderr=stderr,
+        env=env,
         start_new_session=True,
     )
 
@@ -67,9 +72,19 @@ async def child(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, a
     Its stdout is read the way the host reads an extension's (:class:`PipeReader`), so the
     floor and the host pay the same for each read.
     """
+    async with piped_child(*args) as (process, stdout):
+        yield process, stdout.stream
+
+
+@contextlib.asynccontextmanager
+async def piped_child(
+    *args: str, env: Mapping[str, str] | None = None, wait: float = STOP_WAIT
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, PipeReader]]:
+    """A python child (in ``env``) and the :class:`PipeReader` of its stdout for the length of a
+    ``with`` block; stopped even on error, given ``wait`` seconds to exit after its stdin closed."""
     read_fd, write_fd = os.pipe()
     try:
-        process = await spawn_python(*args, stdout=write_fd)
+        process = await spawn_python(*args, stdout=write_fd, env=env)
     except BaseException:
         os.close(read_fd)
         raise
@@ -77,9 +92,9 @@ async def child(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, a
         os.close(write_fd)
     stdout = PipeReader(read_fd)
     try:
-        yield process, stdout.stream
+        yield process, stdout
     finally:
-        await stop_child(process)
+        await stop_child(process, wait)
         stdout.close()
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import acp, cli, floor, host, mcp_bridge, mcp_sdk, serve_scale, session_log, subagent
 from . import serve as served
-from .stats import Figure, Target, figure, interleaved, ratios, run_medians, run_p99s
+from .stats import Figure, Target, figure, interleaved, ratios, rotated, run_medians, run_p99s
 
 
 @dataclass(frozen=True, slots=True)
@@ -528,8 +528,41 @@ async def serve_turn(ctx: Context) -> Outcome:
 
 async def acp_turn(ctx: Context) -> Outcome:
     """A turn with one tool call through ``extensions acp`` (an ACP client on stdio) against
-    ``host.send_and_wait``."""
-    return await _turns_against_api(ctx, "acp_turn", acp.acp_turns, "acp (a client on stdio)", 1.3)
+    ``host.send_and_wait``, and its floor: the same client and lines against a bare echo child
+    (:mod:`bench.acp`). The three sides take turns within each run; the first run's ``acp``
+    side comes before its echo, which answers with the lines that ``acp`` sent."""
+    s = ctx.settings
+    one = ctx.project("acp_turn", 1)
+    turns = max(3, s.calls // 30)
+    updates: list[bytes] = []
+
+    async def echo() -> list[float]:
+        return await acp.echo_turns(one, ctx.home / "acp-echo", turns, updates[0])
+
+    apis, acps, echoes = await rotated(
+        s.runs,
+        [
+            lambda: served.api_turns(one, ctx.home, turns),
+            lambda: acp.acp_turns(one, ctx.home, turns, updates),
+            echo,
+        ],
+    )
+    warmup = 1
+    a, v, e = run_medians(apis, warmup, 1e3), run_medians(acps, warmup, 1e3), run_medians(echoes, warmup, 1e3)
+    return Outcome(
+        [
+            figure("acp_turn.api_ms", "turn with one tool call, host.send_and_wait", MS, a),
+            figure("acp_turn.acp_ms", "  the same turn through acp (a client on stdio)", MS, v),
+            figure("acp_turn.ratio", "  acp / Python API", X, ratios(v, a), Target("<=", 1.3)),
+            figure("acp_turn.echo_ms", "  its lines echoed by a bare child on stdio", MS, e),
+            figure(
+                "acp_turn.floor",
+                "  floor: (Python API + echo) / Python API",
+                X,
+                ratios([*map(sum, zip(a, e, strict=True))], a),
+            ),
+        ]
+    )
 
 
 async def serve_ahp1(ctx: Context) -> Outcome:

@@ -11,7 +11,7 @@ import asyncio
 import operator
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
@@ -122,6 +122,17 @@ async def interleaved(
             first.append(await a())
             second.append(await b())
     return first, second
+
+
+async def rotated(runs: int, sides: Sequence[Callable[[], Awaitable[T]]]) -> list[list[T]]:
+    """Run every side once per run, the order turning by one each run (A B C, B C A, C A B, ...),
+    so drift of the machine hits every side; each side's results in run order."""
+    results: list[list[T]] = [[] for _ in sides]
+    for run in range(runs):
+        for step in range(len(sides)):
+            side = (run + step) % len(sides)
+            results[side].append(await sides[side]())
+    return results
 
 
 async def in_flight(call: Callable[[], Awaitable[Any]], total: int, width: int) -> float:

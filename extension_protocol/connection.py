@@ -1,7 +1,8 @@
 """The JSON-RPC 2.0 connection: request ids, pending answers, the inbound method table.
 
-A :class:`Connection` turns a framed byte stream pair into ``request``/``notify`` going out and
-handler calls coming in. It owns id correlation, the receive loop and the single place where
+A :class:`Connection` turns a framed byte stream pair (``Content-Length`` frames, unless it is
+given another framing: :class:`MessageDecoder`, :data:`Framer`) into ``request``/``notify`` going
+out and handler calls coming in. It owns id correlation, the receive loop and the single place where
 an exception becomes a wire error: a handler's (:func:`error_to_wire`), and the peer's broken
 framing, answered with one ``PARSE_ERROR`` (id ``null``) before the connection closes. Every
 request it is handed gets an answer: a result it cannot send (too large for the peer, not JSON)
@@ -30,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final, Protocol
 
-from .framing import MAX_DEPTH, MAX_MESSAGE_BYTES, FrameDecoder, FramingError, encode_message
+from .framing import MAX_DEPTH, MAX_MESSAGE_BYTES, FrameDecoder, FramingError, encode_body, frame
 from .protocol import (
     ERROR_CODES,
     INTERNAL_ERROR,
@@ -46,7 +47,9 @@ __all__ = [
     "PROGRESS_DELAY",
     "Connection",
     "ConnectionClosed",
+    "Framer",
     "Handler",
+    "MessageDecoder",
     "PushReader",
     "QueueOverflow",
     "RpcError",
@@ -69,6 +72,24 @@ class PushReader(Protocol):
     """A byte stream that calls back as bytes arrive, e.g. :class:`~extension_protocol.pipes.PipeReader`."""
 
     def deliver_to(self, on_data: Callable[[bytes], None], on_end: Callable[[Exception | None], None]) -> None: ...
+
+
+class MessageDecoder(Protocol):
+    """What turns the bytes read into messages, e.g. :class:`~extension_protocol.framing.FrameDecoder`
+    (the default): whatever one read returned goes to :meth:`feed`, which returns the messages it
+    completed; :meth:`end` is told the stream ended. Either raises
+    :class:`~extension_protocol.framing.FramingError` for bytes that end the connection."""
+
+    skip: tuple[bytes, ...]
+    """Messages whose encoded form begins with one of these are dropped unread."""
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]: ...
+    def end(self) -> None: ...
+
+
+Framer = Callable[[bytes], bytes]
+"""Puts an encoded message (:func:`~extension_protocol.framing.encode_body`) on the wire: its
+frame (:func:`~extension_protocol.framing.frame`, the default) or, e.g., its line."""
 
 
 class Writer(Protocol):
@@ -121,6 +142,8 @@ NOTICE_DELAY: Final = 0.005
 _LISTEN: Final = 0.001
 """Seconds :meth:`Connection.wait_idle` waits at least, so that the loop reads what arrived
 while it was busy before the connection is called quiet."""
+_TIMER_SLACK: Final = 0.0002
+"""Seconds before its deadline at which what is held may as well go (a timer is not that exact)."""
 PROGRESS_DELAY: Final = 0.001
 """Seconds a progress notification (:meth:`Connection.notify_later`) waits at most: someone may
 be watching it arrive (a streamed answer), so it waits far less than a notice."""
@@ -154,7 +177,9 @@ class Connection:
     bounds the bytes written but not yet taken by the peer (as the writer's transport counts
     them); ``None`` leaves them unbounded. ``progress_delay`` is how long a progress
     notification (:meth:`notify_later`) waits at most for a message to go with (``None``:
-    :data:`PROGRESS_DELAY`).
+    :data:`PROGRESS_DELAY`). ``decoder`` and ``framer`` replace the ``Content-Length`` framing
+    both ways (see :class:`MessageDecoder` and :data:`Framer`): the given decoder applies its own
+    bounds in place of ``max_message_bytes`` and ``max_depth``.
     """
 
     def __init__(
@@ -171,6 +196,8 @@ class Connection:
         max_outbound_depth: int | None = None,
         max_queued_bytes: int | None = None,
         progress_delay: float | None = None,
+        decoder: MessageDecoder | None = None,
+        framer: Framer = frame,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -211,10 +238,14 @@ class Connection:
         self._held: list[bytes] = []
         """Notices of earlier turns, waiting for the next write (see :meth:`send_later`)."""
         self._held_timer: asyncio.TimerHandle | None = None
+        self._held_until = 0.0
+        """When what is held must go out (loop time): the earliest of its frames' deadlines."""
         self._deferred = False
         """Whether this turn's batch holds only messages that could wait (see :meth:`notify_later`)."""
         self._skip: tuple[bytes, ...] = ()
-        self._decoder: FrameDecoder | None = None
+        self._given_decoder = decoder
+        self._decoder: MessageDecoder | None = None
+        self._framer = framer
 
     # -- registration -----------------------------------------------------------------
 
@@ -342,9 +373,9 @@ class Connection:
         self._write(message, urgent=False)
 
     def send_later(self, frame: bytes) -> None:
-        """Queue an encoded notification (:func:`~extension_protocol.framing.frame`) for a
-        notice nothing waits on: it never delays, nor wakes the peer apart from, a message that
-        something does wait on.
+        """Queue an encoded notification (:func:`~extension_protocol.framing.frame`, or this
+        connection's own :data:`Framer`) for a notice nothing waits on: it never delays, nor
+        wakes the peer apart from, a message that something does wait on.
 
         It goes out after everything else this turn of the loop sends, in the same write. When
         the turn sends nothing else that must go now, it waits for the next message on this
@@ -377,14 +408,15 @@ class Connection:
                 self._overflow(queued, self._max_queued)
 
     @property
-    def outbound_limits(self) -> tuple[int, int | None]:
-        """How large and how deep (``None``: unchecked) an outbound message may be: connections
-        with the same limits can be sent the same frames (:meth:`encode_notification`)."""
-        return self._max_outbound, self._max_outbound_depth
+    def outbound_encoding(self) -> tuple[Framer, int, int | None]:
+        """How an outbound message is framed, and how large and how deep (``None``: unchecked)
+        it may be: connections alike in these can be sent the same frames
+        (:meth:`encode_notification`)."""
+        return self._framer, self._max_outbound, self._max_outbound_depth
 
     def encode_notification(self, method: str, params: Any = None) -> bytes:
         """A notification encoded for :meth:`notify_encoded` on this connection, or any with the
-        same :attr:`outbound_limits`: what several peers are sent alike is encoded once.
+        same :attr:`outbound_encoding`: what several peers are sent alike is encoded once.
 
         Raises:
             MessageTooLarge, MessageTooDeep: as :meth:`notify`.
@@ -392,7 +424,7 @@ class Connection:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        return encode_message(message, self._max_outbound, self._max_outbound_depth)
+        return self._framer(encode_body(message, self._max_outbound, self._max_outbound_depth))
 
     def notify_encoded(self, frames: bytes, *, urgent: bool = True) -> None:
         """Send notifications made by :meth:`encode_notification` (one frame, or several
@@ -411,7 +443,7 @@ class Connection:
         if self._writer.is_closing():
             raise ConnectionClosed("the stream to the peer is closed")
         if message is not None:
-            frame = encode_message(message, self._max_outbound, self._max_outbound_depth)
+            frame = self._framer(encode_body(message, self._max_outbound, self._max_outbound_depth))
         self._check_queue()
         batch = self._batch
         if batch is None:
@@ -457,20 +489,30 @@ class Connection:
             self._batch_bytes = 0
 
     def _hold(self, frames: list[bytes], delay: float) -> None:
-        self._held.extend(frames)
         loop = asyncio.get_running_loop()
+        until = loop.time() + delay
+        if not self._held or until < self._held_until:
+            self._held_until = until
+        self._held.extend(frames)
         timer = self._held_timer
-        if timer is None or timer.when() > loop.time() + delay:
+        if timer is None or timer.when() > self._held_until:
             if timer is not None:
                 timer.cancel()  # what is held now may wait less than what was held before
-            self._held_timer = loop.call_later(delay, self._release_held)
+            self._held_timer = loop.call_at(self._held_until, self._release_held)
 
     def _release_held(self) -> None:
         self._held_timer = None
-        if self._held and self._batch is None:  # else this turn's end writes them (or holds them again)
-            held, self._held = self._held, []
-            self._write_out(held)
-            self._batch_bytes = 0
+        if not self._held or self._batch is not None:
+            return  # nothing held, or this turn's end writes them (or holds them again)
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._held_until - _TIMER_SLACK:
+            # The timer of frames that went out with a later message: these came after them,
+            # and may wait until their own deadline (one write for a turn, not two).
+            self._held_timer = loop.call_at(self._held_until, self._release_held)
+            return
+        held, self._held = self._held, []
+        self._write_out(held)
+        self._batch_bytes = 0
 
     def _write_out(self, frames: list[bytes]) -> None:
         if self._writer.is_closing():
@@ -506,7 +548,7 @@ class Connection:
             QueueOverflow: the peer stopped reading (see ``max_queued_bytes``).
         """
         ended = self._ended = asyncio.get_running_loop().create_future()
-        decoder = self._decoder = FrameDecoder(self._max_bytes, self._max_depth)
+        decoder = self._decoder = self._given_decoder or FrameDecoder(self._max_bytes, self._max_depth)
         decoder.skip = self._skip
 
         def on_data(data: bytes) -> None:

@@ -45,6 +45,7 @@ __all__ = [
     "MessageTooDeep",
     "MessageTooLarge",
     "describe_size",
+    "encode_body",
     "encode_message",
     "frame",
     "read_message",
@@ -100,7 +101,17 @@ class MessageTooDeep(ValueError):
 
 
 def encode_message(message: dict[str, Any], max_bytes: int | None = None, max_depth: int | None = None) -> bytes:
-    """Return one complete frame for ``message``.
+    """Return one complete frame for ``message`` (:func:`encode_body`, then :func:`frame`).
+
+    Raises:
+        As :func:`encode_body`.
+    """
+    return frame(encode_body(message, max_bytes, max_depth))
+
+
+def encode_body(message: dict[str, Any], max_bytes: int | None = None, max_depth: int | None = None) -> bytes:
+    """Return the body of ``message``'s frame: compact UTF-8 JSON, which never holds a raw
+    line break (so it is also the message as a line of newline-delimited JSON).
 
     Lone surrogates in its strings (and keys) are written as U+FFFD: UTF-8 cannot carry them,
     and a result that cannot be sent at all is worse than one with a replaced character.
@@ -121,7 +132,7 @@ def encode_message(message: dict[str, Any], max_bytes: int | None = None, max_de
             check_depth(message, body, max_depth)
         except TooDeep:
             raise MessageTooDeep(max_depth) from None
-    return frame(body)
+    return body
 
 
 def _standard_body(message: dict[str, Any]) -> bytes:

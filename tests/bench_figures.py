@@ -36,7 +36,7 @@ FIGURES: dict[str, tuple[list[str], list[str]]] = {
     "persistence": (["bare_us", "kept_us", "ratio"], []),
     "append": (["bare_rate", "kept_rate", "ratio"], []),
     "serve_turn": (["api_ms", "serve_ms", "ratio"], []),
-    "acp_turn": (["api_ms", "acp_ms", "ratio"], []),
+    "acp_turn": (["api_ms", "acp_ms", "ratio", "echo_ms", "floor"], []),
     "serve_ahp1": (["seed_ms", "ahp1_ms", "ratio"], []),
     "serve_fanout": (["median_ms", "p99_ms"], []),
     "serve_replay": (["ms"], []),

@@ -51,7 +51,7 @@ from .protocol import (
     parse,
 )
 from .session import AcpSession
-from .wire import MAX_LINE_BYTES, LineReader, LineWriter, claimed_stdio
+from .wire import MAX_LINE_BYTES, LineDecoder, claimed_stdio, line
 
 __all__ = [
     "MAX_IN_FLIGHT",
@@ -270,12 +270,17 @@ async def _close(agent: Agent) -> None:
 async def pipe_connection(read_fd: int, write_fd: int) -> Connection:
     """A client's connection on the pipes ``read_fd`` and ``write_fd`` (it owns them), with the
     bounds of :mod:`extension_host.acp.wire` and of this module."""
-    writer = LineWriter(await open_pipe_writer(write_fd))
+    writer = await open_pipe_writer(write_fd)
+
+    def refuse(answer: bytes) -> None:
+        if not writer.is_closing():
+            writer.write(answer)
+
     return Connection(
-        LineReader(PipeReader(read_fd), writer.write_line),
+        PipeReader(read_fd),
         writer,
-        max_message_bytes=MAX_LINE_BYTES,
-        max_depth=MAX_DEPTH,
+        decoder=LineDecoder(refuse, MAX_LINE_BYTES),
+        framer=line,
         max_outbound_bytes=MAX_OUTBOUND_BYTES,
         max_outbound_depth=MAX_DEPTH,
         max_queued_bytes=MAX_QUEUED_BYTES,

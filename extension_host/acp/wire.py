@@ -1,10 +1,10 @@
-"""ACP's framing: one JSON-RPC message per line on stdin and stdout, in front of a :class:`Connection`.
+"""ACP's framing: one JSON-RPC message per line on stdin and stdout, for a :class:`Connection`.
 
 The Agent Client Protocol frames each message as one line of JSON (newline-delimited JSON).
-The project's :class:`~extension_protocol.connection.Connection` speaks Content-Length frames;
-:class:`LineReader` hands it each line as such a frame, and :class:`LineWriter` writes each
-frame it sends as a line. The body is the same bytes both ways (the encoder never writes a raw
-newline inside a message), so nothing is decoded twice on the way out.
+The project's :class:`~extension_protocol.connection.Connection` takes this framing in place of
+its ``Content-Length`` frames: :class:`LineDecoder` parses each line read once, into the message
+the connection dispatches, and :func:`line` writes each message it sends as its encoded body
+and a newline (the encoder never writes a raw newline inside a message).
 
 A line is checked before the connection sees it, because one bad line must not end the session
 (the next line is a message of its own): a line that is not JSON, not an object, nested deeper
@@ -28,15 +28,13 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from extension_protocol.connection import PushReader
 from extension_protocol.nesting import MAX_DEPTH, TooDeep, loads
 from extension_protocol.protocol import PARSE_ERROR
 
-__all__ = ["MAX_LINE_BYTES", "LineReader", "LineWriter", "claimed_stdio", "error_line"]
+__all__ = ["MAX_LINE_BYTES", "LineDecoder", "claimed_stdio", "error_line", "line"]
 
 MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 """The longest line read from the client: a prompt of several million characters fits."""
-_HEADER_END: Final = b"\r\n\r\n"
 _LEADING_ID: Final = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"[^"]*"\s*,\s*)?"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")')
 """An id at the start of a line (``{"jsonrpc": "2.0", "id": 7, ...``): a refused request's, if readable."""
 
@@ -58,30 +56,25 @@ def _leading_id(line: bytes) -> Any:
     return raw[1:-1].decode("utf-8", "replace") if raw.startswith(b'"') else int(raw)
 
 
-class LineReader:
-    """A :class:`PushReader` of whole lines from ``source``, each handed on as a frame (see the
-    module); ``refuse`` writes the answer to a refused line."""
+class LineDecoder:
+    """The :class:`~extension_protocol.connection.MessageDecoder` of a line stream: each whole
+    line read becomes its message, parsed once; ``refuse`` writes the answer to a refused line
+    (see the module). It never raises: no line ends the connection."""
 
-    def __init__(self, source: PushReader, refuse: Refuse, max_line_bytes: int = MAX_LINE_BYTES) -> None:
-        self._source = source
+    def __init__(self, refuse: Refuse, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         self._refuse = refuse
         self._max = max_line_bytes
         self._partial = bytearray()
         self._dropping = False
         """In the middle of a line that was too long: its bytes are dropped up to its end."""
+        self.skip: tuple[bytes, ...] = ()
+        """Lines that begin with one of these are dropped unread."""
 
-    def deliver_to(self, on_data: Callable[[bytes], None], on_end: Callable[[Exception | None], None]) -> None:
-        def data(chunk: bytes) -> None:
-            frames = self._frames(chunk)
-            if frames:
-                on_data(frames)
-
-        self._source.deliver_to(data, on_end)
-
-    def _frames(self, chunk: bytes) -> bytes:
+    def feed(self, chunk: bytes) -> list[dict[str, Any]]:
+        """The messages of the lines ``chunk`` completed (see the module)."""
         lines = chunk.split(b"\n")
         rest = lines.pop()  # after the last newline: the start of a line still to come
-        frames: list[bytes] = []
+        messages: list[dict[str, Any]] = []
         for line in lines:
             if self._partial:
                 self._partial += line
@@ -90,9 +83,9 @@ class LineReader:
             if self._dropping:
                 self._dropping = False
                 continue
-            frame = self._frame(line)
-            if frame is not None:
-                frames.append(frame)
+            message = self._message(line)
+            if message is not None:
+                messages.append(message)
         if not self._dropping:
             self._partial += rest
             if len(self._partial) > self._max:
@@ -101,11 +94,14 @@ class LineReader:
                 )
                 self._partial.clear()
                 self._dropping = True
-        return b"".join(frames)
+        return messages
 
-    def _frame(self, line: bytes) -> bytes | None:
+    def end(self) -> None:
+        """The stream ended: a last line without its newline is not a message."""
+
+    def _message(self, line: bytes) -> dict[str, Any] | None:
         line = line.strip()
-        if not line:
+        if not line or (self.skip and line.startswith(self.skip)):
             return None
         if len(line) > self._max:
             self._refuse(error_line(_leading_id(line), PARSE_ERROR, f"line longer than {self._max} bytes"))
@@ -121,57 +117,17 @@ class LineReader:
         if not isinstance(value, dict):
             self._refuse(error_line(None, PARSE_ERROR, "a message is one JSON object per line"))
             return None
-        return b"Content-Length: %d\r\n\r\n" % len(line) + line
+        return value
 
 
 def _first_line(exc: BaseException) -> str:
     return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
-class LineWriter:
-    """The writer a :class:`Connection` wants, over ``writer``: each frame it writes goes out
-    as its body and a newline (whole frames: the connection never writes part of one)."""
-
-    def __init__(self, writer: Any) -> None:
-        self._writer = writer
-        self.transport: Final = getattr(writer, "transport", None)
-        """The pipe's transport: the connection bounds what waits in it."""
-
-    def write(self, data: bytes) -> None:
-        self._writer.write(_lines(data))
-
-    def write_line(self, line: bytes) -> None:
-        """Write ``line`` (already one line) as it is."""
-        if not self._writer.is_closing():
-            self._writer.write(line)
-
-    async def drain(self) -> None:
-        await self._writer.drain()
-
-    def close(self) -> None:
-        self._writer.close()
-
-    def is_closing(self) -> bool:
-        closing: bool = self._writer.is_closing()
-        return closing
-
-
-def _lines(data: bytes) -> bytes:
-    """The bodies of the Content-Length frames in ``data``, each ended by a newline."""
-    end = data.find(_HEADER_END)
-    start = end + len(_HEADER_END)
-    if len(data) - start == int(data[16:end]):  # one frame: the usual case
-        return data[start:] + b"\n"
-    out: list[bytes] = []
-    at = 0
-    while at < len(data):
-        end = data.find(_HEADER_END, at)
-        length = int(data[at:end].split(b":", 1)[1])
-        start = end + len(_HEADER_END)
-        out.append(data[start : start + length])
-        at = start + length
-    out.append(b"")
-    return b"\n".join(out)
+def line(body: bytes) -> bytes:
+    """The :data:`~extension_protocol.connection.Framer` of a line stream: ``body`` (compact JSON,
+    which holds no raw line break) and a newline."""
+    return body + b"\n"
 
 
 @contextlib.contextmanager

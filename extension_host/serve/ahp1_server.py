@@ -51,7 +51,7 @@ import sys
 from collections.abc import Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from extension_protocol.connection import ConnectionClosed
+from extension_protocol.connection import ConnectionClosed, Framer
 from extension_protocol.protocol import INVALID_PARAMS, METHOD_NOT_FOUND, METHOD_PING
 
 from ..validation import validate
@@ -340,10 +340,10 @@ class Ahp1:
     def _send_all(self, made: list[tuple[str | None, str, dict[str, Any]]], urgent: bool) -> None:
         """Send each 1.0 client the messages of ``made`` on its channels, in one write: each
         message is encoded once for every client whose connection takes the same."""
-        encoded: dict[tuple[int, int | None], list[bytes | None]] = {}
+        encoded: dict[tuple[Framer, int, int | None], list[bytes | None]] = {}
         for client in [client for client in self.server.clients if client.ahp1]:
             subscribed = client.subscriptions
-            frames = encoded.setdefault(client.connection.outbound_limits, [None] * len(made))
+            frames = encoded.setdefault(client.connection.outbound_encoding, [None] * len(made))
             chunk = []
             try:
                 for number, (channel, method, params) in enumerate(made):

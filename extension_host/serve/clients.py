@@ -65,7 +65,7 @@ class Client:
 
     def encode(self, method: str, params: Any) -> bytes:
         """A notification encoded for :meth:`send_encoded` to this client, or to any other whose
-        connection has the same ``outbound_limits``.
+        connection has the same ``outbound_encoding``.
 
         Raises:
             ConnectionClosed: it is larger or deeper than the connection carries: the client is

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from extension_protocol.connection import (
     PROGRESS_DELAY,
     Connection,
     ConnectionClosed,
+    Framer,
     QueueOverflow,
     RpcError,
     error_to_wire,
@@ -1457,6 +1459,63 @@ def test_a_connections_own_progress_delay_holds_progress_until_a_message_goes_wi
     assert asyncio.run(main()) == ([], 1, ["p1", "p2", "answer"])
 
 
+def test_progress_held_after_earlier_progress_went_out_with_a_message_waits_for_its_own_delay() -> None:
+    """The timer of progress that went out early, with a message, does not send the progress
+    held after it before that progress's own delay: a turn's updates still go in one write."""
+    delay = 0.5
+
+    async def main() -> tuple[list[bytes], list[list[str]]]:
+        r = raw(progress_delay=delay)
+        r.conn.notify_later("p1")
+        await asyncio.sleep(0)
+        r.conn.notify("a1")  # takes p1 along; p1's timer stays set
+        await asyncio.sleep(delay * 0.6)
+        r.conn.notify_later("p2")
+        await asyncio.sleep(delay * 0.6)  # past p1's timer, before p2's own delay
+        held = r.writer.chunks[1:]
+        r.conn.notify("a2")
+        writes = [[m["method"] for m in FrameDecoder().feed(chunk)] for chunk in r.writer.chunks]
+        r.conn.close()
+        return held, writes
+
+    assert asyncio.run(main()) == ([], [["p1", "a1"], ["p2", "a2"]])
+
+
+def test_a_connection_given_another_framing_reads_and_writes_messages_in_it() -> None:
+    """A decoder and a framer replace Content-Length framing both ways (here: one JSON per line)."""
+
+    class Lines:
+        skip: tuple[bytes, ...] = ()
+
+        def __init__(self) -> None:
+            self.rest = b""
+
+        def feed(self, data: bytes) -> list[dict[str, Any]]:
+            *lines, self.rest = (self.rest + data).split(b"\n")
+            return [json.loads(line) for line in lines]
+
+        def end(self) -> None:
+            pass
+
+    async def main() -> list[bytes]:
+        inbox, outbox = new_inbox(), asyncio.StreamReader()
+        writer = PipeWriter(outbox)
+        conn = Connection(inbox, writer, decoder=Lines(), framer=lambda body: body + b"\n")
+        conn.on_request("double", lambda params: params * 2)
+        task = asyncio.ensure_future(conn.serve())
+        inbox.feed_data(b'{"jsonrpc":"2.0","id":1,"method":"do')
+        inbox.feed_data(b'uble","params":21}\n')
+        async with asyncio.timeout(5):
+            answer = await outbox.readline()
+        inbox.feed_eof()
+        await task
+        return [answer, *writer.chunks]
+
+    answer, *chunks = asyncio.run(main())
+    assert json.loads(answer) == {"jsonrpc": "2.0", "id": 1, "result": 42}
+    assert chunks == [answer]
+
+
 def test_a_turn_that_begins_with_a_notice_still_sends_the_held_ones_first() -> None:
     """An event's notice is queued before the event itself is sent: the notices held from
     earlier turns go ahead of that turn's message, in the same write."""
@@ -1600,17 +1659,17 @@ def test_notifications_encoded_once_go_to_each_connection_as_one_write_urgent_or
 
 
 def test_a_notification_too_large_for_the_connection_is_refused_when_encoded_and_connections_say_their_limits() -> None:
-    async def main() -> tuple[tuple[int, int | None], type[BaseException] | None]:
+    async def main() -> tuple[tuple[Framer, int, int | None], type[BaseException] | None]:
         r = raw(max_outbound_bytes=64)
         error = None
         try:
             r.conn.encode_notification("big", {"text": "x" * 100})
         except MessageTooLarge as exc:
             error = type(exc)
-        limits = r.conn.outbound_limits
+        limits = r.conn.outbound_encoding
         r.conn.close()
         return limits, error
 
     limits, error = asyncio.run(main())
-    assert limits == (64, None)
+    assert limits == (frame, 64, None)
     assert error is MessageTooLarge
