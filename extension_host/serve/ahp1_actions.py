@@ -92,7 +92,9 @@ class ChatView:
     Its title, until the session has one of its own, is the last segment of its URI (the UUID
     of an ``ahp-session:/<uuid>``), as ``copilot --ahp-host`` names a new session; the first
     prompt then titles the session (``session/titleChanged``) while the chat keeps the first
-    title. :meth:`translate`, :meth:`usage` and :meth:`server_tools` give the 1.0 actions to
+    title. Its chat holds at most ``keep`` finished turns: a turn's end past it drops the oldest
+    and sets ``turnsNextCursor`` (:mod:`extension_host.serve.ahp1_turns`); :meth:`loaded` brings
+    older ones back. :meth:`translate`, :meth:`usage` and :meth:`server_tools` give the 1.0 actions to
     send, each as ``(channel, action, own)``: ``own`` when the action is the one that carries
     the origin of the seed action (a client's, echoed), not one derived from it.
     """

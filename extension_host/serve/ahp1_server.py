@@ -34,7 +34,9 @@ command                  what it does
 ``disposeSession``       stops it, announced by ``root/sessionRemoved``
 ``createChat``,          refused: a session has one chat here (its agent advertises no
 ``disposeChat``          ``multipleChats``)
-``fetchTurns``           answers ``{}``: a chat's state holds every turn it keeps
+``fetchTurns``           loads a chat's turns before ``cursor`` (its state's
+                         ``turnsNextCursor`` when none is given; nothing when it has none)
+                         as ``chat/turnsLoaded`` to the chat's subscribers, then answers ``{}``
 ``authenticate``         refused: the server advertises no protected resource (the token
                          of ``serve --listen`` is the only credential)
 =======================  ==============================================================
