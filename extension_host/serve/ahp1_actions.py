@@ -56,6 +56,7 @@ from ..info import ToolInfo
 from ..validation import validate
 from . import ahp1_params as shapes
 from .ahp1_state import IDLE, iso, now_ms, reduce_chat, reduce_session
+from .ahp1_turns import cursor_of
 from .delta_runs import DeltaFold
 from .errors import ServeError
 
@@ -91,13 +92,19 @@ class ChatView:
     Its title, until the session has one of its own, is the last segment of its URI (the UUID
     of an ``ahp-session:/<uuid>``), as ``copilot --ahp-host`` names a new session; the first
     prompt then titles the session (``session/titleChanged``) while the chat keeps the first
-    title. :meth:`translate`, :meth:`usage` and :meth:`server_tools` give the 1.0 actions to
+    title. Its chat holds at most ``keep`` finished turns: a turn's end past it drops the oldest
+    and sets ``turnsNextCursor`` (:mod:`extension_host.serve.ahp1_turns`); :meth:`loaded` brings
+    older ones back. :meth:`translate`, :meth:`usage` and :meth:`server_tools` give the 1.0 actions to
     send, each as ``(channel, action, own)``: ``own`` when the action is the one that carries
     the origin of the seed action (a client's, echoed), not one derived from it.
     """
 
-    def __init__(self, uri: str, summary: dict[str, Any], *, now: Callable[[], int] = now_ms) -> None:
+    def __init__(
+        self, uri: str, summary: dict[str, Any], *, now: Callable[[], int] = now_ms, keep: int | None = None
+    ) -> None:
+        """``keep``: the finished turns the chat's state holds at most (``None``: all of them)."""
         self.uri: Final = uri
+        self._keep: Final = keep
         self.chat: Final = f"ahp-chat:/{uuid.uuid4()}"
         self._now = now
         self.requests: OrderedDict[str, str] = OrderedDict()
@@ -225,6 +232,8 @@ class ChatView:
             if status != before:
                 out.append((self.uri, self._chat_status(status, state.get("modifiedAt")), False))
             if kind in _ENDS:
+                if self._keep is not None and len(state["turns"]) > self._keep:
+                    fold.state = self._bounded(state)
                 if "activity" in self.session_state:
                     self.session_state = {k: v for k, v in self.session_state.items() if k != "activity"}
                 out.append((self.uri, dict(_ACTIVITY_ENDED), False))
@@ -233,6 +242,30 @@ class ChatView:
                 if title:
                     out += self._apply([(self.uri, {"type": "session/titleChanged", "title": title})], own=False)
         return out
+
+    def _bounded(self, state: dict[str, Any]) -> dict[str, Any]:
+        """``state`` holding only its last ``keep`` finished turns, with the cursor to the others."""
+        kept = state["turns"][-self._keep :] if self._keep else []
+        bounded = {**state, "turns": kept}
+        bounded.pop("turnsNextCursor", None)
+        if kept:
+            bounded["turnsNextCursor"] = cursor_of(kept[0]["id"])
+        return bounded
+
+    def older_turns(self) -> None:
+        """The session has finished turns older than those the chat holds (a view made after
+        they were dropped): its state gets the cursor to them."""
+        turns = self.chat_state["turns"]
+        if turns:
+            self.chat_state = {**self.chat_state, "turnsNextCursor": cursor_of(turns[0]["id"])}
+
+    def loaded(self, turns: list[dict[str, Any]], cursor: str | None) -> Shown:
+        """``chat/turnsLoaded`` of older ``turns`` (1.0 turns, oldest first) and the cursor to
+        those before them (``None``: there are none)."""
+        action: Action = {"type": "chat/turnsLoaded", "turns": turns}
+        if cursor is not None:
+            action["turnsNextCursor"] = cursor
+        return self._apply([(self.chat, action)], own=False)
 
     def _chat_status(self, status: Any, modified: Any) -> Action:
         """The chat's status changed to ``status`` (at ``modified``): the session's and its

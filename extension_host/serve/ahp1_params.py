@@ -15,7 +15,9 @@ from typing import Annotated, Any, Final, Literal, NotRequired, TypedDict
 
 from pydantic import Field
 
+from .ahp1_turns import MAX_CURSOR_CHARS
 from .params import MAX_CLIENT_ID_CHARS, MAX_SUBSCRIPTIONS, MAX_TEXT_CHARS, MAX_URI_CHARS
+from .served_session import MAX_FETCH_TURNS
 
 __all__ = [
     "MAX_DURATION_MS",
@@ -27,6 +29,7 @@ __all__ = [
     "ChatTurnStarted",
     "CreateSessionParams",
     "DispatchParams",
+    "FetchTurnsParams",
     "InitializeParams",
     "ReconnectParams",
     "ToolCallConfirmed",
@@ -70,9 +73,18 @@ class ReconnectParams(TypedDict):
 
 
 class ChannelParams(TypedDict):
-    """``subscribe``, ``disposeSession``, ``listSessions``, ``ping``, ``fetchTurns``, …: a channel."""
+    """``subscribe``, ``disposeSession``, ``listSessions``, ``ping``, …: a channel."""
 
     channel: Uri
+    _meta: NotRequired[Meta]
+
+
+class FetchTurnsParams(TypedDict):
+    channel: Uri
+    cursor: NotRequired[Annotated[str, Field(min_length=1, max_length=MAX_CURSOR_CHARS)]]
+    """A chat state's ``turnsNextCursor``; without it, the page before the turns the chat holds."""
+    limit: NotRequired[Annotated[int, Field(ge=1, le=MAX_FETCH_TURNS)]]
+    """At most this many turns before the cursor (an addition: AHP 1.0 leaves the page size to the server)."""
     _meta: NotRequired[Meta]
 
 

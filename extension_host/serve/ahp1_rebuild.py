@@ -16,8 +16,9 @@ with the input the call shows.
 
 What the result leaves out: timestamps are those of the rebuild; a session keeps its last
 :data:`~extension_host.serve.served_session.MAX_SNAPSHOT_TURNS` finished turns, so the view
-starts with those. This module knows seed states and actions; the translation is
-:mod:`extension_host.serve.ahp1_actions`'.
+starts with those (the server gives it the cursor to older ones when the session has some).
+:func:`turns_of` converts older finished turns the same way, for ``fetchTurns``. This module
+knows seed states and actions; the translation is :mod:`extension_host.serve.ahp1_actions`'.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any, Final
 
 from .ahp1_actions import ChatView
 
-__all__ = ["requests_in", "seed_actions", "view_of"]
+__all__ = ["requests_in", "seed_actions", "turns_of", "view_of"]
 
 Action = dict[str, Any]
 Asked = tuple[dict[str, Any], bool]
@@ -70,13 +71,25 @@ def requests_in(envelopes: Iterable[dict[str, Any]]) -> dict[tuple[str, str], As
     return found
 
 
-def view_of(summary: dict[str, Any], state: dict[str, Any], requests: Requests) -> ChatView:
-    """A new 1.0 view of the served session whose ``summary`` and seed ``state`` these are."""
-    view = ChatView(summary["resource"], {**summary, "title": ""})
+def view_of(summary: dict[str, Any], state: dict[str, Any], requests: Requests, *, keep: int | None = None) -> ChatView:
+    """A new 1.0 view of the served session whose ``summary`` and seed ``state`` these are
+    (its chat holding at most ``keep`` finished turns)."""
+    view = ChatView(summary["resource"], {**summary, "title": ""}, keep=keep)
     for action in seed_actions(state, requests):
         view.translate(action)
     view.take_changes()  # the summary as it is now is what a client is first shown
     return view
+
+
+def turns_of(uri: str, turns: Iterable[dict[str, Any]], requests: Requests) -> list[dict[str, Any]]:
+    """Finished seed ``turns`` of the session ``uri`` as 1.0 turns, as a view would have shown
+    them live (``chat/turnsLoaded``'s, for ``fetchTurns``)."""
+    view = ChatView(uri, {"title": uri})  # titled: a prompt renames nothing here
+    for turn in turns:
+        for action in _turn(uri, turn, requests):
+            view.translate(action)
+    converted: list[dict[str, Any]] = view.chat_state["turns"]
+    return converted
 
 
 def seed_actions(state: dict[str, Any], requests: Requests) -> Iterator[Action]:

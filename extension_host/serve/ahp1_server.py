@@ -34,7 +34,9 @@ command                  what it does
 ``disposeSession``       stops it, announced by ``root/sessionRemoved``
 ``createChat``,          refused: a session has one chat here (its agent advertises no
 ``disposeChat``          ``multipleChats``)
-``fetchTurns``           answers ``{}``: a chat's state holds every turn it keeps
+``fetchTurns``           loads a chat's turns before ``cursor`` (its state's
+                         ``turnsNextCursor`` when none is given; nothing when it has none)
+                         as ``chat/turnsLoaded`` to the chat's subscribers, then answers ``{}``
 ``authenticate``         refused: the server advertises no protected resource (the token
                          of ``serve --listen`` is the only credential)
 =======================  ==============================================================
@@ -60,11 +62,13 @@ from . import ahp1_params as shapes
 from .actions import ActionLog
 from .ahp1_actions import ChatView, Shown, tool_definitions
 from .ahp1_params import ROOT
-from .ahp1_rebuild import Requests, requests_in, view_of
+from .ahp1_rebuild import Requests, requests_in, turns_of, view_of
+from .ahp1_turns import page, turn_of
 from .client_actions import dispatch
 from .clients import Client, CommandHandler
 from .errors import SESSION_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION, ServeError
 from .params import MAX_SUBSCRIPTIONS
+from .served_session import MAX_SNAPSHOT_TURNS, fetch_turns
 from .state import PROGRESS_ACTIONS as SEED_PROGRESS
 
 if TYPE_CHECKING:
@@ -73,6 +77,8 @@ if TYPE_CHECKING:
 __all__ = ["AHP1_VERSION", "Ahp1", "Ahp1Server", "method_not_found", "negotiate", "speaks_ahp1"]
 
 AHP1_VERSION: Final = "1.0.0"
+_PAGE: Final = MAX_SNAPSHOT_TURNS
+"""Turns a ``fetchTurns`` without ``limit`` loads (before its cursor)."""
 """The AHP 1.0 baseline: a client offering any ``1.x.y`` at or above it is served as 1.0."""
 
 
@@ -158,8 +164,10 @@ class Ahp1:
 
     def _add(self, session: ServedSession, requests: Requests) -> ChatView:
         """A view of ``session`` made from its seed state, following its model calls' usage."""
-        view = view_of(session.summary(), session.state, requests)
+        view = view_of(session.summary(), session.state, requests, keep=MAX_SNAPSHOT_TURNS)
         state = session.state
+        if len(state["turns"]) >= MAX_SNAPSHOT_TURNS and _older_turns(session, state["turns"][0]["id"]):
+            view.older_turns()
         if state["turns"] or state.get("activeTurn") is not None:  # a turn's start would have told its tools
             view.server_tools(tool_definitions(session.host.tools.values()))
             view.take_changes()
@@ -287,9 +295,28 @@ class Ahp1:
         )
 
     async def _fetch_turns(self, client: Client, params: Any) -> dict[str, Any]:
-        channel = validate("fetchTurns", shapes.ChannelParams, params)["channel"]
-        if channel not in self.chats:
-            raise ServeError(SESSION_NOT_FOUND, f"no chat {channel} on this server")
+        """Load older turns into the chat (``chat/turnsLoaded``, to its subscribers) before
+        answering ``{}``; with no cursor and none in the chat's state, nothing is older: no action."""
+        checked = validate("fetchTurns", shapes.FetchTurnsParams, params)
+        channel = checked["channel"]
+        view = self.chats.get(channel)
+        if view is None:
+            raise ServeError(SESSION_NOT_FOUND, f"fetchTurns: no chat {channel} on this server; see listSessions")
+        state = view.chat_state
+        cursor = checked.get("cursor", state.get("turnsNextCursor"))
+        if cursor is None:
+            return {}
+        before = turn_of(cursor)
+        if before is None:
+            raise _unknown_cursor(channel, cursor)
+        history = fetch_turns(self.server.session(view.uri), None, sys.maxsize)["turns"]
+        kept = [turn["id"] for turn in state["turns"]]
+        try:
+            found = page([turn["id"] for turn in history], kept, before, checked.get("limit", _PAGE))
+        except KeyError:
+            raise _unknown_cursor(channel, cursor) from None
+        older = turns_of(view.uri, history[found.start : found.stop], requests_in(self.server.log.kept()))
+        self._show(view, view.loaded(older, found.next_cursor), None, urgent=True)
         return {}
 
     async def _authenticate(self, client: Client, params: Any) -> None:
@@ -388,6 +415,22 @@ class Ahp1:
             client.send(method, params)
         except ConnectionClosed:
             self.server.clients.discard(client)
+
+
+def _unknown_cursor(channel: str, cursor: str) -> ServeError:
+    return ServeError(
+        INVALID_PARAMS,
+        f"fetchTurns: {cursor[:80]!r} is no cursor of {channel}; give its state's turnsNextCursor "
+        "(or none, for the turns before those it holds)",
+    )
+
+
+def _older_turns(session: ServedSession, oldest: str) -> bool:
+    """Whether ``session`` has finished turns before its turn ``oldest`` (read from its history)."""
+    try:
+        return bool(fetch_turns(session, oldest, 1)["turns"])
+    except ServeError:
+        return False
 
 
 def _summary_changed(view: ChatView, changes: dict[str, Any]) -> tuple[str, dict[str, Any]]:
