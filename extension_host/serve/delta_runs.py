@@ -7,7 +7,7 @@ part follow each other, only collects their texts (an append each); the run goes
 state as one delta carrying the joined text, when the state is next read or another action
 comes. Folding a run of deltas of the same turn and part is folding one delta with their texts
 joined, in both protocols' reducers (:func:`extension_host.serve.state.reduce`'s
-``session/delta``, :func:`extension_host.serve.ahp1_state.reduce_chat`'s ``chat/delta``), so
+``session/delta``, :func:`extension_host.serve.ahp1.state.reduce_chat`'s ``chat/delta``), so
 the state read is the one the reducer would have made action by action: the same result, O(N)
 in all.
 

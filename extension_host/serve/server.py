@@ -8,7 +8,7 @@ command a client may send is in one table, :attr:`ProtocolServer.commands` (meth
 
 - ``initialize`` must come first (anything else before it is ``INVALID_REQUEST``). One whose
   params name a ``channel`` is AHP 1.0's and makes the client a 1.0 client, served by the
-  command table of :mod:`extension_host.serve.ahp1_server` from then on; one without is the seed
+  command table of :mod:`extension_host.serve.ahp1.server` from then on; one without is the seed
   protocol's: it picks the first of the client's ``protocolVersions`` the seed table speaks
   (``0.1.0``) or fails with ``UNSUPPORTED_PROTOCOL_VERSION``. A method the client's version
   lacks is ``METHOD_NOT_FOUND``. The sessions are the same for both.
@@ -67,7 +67,7 @@ from ..session.custom_agents import agents_from_wire
 from ..validation import validate
 from . import params as shapes
 from .actions import ActionLog
-from .ahp1_server import AHP1_VERSION, Ahp1, method_not_found, speaks_ahp1
+from .ahp1.server import AHP1_VERSION, Ahp1, method_not_found, speaks_ahp1
 from .canvas_routes import CanvasCommands
 from .capacity import Collector, checked_max_sessions, derived_max_sessions
 from .client_actions import dispatch

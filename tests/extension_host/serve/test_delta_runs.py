@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extension_host.serve.ahp1_state import reduce_chat
+from extension_host.serve.ahp1.state import reduce_chat
 from extension_host.serve.delta_runs import DeltaFold
 from extension_host.serve.state import initial_state, reduce
 

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extension_host.serve import ahp1_params as shapes
+from extension_host.serve.ahp1 import params as shapes
 from extension_host.serve.params import MAX_TEXT_CHARS, MAX_URI_CHARS
 from extension_host.validation import validate
 from extension_protocol.connection import RpcError

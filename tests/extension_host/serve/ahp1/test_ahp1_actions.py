@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from extension_host.info import ToolInfo
-from extension_host.serve.ahp1_actions import ChatView, default_title, tool_definitions
-from extension_host.serve.ahp1_state import IDLE, IN_PROGRESS
+from extension_host.serve.ahp1.actions import ChatView, default_title, tool_definitions
+from extension_host.serve.ahp1.state import IDLE, IN_PROGRESS
 
 URI = "ahp-session:/0b6c2f0e-1111-4c1e-9a57-000000000001"
 UUID = "0b6c2f0e-1111-4c1e-9a57-000000000001"

@@ -52,13 +52,13 @@ from typing import Any, Final
 
 from extension_protocol.protocol import INVALID_PARAMS
 
-from ..info import ToolInfo
-from ..validation import validate
-from . import ahp1_params as shapes
-from .ahp1_state import IDLE, iso, now_ms, reduce_chat, reduce_session
-from .ahp1_turns import cursor_of
-from .delta_runs import DeltaFold
-from .errors import ServeError
+from ...info import ToolInfo
+from ...validation import validate
+from ..delta_runs import DeltaFold
+from ..errors import ServeError
+from . import params as shapes
+from .state import IDLE, iso, now_ms, reduce_chat, reduce_session
+from .turns import cursor_of
 
 __all__ = [
     "FROM_SEED",
@@ -93,7 +93,7 @@ class ChatView:
     of an ``ahp-session:/<uuid>``), as ``copilot --ahp-host`` names a new session; the first
     prompt then titles the session (``session/titleChanged``) while the chat keeps the first
     title. Its chat holds at most ``keep`` finished turns: a turn's end past it drops the oldest
-    and sets ``turnsNextCursor`` (:mod:`extension_host.serve.ahp1_turns`); :meth:`loaded` brings
+    and sets ``turnsNextCursor`` (:mod:`extension_host.serve.ahp1.turns`); :meth:`loaded` brings
     older ones back. :meth:`translate`, :meth:`usage` and :meth:`server_tools` give the 1.0 actions to
     send, each as ``(channel, action, own)``: ``own`` when the action is the one that carries
     the origin of the seed action (a client's, echoed), not one derived from it.

@@ -27,7 +27,7 @@ from serve_client import (
     served,
 )
 
-from extension_host.serve.ahp1_state import IDLE, INPUT_NEEDED, reduce_chat
+from extension_host.serve.ahp1.state import IDLE, INPUT_NEEDED, reduce_chat
 from extension_host.serve.errors import SESSION_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION
 from extension_host.serve.server import ProtocolServer
 from extension_host.serve.transports import client_connection

@@ -15,9 +15,9 @@ from typing import Annotated, Any, Final, Literal, NotRequired, TypedDict
 
 from pydantic import Field
 
-from .ahp1_turns import MAX_CURSOR_CHARS
-from .params import MAX_CLIENT_ID_CHARS, MAX_SUBSCRIPTIONS, MAX_TEXT_CHARS, MAX_URI_CHARS
-from .served_session import MAX_FETCH_TURNS
+from ..params import MAX_CLIENT_ID_CHARS, MAX_SUBSCRIPTIONS, MAX_TEXT_CHARS, MAX_URI_CHARS
+from ..served_session import MAX_FETCH_TURNS
+from .turns import MAX_CURSOR_CHARS
 
 __all__ = [
     "MAX_DURATION_MS",

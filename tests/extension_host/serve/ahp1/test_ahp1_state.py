@@ -36,7 +36,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extension_host.serve.ahp1_state import (
+from extension_host.serve.ahp1.state import (
     CHAT_ACTIONS,
     ERROR,
     IDLE,

@@ -3,14 +3,14 @@
 A client speaks 1.0 when its first message (``initialize`` or ``reconnect``) names a
 ``channel``, as 1.0's do; the seed protocol's carry none. :class:`Ahp1` holds what 1.0 adds to
 a :class:`~extension_host.serve.server.ProtocolServer`: its command table (:attr:`Ahp1.commands`),
-a :class:`~extension_host.serve.ahp1_actions.ChatView` per served session, and its own action
+a :class:`~extension_host.serve.ahp1.actions.ChatView` per served session, and its own action
 sequence and replay buffer (1.0's ``serverSeq`` counts 1.0 envelopes ``{channel, serverSeq,
 action, origin}``). The sessions underneath are the server's, shared with seed clients.
 
 1.0 starts with the server's first 1.0 client (:attr:`Ahp1.active`): until one initializes (or
 reconnects), the server keeps no 1.0 state and its actions cost 1.0 nothing but that flag's
 check. Then each session's view is made from its seed state
-(:mod:`extension_host.serve.ahp1_rebuild`), and 1.0 stays on for the server's life, so a 1.0
+(:mod:`extension_host.serve.ahp1.rebuild`), and 1.0 stays on for the server's life, so a 1.0
 client coming back still gets its replay.
 
 =======================  ==============================================================
@@ -56,23 +56,23 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from extension_protocol.connection import ConnectionClosed, Framer
 from extension_protocol.protocol import INVALID_PARAMS, METHOD_NOT_FOUND, METHOD_PING
 
-from ..validation import validate
-from ..version import __version__
-from . import ahp1_params as shapes
-from .actions import ActionLog
-from .ahp1_actions import ChatView, Shown, tool_definitions
-from .ahp1_params import ROOT
-from .ahp1_rebuild import Requests, requests_in, turns_of, view_of
-from .ahp1_turns import page, turn_of
-from .client_actions import dispatch
-from .clients import Client, CommandHandler
-from .errors import SESSION_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION, ServeError
-from .params import MAX_SUBSCRIPTIONS
-from .served_session import MAX_SNAPSHOT_TURNS, fetch_turns
-from .state import PROGRESS_ACTIONS as SEED_PROGRESS
+from ...validation import validate
+from ...version import __version__
+from ..actions import ActionLog
+from ..client_actions import dispatch
+from ..clients import Client, CommandHandler
+from ..errors import SESSION_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION, ServeError
+from ..params import MAX_SUBSCRIPTIONS
+from ..served_session import MAX_SNAPSHOT_TURNS, fetch_turns
+from ..state import PROGRESS_ACTIONS as SEED_PROGRESS
+from . import params as shapes
+from .actions import ChatView, Shown, tool_definitions
+from .params import ROOT
+from .rebuild import Requests, requests_in, turns_of, view_of
+from .turns import page, turn_of
 
 if TYPE_CHECKING:
-    from .served_session import ServedSession
+    from ..served_session import ServedSession
 
 __all__ = ["AHP1_VERSION", "Ahp1", "Ahp1Server", "method_not_found", "negotiate", "speaks_ahp1"]
 

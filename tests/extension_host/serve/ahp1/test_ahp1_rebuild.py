@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from serve_client import ahp1_plain
 
-from extension_host.serve.ahp1_actions import ChatView
-from extension_host.serve.ahp1_rebuild import requests_in, view_of
+from extension_host.serve.ahp1.actions import ChatView
+from extension_host.serve.ahp1.rebuild import requests_in, view_of
 from extension_host.serve.state import initial_state, reduce
 
 S = "copilot:/rebuilt"

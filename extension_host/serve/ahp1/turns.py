@@ -2,7 +2,7 @@
 turns one ``fetchTurns`` loads into it.
 
 A served chat's state holds its last finished turns (a bound the server gives its
-:class:`~extension_host.serve.ahp1_actions.ChatView`) and, when older ones exist,
+:class:`~extension_host.serve.ahp1.actions.ChatView`) and, when older ones exist,
 ``turnsNextCursor``: :func:`cursor_of` the oldest turn it holds, meaning "the turns before this
 one". The cursor names a turn, not a position, so one a client was given stays good however
 many turns end after it.
@@ -16,8 +16,8 @@ window, whichever is older) and every turn from there up to the server's window;
 receiver's reducer skips those it already has.
 
 This module is pure: turn ids in, positions out. Where the turns come from (the session's
-history) and how they become 1.0 turns is :mod:`extension_host.serve.ahp1_server`'s and
-:mod:`extension_host.serve.ahp1_rebuild`'s.
+history) and how they become 1.0 turns is :mod:`extension_host.serve.ahp1.server`'s and
+:mod:`extension_host.serve.ahp1.rebuild`'s.
 """
 
 from __future__ import annotations

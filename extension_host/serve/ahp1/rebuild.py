@@ -2,7 +2,7 @@
 client comes after the session's turns (or in the middle of one).
 
 Until a 1.0 client initializes, a server keeps no 1.0 state (:class:`~extension_host.serve.
-ahp1_server.Ahp1`). Then each session's :class:`~extension_host.serve.ahp1_actions.ChatView`
+ahp1.server.Ahp1`). Then each session's :class:`~extension_host.serve.ahp1.actions.ChatView`
 is made here: :func:`seed_actions` gives the seed actions that lead from a new session to the
 session's seed state (its title, each turn kept with its parts and tool calls, the active turn
 with the permission requests it waits on), and :func:`view_of` translates them into a new view,
@@ -18,7 +18,7 @@ What the result leaves out: timestamps are those of the rebuild; a session keeps
 :data:`~extension_host.serve.served_session.MAX_SNAPSHOT_TURNS` finished turns, so the view
 starts with those (the server gives it the cursor to older ones when the session has some).
 :func:`turns_of` converts older finished turns the same way, for ``fetchTurns``. This module
-knows seed states and actions; the translation is :mod:`extension_host.serve.ahp1_actions`'.
+knows seed states and actions; the translation is :mod:`extension_host.serve.ahp1.actions`'.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
-from .ahp1_actions import ChatView
+from .actions import ChatView
 
 __all__ = ["requests_in", "seed_actions", "turns_of", "view_of"]
 

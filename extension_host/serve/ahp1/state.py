@@ -17,7 +17,7 @@ Not here (this server neither sends nor accepts them): input requests, MCP authe
 tool calls, customizations, changesets, terminals, active clients.
 
 This module is pure: no I/O, no clock but the ``now`` it is given, no knowledge of the host's
-events or of the seed protocol (:mod:`extension_host.serve.ahp1_actions` translates those).
+events or of the seed protocol (:mod:`extension_host.serve.ahp1.actions` translates those).
 """
 
 from __future__ import annotations

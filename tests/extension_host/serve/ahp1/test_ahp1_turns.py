@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from serve_client import AHP1_ROOT, ServeClient, ahp1_plain, connect_in_process, served
 
-from extension_host.serve.ahp1_state import reduce_chat
-from extension_host.serve.ahp1_turns import MAX_CURSOR_CHARS, cursor_of, page, turn_of
+from extension_host.serve.ahp1.state import reduce_chat
+from extension_host.serve.ahp1.turns import MAX_CURSOR_CHARS, cursor_of, page, turn_of
 from extension_host.serve.served_session import MAX_FETCH_TURNS, MAX_SNAPSHOT_TURNS
 from extension_host.serve.server import ProtocolServer
 from extension_protocol.connection import RpcError
