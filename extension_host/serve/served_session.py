@@ -212,9 +212,15 @@ def fetch_turns(session: ServedSession, before: str | None, limit: int) -> dict[
         mapper.claim_turn(message_id, turn_id)
     state = initial_state(session.uri, session.provider, now=0)
     active_now = session.state.get("activeTurn")
+    # The turns ended so far, taken out of the state as each ends (the reducer only appends to
+    # its turns): no turn's end copies the ones before it, so a long history replays in linear time.
+    finished: list[dict[str, Any]] = []
     for event in session.host.replay():
         for action, _origin in mapper.map(event):
             state = reduce(state, action, now=lambda: 0)
+            if state["turns"]:
+                finished += state["turns"]
+                state = {**state, "turns": []}
         if (
             event.get("type") == "user.message"
             and not event.get("agentId")
@@ -230,7 +236,7 @@ def fetch_turns(session: ServedSession, before: str | None, limit: int) -> dict[
         state = reduce(
             state, {"type": "session/turnComplete", "session": session.uri, "turnId": mapper.turn_id}, now=lambda: 0
         )
-    turns: list[dict[str, Any]] = state["turns"]
+    turns = finished + state["turns"]
     end = len(turns)
     if before is not None:
         index = next((number for number, turn in enumerate(turns) if turn["id"] == before), None)
