@@ -158,6 +158,7 @@ _LAYOUT_ORDER = (
     "extension_host/agents",
     "extension_host/control",
     "extension_host/serve",
+    "extension_host/serve/ahp1",
     "extension_host/acp",
     "extension_host/bridges",
     "extension_host/bridges/mcp",
