@@ -77,9 +77,9 @@ if TYPE_CHECKING:
 __all__ = ["AHP1_VERSION", "Ahp1", "Ahp1Server", "method_not_found", "negotiate", "speaks_ahp1"]
 
 AHP1_VERSION: Final = "1.0.0"
+"""The AHP 1.0 baseline: a client offering any ``1.x.y`` at or above it is served as 1.0."""
 _PAGE: Final = MAX_SNAPSHOT_TURNS
 """Turns a ``fetchTurns`` without ``limit`` loads (before its cursor)."""
-"""The AHP 1.0 baseline: a client offering any ``1.x.y`` at or above it is served as 1.0."""
 
 
 def speaks_ahp1(params: Any) -> bool:
