@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from acp.schema import (
 from pydantic import BaseModel, ValidationError
 
 from extension_host.acp.server import AcpServer, pipe_connection
+from extension_host.launch.interpreter import python_command
 from extension_protocol.pipes import open_pipe_writer
 
 __all__ = ["RecordingClient", "in_process", "spawned", "updates_of"]
@@ -126,10 +126,8 @@ async def spawned(
     client: RecordingClient, home: Path, args: Sequence[str], env: dict[str, str]
 ) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
     """``extensions --home HOME acp ARGS`` in a process of its own, driven by the SDK's client."""
-    command = ("-m", "extension_host", "--home", str(home), "acp", *args)
-    async with spawn_agent_process(
-        _as_client(client), sys.executable, *command, env=env, observers=[client.schema_checker]
-    ) as (
+    command = python_command("-m", "extension_host", "--home", str(home), "acp", *args)
+    async with spawn_agent_process(_as_client(client), *command, env=env, observers=[client.schema_checker]) as (
         sdk,
         process,
     ):

@@ -16,6 +16,7 @@ from acp import text_block
 
 from acp_client import RecordingClient, spawned, updates_of
 from chat_server import Answer, ChatServer
+from extension_host.launch.interpreter import python_command
 from helpers import Project, chat_env, run
 
 pytestmark = pytest.mark.subprocess
@@ -64,16 +65,9 @@ def test_a_turn_with_the_openai_agent_streams_its_reply_and_an_extensions_tool_c
 def _raw(project: Project, lines: bytes) -> subprocess.CompletedProcess[bytes]:
     script = project.home / "empty.json"
     script.write_text("[]")
-    command = [
-        sys.executable,
-        "-m",
-        "extension_host",
-        "--home",
-        str(project.home),
-        "acp",
-        "--agent",
-        f"scripted:{script}",
-    ]
+    command = python_command(
+        "-m", "extension_host", "--home", str(project.home), "acp", "--agent", f"scripted:{script}"
+    )
     return subprocess.run(command, input=lines, capture_output=True, env=_env(), timeout=60)
 
 
@@ -105,7 +99,7 @@ def test_print_config_gives_each_editor_a_snippet_naming_this_interpreter_and_ne
     env = {**chat_env(), "OPENAI_API_KEY": "sk-do-not-print"}
     for editor, where in (("zed", "~/.config/zed/settings.json"), ("jetbrains", "~/.jetbrains/acp.json")):
         done = subprocess.run(
-            [sys.executable, "-m", "extension_host", "acp", "--print-config", editor, "--model", "m"],
+            python_command("-m", "extension_host", "acp", "--print-config", editor, "--model", "m"),
             capture_output=True,
             text=True,
             env=env,

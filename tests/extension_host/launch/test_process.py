@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 import pytest
 
+from extension_host.launch.interpreter import python_command
 from extension_host.launch.process import process_busy
 
 pytestmark = [
@@ -20,7 +21,7 @@ pytestmark = [
 
 @contextmanager
 def child(code: str) -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+    process = subprocess.Popen(python_command("-c", code), stdin=subprocess.PIPE)
     try:
         yield process
     finally:
